@@ -1,0 +1,411 @@
+"""The one parse of a page that every extractor shares.
+
+A `Document` is built once per page with selectolax's Lexbor parser. It carries the cleaned DOM
+(`tree`, `elements` in document order) and a *linear view* of it: tag and text tokens in document
+order, each with a source line number, a length (characters of text, or the code length of the
+tag), whether it sits inside an anchor, and the element it belongs to. Line-based algorithms read
+the linear view as "the HTML source"; DOM-based ones read the elements; any selection of tokens
+maps back to elements through `LinearView.element`, so the reader can render real HTML.
+
+How the linear view is built: the cleaned tree is serialised by Lexbor (C, fast) and that
+well-formed serialisation is tokenised with one regular expression. The n-th start tag of the
+serialisation is the n-th element of `tree.css("*")`, which is how tokens link to elements without
+a Python walk over node objects.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from urllib.parse import urljoin
+
+import numpy as np
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+TEXT, OPEN, CLOSE = 0, 1, 2
+
+#: Elements removed before anything else sees the page (scripts, styles, raw-text containers).
+REMOVED_TAGS = (
+    "script", "style", "noscript", "template", "iframe", "noembed", "noframes", "xmp",
+    "plaintext", "object", "embed", "applet", "frameset",
+)
+#: Elements hidden from a reader: `hidden`, `aria-hidden="true"` and inline `display:none`.
+HIDDEN_SELECTOR = (
+    '[hidden], [aria-hidden="true" i], [style*="display:none" i], [style*="display: none" i], '
+    '[style*="visibility:hidden" i], [style*="visibility: hidden" i]'
+)
+VOID_TAGS = frozenset(
+    "area base br col embed hr img input link meta param source track wbr keygen basefont "
+    "bgsound frame image".split()
+)
+#: Tags that start a new block of text: the "structural" tags of seed 000 (section 3) and the
+#: paragraph boundaries of the plain-text output.
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote body center dd details dialog dir div dl dt fieldset "
+    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html li main menu nav ol "
+    "p pre section summary table tbody td tfoot th thead tr ul br caption legend option "
+    "select textarea title head frame picture video audio canvas img".split()
+)
+#: A page whose mean source line is longer than this is re-broken (CETR, "all code on one line").
+REBREAK_MEAN_LINE = 400
+#: Re-broken lines end at the first tag end after this many characters (CETR: "60 or so").
+REBREAK_WIDTH = 60
+
+_TOKEN = re.compile(
+    r'<(?:(/?)([A-Za-z][^\s/>]*)(?:[^>"]|"[^"]*")*>|!--.*?-->|![^>]*>|\?[^>]*>)', re.S
+)
+_BAD_ATTRIBUTE_NAME = re.compile(r'["\'<>=/`]')
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class LinearView:
+    """Tokens of the cleaned page in document order (one array entry per token)."""
+
+    kind: np.ndarray  # int8: TEXT, OPEN or CLOSE
+    element: np.ndarray  # int32: the tag's element, or the element containing the text
+    line: np.ndarray  # int32: line number, from 0
+    length: np.ndarray  # int32: characters of text, or code length of the tag (e.g. 11 for <p id="x">)
+    chars: np.ndarray  # int32: non-whitespace characters of text tokens (0 for tags)
+    in_anchor: np.ndarray  # bool: inside an <a> (the <a> tags themselves included)
+    text: list[str]  # the decoded text of text tokens; "" for tags
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+
+@dataclass(frozen=True, slots=True)
+class LineStats:
+    """Per-line sums over the linear view, what the line-based papers call the source lines."""
+
+    text_chars: np.ndarray  # non-whitespace text characters
+    text_length: np.ndarray  # all text characters
+    anchor_chars: np.ndarray  # non-whitespace text characters inside anchors
+    tags: np.ndarray  # number of tags
+    code_length: np.ndarray  # characters of tag code
+
+    def __len__(self) -> int:
+        return len(self.tags)
+
+
+@dataclass(eq=False)
+class Document:
+    """One parsed page: cleaned DOM, elements in document order and the linear view."""
+
+    tree: LexborHTMLParser
+    elements: list[LexborNode]
+    tag: list[str]  # lower-case tag name per element
+    parent: np.ndarray  # int32 parent element index, -1 for the root
+    start: np.ndarray  # int32 token index of each element's start tag
+    end: np.ndarray  # int32 token index of each element's end tag (== start for void elements)
+    tokens: LinearView
+    url: str | None = None
+    base_url: str | None = None
+    title: str = ""
+    lang: str | None = None
+    dir: str | None = None
+    source_length: int = 0  # characters of the page as given, before cleaning
+    rebroken: bool = False  # lines were re-broken because the source had almost none
+    json_ld: list[str] = field(default_factory=list)  # <script type="application/ld+json"> bodies
+    _cache: dict[str, object] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_lines(self) -> int:
+        return int(self.tokens.line[-1]) + 1 if len(self.tokens) else 0
+
+    @cached_property
+    def body(self) -> tuple[int, int]:
+        """First and last token index of <body> (the whole view if the page has none)."""
+        try:
+            element = self.tag.index("body")
+        except ValueError:
+            return 0, len(self.tokens) - 1
+        return int(self.start[element]), int(self.end[element])
+
+    @cached_property
+    def body_mask(self) -> np.ndarray:
+        """Token mask of <body> and everything in it."""
+        first, last = self.body
+        mask = np.zeros(len(self.tokens), dtype=bool)
+        mask[first : last + 1] = True
+        return mask
+
+    @cached_property
+    def line_stats(self) -> LineStats:
+        """Per-line text and tag sums (np.bincount over the linear view)."""
+        t = self.tokens
+        n = self.n_lines
+        is_text = t.kind == TEXT
+        is_tag = ~is_text
+        line = t.line
+
+        def per_line(weights: np.ndarray) -> np.ndarray:
+            return np.bincount(line, weights=weights, minlength=n)[:n]
+
+        return LineStats(
+            text_chars=per_line(np.where(is_text, t.chars, 0)),
+            text_length=per_line(np.where(is_text, t.length, 0)),
+            anchor_chars=per_line(np.where(is_text & t.in_anchor, t.chars, 0)),
+            tags=per_line(is_tag.astype(np.float64)),
+            code_length=per_line(np.where(is_tag, t.length, 0)),
+        )
+
+    @cached_property
+    def subtree_chars(self) -> np.ndarray:
+        """Non-whitespace text characters inside each element (vectorised prefix sums)."""
+        t = self.tokens
+        csum = np.concatenate(([0], np.cumsum(np.where(t.kind == TEXT, t.chars, 0))))
+        return csum[self.end + 1] - csum[self.start]
+
+    @cached_property
+    def subtree_anchor_chars(self) -> np.ndarray:
+        """Non-whitespace text characters inside anchors within each element."""
+        t = self.tokens
+        weights = np.where((t.kind == TEXT) & t.in_anchor, t.chars, 0)
+        csum = np.concatenate(([0], np.cumsum(weights)))
+        return csum[self.end + 1] - csum[self.start]
+
+    def element_text(self, index: int) -> str:
+        """Whitespace-normalised text of one element."""
+        t = self.tokens
+        parts = [t.text[i] for i in range(int(self.start[index]), int(self.end[index]) + 1)]
+        return _WS.sub(" ", "".join(parts)).strip()
+
+    def mask_elements(self, elements: np.ndarray | list[int]) -> np.ndarray:
+        """Token mask covering the given elements with everything inside them."""
+        idx = np.asarray(elements, dtype=np.int64)
+        marks = np.zeros(len(self.tokens) + 1, dtype=np.int32)
+        if len(idx):
+            np.add.at(marks, self.start[idx], 1)
+            np.add.at(marks, self.end[idx] + 1, -1)
+        return np.cumsum(marks[:-1]) > 0
+
+    def mask_lines(self, lines: np.ndarray) -> np.ndarray:
+        """Token mask of the tokens on the selected lines (a boolean array over lines)."""
+        return np.asarray(lines, dtype=bool)[self.tokens.line]
+
+    def absolute_url(self, url: str | None) -> str | None:
+        """Resolve a URL found in the page against its base URL."""
+        if url is None:
+            return None
+        url = url.strip()
+        if not self.base_url:
+            return url
+        try:
+            return urljoin(self.base_url, url)
+        except ValueError:
+            return url
+
+
+def parse(html: str, url: str | None = None) -> Document:
+    """Parse a page once: clean it, tokenise it, link tokens to elements."""
+    tree = LexborHTMLParser(html)
+    title = _title(tree)
+    json_ld = [node.text() for node in tree.css('script[type="application/ld+json" i]')]
+    _clean(tree)
+    elements = tree.css("*")
+    tag = [node.tag.lower() if node.tag else "" for node in elements]
+    serialised = tree.html or ""
+    try:
+        doc = _build(tree, elements, tag, serialised, url, title, len(html))
+    except _Misaligned:
+        # Attribute names with quotes or angle brackets break the tokeniser's view of the
+        # serialisation; drop those attributes (no browser would honour them) and try again.
+        for node in elements:
+            for name in list(node.attributes):
+                if _BAD_ATTRIBUTE_NAME.search(name):
+                    del node.attrs[name]
+        doc = _build(tree, elements, tag, tree.html or "", url, title, len(html))
+    doc.json_ld = json_ld
+    return doc
+
+
+class _Misaligned(Exception):
+    pass
+
+
+def _clean(tree: LexborHTMLParser) -> None:
+    """Remove scripts, styles, raw-text containers and hidden elements (comments are skipped later)."""
+    tree.strip_tags(list(REMOVED_TAGS))
+    for node in tree.css(HIDDEN_SELECTOR):
+        if node.tag in ("html", "body"):
+            continue
+        classes = node.attributes.get("class") or ""
+        if "fallback-image" in classes:  # Readability.js keeps these despite aria-hidden
+            continue
+        node.decompose()
+
+
+def _title(tree: LexborHTMLParser) -> str:
+    node = tree.css_first("title")
+    return _WS.sub(" ", node.text()).strip() if node is not None else ""
+
+
+def _build(
+    tree: LexborHTMLParser,
+    elements: list[LexborNode],
+    tag: list[str],
+    serialised: str,
+    url: str | None,
+    title: str,
+    source_length: int,
+) -> Document:
+    n_elements = len(elements)
+    parent = np.full(n_elements, -1, dtype=np.int32)
+    start = np.zeros(n_elements, dtype=np.int32)
+    end = np.zeros(n_elements, dtype=np.int32)
+
+    kinds: list[int] = []
+    owners: list[int] = []
+    lengths: list[int] = []
+    texts: list[str] = []
+    anchors: list[bool] = []
+    newline_after: list[bool] = []  # the token ends its source line
+
+    stack: list[int] = []
+    open_anchors = 0
+    next_element = 0
+    pos = 0
+    unescape = html_lib.unescape
+
+    def add_text(raw: str) -> None:
+        text = unescape(raw) if "&" in raw else raw
+        owner = stack[-1] if stack else -1
+        pieces = text.split("\n")
+        last = len(pieces) - 1
+        for i, piece in enumerate(pieces):
+            if i < last:
+                piece += "\n"
+            if piece:
+                kinds.append(TEXT)
+                owners.append(owner)
+                lengths.append(len(piece))
+                texts.append(piece)
+                anchors.append(open_anchors > 0)
+                newline_after.append(i < last)
+
+    for match in _TOKEN.finditer(serialised):
+        begin = match.start()
+        if begin > pos:
+            add_text(serialised[pos:begin])
+        pos = match.end()
+        name = match.group(2)
+        if name is None:  # comment, doctype, processing instruction
+            continue
+        name = name.lower()
+        token_index = len(kinds)
+        if match.group(1):  # end tag
+            while stack:
+                element = stack.pop()
+                end[element] = token_index
+                if tag[element] == "a":
+                    open_anchors -= 1
+                if tag[element] == name:
+                    break
+            else:
+                continue
+            kinds.append(CLOSE)
+            owners.append(element)
+            anchors.append(open_anchors > 0 or name == "a")
+        else:
+            element = next_element
+            next_element += 1
+            if element >= n_elements or tag[element] != name:
+                raise _Misaligned(name)
+            parent[element] = stack[-1] if stack else -1
+            start[element] = end[element] = token_index
+            if name == "a":
+                open_anchors += 1
+            if name not in VOID_TAGS:
+                stack.append(element)
+            kinds.append(OPEN)
+            owners.append(element)
+            anchors.append(open_anchors > 0)
+        lengths.append(pos - begin)
+        texts.append("")
+        newline_after.append(False)
+    if pos < len(serialised):
+        add_text(serialised[pos:])
+    if next_element != n_elements:
+        raise _Misaligned("element count")
+    while stack:  # the serialisation is well formed, but stay total
+        end[stack.pop()] = len(kinds) - 1
+
+    kind = np.array(kinds, dtype=np.int8)
+    length = np.array(lengths, dtype=np.int32)
+    lines, rebroken = _line_numbers(kind, length, np.array(newline_after, dtype=bool))
+    chars = np.array([len(t) - _count_ws(t) if t else 0 for t in texts], dtype=np.int32)
+    tokens = LinearView(
+        kind=kind,
+        element=np.array(owners, dtype=np.int32),
+        line=lines,
+        length=length,
+        chars=chars,
+        in_anchor=np.array(anchors, dtype=bool),
+        text=texts,
+    )
+    root = tree.css_first("html")
+    lang = (root.attributes.get("lang") or root.attributes.get("xml:lang")) if root else None
+    direction = root.attributes.get("dir") if root else None
+    base = tree.css_first("base[href]")
+    base_url = url
+    if base is not None:
+        href = (base.attributes.get("href") or "").strip()
+        try:
+            base_url = urljoin(url, href) if url else href or None
+        except ValueError:
+            base_url = url
+    return Document(
+        tree=tree,
+        elements=elements,
+        tag=tag,
+        parent=parent,
+        start=start,
+        end=end,
+        tokens=tokens,
+        url=url,
+        base_url=base_url,
+        title=title,
+        lang=(lang or "").strip() or None,
+        dir=(direction or "").strip().lower() or None,
+        source_length=source_length,
+        rebroken=rebroken,
+    )
+
+
+def _count_ws(text: str) -> int:
+    return len(text) - len("".join(text.split()))
+
+
+def _line_numbers(
+    kind: np.ndarray, length: np.ndarray, newline_after: np.ndarray
+) -> tuple[np.ndarray, bool]:
+    """Line of every token from the source newlines; re-break one-line pages after tag ends (CETR)."""
+    n = len(kind)
+    if n == 0:
+        return np.zeros(0, dtype=np.int32), False
+    breaks = newline_after.copy()
+    total = int(length.sum())
+    rebroken = total / (int(breaks.sum()) + 1) > REBREAK_MEAN_LINE
+    if rebroken:
+        breaks |= _rebreak(kind, length, newline_after)
+    line = np.zeros(n, dtype=np.int32)
+    line[1:] = np.cumsum(breaks[:-1])
+    return line, rebroken
+
+
+def _rebreak(kind: np.ndarray, length: np.ndarray, newline_after: np.ndarray) -> np.ndarray:
+    """Break after the first tag that ends at or past REBREAK_WIDTH characters into a line."""
+    breaks = np.zeros(len(kind), dtype=bool)
+    column = 0
+    is_tag = (kind != TEXT).tolist()
+    for i, size in enumerate(length.tolist()):
+        column += size
+        if newline_after[i]:
+            column = 0
+        elif is_tag[i] and column >= REBREAK_WIDTH:
+            breaks[i] = True
+            column = 0
+    return breaks

@@ -1,0 +1,166 @@
+"""What an extractor returns, and the registry of extractors by stable name.
+
+An extractor is a pure function `Document -> Extraction`. It is registered with a frozen dataclass
+of its parameters, whose defaults are the paper's values; `run()` validates and coerces the
+parameters (so the CLI and the server can pass strings), times the call and fills in the name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+from .document import Document
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A scored unit of the page: an element, or a range of tokens (lines, strings, segments)."""
+
+    start: int  # first token index
+    end: int  # last token index (inclusive)
+    score: float
+    selected: bool
+    element: int | None = None  # element index when the block is an element
+    label: str = ""  # what the algorithm calls the block, e.g. "line 12" or "div#content"
+
+
+@dataclass(slots=True)
+class Extraction:
+    """An extractor's full answer: scored blocks, the token selection and its signals."""
+
+    blocks: list[Block]
+    selection: np.ndarray  # bool per token of the document's linear view
+    signals: dict[str, np.ndarray] = field(default_factory=dict)  # e.g. {"density": per-string lengths}
+    score: float = 0.0  # the algorithm's confidence in its selection, for the badge
+    algorithm: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    elapsed_ms: float = 0.0
+
+    @property
+    def selected_blocks(self) -> list[Block]:
+        return [block for block in self.blocks if block.selected]
+
+
+@dataclass(frozen=True, slots=True)
+class Extractor(Generic[P]):
+    """A registered algorithm: a stable name, one line of description, its function and parameters."""
+
+    name: str
+    description: str
+    function: Callable[[Document, P], Extraction]
+    params_type: type[P]
+    reference: str = ""  # the paper and section
+
+    def defaults(self) -> P:
+        return self.params_type()
+
+    def make_params(self, overrides: Mapping[str, Any]) -> P:
+        """Defaults with overrides applied; unknown names or bad values raise ValueError."""
+        fields = {f.name: f for f in dataclasses.fields(self.params_type)}  # type: ignore[arg-type]
+        unknown = sorted(set(overrides) - set(fields))
+        if unknown:
+            valid = ", ".join(sorted(fields)) or "none"
+            raise ValueError(
+                f"unknown parameter(s) {', '.join(unknown)} for {self.name!r}; valid: {valid}"
+            )
+        hints = typing.get_type_hints(self.params_type)
+        values = {name: _coerce(name, value, hints[name]) for name, value in overrides.items()}
+        return self.params_type(**values)
+
+    def run(self, doc: Document, params: P | None = None) -> Extraction:
+        params = self.defaults() if params is None else params
+        began = time.perf_counter()
+        extraction = self.function(doc, params)
+        extraction.elapsed_ms = (time.perf_counter() - began) * 1000.0
+        extraction.algorithm = self.name
+        extraction.params = dataclasses.asdict(params)  # type: ignore[call-overload]
+        return extraction
+
+
+def _coerce(name: str, value: Any, hint: Any) -> Any:
+    """Turn a string from a command line or query string into the parameter's declared type."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        choices = typing.get_args(hint)
+        for choice in choices:
+            if value == choice or str(value) == str(choice):
+                return choice
+        raise ValueError(f"parameter {name} must be one of {', '.join(map(str, choices))}")
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is None or (isinstance(value, str) and value.lower() in ("", "none")):
+            return None
+        hint = args[0]
+    try:
+        if hint is bool:
+            if isinstance(value, str):
+                lowered = value.strip().lower()
+                if lowered in ("1", "true", "yes", "on"):
+                    return True
+                if lowered in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError(value)
+            return bool(value)
+        if hint is int:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError(value)
+            return int(value)
+        if hint is float:
+            result = float(value)
+            if result != result:  # NaN
+                raise ValueError(value)
+            return result
+        if hint is str:
+            return str(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"parameter {name} expects {hint.__name__}, got {value!r}") from None
+    return value
+
+
+_REGISTRY: dict[str, Extractor[Any]] = {}
+
+
+def register(
+    name: str, description: str, params_type: type[P], reference: str = ""
+) -> Callable[[Callable[[Document, P], Extraction]], Callable[[Document, P], Extraction]]:
+    """Decorator: register an extractor function under a stable name."""
+
+    def decorate(function: Callable[[Document, P], Extraction]) -> Callable[[Document, P], Extraction]:
+        if name in _REGISTRY:
+            raise ValueError(f"extractor {name!r} registered twice")
+        _REGISTRY[name] = Extractor(name, description, function, params_type, reference)
+        return function
+
+    return decorate
+
+
+def registry() -> dict[str, Extractor[Any]]:
+    """All registered extractors by name (importing the extractors package fills it)."""
+    from . import extractors  # noqa: F401  (registration happens on import)
+
+    return dict(_REGISTRY)
+
+
+def get_extractor(name: str) -> Extractor[Any]:
+    """The extractor registered under `name`; ValueError naming the valid names otherwise."""
+    extractors = registry()
+    try:
+        return extractors[name]
+    except KeyError:
+        valid = ", ".join(["auto", *sorted(extractors)])
+        raise ValueError(f"unknown algorithm {name!r}; valid: {valid}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class NoParams:
+    """For extractors without parameters."""
