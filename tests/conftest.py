@@ -1,0 +1,18 @@
+"""Shared pytest configuration: fixtures that start real parts live in tests/support/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+
+
+@pytest.fixture(scope="session")
+def shared_datasets() -> Path:
+    """../shared/datasets beside the repository; tests that need it skip without it."""
+    if not SHARED_DATASETS.is_dir():
+        pytest.skip("../shared/datasets is not beside the repository")
+    return SHARED_DATASETS
