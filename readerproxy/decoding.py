@@ -31,6 +31,13 @@ _CONTENT_ATTR = re.compile(rb"""content\s*=\s*(["'])(.*?)\1""", re.I | re.S)
 _META_CHARSET = re.compile(rb"""\bcharset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)
 
 
+_LATIN_SINGLE_BYTE = frozenset(
+    {"cp1250", "cp1252", "iso8859-1", "cp1254", "cp1257", "iso8859-2", "iso8859-15", "latin-1", "mac-roman",
+     "iso8859-3", "iso8859-4", "iso8859-9", "iso8859-10", "iso8859-13", "iso8859-14", "iso8859-16",
+     "cp850", "cp437", "mac-latin2"}
+)
+
+
 class DecompressionError(ValueError):
     """Compressed input that is corrupt or expands beyond the allowed size."""
 
@@ -113,8 +120,17 @@ def _detect(data: bytes) -> str | None:
         from charset_normalizer import from_bytes
     except ImportError:  # pragma: no cover - it is a declared dependency
         return None
-    best = from_bytes(data[:200_000]).best()
-    return normalize_encoding(best.encoding) if best is not None else None
+    results = from_bytes(data[:200_000])
+    best = results.best()
+    if best is None:
+        return None
+    encoding = normalize_encoding(best.encoding)
+    # Single-byte Latin code pages are often indistinguishable; like browsers in Western locales,
+    # prefer windows-1252 when the detector lists it as a candidate.
+    candidates = {normalize_encoding(match.encoding) for match in results}
+    if encoding in _LATIN_SINGLE_BYTE and "cp1252" in candidates:
+        return "cp1252"
+    return encoding
 
 
 def decode_html(data: bytes, content_type: str | None = None) -> Decoded:
@@ -126,11 +142,11 @@ def decode_html(data: bytes, content_type: str | None = None) -> Decoded:
         (charset_from_content_type(content_type), "http"),
         (charset_from_meta(data), "meta"),
     )
-    for encoding, source in candidates:
-        if encoding:
-            text = _try(data, encoding)
+    for declared, source in candidates:
+        if declared:
+            text = _try(data, declared)
             if text is not None:
-                return Decoded(text, encoding, source)
+                return Decoded(text, declared, source)
     # Valid UTF-8 with non-ASCII bytes is UTF-8 with near certainty; detectors misfire on it.
     text = _try(data, "utf-8")
     if text is not None:
@@ -152,6 +168,8 @@ def gunzip_capped(data: bytes, max_size: int = DEFAULT_MAX_DECOMPRESSED) -> byte
         raise DecompressionError(f"corrupt gzip data: {exc}") from exc
     if len(out) > max_size or decompressor.unconsumed_tail:
         raise DecompressionError(f"decompressed size exceeds {max_size} bytes")
+    if not decompressor.eof:
+        raise DecompressionError("truncated or corrupt gzip data")
     return out
 
 

@@ -1,0 +1,151 @@
+"""The one-parse Document: cleaning, line numbers, the linear view and element mapping."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+from readerproxy.document import CLOSE, OPEN, REBREAK_WIDTH, TEXT, parse
+
+PAGE = """<!DOCTYPE html>
+<html lang="de" dir="ltr">
+<head><title> A  Title </title><base href="/base/"><style>p{}</style><script>var x = "<p>no</p>";</script></head>
+<body>
+<nav><a href="/one">One</a> <a href="/two">Two</a></nav>
+<!-- a comment that must vanish -->
+<article>
+<h1>Heading</h1>
+<p>First paragraph with <b>bold</b> text.</p>
+<div hidden>secret hidden</div>
+<div aria-hidden="true">aria hidden</div>
+<p style="display: none">inline hidden</p>
+<noscript>enable js</noscript>
+<template><p>template text</p></template>
+<p>Second
+paragraph over two lines.</p>
+</article>
+</body>
+</html>"""
+
+
+def token_text(doc) -> str:
+    return "".join(doc.tokens.text)
+
+
+def test_cleaning_removes_scripts_styles_comments_and_hidden() -> None:
+    doc = parse(PAGE)
+    text = token_text(doc)
+    for gone in ("var x", "p{}", "a comment", "secret hidden", "aria hidden", "inline hidden", "enable js", "template text"):
+        assert gone not in text
+    for kept in ("One", "Heading", "First paragraph with ", "bold", "Second\n", "paragraph over two lines."):
+        assert kept in text
+    assert "script" not in doc.tag and "style" not in doc.tag
+
+
+def test_page_facts() -> None:
+    doc = parse(PAGE, url="https://example.org/dir/page.html")
+    assert doc.title == "A Title"
+    assert doc.lang == "de" and doc.dir == "ltr"
+    assert doc.base_url == "https://example.org/base/"
+    assert doc.absolute_url("img.png") == "https://example.org/base/img.png"
+    assert doc.absolute_url("https://other.org/x") == "https://other.org/x"
+
+
+def test_line_numbers_follow_source_newlines() -> None:
+    doc = parse(PAGE)
+    t = doc.tokens
+    lines = {t.text[i].strip(): int(t.line[i]) for i in np.flatnonzero(t.kind == TEXT) if t.text[i].strip()}
+    assert lines["Heading"] + 1 == lines["First paragraph with"]
+    # a text node spanning two source lines becomes two tokens on consecutive lines
+    assert lines["paragraph over two lines."] == lines["Second"] + 1
+    assert lines["One"] < lines["Heading"]
+    assert np.all(np.diff(t.line) >= 0)  # lines never go backwards in document order
+
+
+def test_tokens_link_to_elements_and_tags_have_code_length() -> None:
+    doc = parse(PAGE)
+    t = doc.tokens
+    for element, name in enumerate(doc.tag):
+        assert t.kind[doc.start[element]] == OPEN
+        assert t.element[doc.start[element]] == element
+        assert doc.elements[element].tag == name
+        if doc.end[element] != doc.start[element]:
+            assert t.kind[doc.end[element]] == CLOSE
+    a = doc.tag.index("a")
+    assert t.length[doc.start[a]] == len('<a href="/one">')
+    assert t.length[doc.end[a]] == len("</a>")
+    bold = next(i for i in range(len(t)) if t.text[i] == "bold")
+    assert doc.tag[t.element[bold]] == "b"
+    assert doc.tag[doc.parent[t.element[bold]]] == "p"
+
+
+def test_anchor_flags() -> None:
+    doc = parse(PAGE)
+    t = doc.tokens
+    inside = {t.text[i] for i in np.flatnonzero(t.in_anchor & (t.kind == TEXT))}
+    assert inside == {"One", "Two"}
+
+
+def test_subtree_aggregates_and_masks() -> None:
+    doc = parse(PAGE)
+    article = doc.tag.index("article")
+    nav = doc.tag.index("nav")
+    assert doc.subtree_chars[nav] == len("OneTwo")
+    assert doc.subtree_anchor_chars[nav] == len("OneTwo")
+    assert doc.subtree_anchor_chars[article] == 0
+    mask = doc.mask_elements([nav])
+    assert "".join(t for t, m in zip(doc.tokens.text, mask, strict=True) if m).strip() == "One Two"
+    assert doc.element_text(article).startswith("Heading First paragraph with bold text.")
+
+
+def test_line_stats_sum_the_view() -> None:
+    doc = parse(PAGE)
+    stats = doc.line_stats
+    assert len(stats) == doc.n_lines
+    assert stats.tags.sum() == np.count_nonzero(doc.tokens.kind != TEXT)
+    assert stats.text_chars.sum() == doc.tokens.chars.sum()
+
+
+def test_minified_page_is_rebroken_at_tag_ends() -> None:
+    body = "".join(f"<div class='c{i}'><span>item {i}</span></div>" for i in range(400))
+    doc = parse(f"<html><body>{body}<p>{'word ' * 300}</p></body></html>")
+    assert doc.rebroken
+    assert doc.n_lines > 100
+    t = doc.tokens
+    ends = np.flatnonzero(np.diff(t.line) > 0)
+    assert all(t.kind[i] != TEXT for i in ends)  # breaks only after tags
+    widths = np.bincount(t.line, weights=t.length)
+    assert np.median(widths) < REBREAK_WIDTH * 3
+
+
+def test_pretty_page_is_not_rebroken() -> None:
+    assert not parse(PAGE).rebroken
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "",
+        "<",
+        "<p>unclosed <b>tags <i>everywhere",
+        "</div></div><p>stray ends</p></span>",
+        '<p title="x>y" a\'b="1" c"d=2>odd attributes</p>',
+        "<table><tr><td>cell<p>para in cell</table>after",
+        "\x00\x01 binary-ish \ufffd text",
+        "<svg><path d='M0'/><text>svg text</text></svg><math><mi>x</mi></math>",
+    ],
+)
+def test_broken_html_parses(broken: str) -> None:
+    doc = parse(broken)
+    assert len(doc.tokens.kind) == len(doc.tokens.text)
+    assert all(doc.tokens.kind[doc.start] == OPEN)
+
+
+def test_dataset_pages_align(shared_datasets) -> None:
+    pages = sorted((shared_datasets / "scrapinghub" / "html").glob("*.html.gz"))[:15]
+    for path in pages:
+        doc = parse(gzip.decompress(path.read_bytes()).decode("utf-8", "replace"))
+        assert len(doc.elements) == len(doc.tag) > 10
+        assert doc.tokens.chars.sum() > 100
