@@ -31,7 +31,7 @@ def _read_source(source: str, timeout: float) -> tuple[bytes, str | None, str | 
         from urllib.request import Request, urlopen
 
         request = Request(source, headers={"User-Agent": "readerproxy"})
-        with urlopen(request, timeout=timeout) as response:  # noqa: S310 - scheme checked above
+        with urlopen(request, timeout=timeout) as response:  # scheme checked above
             return response.read(), response.headers.get("Content-Type"), response.geturl()
     if source == "-":
         return sys.stdin.buffer.read(), None, None
