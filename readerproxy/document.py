@@ -54,7 +54,7 @@ REBREAK_MEAN_LINE = 400
 REBREAK_WIDTH = 60
 
 _TOKEN = re.compile(
-    r'<(?:(/?)([A-Za-z][^\s/>]*)(?:[^>"]|"[^"]*")*>|!--.*?-->|![^>]*>|\?[^>]*>)', re.S
+    r'(<(?:(/?)([A-Za-z][^\s/>]*)(?:[^>"]|"[^"]*")*>|!--.*?-->|![^>]*>|\?[^>]*>))', re.S
 )
 _BAD_ATTRIBUTE_NAME = re.compile(r'["\'<>=/`]')
 _WS = re.compile(r"\s+")
@@ -267,44 +267,54 @@ def _build(
     stack: list[int] = []
     open_anchors = 0
     next_element = 0
-    pos = 0
     unescape = html_lib.unescape
-
-    def add_text(raw: str) -> None:
-        text = unescape(raw) if "&" in raw else raw
-        owner = stack[-1] if stack else -1
-        pieces = text.split("\n")
-        last = len(pieces) - 1
-        for i, piece in enumerate(pieces):
-            if i < last:
-                piece += "\n"
-            if piece:
+    # _TOKEN.split gives [text, tag, slash, name, text, tag, slash, name, ..., text]; a comment,
+    # doctype or processing instruction has name None.
+    parts = _TOKEN.split(serialised)
+    for k in range(0, len(parts), 4):
+        raw = parts[k]
+        if raw:
+            text = unescape(raw) if "&" in raw else raw
+            owner = stack[-1] if stack else -1
+            inside = open_anchors > 0
+            if "\n" in text:
+                pieces = text.split("\n")
+                last = len(pieces) - 1
+                for i, piece in enumerate(pieces):
+                    if i < last:
+                        piece += "\n"
+                    if piece:
+                        kinds.append(TEXT)
+                        owners.append(owner)
+                        lengths.append(len(piece))
+                        texts.append(piece)
+                        anchors.append(inside)
+                        newline_after.append(i < last)
+            else:
                 kinds.append(TEXT)
                 owners.append(owner)
-                lengths.append(len(piece))
-                texts.append(piece)
-                anchors.append(open_anchors > 0)
-                newline_after.append(i < last)
-
-    for match in _TOKEN.finditer(serialised):
-        begin = match.start()
-        if begin > pos:
-            add_text(serialised[pos:begin])
-        pos = match.end()
-        name = match.group(2)
+                lengths.append(len(text))
+                texts.append(text)
+                anchors.append(inside)
+                newline_after.append(False)
+        if k + 3 >= len(parts):
+            break
+        name = parts[k + 3]
         if name is None:  # comment, doctype, processing instruction
             continue
         name = name.lower()
         token_index = len(kinds)
-        if match.group(1):  # end tag
+        if parts[k + 2]:  # end tag
+            element = -1
             while stack:
-                element = stack.pop()
-                end[element] = token_index
-                if tag[element] == "a":
+                popped = stack.pop()
+                end[popped] = token_index
+                if tag[popped] == "a":
                     open_anchors -= 1
-                if tag[element] == name:
+                if tag[popped] == name:
+                    element = popped
                     break
-            else:
+            if element < 0:
                 continue
             kinds.append(CLOSE)
             owners.append(element)
@@ -323,11 +333,9 @@ def _build(
             kinds.append(OPEN)
             owners.append(element)
             anchors.append(open_anchors > 0)
-        lengths.append(pos - begin)
+        lengths.append(len(parts[k + 1]))
         texts.append("")
         newline_after.append(False)
-    if pos < len(serialised):
-        add_text(serialised[pos:])
     if next_element != n_elements:
         raise _Misaligned("element count")
     while stack:  # the serialisation is well formed, but stay total
@@ -336,7 +344,7 @@ def _build(
     kind = np.array(kinds, dtype=np.int8)
     length = np.array(lengths, dtype=np.int32)
     lines, rebroken = _line_numbers(kind, length, np.array(newline_after, dtype=bool))
-    chars = np.array([len(t) - _count_ws(t) if t else 0 for t in texts], dtype=np.int32)
+    chars = np.array([len("".join(t.split())) if t else 0 for t in texts], dtype=np.int32)
     tokens = LinearView(
         kind=kind,
         element=np.array(owners, dtype=np.int32),
@@ -373,10 +381,6 @@ def _build(
         source_length=source_length,
         rebroken=rebroken,
     )
-
-
-def _count_ws(text: str) -> int:
-    return len(text) - len("".join(text.split()))
 
 
 def _line_numbers(
