@@ -16,3 +16,7 @@ def shared_datasets() -> Path:
     if not SHARED_DATASETS.is_dir():
         pytest.skip("../shared/datasets is not beside the repository")
     return SHARED_DATASETS
+
+
+# Real parts started by the tests: the upstream test site and redis-server (tests/support/).
+pytest_plugins = ["support.upstream", "support.redis_server"]

@@ -1,0 +1,384 @@
+"""The `upstream` fixture: a real aiohttp test site on 127.0.0.1 (ephemeral port) for fetch/cache/server tests.
+
+It runs in its own thread with its own event loop, so it serves sync tests, async tests (any loop) and
+server subprocesses alike. Every request is counted by path (`upstream.count(path)`); requests that carry
+a validator (If-None-Match / If-Modified-Since) are also counted in `upstream.conditional(path)`.
+
+Routes:
+  /sh/<id>               scrapinghub page (gzip-encoded when the client accepts gzip); skipped if absent
+  /rd/<name>             readability test page (source.html)
+  /article               a small well-formed article page
+  /gzip, /deflate, /br   the article, content-encoded
+  /slow?s=SECONDS        sleeps before answering (default 60, past every timeout)
+  /slow-body?s=SECONDS   sends headers and a first chunk, then stalls (read timeout)
+  /huge?cl=1             streams 11 MB of HTML (no Content-Length unless cl=1)
+  /bomb?enc=gzip|deflate|br   tiny compressed body, 128 MB decoded
+  /redirect-loop         redirects to itself
+  /redirect/<n>          a chain of n redirects ending at /redirect/0 (an article); relative Locations
+  /redirect-to?url=U     redirects to U (any URL)
+  /redirect-to-private   redirects to http://169.254.169.254/latest/meta-data/
+  /wrong-charset         declares utf-8, sends windows-1252 bytes
+  /wrong-charset/reverse declares windows-1252, sends utf-8 bytes
+  /binary                image/png;   /pdf  application/pdf
+  /status/<code>         answers with that status and a small HTML body
+  /etag/<key>            ETag validator, Cache-Control: max-age=0 (304 on a matching If-None-Match)
+  /lastmod/<key>         Last-Modified validator, Cache-Control: max-age=0 (304 on If-Modified-Since)
+  /etag, /lastmod        the same with key ""
+  /cached/<key>          Cache-Control: max-age=60
+  /expires/<key>         Expires header 60 s ahead, no Cache-Control
+  /nostore/<key>         Cache-Control: no-store
+  /counter/<name>?delay=S  counts hits (sleeps S, default 0.2, so concurrent callers overlap)
+  /broken                broken HTML (unclosed tags, stray end tags)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import threading
+import time
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from email.utils import formatdate
+from functools import cache
+from pathlib import Path
+
+import brotli
+import pytest
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+SCRAPINGHUB = DATASETS / "scrapinghub" / "html"
+READABILITY = DATASETS / "readability"
+
+HUGE_BYTES = 11 * 1024 * 1024
+BOMB_DECODED_BYTES = 128 * 1024 * 1024
+LAST_MODIFIED = formatdate(1_700_000_000, usegmt=True)  # a fixed date in the past
+
+ARTICLE_TITLE = "The Upstream Test Article"
+ARTICLE_TEXT = (
+    "Reader mode proxies fetch a page, find its main content and show it without the clutter. "
+    "This paragraph is long enough to be recognised as the body of the article by every extractor. "
+)
+ARTICLE_HTML = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{ARTICLE_TITLE}</title></head>
+<body><nav><a href="/">Home</a> <a href="/about">About</a></nav>
+<article><h1>{ARTICLE_TITLE}</h1>
+<p>{ARTICLE_TEXT * 3}</p>
+<p>{ARTICLE_TEXT * 2}</p>
+<p>A third paragraph with <a href="/other">a link</a> and more words to read through.</p>
+</article>
+<footer>Copyright the upstream site</footer></body></html>
+"""
+#: The text of /wrong-charset: its non-ASCII letters differ between windows-1252 and utf-8.
+WRONG_CHARSET_TEXT = "Café crème, naïve façade — “quoted” déjà vu. "
+PNG_BYTES = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+    b"\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82"
+)
+PDF_BYTES = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+BROKEN_HTML = (
+    "<html><head><title>Broken page</head><body><div><p>First paragraph of a broken page "
+    "<b>bold <i>both</b> italic</i><p>Second paragraph</div></span></table>" + ARTICLE_TEXT * 3 + "<div"
+)
+
+
+def _html(text: str, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8", headers=headers)
+
+
+def _page(title: str, body: str) -> str:
+    return f"<!doctype html><html><head><title>{title}</title></head><body><article><h1>{title}</h1>" \
+           f"<p>{body}</p><p>{ARTICLE_TEXT * 3}</p></article></body></html>"
+
+
+@cache
+def _bomb(encoding: str) -> bytes:
+    """BOMB_DECODED_BYTES of spaces, compressed (~130 KB gzip, far less brotli)."""
+    chunk = b" " * (1024 * 1024)
+    if encoding == "br":
+        return brotli.compress(chunk * (BOMB_DECODED_BYTES // len(chunk)), quality=1)
+    wbits = 31 if encoding == "gzip" else 15
+    compressor = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    parts = [compressor.compress(chunk) for _ in range(BOMB_DECODED_BYTES // len(chunk))]
+    parts.append(compressor.flush())
+    return b"".join(parts)
+
+
+class Upstream:
+    """A running upstream test site: `url(path)`, request counters, and the app routes."""
+
+    def __init__(self) -> None:
+        self.host = "127.0.0.1"
+        self.port = 0
+        self.counts: Counter[str] = Counter()
+        self.conditionals: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---- public helpers -------------------------------------------------------------------------
+    def url(self, path: str) -> str:
+        """Absolute URL of `path` on this site."""
+        return f"http://{self.host}:{self.port}/{path.lstrip('/')}"
+
+    def count(self, path: str) -> int:
+        """Requests seen for `path` (without query), e.g. "/counter/x"."""
+        with self._lock:
+            return self.counts["/" + path.lstrip("/")]
+
+    def conditional(self, path: str) -> int:
+        """Requests for `path` that carried If-None-Match or If-Modified-Since."""
+        with self._lock:
+            return self.conditionals["/" + path.lstrip("/")]
+
+    def scrapinghub_ids(self) -> list[str]:
+        """Ids served under /sh/<id> (empty without ../shared/datasets)."""
+        if not SCRAPINGHUB.is_dir():
+            return []
+        return sorted(p.name.removesuffix(".html.gz") for p in SCRAPINGHUB.glob("*.html.gz"))
+
+    def require_datasets(self) -> None:
+        """Skip the calling test when ../shared/datasets is absent (so /sh/ and /rd/ would 404)."""
+        if not DATASETS.is_dir():
+            pytest.skip("../shared/datasets is not beside the repository")
+
+    def readability_names(self) -> list[str]:
+        """Names served under /rd/<name> (empty without ../shared/datasets)."""
+        if not READABILITY.is_dir():
+            return []
+        return sorted(p.parent.name for p in READABILITY.glob("*/source.html"))
+
+    # ---- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        started = threading.Event()
+        errors: list[BaseException] = []
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self._start_site())
+            except BaseException as exc:  # reported to the starting thread
+                errors.append(exc)
+                started.set()
+                return
+            started.set()
+            loop.run_forever()
+            loop.run_until_complete(self._stop_site())
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, name="upstream-site", daemon=True)
+        self._thread.start()
+        started.wait(30)
+        if errors:
+            raise errors[0]
+
+    def stop(self) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(30)
+
+    async def _start_site(self) -> None:
+        self._runner = web.AppRunner(self.app(), shutdown_timeout=0.5, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, 0)
+        await site.start()
+        server = site._server
+        assert server is not None and isinstance(server, asyncio.base_events.Server)
+        self.port = server.sockets[0].getsockname()[1]
+
+    async def _stop_site(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # ---- the site -------------------------------------------------------------------------------
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._count])
+        r = app.router
+        r.add_get("/sh/{id}", self.scrapinghub)
+        r.add_get("/rd/{name}", self.readability)
+        r.add_get("/article", self.article)
+        r.add_get("/gzip", self.encoded)
+        r.add_get("/deflate", self.encoded)
+        r.add_get("/br", self.encoded)
+        r.add_get("/slow", self.slow)
+        r.add_get("/slow-body", self.slow_body)
+        r.add_get("/huge", self.huge)
+        r.add_get("/bomb", self.bomb)
+        r.add_get("/redirect-loop", self.redirect_loop)
+        r.add_get("/redirect/{n}", self.redirect_chain)
+        r.add_get("/redirect-to", self.redirect_to)
+        r.add_get("/redirect-to-private", self.redirect_to_private)
+        r.add_get("/wrong-charset", self.wrong_charset)
+        r.add_get("/wrong-charset/reverse", self.wrong_charset_reverse)
+        r.add_get("/binary", self.binary)
+        r.add_get("/pdf", self.pdf)
+        r.add_get("/status/{code}", self.status)
+        r.add_get("/etag", self.etag)
+        r.add_get("/etag/{key}", self.etag)
+        r.add_get("/lastmod", self.lastmod)
+        r.add_get("/lastmod/{key}", self.lastmod)
+        r.add_get("/cached", self.cached)
+        r.add_get("/cached/{key}", self.cached)
+        r.add_get("/expires/{key}", self.expires)
+        r.add_get("/nostore", self.nostore)
+        r.add_get("/nostore/{key}", self.nostore)
+        r.add_get("/counter/{name}", self.counter)
+        r.add_get("/broken", self.broken)
+        return app
+
+    @web.middleware
+    async def _count(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        with self._lock:
+            self.counts[request.path] += 1
+            if "If-None-Match" in request.headers or "If-Modified-Since" in request.headers:
+                self.conditionals[request.path] += 1
+        return await handler(request)
+
+    async def scrapinghub(self, request: web.Request) -> web.StreamResponse:
+        path = SCRAPINGHUB / f"{request.match_info['id']}.html.gz"
+        if not path.is_file() or "/" in request.match_info["id"]:
+            raise web.HTTPNotFound()
+        data = path.read_bytes()
+        if "gzip" in request.headers.get("Accept-Encoding", ""):
+            return web.Response(body=data, headers={"Content-Type": "text/html; charset=utf-8",
+                                                    "Content-Encoding": "gzip"})
+        return web.Response(body=gzip.decompress(data), headers={"Content-Type": "text/html; charset=utf-8"})
+
+    async def readability(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        path = READABILITY / name / "source.html"
+        if "/" in name or ".." in name or not path.is_file():
+            raise web.HTTPNotFound()
+        return web.Response(body=path.read_bytes(), headers={"Content-Type": "text/html"})
+
+    async def article(self, request: web.Request) -> web.Response:
+        return _html(ARTICLE_HTML)
+
+    async def encoded(self, request: web.Request) -> web.Response:
+        data = ARTICLE_HTML.encode()
+        encoding = request.path.lstrip("/")
+        if encoding == "gzip":
+            body = gzip.compress(data)
+        elif encoding == "deflate":
+            body = zlib.compress(data)
+        else:
+            body = brotli.compress(data)
+        return web.Response(body=body, headers={"Content-Type": "text/html; charset=utf-8",
+                                                "Content-Encoding": encoding})
+
+    async def slow(self, request: web.Request) -> web.Response:
+        await asyncio.sleep(float(request.query.get("s", "60")))
+        return _html(_page("Slow", "Finally."))
+
+    async def slow_body(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/html; charset=utf-8"})
+        await response.prepare(request)
+        await response.write(b"<!doctype html><html><head><title>Slow body</title></head><body><p>")
+        await asyncio.sleep(float(request.query.get("s", "60")))
+        await response.write(b"done</p></body></html>")
+        return response
+
+    async def huge(self, request: web.Request) -> web.StreamResponse:
+        headers = {"Content-Type": "text/html; charset=utf-8"}
+        if request.query.get("cl"):
+            headers["Content-Length"] = str(HUGE_BYTES)
+        response = web.StreamResponse(headers=headers)
+        await response.prepare(request)
+        chunk = b"<p>" + b"x" * (64 * 1024 - 7) + b"</p>\n"
+        for _ in range(HUGE_BYTES // len(chunk)):
+            await response.write(chunk)
+        await response.write(b" " * (HUGE_BYTES % len(chunk)))
+        await response.write_eof()
+        return response
+
+    async def bomb(self, request: web.Request) -> web.Response:
+        encoding = request.query.get("enc", "gzip")
+        if encoding not in ("gzip", "deflate", "br"):
+            raise web.HTTPBadRequest()
+        body = await asyncio.to_thread(_bomb, encoding)
+        return web.Response(body=body, headers={"Content-Type": "text/html; charset=utf-8",
+                                                "Content-Encoding": encoding})
+
+    async def redirect_loop(self, request: web.Request) -> web.Response:
+        raise web.HTTPFound("/redirect-loop")
+
+    async def redirect_chain(self, request: web.Request) -> web.Response:
+        n = int(request.match_info["n"])
+        if n <= 0:
+            return _html(_page("Redirect target", "You arrived after the redirects."))
+        raise web.HTTPFound(f"{n - 1}")  # relative Location, resolved against the current hop
+
+    async def redirect_to(self, request: web.Request) -> web.Response:
+        raise web.HTTPFound(request.query["url"])
+
+    async def redirect_to_private(self, request: web.Request) -> web.Response:
+        raise web.HTTPFound("http://169.254.169.254/latest/meta-data/")
+
+    async def wrong_charset(self, request: web.Request) -> web.Response:
+        body = _page("Wrong charset", WRONG_CHARSET_TEXT * 5).encode("windows-1252")
+        return web.Response(body=body, headers={"Content-Type": "text/html; charset=utf-8"})
+
+    async def wrong_charset_reverse(self, request: web.Request) -> web.Response:
+        body = _page("Wrong charset", WRONG_CHARSET_TEXT * 5).encode("utf-8")
+        return web.Response(body=body, headers={"Content-Type": "text/html; charset=windows-1252"})
+
+    async def binary(self, request: web.Request) -> web.Response:
+        return web.Response(body=PNG_BYTES, headers={"Content-Type": "image/png"})
+
+    async def pdf(self, request: web.Request) -> web.Response:
+        return web.Response(body=PDF_BYTES, headers={"Content-Type": "application/pdf"})
+
+    async def status(self, request: web.Request) -> web.Response:
+        code = int(request.match_info["code"])
+        return _html(_page(f"Status {code}", "An error page from upstream."), status=code)
+
+    async def etag(self, request: web.Request) -> web.Response:
+        key = request.match_info.get("key", "")
+        tag = f'"v1-{key}"'
+        headers = {"ETag": tag, "Cache-Control": "max-age=0"}
+        if request.headers.get("If-None-Match") == tag:
+            return web.Response(status=304, headers=headers)
+        return _html(_page(f"ETag {key}", "A page with an entity tag."), headers=headers)
+
+    async def lastmod(self, request: web.Request) -> web.Response:
+        key = request.match_info.get("key", "")
+        headers = {"Last-Modified": LAST_MODIFIED, "Cache-Control": "max-age=0"}
+        if request.headers.get("If-Modified-Since") == LAST_MODIFIED:
+            return web.Response(status=304, headers=headers)
+        return _html(_page(f"Last-Modified {key}", "A page with a modification date."), headers=headers)
+
+    async def cached(self, request: web.Request) -> web.Response:
+        key = request.match_info.get("key", "")
+        return _html(_page(f"Cached {key}", "Fresh for a minute."), headers={"Cache-Control": "max-age=60"})
+
+    async def expires(self, request: web.Request) -> web.Response:
+        key = request.match_info["key"]
+        return _html(_page(f"Expires {key}", "Fresh until the Expires date."),
+                     headers={"Expires": formatdate(time.time() + 60, usegmt=True)})
+
+    async def nostore(self, request: web.Request) -> web.Response:
+        key = request.match_info.get("key", "")
+        return _html(_page(f"No store {key}", "Never cache me."), headers={"Cache-Control": "no-store"})
+
+    async def counter(self, request: web.Request) -> web.Response:
+        await asyncio.sleep(float(request.query.get("delay", "0.2")))
+        name = request.match_info["name"]
+        return _html(_page(f"Counter {name}", json.dumps({"hits": self.count(request.path)})))
+
+    async def broken(self, request: web.Request) -> web.Response:
+        return _html(BROKEN_HTML)
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Iterator[Upstream]:
+    """A real upstream test site on 127.0.0.1 (ephemeral port), shared by the session; use unique keys."""
+    site = Upstream()
+    site.start()
+    yield site
+    site.stop()
