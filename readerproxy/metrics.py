@@ -1,0 +1,65 @@
+"""Prometheus metrics of one server (prometheus-client, a registry per app so tests can run many)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+
+#: Request latency buckets, seconds: a cached read is around a millisecond, a miss tens to hundreds.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+#: Extraction time buckets, seconds: parse + extract + render of one page.
+EXTRACTION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+@dataclass
+class Metrics:
+    """The server's counters and histograms, with one method per thing that happens."""
+
+    registry: CollectorRegistry = field(default_factory=lambda: CollectorRegistry(auto_describe=True))
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.requests = Counter(
+            "readerproxy_requests", "HTTP requests by route and status.", ["route", "status"], registry=r
+        )
+        self.latency = Histogram(
+            "readerproxy_request_seconds", "HTTP request latency by route.", ["route"],
+            buckets=LATENCY_BUCKETS, registry=r,
+        )
+        self.cache_events = Counter(
+            "readerproxy_cache_events", "Cache lookups by layer and outcome (hit, miss, error).",
+            ["layer", "event"], registry=r,
+        )
+        self.page_cache = Counter(
+            "readerproxy_page_cache", "Upstream page lookups by X-Cache status (hit, miss, revalidated).",
+            ["status"], registry=r,
+        )
+        self.upstream_errors = Counter(
+            "readerproxy_upstream_errors", "Failed upstream fetches by kind.", ["kind"], registry=r
+        )
+        self.extraction = Histogram(
+            "readerproxy_extraction_seconds", "Parse + extract + render time by algorithm.", ["algorithm"],
+            buckets=EXTRACTION_BUCKETS, registry=r,
+        )
+
+    def observe_request(self, route: str, status: int, seconds: float) -> None:
+        self.requests.labels(route, str(status)).inc()
+        self.latency.labels(route).observe(seconds)
+
+    def cache_event(self, layer: str, event: str) -> None:
+        """The LayeredCache's `on_event` callback."""
+        self.cache_events.labels(layer, event).inc()
+
+    def page_lookup(self, status: str) -> None:
+        self.page_cache.labels(status).inc()
+
+    def upstream_error(self, kind: str) -> None:
+        self.upstream_errors.labels(kind).inc()
+
+    def observe_extraction(self, algorithm: str, seconds: float) -> None:
+        self.extraction.labels(algorithm).observe(seconds)
+
+    def exposition(self) -> tuple[bytes, str]:
+        """The Prometheus text format and its content type."""
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST

@@ -1,0 +1,187 @@
+"""The reader view's pure parts: preferences, link rewriting, pages rendered from a result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+
+from readerproxy.api import algorithms, extract
+from readerproxy.render import (
+    Preferences,
+    Renderer,
+    bookmarklet,
+    display_date,
+    link_rewriter,
+    load_static,
+    preferences,
+    reader_url,
+    safe_base_url,
+)
+
+
+@pytest.fixture(scope="module")
+def renderer() -> Renderer:
+    return Renderer()
+
+
+def _article(html: str, url: str = "https://example.com/a/page.html", **extract_args: object) -> dict:
+    data = extract(html, url=url, **extract_args).to_dict()  # type: ignore[arg-type]
+    data["final_url"] = url
+    return data
+
+
+ARTICLE = """<html lang="en"><head><title>A Fine Article - Example Site</title>
+<meta property="og:site_name" content="Example Site">
+<meta name="author" content="Ada Lovelace">
+<meta property="article:published_time" content="2024-03-12T08:00:00Z"></head>
+<body><nav><a href="/">Home</a></nav><article><h1>A Fine Article</h1>
+<p>First paragraph of the article with enough words to count as content for the extractor here.</p>
+<p>Second paragraph, linking <a href="/b/other.html">another page</a> and <a href="#notes">the notes</a>.</p>
+<p>Third paragraph of text that continues the article for a while longer, so it is kept.</p>
+<p id="notes">Notes paragraph with more words, more words, and still more words to read.</p>
+</article><footer>Footer</footer></body></html>"""
+
+
+def test_preferences_default_cookie_and_query_precedence() -> None:
+    prefs, changed = preferences({}, {})
+    assert prefs == Preferences() and not changed
+    prefs, changed = preferences({}, {"rp_theme": "sepia", "rp_size": "xl", "rp_lite": "1"})
+    assert (prefs.theme, prefs.size, prefs.lite, changed) == ("sepia", "xl", True, False)
+    prefs, changed = preferences({"theme": "dark", "links": "original"}, {"rp_theme": "sepia"})
+    assert prefs.theme == "dark" and not prefs.reader_links and changed
+    assert prefs.cookies()["rp_theme"] == "dark"
+
+
+def test_preferences_ignore_unknown_values() -> None:
+    prefs, changed = preferences({"theme": "neon", "size": "huge"}, {"rp_theme": "<script>"})
+    assert prefs == Preferences() and not changed
+
+
+def test_link_rewriter_routes_through_read_and_keeps_same_page_anchors() -> None:
+    rewrite = link_rewriter("https://example.com/a/page.html", "density", lite=True)
+    routed = rewrite("https://other.org/x?y=1&z=2")
+    query = parse_qs(urlsplit(routed).query)
+    assert routed.startswith("/read?")
+    assert query == {"url": ["https://other.org/x?y=1&z=2"], "algo": ["density"], "lite": ["1"]}
+    assert rewrite("https://example.com/a/page.html#notes") == "#notes"
+    assert rewrite("https://EXAMPLE.com/a/page.html#top") == "#top"
+    assert rewrite("https://example.com/a/other.html#top").startswith("/read?")
+    assert parse_qs(urlsplit(link_rewriter(None)("https://x.org/")).query) == {"url": ["https://x.org/"]}
+
+
+def test_reader_url_drops_empty_parameters() -> None:
+    assert reader_url("https://e.com/?a=1", algo=None, lite="") == "/read?url=https%3A%2F%2Fe.com%2F%3Fa%3D1"
+
+
+def test_display_date() -> None:
+    assert display_date("2024-03-12T08:00:00Z") == "12 March 2024"
+    assert display_date("2013-09-29") == "29 September 2013"
+    assert display_date("last Tuesday") == "last Tuesday"
+    assert display_date(None) is None
+
+
+def test_bookmarklet_and_base_url_refuse_odd_hosts() -> None:
+    assert safe_base_url("http", "127.0.0.1:8080", "x") == "http://127.0.0.1:8080"
+    assert safe_base_url("https", "[::1]:8443", "x") == "https://[::1]:8443"
+    assert safe_base_url("http", 'evil"host/', "http://fallback:1") == "http://fallback:1"
+    link = bookmarklet("http://127.0.0.1:8080")
+    assert link.startswith("javascript:") and '"http://127.0.0.1:8080/read?url="' in link
+    assert "encodeURIComponent(location.href)" in link
+
+
+def test_reader_page_shows_metadata_content_and_badge(renderer: Renderer) -> None:
+    data = _article(ARTICLE, algorithm="density")
+    page = renderer.reader_page(data, Preferences(theme="sepia", size="l"))
+    tree = LexborHTMLParser(page)
+    root = tree.css_first("html")
+    assert root is not None
+    assert root.attributes["data-theme"] == "sepia" and root.attributes["data-size"] == "l"
+    assert root.attributes["lang"] == "en" and root.attributes["dir"] == "ltr"
+    assert tree.css_first("article.reader h1").text() == data["title"]
+    assert tree.css_first(".byline").text() == "Ada Lovelace"
+    assert tree.css_first(".meta time").text() == "12 March 2024"
+    assert tree.css_first(".site").text() == "Example Site"
+    assert "min read" in tree.css_first(".reading-time").text()
+    assert "Second paragraph" in tree.css_first(".content").text()
+    badge = tree.css_first(".badge").text()
+    assert badge.startswith("density")
+    originals = [a.attributes["href"] for a in tree.css("a.original, a.original-top")]
+    assert originals == ["https://example.com/a/page.html"] * 2
+    stylesheet = tree.css_first('link[rel="stylesheet"]').attributes["href"]
+    assert stylesheet.startswith("/static/reader.css?v=")
+    assert not tree.css("script")
+
+
+def test_reader_page_links_go_through_reader_when_rewritten(renderer: Renderer) -> None:
+    url = "https://example.com/a/page.html"
+    from readerproxy.api import article_from, resolve_algorithm
+    from readerproxy.document import parse
+
+    doc = parse(ARTICLE, url)
+    extractor = resolve_algorithm("density")
+    article = article_from(doc, extractor.run(doc), rewrite_link=link_rewriter(url, "density"))
+    data = article.to_dict() | {"final_url": url}
+    tree = LexborHTMLParser(renderer.reader_page(data, Preferences()))
+    hrefs = [a.attributes["href"] for a in tree.css(".content a")]
+    assert "#notes" in hrefs
+    routed = [h for h in hrefs if h and h.startswith("/read?")]
+    assert routed and parse_qs(urlsplit(routed[0]).query)["url"] == ["https://example.com/b/other.html"]
+
+
+def test_reader_page_preference_links_and_rtl(renderer: Renderer) -> None:
+    rtl = ARTICLE.replace('<html lang="en">', '<html lang="ar" dir="rtl">')
+    data = _article(rtl)
+    tree = LexborHTMLParser(renderer.reader_page(data, Preferences(lite=True), algorithm="density"))
+    root = tree.css_first("html")
+    assert root is not None and root.attributes["dir"] == "rtl" and root.attributes["lang"] == "ar"
+    assert tree.css_first("article.reader").attributes["dir"] == "rtl"
+    themes = {a.text(): parse_qs(urlsplit(a.attributes["href"] or "").query) for a in tree.css(".prefs-row a.chip")}
+    assert themes["Dark"]["theme"] == ["dark"] and themes["Dark"]["algo"] == ["density"]
+    assert themes["Dark"]["lite"] == ["1"]  # the current preferences are carried along
+    assert themes["Lite ✓"]["lite"] == ["0"]  # the toggle turns lite off
+    assert parse_qs(urlsplit(themes["Markdown"]["url"][0]).query) == {} and themes["Markdown"]["format"] == ["md"]
+
+
+def test_reader_page_of_an_empty_extraction(renderer: Renderer) -> None:
+    data = _article("<html><head><title>Nothing</title></head><body></body></html>")
+    tree = LexborHTMLParser(renderer.reader_page(data, Preferences()))
+    assert tree.css_first(".empty") is not None
+    assert tree.css_first(".content") is None
+
+
+def test_reader_page_escapes_metadata(renderer: Renderer) -> None:
+    data = _article(ARTICLE)
+    data["title"] = "<script>alert(1)</script>"
+    data["byline"] = '"><img src=x onerror=alert(1)>'
+    page = renderer.reader_page(data, Preferences())
+    assert "<script>" not in page and "<img src=x" not in page
+    tree = LexborHTMLParser(page)
+    assert not tree.css("script") and not tree.css(".meta img")
+
+
+def test_index_page_lists_algorithms_and_bookmarklet(renderer: Renderer) -> None:
+    tree = LexborHTMLParser(renderer.index_page(algorithms(), "http://127.0.0.1:9999", Preferences()))
+    form = tree.css_first("form.open")
+    assert form is not None and form.attributes["action"] == "/read"
+    assert {o.attributes["value"] for o in tree.css("select#algo option")} == set(algorithms())
+    assert "http://127.0.0.1:9999/read?url=" in (tree.css_first("a.bookmarklet").attributes["href"] or "")
+
+
+def test_error_page_links_to_original(renderer: Renderer) -> None:
+    page = renderer.error_page(415, "This is not a web page", "It is a PDF.", Preferences(),
+                               original="https://example.com/file.pdf")
+    tree = LexborHTMLParser(page)
+    assert tree.css_first("a.original").attributes["href"] == "https://example.com/file.pdf"
+    assert "415" in tree.css_first(".status").text()
+
+
+def test_static_assets_are_versioned_by_content(tmp_path: Path) -> None:
+    (tmp_path / "a.css").write_text("body{}")
+    (tmp_path / "b.css").write_text("body{color:red}")
+    assets = load_static(tmp_path)
+    assert assets["a.css"].content_type == "text/css; charset=utf-8"
+    assert assets["a.css"].version != assets["b.css"].version
+    assert assets["a.css"].url == f"/static/a.css?v={assets['a.css'].version}"
