@@ -1,0 +1,469 @@
+"""Safe upstream fetching: one pooled aiohttp session, SSRF guard, redirects re-checked, size and bomb caps.
+
+The steps of `Fetcher.fetch`, each a named function below:
+
+1. `validate_url` — only absolute http(s) URLs with a host; normalised (lower-case scheme/host, no fragment).
+2. `check_host` — a literal IP address in the URL is checked before any connection is made; host names
+   are checked by `GuardedResolver` on the addresses DNS returns, and the connection uses exactly those
+   addresses, so there is no DNS-rebinding gap. `check_peer` re-checks the socket's peer as a last line.
+3. Redirects are followed by hand (at most `max_redirects`), every hop going through steps 1-2 again.
+4. `check_content_type` — only HTML is read; anything else is a 415 carrying the final URL.
+5. `read_body` — the wire size is capped while streaming (`max_bytes`), and `BodyDecoder` decodes
+   gzip/deflate/br incrementally with a cap on the decoded size and on the expansion ratio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import socket
+import struct
+import time
+import zlib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import aiohttp
+import brotli
+from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.resolver import DefaultResolver
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+#: Below this decoded size the expansion ratio is not checked (small, repetitive pages compress very well).
+RATIO_CHECK_FLOOR = 1024 * 1024
+CHUNK_BYTES = 64 * 1024
+#: Headers never kept in a FetchedPage (they must not be shared through the cache).
+DROPPED_HEADERS = frozenset({"set-cookie", "set-cookie2"})
+
+
+@dataclass(frozen=True)
+class FetchSettings:
+    """Limits of upstream fetching; the defaults are those of issue 4."""
+
+    connect_timeout: float = 5.0
+    read_timeout: float = 10.0
+    total_timeout: float = 20.0
+    max_redirects: int = 10
+    max_bytes: int = 10 * 1024 * 1024  # on the wire, enforced while streaming
+    max_decoded_bytes: int = 20 * 1024 * 1024  # after gzip/deflate/br
+    max_ratio: float = 100.0  # decoded / wire, checked once RATIO_CHECK_FLOOR is decoded
+    allow_private: bool = False
+    user_agent: str = "readerproxy/0.1 (+reader mode)"
+
+
+@dataclass(frozen=True)
+class FetchedPage:
+    """One upstream response: body decoded from its content-encoding, charset left to decoding.decode_html."""
+
+    url: str
+    final_url: str
+    status: int
+    headers: Mapping[str, str]  # lower-case keys
+    content_type: str
+    body: bytes
+    etag: str | None
+    last_modified: str | None
+    fetched_at: float  # wall-clock seconds (time.time())
+    elapsed_ms: float
+    not_modified: bool = False
+
+    def to_bytes(self) -> bytes:
+        """Serialise for the cache: 4-byte length, JSON metadata, then the raw body."""
+        meta = asdict(self)
+        del meta["body"]
+        meta["headers"] = dict(self.headers)
+        head = json.dumps(meta, separators=(",", ":")).encode()
+        return struct.pack("!I", len(head)) + head + self.body
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> FetchedPage:
+        """Inverse of to_bytes; raises ValueError on a malformed entry."""
+        if len(data) < 4:
+            raise ValueError("truncated FetchedPage entry")
+        (size,) = struct.unpack("!I", data[:4])
+        try:
+            meta: dict[str, Any] = json.loads(data[4 : 4 + size])
+            return cls(body=bytes(data[4 + size :]), **meta)
+        except (TypeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"malformed FetchedPage entry: {exc}") from exc
+
+
+class FetchError(Exception):
+    """A fetch that cannot give a page; `status` is the HTTP status our server should answer with."""
+
+    def __init__(self, kind: str, status: int, message: str, url: str | None = None, *,
+                 final_url: str | None = None, content_type: str | None = None,
+                 upstream_status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind  # "bad_url" | "refused" | "too_large" | "not_html" | "upstream" | "timeout"
+        self.status = status  # 400 | 403 | 413 | 415 | 502 | 504
+        self.message = message
+        self.url = url
+        self.final_url = final_url or url
+        self.content_type = content_type
+        self.upstream_status = upstream_status
+
+    def __repr__(self) -> str:
+        return f"FetchError({self.kind!r}, {self.status}, {self.message!r}, url={self.url!r})"
+
+
+def bad_url(message: str, url: str | None) -> FetchError:
+    return FetchError("bad_url", 400, message, url)
+
+
+def refused(address: str, url: str | None) -> FetchError:
+    return FetchError("refused", 403, f"refusing to fetch a non-public address ({address})", url)
+
+
+# ---- step 1: the URL ---------------------------------------------------------------------------------
+
+def validate_url(url: str) -> str:
+    """Normalised absolute http(s) URL (lower-case scheme and host, IDNA host, no fragment) or bad_url 400."""
+    if not isinstance(url, str) or not url.strip():
+        raise bad_url("no URL given", None)
+    url = url.strip()
+    if any(c in url for c in "\r\n\t\x00 "):
+        raise bad_url("the URL contains whitespace or control characters", url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise bad_url(f"malformed URL: {exc}", url) from exc
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise bad_url("only http and https URLs can be read", url)
+    if parts.username is not None or parts.password is not None:
+        raise bad_url("URLs with credentials are not fetched", url)
+    host = parts.hostname
+    if not host:
+        raise bad_url("the URL has no host", url)
+    try:
+        host = host.encode("idna").decode("ascii") if not host.isascii() else host.lower()
+    except UnicodeError as exc:
+        raise bad_url(f"invalid host name: {exc}", url) from exc
+    if ":" in host:
+        host = f"[{host}]"
+    default_port = 80 if scheme == "http" else 443
+    netloc = host if port in (None, default_port) else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+# ---- step 2: the address -----------------------------------------------------------------------------
+
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def is_public_address(address: str) -> bool:
+    """False for loopback, private, link-local, CGNAT, multicast, unspecified, reserved, ULA, IPv4-mapped."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and embeds_ipv4(ip):
+        return False  # an IPv4 address in IPv6 clothing: refuse rather than unwrap
+    if isinstance(ip, ipaddress.IPv4Address) and ip in _CGNAT:
+        return False
+    return not (ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_multicast
+                or ip.is_unspecified or ip.is_reserved or not ip.is_global)
+
+
+def embeds_ipv4(ip: ipaddress.IPv6Address) -> bool:
+    """IPv4-mapped (::ffff:a.b.c.d), 6to4, Teredo or NAT64 addresses, which carry an IPv4 address inside."""
+    return ip.ipv4_mapped is not None or ip.sixtofour is not None or ip.teredo is not None or ip in _NAT64
+
+
+def literal_address(host: str) -> str | None:
+    """The IP address if `host` is a literal one (brackets stripped), else None.
+
+    Legacy IPv4 spellings that the C resolver accepts ("127.1", "2130706433", "0x7f.0.0.1") count as
+    literal addresses too, so they are checked rather than slipping through as names.
+    """
+    host = host.strip("[]")
+    try:
+        return str(ipaddress.ip_address(host.split("%", 1)[0]))
+    except ValueError:
+        pass
+    try:
+        return socket.inet_ntoa(socket.inet_aton(host))
+    except OSError:
+        return None
+
+
+def check_host(url: str, settings: FetchSettings) -> None:
+    """Refuse (403) a literal non-public IP host before connecting; names are checked by GuardedResolver."""
+    if settings.allow_private:
+        return
+    host = urlsplit(url).hostname or ""
+    address = literal_address(host)
+    if address is not None and not is_public_address(address):
+        raise refused(address, url)
+
+
+class AddressRefused(OSError):
+    """Raised by GuardedResolver when every resolved address of a host is non-public."""
+
+    def __init__(self, host: str, addresses: list[str]) -> None:
+        super().__init__(f"{host} resolves only to non-public addresses ({', '.join(addresses)})")
+        self.host = host
+        self.addresses = addresses
+
+
+class GuardedResolver(AbstractResolver):
+    """DNS resolver that drops non-public addresses, so the connector can only connect to public ones."""
+
+    def __init__(self, allow_private: bool = False) -> None:
+        self.allow_private = allow_private
+        self._resolver = DefaultResolver()
+
+    async def resolve(self, host: str, port: int = 0,
+                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+        results = await self._resolver.resolve(host, port, family)
+        if self.allow_private:
+            return results
+        public = [r for r in results if is_public_address(r["host"])]
+        if not public:
+            raise AddressRefused(host, [r["host"] for r in results])
+        return public
+
+    async def close(self) -> None:
+        await self._resolver.close()
+
+
+def check_peer(response: aiohttp.ClientResponse, url: str, settings: FetchSettings) -> None:
+    """Re-check the address the socket is actually connected to (defence in depth behind the resolver)."""
+    if settings.allow_private or response.connection is None or response.connection.transport is None:
+        return
+    peer = response.connection.transport.get_extra_info("peername")
+    if peer and not is_public_address(str(peer[0])):
+        raise refused(str(peer[0]), url)
+
+
+# ---- steps 4 and 5: the response ---------------------------------------------------------------------
+
+def media_type(content_type: str) -> str:
+    """'text/html; charset=utf-8' -> 'text/html'."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def check_content_type(content_type: str, url: str, final_url: str) -> None:
+    """Only HTML is read: anything else is a 415 that carries the final URL for a link to the original."""
+    kind = media_type(content_type)
+    if kind and kind not in HTML_TYPES:
+        raise FetchError("not_html", 415, f"the page is not HTML ({kind}); open the original instead",
+                         url, final_url=final_url, content_type=kind)
+
+
+def too_large(message: str, url: str) -> FetchError:
+    return FetchError("too_large", 413, message, url)
+
+
+class BodyDecoder:
+    """Incremental gzip/deflate/br decoding with caps on the decoded size and the expansion ratio."""
+
+    def __init__(self, encoding: str, settings: FetchSettings, url: str) -> None:
+        self.encoding = encoding.strip().lower()
+        self.settings = settings
+        self.url = url
+        self.wire = 0
+        self.decoded = 0
+        self.parts: list[bytes] = []
+        self._zlib: Any = None
+        self._brotli: Any = None
+        self._raw_deflate_tried = False
+        if self.encoding in ("gzip", "x-gzip"):
+            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif self.encoding == "deflate":
+            self._zlib = zlib.decompressobj(zlib.MAX_WBITS)  # zlib-wrapped; raw deflate tried on failure
+        elif self.encoding == "br":
+            self._brotli = brotli.Decompressor()
+        elif self.encoding not in ("", "identity"):
+            raise FetchError("upstream", 502, f"unsupported content-encoding {self.encoding!r}", url)
+
+    def feed(self, chunk: bytes) -> None:
+        """Decode one wire chunk, never producing more than the remaining allowance."""
+        self.wire += len(chunk)
+        if self._zlib is not None:
+            self._feed_zlib(chunk)
+        elif self._brotli is not None:
+            self._feed_brotli(chunk)
+        else:
+            self._emit(chunk)
+
+    def _feed_zlib(self, chunk: bytes) -> None:
+        data = chunk
+        while data:
+            try:
+                out = self._zlib.decompress(data, self._allowance())
+            except zlib.error as exc:
+                if self.encoding == "deflate" and not self._raw_deflate_tried and self.decoded == 0:
+                    self._raw_deflate_tried = True  # some servers send raw deflate without the zlib wrapper
+                    self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                    continue
+                raise FetchError("upstream", 502, f"corrupt {self.encoding} body: {exc}", self.url) from exc
+            self._emit(out)
+            data = self._zlib.unconsumed_tail
+            if self._zlib.eof:
+                break
+
+    def _feed_brotli(self, chunk: bytes) -> None:
+        try:
+            out = self._brotli.process(chunk, output_buffer_limit=self._allowance())
+            self._emit(out)
+            while not self._brotli.can_accept_more_data():
+                self._emit(self._brotli.process(b"", output_buffer_limit=self._allowance()))
+        except brotli.error as exc:
+            raise FetchError("upstream", 502, f"corrupt br body: {exc}", self.url) from exc
+
+    def _allowance(self) -> int:
+        """Bytes we may still decode, plus one so that reaching the cap is noticed."""
+        return max(1, self.settings.max_decoded_bytes - self.decoded + 1)
+
+    def _emit(self, out: bytes) -> None:
+        if not out:
+            return
+        self.decoded += len(out)
+        if self.decoded > self.settings.max_decoded_bytes:
+            raise too_large(f"the page decodes to more than {self.settings.max_decoded_bytes} bytes", self.url)
+        if self.decoded > RATIO_CHECK_FLOOR and self.decoded > self.settings.max_ratio * max(self.wire, 1):
+            raise too_large(f"the page expands more than {self.settings.max_ratio:g}x when decoded "
+                            "(a compression bomb?)", self.url)
+        self.parts.append(out)
+
+    def finish(self) -> bytes:
+        if self._zlib is not None and not self._zlib.eof and self.wire:
+            raise FetchError("upstream", 502, f"truncated {self.encoding} body", self.url)
+        return b"".join(self.parts)
+
+
+async def read_body(response: aiohttp.ClientResponse, url: str, settings: FetchSettings) -> bytes:
+    """Stream the body: wire size capped at max_bytes, decoded by BodyDecoder with its own caps."""
+    declared = response.content_length
+    if declared is not None and declared > settings.max_bytes:
+        raise too_large(f"the page is larger than {settings.max_bytes} bytes", url)
+    decoder = BodyDecoder(response.headers.get("Content-Encoding", ""), settings, url)
+    async for chunk in response.content.iter_chunked(CHUNK_BYTES):
+        if decoder.wire + len(chunk) > settings.max_bytes:
+            raise too_large(f"the page is larger than {settings.max_bytes} bytes", url)
+        decoder.feed(chunk)
+    return decoder.finish()
+
+
+def header_map(response: aiohttp.ClientResponse) -> dict[str, str]:
+    """Response headers with lower-case keys (repeated ones joined by ', '); cookies dropped."""
+    headers: dict[str, str] = {}
+    for name, value in response.headers.items():
+        key = name.lower()
+        if key in DROPPED_HEADERS:
+            continue
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    return headers
+
+
+# ---- the fetcher -------------------------------------------------------------------------------------
+
+class Fetcher:
+    """Fetches pages through one shared, pooled aiohttp.ClientSession (created in start, closed in close)."""
+
+    def __init__(self, settings: FetchSettings | None = None) -> None:
+        self.settings = settings or FetchSettings()
+        self._session: aiohttp.ClientSession | None = None
+
+    async def start(self) -> None:
+        if self._session is not None:
+            return
+        connector = aiohttp.TCPConnector(
+            resolver=GuardedResolver(self.settings.allow_private),
+            limit=100, limit_per_host=8, ttl_dns_cache=60,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=None, connect=self.settings.connect_timeout,
+                                          sock_read=self.settings.read_timeout),
+            auto_decompress=False,  # BodyDecoder decodes with caps
+            trust_env=False,  # no proxy from the environment: the SSRF guard must see the real target
+            cookie_jar=aiohttp.DummyCookieJar(),  # one session serves every reader: never share cookies
+            headers={"User-Agent": self.settings.user_agent},
+        )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> Fetcher:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def fetch(self, url: str, *, etag: str | None = None, last_modified: str | None = None) -> FetchedPage:
+        """Fetch an HTML page (validators make it conditional: a 304 gives not_modified=True, empty body)."""
+        if self._session is None:
+            raise RuntimeError("Fetcher.start() was not called")
+        original = validate_url(url)
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.settings.total_timeout):
+                return await self._follow(original, etag, last_modified, started)
+        except TimeoutError as exc:
+            raise FetchError("timeout", 504, "the site took too long to answer", original) from exc
+        except aiohttp.ClientConnectorError as exc:
+            if isinstance(exc.os_error, AddressRefused):
+                raise refused(", ".join(exc.os_error.addresses), original) from exc
+            raise FetchError("upstream", 502, f"could not connect to {exc.host}", original) from exc
+        except aiohttp.TooManyRedirects as exc:
+            raise FetchError("upstream", 502, "too many redirects", original) from exc
+        except (aiohttp.ClientError, OSError) as exc:
+            raise FetchError("upstream", 502, f"the site could not be read ({type(exc).__name__})",
+                             original) from exc
+
+    async def _follow(self, original: str, etag: str | None, last_modified: str | None,
+                      started: float) -> FetchedPage:
+        """Step 3: follow redirects by hand, re-validating every hop."""
+        assert self._session is not None
+        headers = {"Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
+                   "Accept-Encoding": "gzip, deflate, br"}
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        current = original
+        for _hop in range(self.settings.max_redirects + 1):
+            check_host(current, self.settings)
+            async with self._session.get(current, headers=headers, allow_redirects=False) as response:
+                check_peer(response, current, self.settings)
+                location = response.headers.get("Location")
+                if response.status in REDIRECT_STATUSES and location:
+                    current = validate_url(urljoin(current, location))
+                    continue
+                return await self._page(response, original, current, started)
+        raise FetchError("upstream", 502, f"more than {self.settings.max_redirects} redirects", original)
+
+    async def _page(self, response: aiohttp.ClientResponse, original: str, final: str,
+                    started: float) -> FetchedPage:
+        headers = header_map(response)
+        content_type = headers.get("content-type", "")
+        if response.status == 304:
+            return self._make(original, final, response.status, headers, content_type, b"", started, True)
+        if response.status >= 400 or response.status < 200 or response.status in REDIRECT_STATUSES:
+            raise FetchError("upstream", 502, f"the site answered HTTP {response.status}", original,
+                             final_url=final, upstream_status=response.status)
+        check_content_type(content_type, original, final)
+        body = await read_body(response, original, self.settings)
+        return self._make(original, final, response.status, headers, content_type, body, started, False)
+
+    @staticmethod
+    def _make(original: str, final: str, status: int, headers: dict[str, str], content_type: str,
+              body: bytes, started: float, not_modified: bool) -> FetchedPage:
+        return FetchedPage(
+            url=original, final_url=final, status=status, headers=headers, content_type=content_type,
+            body=body, etag=headers.get("etag"), last_modified=headers.get("last-modified"),
+            fetched_at=time.time(), elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            not_modified=not_modified,
+        )
