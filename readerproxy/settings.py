@@ -1,0 +1,178 @@
+"""Server settings: embedded defaults, overridden by a TOML config file, then environment, then CLI.
+
+`Settings` is a frozen dataclass composing the fetcher's `FetchSettings`. `load_settings` merges
+the sources in that order of precedence; every top-level option has an environment variable
+(`READERPROXY_HOST`, `_PORT`, `_CACHE`, `_ALLOW_PRIVATE`, `_CONFIG`). The config file may set any
+`Settings` field at the top level and any `FetchSettings` field in a `[fetch]` table:
+
+    host = "0.0.0.0"
+    port = 8080
+    cache = "redis://127.0.0.1:6379/0"
+    [fetch]
+    allow_private = false
+    total_timeout = 15.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .fetch import FetchSettings
+
+ENV_PREFIX = "READERPROXY_"
+#: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
+ENV_OPTIONS = ("host", "port", "cache", "allow_private", "config")
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used (bad type, unknown name, unreadable config file)."""
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The per-user data directory: $XDG_DATA_HOME/readerproxy or ~/.local/share/readerproxy."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
+    return Path(base) / "readerproxy"
+
+
+def default_cache_spec(env: Mapping[str, str] | None = None) -> str:
+    """The embedded default cache: SQLite in the per-user data directory."""
+    return f"sqlite:{data_dir(env) / 'cache.sqlite3'}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the server needs to start; the fetcher's own settings nested as `fetch`."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    cache: str = field(default_factory=default_cache_spec)  # memory | sqlite:PATH | redis://HOST:PORT/DB
+    fetch: FetchSettings = field(default_factory=FetchSettings)
+    page_ttl: float = 300.0  # freshness of a fetched page without Cache-Control/Expires, seconds
+    max_ttl: float = 86400.0  # upper bound on any upstream freshness, seconds
+    result_ttl: float = 86400.0  # extraction results (keyed by the page version they came from)
+    extract_workers: int = 2  # threads for parse + extract + render, off the event loop
+    default_algorithm: str = "auto"
+    templates_dir: Path | None = None  # None: the repository's templates/
+    static_dir: Path | None = None  # None: the repository's static/
+
+    @property
+    def allow_private(self) -> bool:
+        return self.fetch.allow_private
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        """A copy with top-level fields changed; `allow_private` reaches into `fetch`."""
+        if "allow_private" in changes:
+            allow = changes.pop("allow_private")
+            changes["fetch"] = dataclasses.replace(changes.get("fetch", self.fetch), allow_private=allow)
+        return dataclasses.replace(self, **changes)
+
+
+def load_settings(
+    cli: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Defaults < config file < environment < command line (None values on the CLI mean "unset")."""
+    env = os.environ if env is None else env
+    cli = {key: value for key, value in (cli or {}).items() if value is not None}
+    config_path = cli.pop("config", None) or env.get(ENV_PREFIX + "CONFIG")
+    top: dict[str, Any] = {}
+    fetch: dict[str, Any] = {}
+    if config_path:
+        file_top, file_fetch = read_config(Path(config_path))
+        top.update(file_top)
+        fetch.update(file_fetch)
+    top.update(env_values(env))
+    top.update(cli)
+    if "allow_private" in top:
+        fetch["allow_private"] = top.pop("allow_private")
+    settings = Settings(cache=default_cache_spec(env))
+    return dataclasses.replace(
+        settings,
+        **_typed(Settings, top, source="settings"),
+        fetch=dataclasses.replace(settings.fetch, **_typed(FetchSettings, fetch, source="[fetch]")),
+    )
+
+
+def read_config(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Top-level values and the [fetch] table of a TOML config file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SettingsError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"config file {path} is not valid TOML: {exc}") from None
+    fetch = data.pop("fetch", {})
+    if not isinstance(fetch, dict):
+        raise SettingsError(f"config file {path}: [fetch] must be a table")
+    return data, fetch
+
+
+def env_values(env: Mapping[str, str]) -> dict[str, Any]:
+    """READERPROXY_HOST, _PORT, _CACHE and _ALLOW_PRIVATE, as raw strings to be typed later."""
+    values: dict[str, Any] = {}
+    for option in ENV_OPTIONS:
+        if option == "config":
+            continue
+        raw = env.get(ENV_PREFIX + option.upper())
+        if raw is not None and (raw.strip() or option == "allow_private"):
+            values[option] = raw.strip()
+    return values
+
+
+def _typed(cls: type, values: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """Values converted to the dataclass fields' types; unknown names are an error."""
+    hints = typing.get_type_hints(cls)
+    fields = {f.name for f in dataclasses.fields(cls) if f.name != "fetch"}
+    unknown = sorted(set(values) - fields)
+    if unknown:
+        raise SettingsError(f"unknown {source} option(s): {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
+    return {name: _convert(name, value, hints[name]) for name, value in values.items()}
+
+
+def _convert(name: str, value: Any, hint: Any) -> Any:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        if value is None or value == "":
+            return None
+        hint = next(arg for arg in typing.get_args(hint) if arg is not type(None))
+    try:
+        if hint is bool:
+            if isinstance(value, bool):
+                return value
+            lowered = str(value).strip().lower()
+            if lowered in _TRUE:
+                return True
+            if lowered in _FALSE:
+                return False
+            raise ValueError(value)
+        if hint is int:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)
+            number = int(value)
+            if name == "port" and not 0 <= number <= 65535:
+                raise ValueError(value)
+            return number
+        if hint is float:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return float(value)
+        if hint is Path:
+            return Path(str(value)).expanduser()
+        if hint is str:
+            if not isinstance(value, str):
+                raise ValueError(value)
+            return value
+    except (TypeError, ValueError):
+        expected = getattr(hint, "__name__", str(hint))
+        raise SettingsError(f"setting {name} expects {expected}, got {value!r}") from None
+    return value
