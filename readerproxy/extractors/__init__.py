@@ -1,5 +1,5 @@
 """One module per algorithm; importing this package registers them all."""
 
-from . import baseline, density
+from . import baseline, cetr, density
 
-__all__ = ["baseline", "density"]
+__all__ = ["baseline", "cetr", "density"]
