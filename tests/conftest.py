@@ -20,3 +20,5 @@ def shared_datasets() -> Path:
 
 # Real parts started by the tests: the upstream test site and redis-server (tests/support/).
 pytest_plugins = ["support.upstream", "support.redis_server"]
+# The reader server (in-process or as `readerproxy serve` processes) and headless Chromium (tests/support/).
+pytest_plugins = [*pytest_plugins, "support.reader_server", "support.chromium"]

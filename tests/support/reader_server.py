@@ -1,0 +1,127 @@
+"""Running the reader server for tests: in-process on an ephemeral port, or as a `readerproxy serve` process.
+
+Tests talk to it over real loopback TCP with an aiohttp client. Upstream pages come from the
+`upstream` fixture (127.0.0.1), so test servers allow private addresses unless a test proves the
+refusal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from readerproxy.fetch import FetchSettings
+from readerproxy.server import create_app
+from readerproxy.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+#: Short upstream timeouts so the slow routes answer 504 quickly.
+TEST_FETCH = FetchSettings(connect_timeout=2.0, read_timeout=1.5, total_timeout=3.0, allow_private=True)
+
+
+def test_settings(cache: str = "memory", **changes: Any) -> Settings:
+    """Settings for a test server: memory cache, loopback upstream allowed, short timeouts."""
+    settings = Settings(cache=cache, port=0, fetch=TEST_FETCH)
+    return settings.with_overrides(**changes) if changes else settings
+
+
+test_settings.__test__ = False  # type: ignore[attr-defined]  # not a test, despite the name
+
+
+@dataclass
+class RunningServer:
+    """A reader server listening on 127.0.0.1."""
+
+    base: str
+    app: web.Application | None = None
+
+    def url(self, path: str, **query: str) -> str:
+        return self.base + path + ("?" + urlencode(query) if query else "")
+
+    def read_url(self, target: str, **query: str) -> str:
+        return self.url("/read", url=target, **query)
+
+
+@contextlib.asynccontextmanager
+async def serve(settings: Settings) -> AsyncIterator[RunningServer]:
+    """Run the app in this event loop on an ephemeral loopback port."""
+    app = create_app(replace(settings, host="127.0.0.1", port=0))
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    try:
+        yield RunningServer(f"http://{host}:{port}", app)
+    finally:
+        await runner.cleanup()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serve_process(cache: str, *extra: str, env: dict[str, str] | None = None) -> Iterator[RunningServer]:
+    """`readerproxy serve` as a separate process (for several servers sharing one cache)."""
+    port = free_port()
+    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+               "--cache", cache, "--allow-private", *extra]
+    process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **(env or {})},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"server exited: {process.stderr.read().decode() if process.stderr else ''}")
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("server did not become healthy")
+            time.sleep(0.1)
+        yield RunningServer(base)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()
+
+
+@pytest.fixture
+async def reader_server() -> AsyncIterator[RunningServer]:
+    """A reader server with a memory cache, allowed to read the loopback upstream."""
+    async with serve(test_settings()) as server:
+        yield server
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    """An HTTP client for talking to test servers (its own cookie jar)."""
+    jar = aiohttp.CookieJar(unsafe=True)  # cookies for 127.0.0.1
+    async with aiohttp.ClientSession(cookie_jar=jar) as session:
+        yield session
