@@ -36,6 +36,8 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 #: Below this decoded size the expansion ratio is not checked (small, repetitive pages compress very well).
 RATIO_CHECK_FLOOR = 1024 * 1024
 CHUNK_BYTES = 64 * 1024
+#: Largest piece of output one decoder step may produce, so the caps are checked at a fine grain.
+DECODE_STEP = 256 * 1024
 #: Headers never kept in a FetchedPage (they must not be shared through the cache).
 DROPPED_HEADERS = frozenset({"set-cookie", "set-cookie2"})
 
@@ -270,6 +272,7 @@ class BodyDecoder:
         self.settings = settings
         self.url = url
         self.wire = 0
+        self.consumed = 0  # compressed bytes actually used by the decoder so far
         self.decoded = 0
         self.parts: list[bytes] = []
         self._zlib: Any = None
@@ -285,58 +288,58 @@ class BodyDecoder:
             raise FetchError("upstream", 502, f"unsupported content-encoding {self.encoding!r}", url)
 
     def feed(self, chunk: bytes) -> None:
-        """Decode one wire chunk, never producing more than the remaining allowance."""
+        """Decode one wire chunk in steps of at most DECODE_STEP bytes, checking the caps after each step."""
         self.wire += len(chunk)
         if self._zlib is not None:
             self._feed_zlib(chunk)
         elif self._brotli is not None:
             self._feed_brotli(chunk)
         else:
+            self.consumed = self.wire
             self._emit(chunk)
 
     def _feed_zlib(self, chunk: bytes) -> None:
         data = chunk
-        while data:
+        while data and not self._zlib.eof:
             try:
-                out = self._zlib.decompress(data, self._allowance())
+                out = self._zlib.decompress(data, DECODE_STEP)
             except zlib.error as exc:
                 if self.encoding == "deflate" and not self._raw_deflate_tried and self.decoded == 0:
                     self._raw_deflate_tried = True  # some servers send raw deflate without the zlib wrapper
                     self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
                     continue
                 raise FetchError("upstream", 502, f"corrupt {self.encoding} body: {exc}", self.url) from exc
-            self._emit(out)
+            self.consumed += len(data) - len(self._zlib.unconsumed_tail)
             data = self._zlib.unconsumed_tail
-            if self._zlib.eof:
-                break
+            self._emit(out)
 
     def _feed_brotli(self, chunk: bytes) -> None:
+        self.consumed = self.wire  # brotli buffers input internally: count what was fed
         try:
-            out = self._brotli.process(chunk, output_buffer_limit=self._allowance())
-            self._emit(out)
+            self._emit(self._brotli.process(chunk, output_buffer_limit=DECODE_STEP))
             while not self._brotli.can_accept_more_data():
-                self._emit(self._brotli.process(b"", output_buffer_limit=self._allowance()))
+                self._emit(self._brotli.process(b"", output_buffer_limit=DECODE_STEP))
         except brotli.error as exc:
             raise FetchError("upstream", 502, f"corrupt br body: {exc}", self.url) from exc
 
-    def _allowance(self) -> int:
-        """Bytes we may still decode, plus one so that reaching the cap is noticed."""
-        return max(1, self.settings.max_decoded_bytes - self.decoded + 1)
-
     def _emit(self, out: bytes) -> None:
+        """Keep decoded output, refusing (413) past max_decoded_bytes or past max_ratio x the input used."""
         if not out:
             return
         self.decoded += len(out)
         if self.decoded > self.settings.max_decoded_bytes:
             raise too_large(f"the page decodes to more than {self.settings.max_decoded_bytes} bytes", self.url)
-        if self.decoded > RATIO_CHECK_FLOOR and self.decoded > self.settings.max_ratio * max(self.wire, 1):
+        if self.decoded > RATIO_CHECK_FLOOR and self.decoded > self.settings.max_ratio * max(self.consumed, 1):
             raise too_large(f"the page expands more than {self.settings.max_ratio:g}x when decoded "
                             "(a compression bomb?)", self.url)
         self.parts.append(out)
 
     def finish(self) -> bytes:
-        if self._zlib is not None and not self._zlib.eof and self.wire:
-            raise FetchError("upstream", 502, f"truncated {self.encoding} body", self.url)
+        """The whole decoded body; a compressed stream that did not end is a 502."""
+        if self._zlib is not None and self.wire:
+            self._emit(self._zlib.flush())
+            if not self._zlib.eof:
+                raise FetchError("upstream", 502, f"truncated {self.encoding} body", self.url)
         return b"".join(self.parts)
 
 

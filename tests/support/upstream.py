@@ -96,7 +96,7 @@ def _page(title: str, body: str) -> str:
 
 
 @cache
-def _bomb(encoding: str) -> bytes:
+def bomb_body(encoding: str) -> bytes:
     """BOMB_DECODED_BYTES of spaces, compressed (~130 KB gzip, far less brotli)."""
     chunk = b" " * (1024 * 1024)
     if encoding == "br":
@@ -312,7 +312,7 @@ class Upstream:
         encoding = request.query.get("enc", "gzip")
         if encoding not in ("gzip", "deflate", "br"):
             raise web.HTTPBadRequest()
-        body = await asyncio.to_thread(_bomb, encoding)
+        body = await asyncio.to_thread(bomb_body, encoding)
         return web.Response(body=body, headers={"Content-Type": "text/html; charset=utf-8",
                                                 "Content-Encoding": encoding})
 
