@@ -5,7 +5,8 @@ The steps of `Fetcher.fetch`, each a named function below:
 1. `validate_url` — only absolute http(s) URLs with a host; normalised (lower-case scheme/host, no fragment).
 2. `check_host` — a literal IP address in the URL is checked before any connection is made; host names
    are checked by `GuardedResolver` on the addresses DNS returns, and the connection uses exactly those
-   addresses, so there is no DNS-rebinding gap. `check_peer` re-checks the socket's peer as a last line.
+   addresses, so there is no DNS-rebinding gap. `guarded_socket`, the connector's socket factory, checks
+   the exact address about to be connected as the last line (it also covers literal addresses).
 3. Redirects are followed by hand (at most `max_redirects`), every hop going through steps 1-2 again.
 4. `check_content_type` — only HTML is read; anything else is a 415 carrying the final URL.
 5. `read_body` — the wire size is capped while streaming (`max_bytes`), and `BodyDecoder` decodes
@@ -15,6 +16,7 @@ The steps of `Fetcher.fetch`, each a named function below:
 from __future__ import annotations
 
 import asyncio
+import errno
 import ipaddress
 import json
 import socket
@@ -206,11 +208,14 @@ def check_host(url: str, settings: FetchSettings) -> None:
         raise refused(address, url)
 
 
+REFUSED_MARK = "non-public address"
+
+
 class AddressRefused(OSError):
-    """Raised by GuardedResolver when every resolved address of a host is non-public."""
+    """Raised by GuardedResolver / guarded_socket for hosts or addresses that are not public."""
 
     def __init__(self, host: str, addresses: list[str]) -> None:
-        super().__init__(f"{host} resolves only to non-public addresses ({', '.join(addresses)})")
+        super().__init__(errno.EACCES, f"{host}: {REFUSED_MARK} ({', '.join(addresses)})")
         self.host = host
         self.addresses = addresses
 
@@ -236,13 +241,17 @@ class GuardedResolver(AbstractResolver):
         await self._resolver.close()
 
 
-def check_peer(response: aiohttp.ClientResponse, url: str, settings: FetchSettings) -> None:
-    """Re-check the address the socket is actually connected to (defence in depth behind the resolver)."""
-    if settings.allow_private or response.connection is None or response.connection.transport is None:
-        return
-    peer = response.connection.transport.get_extra_info("peername")
-    if peer and not is_public_address(str(peer[0])):
-        raise refused(str(peer[0]), url)
+def guarded_socket(addr_info: tuple[Any, ...]) -> socket.socket:
+    """Socket factory for the connector: the last check, on the exact address about to be connected."""
+    family, type_, proto, _, sockaddr = addr_info
+    if not is_public_address(str(sockaddr[0])):
+        raise AddressRefused(str(sockaddr[0]), [str(sockaddr[0])])
+    return socket.socket(family=family, type=type_, proto=proto)
+
+
+def is_refusal(error: OSError | None) -> bool:
+    """True for AddressRefused, also when the connector merged several of them into one OSError."""
+    return isinstance(error, AddressRefused) or (error is not None and REFUSED_MARK in str(error))
 
 
 # ---- steps 4 and 5: the response ---------------------------------------------------------------------
@@ -381,6 +390,7 @@ class Fetcher:
             return
         connector = aiohttp.TCPConnector(
             resolver=GuardedResolver(self.settings.allow_private),
+            socket_factory=None if self.settings.allow_private else guarded_socket,
             limit=100, limit_per_host=8, ttl_dns_cache=60,
         )
         self._session = aiohttp.ClientSession(
@@ -419,6 +429,8 @@ class Fetcher:
         except aiohttp.ClientConnectorError as exc:
             if isinstance(exc.os_error, AddressRefused):
                 raise refused(", ".join(exc.os_error.addresses), original) from exc
+            if is_refusal(exc.os_error):
+                raise refused(str(exc.os_error), original) from exc
             raise FetchError("upstream", 502, f"could not connect to {exc.host}", original) from exc
         except aiohttp.TooManyRedirects as exc:
             raise FetchError("upstream", 502, "too many redirects", original) from exc
@@ -440,7 +452,6 @@ class Fetcher:
         for _hop in range(self.settings.max_redirects + 1):
             check_host(current, self.settings)
             async with self._session.get(current, headers=headers, allow_redirects=False) as response:
-                check_peer(response, current, self.settings)
                 location = response.headers.get("Location")
                 if response.status in REDIRECT_STATUSES and location:
                     current = validate_url(urljoin(current, location))

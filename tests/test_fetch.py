@@ -327,3 +327,14 @@ async def test_redirect_to_metadata_address_is_refused(guarded: Fetcher, upstrea
     for target in ("http://[::1]/", "http://10.1.1.1/", f"http://127.0.0.2:{upstream.port}/article"):
         error = await fetch_error(guarded, upstream.url(f"/redirect-to?url={target}"))
         assert (error.kind, error.status) == ("refused", 403), target
+
+
+async def test_socket_factory_refuses_even_without_the_literal_check(guarded: Fetcher, upstream: Upstream,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defence in depth: with the up-front literal-address check switched off, the connector's socket
+    factory still refuses the exact address it was about to connect to."""
+    monkeypatch.setattr(fetch_module, "check_host", lambda url, settings: None)
+    before = upstream.count("/article")
+    error = await fetch_error(guarded, upstream.url("/article"))
+    assert (error.kind, error.status) == ("refused", 403) and "127.0.0.1" in error.message
+    assert upstream.count("/article") == before
