@@ -143,7 +143,8 @@ class Reader:
         cache: LayeredCache | None = None
         executor = ThreadPoolExecutor(max(1, settings.extract_workers), thread_name_prefix="extract")
         try:
-            cache = open_cache(settings.cache, on_event=self.metrics.cache_event)
+            cache = open_cache(settings.cache, on_event=self.metrics.cache_event,
+                               memory_bytes=settings.memory_cache_bytes)
             self.fetcher, self.cache, self.executor = fetcher, cache, executor
             self.pages = PageStore(cache, fetcher, default_ttl=settings.page_ttl, max_ttl=settings.max_ttl)
             yield self

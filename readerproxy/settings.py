@@ -58,6 +58,7 @@ class Settings:
     port: int = 8080
     cache: str = field(default_factory=default_cache_spec)  # memory | sqlite:PATH | redis://HOST:PORT/DB
     fetch: FetchSettings = field(default_factory=FetchSettings)
+    memory_cache_bytes: int = 64 * 1024 * 1024  # the in-process LRU in front of the backend
     page_ttl: float = 300.0  # freshness of a fetched page without Cache-Control/Expires, seconds
     max_ttl: float = 86400.0  # upper bound on any upstream freshness, seconds
     result_ttl: float = 86400.0  # extraction results (keyed by the page version they came from)
@@ -97,11 +98,22 @@ def load_settings(
     if "allow_private" in top:
         fetch["allow_private"] = top.pop("allow_private")
     settings = Settings(cache=default_cache_spec(env))
-    return dataclasses.replace(
+    settings = dataclasses.replace(
         settings,
         **_typed(Settings, top, source="settings"),
         fetch=dataclasses.replace(settings.fetch, **_typed(FetchSettings, fetch, source="[fetch]")),
     )
+    check_cache_spec(settings.cache)
+    return settings
+
+
+def check_cache_spec(spec: str) -> None:
+    """memory | sqlite:PATH | redis://HOST:PORT/DB (rediss:// and unix:// too), or SettingsError."""
+    if spec == "memory" or (spec.startswith("sqlite:") and spec.removeprefix("sqlite:").strip("/")):
+        return
+    if spec.startswith(("redis://", "rediss://", "unix://")):
+        return
+    raise SettingsError(f"unknown cache {spec!r}: use memory, sqlite:PATH or redis://HOST:PORT/DB")
 
 
 def read_config(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:

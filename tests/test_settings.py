@@ -65,6 +65,8 @@ def test_cli_config_path_wins_over_environment(tmp_path: Path) -> None:
         ("[fetch]\nallow_private = 3\n", "allow_private expects bool"),
         ("port = [\n", "not valid TOML"),
         ("fetch = 3\n", "must be a table"),
+        ('cache = "mongodb://x"\n', "unknown cache"),
+        ('cache = "sqlite:"\n', "unknown cache"),
     ],
 )
 def test_bad_config_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
