@@ -12,8 +12,7 @@ from typing import Any
 from .datasets import Dataset, load_dataset
 from .runner import Evaluation, Progress, Summary, evaluate, parse_specs
 
-#: Groups of the eval table: (group title, [(column title, value getter)]).
-_Getter = Any
+_Getter = Any  # Callable[[Summary], float | int | None]: one cell of a row
 
 
 def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,6 +105,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def _columns(has_titles: bool) -> list[tuple[str, list[tuple[str, _Getter]]]]:
+    """Column groups of the eval table: (group title, [(column title, value of a Summary)])."""
     groups: list[tuple[str, list[tuple[str, _Getter]]]] = [
         ("shingles", [("P", lambda s: s.shingles.precision), ("R", lambda s: s.shingles.recall),
                       ("F1", lambda s: s.shingles.f1), ("acc", lambda s: s.shingles.accuracy)]),
