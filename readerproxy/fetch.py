@@ -456,16 +456,16 @@ class Fetcher:
                 if response.status in REDIRECT_STATUSES and location:
                     current = validate_url(urljoin(current, location))
                     continue
-                return await self._page(response, original, current, started)
+                return await self._page(response, original, current, started, bool(etag or last_modified))
         raise FetchError("upstream", 502, f"more than {self.settings.max_redirects} redirects", original)
 
     async def _page(self, response: aiohttp.ClientResponse, original: str, final: str,
-                    started: float) -> FetchedPage:
+                    started: float, conditional: bool) -> FetchedPage:
         headers = header_map(response)
         content_type = headers.get("content-type", "")
-        if response.status == 304:
+        if response.status == 304 and conditional:
             return self._make(original, final, response.status, headers, content_type, b"", started, True)
-        if response.status >= 400 or response.status < 200 or response.status in REDIRECT_STATUSES:
+        if not 200 <= response.status < 300:  # errors, unasked 304s, redirects without a Location
             raise FetchError("upstream", 502, f"the site answered HTTP {response.status}", original,
                              final_url=final, upstream_status=response.status)
         check_content_type(content_type, original, final)

@@ -338,3 +338,8 @@ async def test_socket_factory_refuses_even_without_the_literal_check(guarded: Fe
     error = await fetch_error(guarded, upstream.url("/article"))
     assert (error.kind, error.status) == ("refused", 403) and "127.0.0.1" in error.message
     assert upstream.count("/article") == before
+
+
+async def test_unasked_304_is_an_upstream_error(fetcher: Fetcher, upstream: Upstream) -> None:
+    error = await fetch_error(fetcher, upstream.url("/status/304"))
+    assert (error.kind, error.status, error.upstream_status) == ("upstream", 502, 304)
