@@ -66,7 +66,7 @@ class FetchedPage:
     url: str
     final_url: str
     status: int
-    headers: Mapping[str, str]  # lower-case keys
+    headers: Mapping[str, str]  # lower-case keys, as received (content-encoding/-length describe the wire)
     content_type: str
     body: bytes
     etag: str | None
