@@ -1,5 +1,5 @@
 """One module per algorithm; importing this package registers them all."""
 
-from . import baseline, cetr, density
+from . import accb, baseline, cetr, density, heuristic
 
-__all__ = ["baseline", "cetr", "density"]
+__all__ = ["accb", "baseline", "cetr", "density", "heuristic"]

@@ -1,0 +1,300 @@
+"""DOM heuristic scoring for reader modes, plain-HTML solution (Berg 2020; seed 001, §5.1 and §6).
+
+Every element gets a static evaluation score w1·f1 + … + wn·fn (seed 001, §5): the weights are the
+one table `WEIGHTS` below. The features are the ones the paper lists for the plain-HTML solution:
+word count, the HTML tag, semantic HTML5 tags (article/main/section vs nav/header/footer/aside),
+ARIA roles, class and id hints, plus link density. A second pass adds part of the neighbours'
+scores (§6, "takes the neighbors of the element into account and adds part of their score to it"),
+and the elements whose score exceeds a threshold between 10 and 200 (§6) are the main content.
+
+Choices where the paper is open (each one measured on the shared data, see docs/benchmarks.md):
+
+* Scored units. The paper scores "the HTML tag which contains the text node" (§6). Text inside
+  inline markup (<a>, <em>, <span> …) is credited to the nearest block-level ancestor (a
+  *text holder*), so a paragraph with a link is one unit, not three.
+* Context. Semantic tags, roles and class/id hints describe a whole subtree: their weights are
+  inherited by every descendant (a paragraph inside <nav> is navigation; "it makes sense to look
+  at the parent element", §5.1). This is what gives sidebars the large negative scores of Fig. 6.1.
+* Neighbours. The neighbours of a text holder are the previous and next text holders in document
+  order; each adds `neighbour_share` of its own score.
+* Containers (elements without own text) are scored with their context and tag plus
+  `children_share` of the scores of the text holders inside them, for the overlays.
+* Coherent article. The paper keeps every element above the threshold, wherever it is. We keep
+  the selected holders inside the smallest element that contains `coverage` of the selected
+  words, so a stray footer paragraph above the threshold does not join the article.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..document import BLOCK_TAGS, TEXT, VOID_TAGS, Document
+from ..extraction import Block, Extraction, register
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """The weights w_i of the evaluation function (seed 001, §5), all in one place."""
+
+    word: float  # per word of the element's own text
+    link_density: float  # times the share of the own text that sits inside links (0..1)
+    own_tag: dict[str, float]  # the element's own tag
+    context_tag: dict[str, float]  # semantic tags, inherited by every descendant
+    role: dict[str, float]  # ARIA role attribute values, inherited
+    positive_hint: float  # class or id matches POSITIVE_HINTS, inherited (once per attribute)
+    negative_hint: float  # class or id matches NEGATIVE_HINTS, inherited (once per attribute)
+    neighbour_share: float = 0.0  # part of each neighbour's score added (seed 001, §6)
+    children_share: float = 0.0  # part of the contained text holders' scores, for containers
+
+
+WEIGHTS = Weights(
+    word=1.0,
+    link_density=-60.0,
+    own_tag={
+        "p": 15.0, "pre": 10.0, "blockquote": 10.0, "h1": 5.0, "h2": 5.0, "h3": 5.0, "h4": 0.0,
+        "li": -5.0, "dt": -5.0, "dd": -5.0, "td": -5.0, "th": -10.0, "figcaption": -5.0,
+        "address": -20.0, "form": -50.0, "button": -50.0, "select": -50.0, "label": -20.0,
+        "option": -50.0, "textarea": -50.0, "legend": -20.0, "caption": -5.0,
+    },
+    context_tag={
+        "article": 100.0, "main": 100.0, "section": 10.0,
+        "nav": -1000.0, "header": -150.0, "footer": -600.0, "aside": -600.0,
+        "form": -200.0, "menu": -600.0, "dialog": -600.0,
+    },
+    role={
+        "main": 300.0, "article": 100.0,
+        "navigation": -1000.0, "banner": -400.0, "contentinfo": -600.0, "complementary": -600.0,
+        "search": -600.0, "menu": -600.0, "menubar": -600.0, "dialog": -600.0, "alert": -200.0,
+    },
+    positive_hint=25.0,
+    negative_hint=-50.0,
+    neighbour_share=0.25,
+    children_share=0.1,
+)
+
+#: Class/id words hinting at the main content (seed 001, §5.1: "article", "content" …).
+POSITIVE_HINTS = re.compile(
+    r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story", re.I
+)
+#: Class/id words hinting at everything else (seed 001, §5.1: "footer" …).
+NEGATIVE_HINTS = re.compile(
+    r"-ad-|(?:^|[\s_-])ads?(?:$|[\s_-])|advert|banner|breadcrumb|combx|comment|com-|contact|disqus|"
+    r"footer|gdpr|masthead|menu|(?:^|[\s_-])nav|outbrain|pagination|pager|popup|promo|related|"
+    r"remark|replies|rss|share|sharing|shoutbox|sidebar|skyscraper|social|sponsor|shopping|"
+    r"subscribe|newsletter|(?:^|[\s_-])tags?(?:$|[\s_-])|taboola|widget|cookie|login|signup|"
+    r"recommend|trending|popular",
+    re.I,
+)
+
+#: Elements that hold text for scoring: block-level tags that can contain text.
+TEXT_HOLDERS = frozenset(BLOCK_TAGS - VOID_TAGS - {"html", "head", "title"}) | {
+    "button", "label", "legend", "caption", "option",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class HeuristicParams:
+    """Seed 001, §6: threshold between 10 and 200; the default was chosen on the shared data."""
+
+    threshold: float = 25.0
+    coverage: float = 0.85  # share of selected words the article element must contain (our step)
+    neighbour_share: float = WEIGHTS.neighbour_share
+
+
+@dataclass(frozen=True, slots=True)
+class ElementFeatures:
+    """Per-element feature arrays (seed 001, §5.1), one entry per element of the document."""
+
+    holder: np.ndarray  # int32: the text holder that owns the element's text
+    words: np.ndarray  # float: words of own text (text holders only)
+    chars: np.ndarray  # float: non-whitespace characters of own text
+    anchor_chars: np.ndarray  # float: of which inside links
+    own: np.ndarray  # float: weighted own-tag feature
+    context: np.ndarray  # float: inherited semantic tag + role + class/id weight
+
+
+def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatures:
+    """Seed 001, §5.1: word count, tag, semantic tags, ARIA roles, class/id hints per element."""
+    n = len(doc.elements)
+    tags = doc.tag
+    own = np.array([weights.own_tag.get(name, 0.0) for name in tags], dtype=np.float64)
+    local = np.array([weights.context_tag.get(name, 0.0) for name in tags], dtype=np.float64)
+    for index, node in enumerate(doc.elements):
+        attrs = node.attributes
+        if not attrs:
+            continue
+        local[index] += attribute_weight(attrs, weights)
+    holder, context = inherit(doc, local)
+    words, chars, anchor_chars = own_text(doc, holder, n)
+    return ElementFeatures(holder, words, chars, anchor_chars, own, context)
+
+
+def attribute_weight(attrs: dict[str, str | None], weights: Weights) -> float:
+    """Seed 001, §5.1: ARIA role and class/id hints of one element."""
+    value = 0.0
+    role = attrs.get("role")
+    if role:
+        value += weights.role.get(role.strip().lower(), 0.0)
+    for name in ("class", "id"):
+        hint = attrs.get(name)
+        if hint:
+            if POSITIVE_HINTS.search(hint):
+                value += weights.positive_hint
+            if NEGATIVE_HINTS.search(hint):
+                value += weights.negative_hint
+    return value
+
+
+def inherit(doc: Document, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Text holder of every element and its context: the sum of local weights of it and its ancestors."""
+    parent = doc.parent.tolist()
+    is_holder = [name in TEXT_HOLDERS for name in doc.tag]
+    local_list = local.tolist()
+    holder = list(range(len(parent)))
+    context = [0.0] * len(parent)
+    for index, up in enumerate(parent):  # parents precede their children in document order
+        if up < 0:
+            context[index] = local_list[index]
+            continue
+        context[index] = local_list[index] + context[up]
+        if not is_holder[index]:
+            holder[index] = holder[up]
+    return np.array(holder, dtype=np.int32), np.array(context, dtype=np.float64)
+
+
+def own_text(doc: Document, holder: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Words, characters and link characters of the text each holder owns (np.bincount)."""
+    t = doc.tokens
+    first, last = doc.body
+    index = np.arange(first, last + 1)
+    index = index[(t.kind[index] == TEXT) & (t.chars[index] > 0) & (t.element[index] >= 0)]
+    owner = holder[t.element[index]]
+    text = t.text
+    word_counts = np.fromiter((len(text[i].split()) for i in index.tolist()), dtype=np.float64, count=len(index))
+    chars = t.chars[index].astype(np.float64)
+
+    def per_holder(weights: np.ndarray) -> np.ndarray:
+        return np.bincount(owner, weights=weights, minlength=n)[:n].astype(np.float64)
+
+    return per_holder(word_counts), per_holder(chars), per_holder(np.where(t.in_anchor[index], chars, 0.0))
+
+
+def evaluate(features: ElementFeatures, weights: Weights = WEIGHTS) -> np.ndarray:
+    """Seed 001, §5: the static evaluation w1·f1 + … + wn·fn of every text holder."""
+    link_density = np.divide(
+        features.anchor_chars, features.chars, out=np.zeros_like(features.chars), where=features.chars > 0
+    )
+    return (
+        weights.word * features.words
+        + weights.link_density * link_density
+        + features.own
+        + features.context
+    )
+
+
+def add_neighbours(scores: np.ndarray, holders: np.ndarray, share: float) -> np.ndarray:
+    """Seed 001, §6: add `share` of the previous and next text holder's score to each holder."""
+    base = scores[holders]
+    spread = base.copy()
+    spread[1:] += share * base[:-1]
+    spread[:-1] += share * base[1:]
+    result = scores.copy()
+    result[holders] = spread
+    return result
+
+
+def container_scores(doc: Document, scores: np.ndarray, holders: np.ndarray, share: float) -> np.ndarray:
+    """Score of every element: holders keep theirs, containers add `share` of the holders inside them."""
+    n_tokens = len(doc.tokens)
+    at_start = np.zeros(n_tokens + 1, dtype=np.float64)
+    np.add.at(at_start, doc.start[holders], scores[holders])
+    csum = np.concatenate(([0.0], np.cumsum(at_start[:-1])))
+    inside = csum[doc.end + 1] - csum[doc.start]
+    result = scores + share * inside
+    result[holders] = scores[holders]
+    return result
+
+
+def article_element(doc: Document, selected: np.ndarray, words: np.ndarray, coverage: float) -> int:
+    """The smallest element that contains `coverage` of the selected words (-1: none selected)."""
+    mass = np.where(selected, words, 0.0)
+    total = float(mass.sum())
+    if total <= 0:
+        return -1
+    at_start = np.zeros(len(doc.tokens) + 1, dtype=np.float64)
+    np.add.at(at_start, doc.start, mass)
+    csum = np.concatenate(([0.0], np.cumsum(at_start[:-1])))
+    inside = csum[doc.end + 1] - csum[doc.start]
+    candidates = np.flatnonzero(inside >= coverage * total - 1e-9)
+    if len(candidates) == 0:
+        return -1
+    size = doc.end[candidates] - doc.start[candidates]
+    return int(candidates[np.argmin(size)])
+
+
+@register(
+    "heuristic",
+    "DOM scoring of elements with weighted features and neighbour propagation (Berg 2020).",
+    HeuristicParams,
+    reference="seed 001, sections 5.1 and 6 (plain-HTML solution)",
+)
+def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
+    """Score every element, keep the text holders above the threshold inside the article element."""
+    if not 0.0 < params.coverage <= 1.0:
+        raise ValueError("heuristic needs 0 < coverage <= 1")
+    n_tokens = len(doc.tokens)
+    selection = np.zeros(n_tokens, dtype=bool)
+    if n_tokens == 0 or not doc.elements:
+        return Extraction(blocks=[], selection=selection, signals={"element_score": np.zeros(0)})
+    features = element_features(doc)
+    holders = np.flatnonzero(features.chars > 0)
+    scores = evaluate(features)
+    scores = add_neighbours(scores, holders, params.neighbour_share)
+    element_score = container_scores(doc, scores, holders, WEIGHTS.children_share)
+
+    is_holder = np.zeros(len(doc.elements), dtype=bool)
+    is_holder[holders] = True
+    above = is_holder & (scores > params.threshold)
+    root = article_element(doc, above, features.words, params.coverage)
+    chosen = above.copy()
+    if root >= 0:
+        inside_root = np.zeros_like(chosen)
+        inside_root[(doc.start >= doc.start[root]) & (doc.end <= doc.end[root])] = True
+        chosen &= inside_root
+        first, last = doc.body
+        within = doc.mask_elements([root])
+        within[:first] = False
+        within[last + 1 :] = False
+        t = doc.tokens
+        owner = np.where(t.element >= 0, t.element, 0)
+        selection = within & chosen[features.holder[owner]] & (t.element >= 0)
+
+    blocks = [
+        Block(
+            int(doc.start[i]), int(doc.end[i]), float(scores[i]), bool(chosen[i]), element=int(i),
+            label=_label(doc, int(i)),
+        )
+        for i in holders.tolist()
+    ]
+    positive = np.clip(scores[holders], 0.0, None)
+    score = float(positive[chosen[holders]].sum() / positive.sum()) if positive.sum() > 0 else 0.0
+    return Extraction(
+        blocks=blocks,
+        selection=selection,
+        signals={
+            "element_score": element_score,
+            "threshold": np.array([params.threshold]),
+            "article_element": np.array([root]),
+        },
+        score=min(max(score, 0.0), 1.0),
+    )
+
+
+def _label(doc: Document, index: int) -> str:
+    node = doc.elements[index]
+    name = doc.tag[index]
+    ident = node.id
+    return f"{name}#{ident}" if ident else name
