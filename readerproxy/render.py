@@ -192,13 +192,12 @@ class Renderer:
         original = article.get("final_url") or url
         lite = "1" if prefs.lite else None
         algo = None if algorithm == "auto" else algorithm
+        base = reader_url(url, algo=algo)  # quoted once; the preference links append to it
 
         def with_prefs(**changes: Any) -> str:
             changed = replace(prefs, **changes)
-            return reader_url(
-                url, algo=algo, theme=changed.theme, size=changed.size,
-                lite="1" if changed.lite else "0", links=changed.links,
-            )
+            return (f"{base}&theme={changed.theme}&size={changed.size}"
+                    f"&lite={'1' if changed.lite else '0'}&links={changed.links}")
 
         size_index = SIZES.index(prefs.size)
         return self._reader.render(
@@ -213,7 +212,7 @@ class Renderer:
             larger=with_prefs(size=SIZES[size_index + 1]) if size_index < len(SIZES) - 1 else None,
             toggle_lite=with_prefs(lite=not prefs.lite),
             toggle_links=with_prefs(links="original" if prefs.reader_links else "reader"),
-            formats=[(label, reader_url(url, algo=algo, format=fmt, lite=lite))
+            formats=[(label, f"{base}&format={fmt}" + ("&lite=1" if lite else ""))
                      for label, fmt in (("Markdown", "md"), ("Text", "text"), ("JSON", "json"))],
         )
 

@@ -25,6 +25,7 @@ import dataclasses
 import json
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -96,6 +97,7 @@ class ReadResult:
 
     data: dict[str, Any]
     cache: str  # X-Cache, the page store's answer: "hit" | "miss" | "revalidated"
+    identity: str = ""  # the result's cache key and page version: same identity, same result
 
 
 class RequestError(Exception):
@@ -132,6 +134,7 @@ class Reader:
         self.pages: PageStore | None = None
         self.executor: ThreadPoolExecutor | None = None
         self.flights = SingleFlight()
+        self._resolved: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Extractor[Any], object]] = {}
 
     @contextlib.asynccontextmanager
     async def opened(self) -> AsyncIterator[Reader]:
@@ -155,13 +158,22 @@ class Reader:
                 await cache.close()
             await fetcher.close()
 
-    def resolve(self, name: str, params: Mapping[str, str]) -> tuple[Extractor[Any], object]:
+    def resolve(self, name: str, params: Mapping[str, Any]) -> tuple[Extractor[Any], object]:
         """The extractor and its parameters, or a RequestError naming what is wrong."""
         try:
+            key = (name or self.settings.default_algorithm, tuple(sorted((k, str(v)) for k, v in params.items())))
+        except TypeError:
+            key = None
+        if key is not None and key in self._resolved:
+            return self._resolved[key]
+        try:
             extractor = resolve_algorithm(name or self.settings.default_algorithm)
-            return extractor, extractor.make_params(params)
+            resolved = extractor, extractor.make_params(params)
         except ValueError as exc:
             raise RequestError(str(exc)) from None
+        if key is not None and len(self._resolved) < 1024:  # parameters are immutable dataclasses
+            self._resolved[key] = resolved
+        return resolved
 
     async def read(self, request: ReadRequest) -> ReadResult:
         """Fetch (through the page cache) and extract one page."""
@@ -192,7 +204,7 @@ class Reader:
         data["url"] = url
         data["cache"] = {"page": page_status, "result": result_status}
         data["timings_ms"] = {**data["timings_ms"], "fetch": round(fetch_ms, 3)}
-        return ReadResult(data=data, cache=page_status)
+        return ReadResult(data=data, cache=page_status, identity=key + "#" + version)
 
     async def _cached_result(self, key: str, version: str) -> dict[str, Any] | None:
         assert self.cache is not None
@@ -254,6 +266,26 @@ def _extract(
     return data
 
 
+class RenderedPages:
+    """The last few rendered reader pages, so a hot cached page skips the template (bounded by count)."""
+
+    def __init__(self, max_entries: int = 256) -> None:
+        self.max_entries = max_entries
+        self._pages: OrderedDict[tuple[str, Preferences, str], str] = OrderedDict()
+
+    def get(self, key: tuple[str, Preferences, str]) -> str | None:
+        page = self._pages.get(key)
+        if page is not None:
+            self._pages.move_to_end(key)
+        return page
+
+    def put(self, key: tuple[str, Preferences, str], page: str) -> None:
+        self._pages[key] = page
+        self._pages.move_to_end(key)
+        while len(self._pages) > self.max_entries:
+            self._pages.popitem(last=False)
+
+
 def _prepare_cache_location(spec: str) -> None:
     """Create the directory of a SQLite cache file (the per-user data directory by default)."""
     if spec.startswith("sqlite:"):
@@ -268,6 +300,7 @@ SETTINGS = web.AppKey("settings", Settings)
 METRICS = web.AppKey("metrics", Metrics)
 READER = web.AppKey("reader", Reader)
 RENDERER = web.AppKey("renderer", Renderer)
+RENDERED = web.AppKey("rendered", RenderedPages)
 
 
 def create_app(settings: Settings) -> web.Application:
@@ -281,6 +314,7 @@ def create_app(settings: Settings) -> web.Application:
     app[METRICS] = metrics
     app[READER] = Reader(settings, metrics)
     app[RENDERER] = Renderer(settings.templates_dir, settings.static_dir)
+    app[RENDERED] = RenderedPages()
     app.cleanup_ctx.append(_reader_resources)
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", index, name="index")
@@ -415,7 +449,12 @@ async def read(request: web.Request) -> web.Response:
         response = web.Response(text=title + data["text"] + "\n", content_type="text/plain", charset="utf-8")
     else:
         algorithm = request.query.get("algo", "auto") or "auto"
-        page = request.app[RENDERER].reader_page(data, prefs, algorithm)
+        rendered = request.app[RENDERED]
+        key = (result.identity, prefs, algorithm)
+        page = rendered.get(key) if result.identity else None
+        if page is None:
+            page = request.app[RENDERER].reader_page(data, prefs, algorithm)
+            rendered.put(key, page)
         response = web.Response(text=page, content_type="text/html", charset="utf-8")
         if changed:
             for name, value in prefs.cookies().items():
