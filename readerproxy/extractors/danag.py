@@ -88,9 +88,11 @@ def naive_smoothing(values: np.ndarray, radius: int) -> np.ndarray:
 
 def main_content_area(smoothed: np.ndarray, max_gap: int) -> tuple[int, int]:
     """Boundary detection: grow from the peak over positive segments at most `max_gap` apart."""
-    if len(smoothed) == 0 or smoothed.max() <= 0:
+    if len(smoothed) == 0:
         return 0, -1
     peak = int(np.argmax(smoothed))
+    if smoothed[peak] <= 0:  # no segment has more content than code: the best one alone
+        return peak, peak
     positive = np.flatnonzero(smoothed > 0)
     position = int(np.searchsorted(positive, peak))
     left = right = peak
@@ -102,6 +104,21 @@ def main_content_area(smoothed: np.ndarray, max_gap: int) -> tuple[int, int]:
         if left - index > max_gap + 1:
             break
         left = index
+    return left, right
+
+
+def refine_boundaries(difference: np.ndarray, left: int, right: int) -> tuple[int, int]:
+    """Move the area's edges outwards over adjacent segments whose own content exceeds their code.
+
+    Smoothing blurs the edges of the area (an article's first and last segment sit beside code);
+    the unsmoothed difference content - code puts them back.
+    """
+    if right < left:
+        return left, right
+    while left > 0 and difference[left - 1] > 0:
+        left -= 1
+    while right + 1 < len(difference) and difference[right + 1] > 0:
+        right += 1
     return left, right
 
 
@@ -123,8 +140,9 @@ def extract_danag(doc: Document, params: DanagParams) -> Extraction:
     view = filter_links(doc, params.link_filter)
     width, content = token_widths(doc, view)
     segments = segment_counts(width, content, params.segment_length)
-    smoothed = naive_smoothing(segments.content - segments.code, params.radius)
-    left, right = main_content_area(smoothed, params.max_gap)
+    difference = segments.content - segments.code
+    smoothed = naive_smoothing(difference, params.radius)
+    left, right = refine_boundaries(difference, *main_content_area(smoothed, params.max_gap))
 
     length = params.segment_length
     segment_of_begin = (segments.token_begin // length).astype(np.int64)
