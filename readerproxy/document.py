@@ -38,7 +38,7 @@ HIDDEN_SELECTOR = (
 )
 VOID_TAGS = frozenset(
     "area base br col embed hr img input link meta param source track wbr keygen basefont "
-    "bgsound frame image".split()
+    "bgsound frame".split()
 )
 #: Tags that start a new block of text: the "structural" tags of seed 000 (section 3) and the
 #: paragraph boundaries of the plain-text output.
@@ -305,17 +305,18 @@ def _build(
         name = name.lower()
         token_index = len(kinds)
         if parts[k + 2]:  # end tag
-            element = -1
-            while stack:
-                popped = stack.pop()
-                end[popped] = token_index
-                if tag[popped] == "a":
-                    open_anchors -= 1
-                if tag[popped] == name:
-                    element = popped
-                    break
-            if element < 0:
+            # Pop down to the matching element; an end tag that matches nothing open (e.g. </image>
+            # in SVG, where "image" is not void) is ignored rather than closing everything.
+            depth = len(stack) - 1
+            while depth >= 0 and tag[stack[depth]] != name:
+                depth -= 1
+            if depth < 0:
                 continue
+            while len(stack) > depth:
+                element = stack.pop()
+                end[element] = token_index
+                if tag[element] == "a":
+                    open_anchors -= 1
             kinds.append(CLOSE)
             owners.append(element)
             anchors.append(open_anchors > 0 or name == "a")

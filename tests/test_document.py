@@ -149,3 +149,22 @@ def test_dataset_pages_align(shared_datasets) -> None:
         doc = parse(gzip.decompress(path.read_bytes()).decode("utf-8", "replace"))
         assert len(doc.elements) == len(doc.tag) > 10
         assert doc.tokens.chars.sum() > 100
+
+
+def test_foreign_elements_with_void_html_names_do_not_close_the_page() -> None:
+    # SVG <image> has an end tag; treating it as void once closed <body> early and lost the article.
+    doc = parse("<body><svg><g><image href='x.png'></image></g></svg><p>after the svg</p></body>")
+    body = doc.tag.index("body")
+    p = doc.tag.index("p")
+    assert doc.parent[p] == body
+    assert doc.start[body] < doc.start[p] < doc.end[p] < doc.end[body]
+    assert "after the svg" in "".join(doc.tokens.text[doc.body[0] : doc.body[1] + 1])
+
+
+def test_every_element_is_nested_in_its_parent(shared_datasets) -> None:
+    for path in sorted((shared_datasets / "readability").glob("*/source.html"))[:40]:
+        doc = parse(path.read_text(encoding="utf-8", errors="replace"))
+        child = np.flatnonzero(doc.parent >= 0)
+        parent = doc.parent[child]
+        assert np.all(doc.start[parent] < doc.start[child]), path
+        assert np.all(doc.end[child] <= doc.end[parent]), path
