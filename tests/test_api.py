@@ -49,7 +49,7 @@ def test_bytes_and_gzip_input() -> None:
 
 def test_parameters_are_passed_and_validated() -> None:
     article = extract(PAGE, algorithm="density", c1=0.9, c2=1)
-    assert article.extraction.params == {"c1": 0.9, "c2": 1}
+    assert article.extraction.params["c1"] == 0.9 and article.extraction.params["c2"] == 1
     assert extract(PAGE, algorithm="density", c1="0.5").extraction.params["c1"] == 0.5
     with pytest.raises(ValueError, match=r"valid: .*c1.*c2"):
         extract(PAGE, algorithm="density", nope=1)
