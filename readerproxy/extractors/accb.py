@@ -25,7 +25,8 @@ Choices where the seeds leave the paper's details open:
   normalised by the kernel mass that falls inside the page. Iterations and t = 0.7 were chosen
   on the shared data (3-6 iterations and t 0.65-0.75 are within 0.01 of each other).
 * Selection. A text token (a run of text between two tags) is content when the mean ccr of its
-  entries reaches t; the selection is those text tokens, wherever they are (the paper extracts
+  entries reaches t; the selection is those text tokens (and the whitespace between two of them,
+  so that "<a>coastal</a> <a>ecosystem</a>" keeps its space), wherever they are (the paper extracts
   every part with a high ccr, not one region; picking only the largest region measured worse).
 """
 
@@ -120,6 +121,23 @@ def token_ratios(vector: ContentCodeVector, ccr: np.ndarray) -> np.ndarray:
     return np.asarray(sums / vector.sizes, dtype=np.float64)
 
 
+def whitespace_between(doc: Document, selection: np.ndarray) -> np.ndarray:
+    """Whitespace-only text tokens (not in the vector) whose neighbouring text tokens are both selected."""
+    t = doc.tokens
+    is_text = t.kind == TEXT
+    words = np.flatnonzero(is_text & (t.chars > 0))
+    blanks = np.flatnonzero(is_text & (t.chars == 0))
+    result = np.zeros(len(t), dtype=bool)
+    if len(words) < 2 or len(blanks) == 0:
+        return result
+    position = np.searchsorted(words, blanks)
+    inner = (position > 0) & (position < len(words))
+    before = words[np.clip(position - 1, 0, len(words) - 1)]
+    after = words[np.clip(position, 0, len(words) - 1)]
+    result[blanks[inner & selection[before] & selection[after]]] = True
+    return result
+
+
 @register(
     "accb",
     "Adapted Content Code Blurring: text where the blurred content/code ratio is high (Gottron 2008).",
@@ -140,6 +158,7 @@ def extract_accb(doc: Document, params: AccbParams) -> Extraction:
     is_text = doc.tokens.kind[vector.tokens] == TEXT
     content = is_text & (ratios >= params.threshold)
     selection[vector.tokens[content]] = True
+    selection |= whitespace_between(doc, selection)
 
     blocks = [
         Block(token, token, float(ratio), bool(chosen), label=f"text {token}")
