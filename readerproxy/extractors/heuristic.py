@@ -7,7 +7,7 @@ ARIA roles, class and id hints, plus link density. A second pass adds part of th
 scores (§6, "takes the neighbors of the element into account and adds part of their score to it"),
 and the elements whose score exceeds a threshold between 10 and 200 (§6) are the main content.
 
-Choices where the paper is open (each one measured on the shared data, see docs/benchmarks.md):
+Choices where the paper is open (each one measured with shingle F1 on the shared data):
 
 * Scored units. The paper scores "the HTML tag which contains the text node" (§6). Text inside
   inline markup (<a>, <em>, <span> …) is credited to the nearest block-level ancestor (a
