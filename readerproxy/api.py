@@ -13,7 +13,7 @@ from .metadata import Metadata, extract_metadata
 from .output import LinkRewriter, html_to_markdown, render_html, render_text
 
 #: What `auto` runs until a dedicated combined extractor exists: the best measured algorithm.
-AUTO_PREFERENCE = ("auto", "density", "baseline")
+AUTO_PREFERENCE = ("auto", "heuristic", "density", "baseline")
 WORDS_PER_MINUTE = 230
 
 
