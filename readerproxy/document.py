@@ -54,7 +54,7 @@ REBREAK_MEAN_LINE = 400
 REBREAK_WIDTH = 60
 
 _TOKEN = re.compile(
-    r'(<(?:(/?)([A-Za-z][^\s/>]*)(?:[^>"]|"[^"]*")*>|!--.*?-->|![^>]*>|\?[^>]*>))', re.S
+    r'(<(?:(/?)([A-Za-z][^\t\n\f\r />]*)(?:[^>"]|"[^"]*")*>|!--.*?-->|![^>]*>|\?[^>]*>))', re.S
 )
 _BAD_ATTRIBUTE_NAME = re.compile(r'["\'<>=/`]')
 _WS = re.compile(r"\s+")

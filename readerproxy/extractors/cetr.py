@@ -163,6 +163,8 @@ def content_clusters(points: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray
     n = len(points)
     if n == 0:
         return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+    if not (points != points[0]).any():  # one distinct point (e.g. a one-line page): no clusters
+        return np.full(n, bool(np.any(points[0] > 0))), np.zeros(n, dtype=np.int64)
     labels, centroids = kmeans(points, min(k, n))
     non_content = int(np.argmin(np.einsum("ij,ij->i", centroids, centroids)))
     return labels != non_content, labels
