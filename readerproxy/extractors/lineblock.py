@@ -27,6 +27,9 @@ Choices where the paper is garbled:
 - Adaptive thresholds (2.2, `adaptive=True`): t1 = lambda_ttr * sigma(TTR) and t3 = lambda_tkd *
   sigma(TKD) over the page's blocks. ATTR keeps its fixed t2: it is already a ratio, and lambda *
   sigma(ATTR) is 0 on a page whose blocks have no links, which would reject every block.
+- A page where no block passes (a short page: fixed thresholds are absolute) keeps its highest-TTR
+  block with ATTR < t2, since the paper takes every page to have main content.
+- Score (the badge): the share of the blocks' text that is kept.
 """
 
 from __future__ import annotations
@@ -173,6 +176,22 @@ def threshold_check(
     return np.asarray(dense & titled)
 
 
+def at_least_one_block(blocks: LineBlocks, content: np.ndarray, t2: float) -> np.ndarray:
+    """When no block passes (a short page under fixed thresholds), keep the highest-TTR block with ATTR < t2.
+
+    The paper assumes every page has main content; without this a page of one short paragraph
+    (TTR below 30) would come out empty.
+    """
+    if content.any() or not len(blocks):
+        return content
+    candidates = np.flatnonzero(blocks.attr < t2)
+    if not len(candidates):
+        return content
+    content = content.copy()
+    content[candidates[np.argmax(blocks.ttr[candidates])]] = True
+    return content
+
+
 @register(
     "lineblock",
     "Line-blocks kept by thresholds on text-to-tag ratio, anchor-text ratio and title keywords (Pan Ei San).",
@@ -189,6 +208,7 @@ def extract_lineblock(doc: Document, params: LineBlockParams) -> Extraction:
     blocks = get_features(doc, view, lines, params.max_gap)
     t1, t2, t3 = thresholds(blocks, params)
     content = threshold_check(blocks, t1, t2, t3, bool(title_keywords(doc.title)), params.tkd_rule)
+    content = at_least_one_block(blocks, content, t2)
 
     selected_lines = np.zeros(len(lines) + 1, dtype=np.int64)
     np.add.at(selected_lines, blocks.first[content], 1)
