@@ -16,14 +16,16 @@ Choices where the paper is open:
 - A line's text counts non-whitespace characters (indentation would otherwise read as text) and a
   line without tags has TTR = its text length, as in the paper's table (37 characters, 0 tags, 37).
 - Gaussian kernel: radius 3 with sigma = 2 (the paper gives only the radius; sigma 2 beat 0.5 and 1
-  on a mix of pages and equals 3 within noise); near the page's edges
-  the kernel is renormalised over the lines that exist, so edge lines are not pulled towards zero.
+  on a mix of pages and equals 3 within noise); near the page's edges the kernel is renormalised
+  over the lines that exist, so edge lines are not pulled towards zero.
 - Derivative (the full paper's G'): |mean(T'[i .. i+alpha]) - T'[i]| with alpha = 3, the absolute
   difference between a line and the mean of the lines just below it.
 - k-means is Lloyd's algorithm with deterministic farthest-point seeding starting from the point
   nearest the origin (Weka's seeding is random; the FAQ blames its randomness for varying results).
 - cetr-tm: tau = 1.0 (the paper sweeps tau without one default; 0.75-1.5 are within noise of each
   other on a mix of pages, lower taus lose precision).
+- A page whose lines are all alike (one line) has no clusters: its lines are content if they have text.
+- Score (the badge): the share of the points' variance explained by the content / non-content split.
 """
 
 from __future__ import annotations
