@@ -32,6 +32,8 @@ DROPPED = frozenset(
     "form input button select option optgroup textarea label svg math canvas audio video "
     "map area head title meta link base frame frameset dialog".split()
 )
+#: Media kept when they lie inside the selected range, even if the algorithm did not select them.
+MEDIA_TAGS = frozenset({"figure", "picture", "img"})
 ATTRIBUTES: dict[str, frozenset[str]] = {
     "a": frozenset({"href", "title"}),
     "img": frozenset({"src", "srcset", "alt", "title", "width", "height", "sizes"}),
@@ -88,29 +90,41 @@ def render_html(
     for element in ancestors:
         out.append(_start_tag(doc, element, rewrite_link, images))
     skip_until = -1
+    media_until = -1  # inside a media element of the selected range: written whole
     for i in range(first, last + 1):
         if i <= skip_until:
             continue
         kind = kinds[i]
+        inside_media = i <= media_until
         if kind == TEXT:
-            if selected[i]:
+            if selected[i] or inside_media:
                 out.append(html_lib.escape(t.text[i], quote=False))
             continue
         element = owners[i]
-        if not keep[element]:
-            continue
         name = doc.tag[element]
+        if not (keep[element] or inside_media):
+            if kind == OPEN and images and name in MEDIA_TAGS and not _is_tracking_pixel(doc, element):
+                # Figures and images between selected text are part of the article even when the
+                # algorithm scored only text (DOM scorers select paragraphs, not pictures).
+                media_until = int(doc.end[element])
+                out.append(_start_tag(doc, element, rewrite_link, images))
+            continue
         if kind == OPEN:
             if name in DROPPED:
                 skip_until = int(doc.end[element])
                 continue
             out.append(_start_tag(doc, element, rewrite_link, images))
-        elif doc.start[element] >= first or element in opened_before:
+        elif inside_media or doc.start[element] >= first or element in opened_before:
             out.append(_end_tag(name))
     for element in reversed(ancestors):
         if doc.end[element] > last:
             out.append(_end_tag(doc.tag[element]))
     return sanitize("".join(out))
+
+
+def _is_tracking_pixel(doc: Document, element: int) -> bool:
+    attrs = doc.elements[element].attributes
+    return any((attrs.get(size) or "").strip() in ("0", "1") for size in ("width", "height"))
 
 
 def _ancestors(doc: Document, element: int) -> list[int]:

@@ -100,3 +100,21 @@ def test_sanitize_is_an_allowlist() -> None:
     clean = sanitize(dirty)
     assert clean.startswith("<p>ok</p>")
     assert "script" not in clean and "object" not in clean and "vbscript" not in clean
+
+
+def test_media_inside_the_selected_range_are_kept() -> None:
+    page = """<body><div>
+    <p>First paragraph of the story.</p>
+    <div class="photo"><a href="/big.jpg"><img src="/photo.jpg" alt="Photo"></a></div>
+    <figure><img src="/chart.png"><figcaption>A chart</figcaption></figure>
+    <img src="/pixel.gif" width="1" height="1">
+    <p>Second paragraph of the story.</p>
+    </div><img src="/after.png"></body>"""
+    doc = parse(page, url="https://example.org/")
+    paragraphs = [i for i, name in enumerate(doc.tag) if name == "p"]
+    fragment = render_html(doc, doc.mask_elements(paragraphs))
+    assert '<img src="https://example.org/photo.jpg" alt="Photo">' in fragment
+    assert "<figure><img" in fragment and "<figcaption>A chart</figcaption></figure>" in fragment
+    assert "pixel.gif" not in fragment  # tracking pixels are not pictures
+    assert "after.png" not in fragment  # outside the selected range
+    assert "<img" not in render_html(doc, doc.mask_elements(paragraphs), images=False)
