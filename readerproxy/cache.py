@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import sqlite3
 import struct
@@ -25,7 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from .fetch import FetchedPage, Fetcher
@@ -381,6 +382,7 @@ class SingleFlight:
 
 # ---- the page caching policy -------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=4096)
 def normalize_url(url: str) -> str:
     """Cache key form of a URL: lower-case scheme and host, default port and fragment dropped; nothing sorted."""
     parts = urlsplit(url.strip())
@@ -459,6 +461,31 @@ def has_validators(page: FetchedPage) -> bool:
     return bool(page.etag or page.last_modified)
 
 
+class DecodedMemo(Generic[T]):
+    """Decoded forms of cached values, reused while the cache hands back the very same bytes object.
+
+    The memory LRU returns the stored bytes object itself on a hit, so identity tells that the
+    value has not changed; decoding a 200 KB page or a JSON result on every hit was the hot path.
+    """
+
+    def __init__(self, decode: Callable[[bytes], T], max_entries: int = 256) -> None:
+        self._decode = decode
+        self._max_entries = max_entries
+        self._entries: OrderedDict[str, tuple[bytes, T]] = OrderedDict()
+
+    def decode(self, key: str, raw: bytes) -> T:
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] is raw:
+            self._entries.move_to_end(key)
+            return entry[1]
+        value = self._decode(raw)
+        self._entries[key] = (raw, value)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._max_entries:
+            self._entries.popitem(last=False)
+        return value
+
+
 class PageStore:
     """Fetched pages through the cache: fresh → "hit", stale and still valid (304) → "revalidated",
     else fetched → "miss". refresh=True skips the cache read. One upstream request per URL at a time."""
@@ -472,6 +499,7 @@ class PageStore:
         self.default_ttl = default_ttl
         self.max_ttl = max_ttl
         self.flights = SingleFlight()
+        self._decoded: DecodedMemo[tuple[FetchedPage, float]] = DecodedMemo(self._decode_entry)
 
     def key(self, url: str) -> str:
         return self.KEY_PREFIX + normalize_url(url)
@@ -481,25 +509,27 @@ class PageStore:
         key = self.key(url)
         if refresh:
             return await self.flights.run("refresh|" + key, lambda: self._fetch(url, key, None))
-        cached = await self._cached(key)
-        if cached is not None and self._is_fresh(cached):
-            return cached, "hit"
+        entry = await self._cached(key)
+        cached = entry[0] if entry is not None else None
+        if entry is not None and time.time() - entry[0].fetched_at < entry[1]:
+            return entry[0], "hit"
         return await self.flights.run(key, lambda: self._fetch(url, key, cached))
 
-    async def _cached(self, key: str) -> FetchedPage | None:
+    def _decode_entry(self, data: bytes) -> tuple[FetchedPage, float]:
+        """A stored page and its freshness lifetime (headers parsed once per stored copy)."""
+        page = FetchedPage.from_bytes(data)
+        return page, freshness(page.headers, self.default_ttl, self.max_ttl).lifetime
+
+    async def _cached(self, key: str) -> tuple[FetchedPage, float] | None:
         data = await self.cache.get(key)
         if data is None:
             return None
         try:
-            return FetchedPage.from_bytes(data)
+            return self._decoded.decode(key, data)
         except ValueError:
             log.warning("dropping a malformed cache entry for %s", key)
             await self.cache.delete(key)
             return None
-
-    def _is_fresh(self, page: FetchedPage) -> bool:
-        policy = freshness(page.headers, self.default_ttl, self.max_ttl)
-        return time.time() - page.fetched_at < policy.lifetime
 
     async def _fetch(self, url: str, key: str, cached: FetchedPage | None) -> tuple[FetchedPage, str]:
         """Revalidate `cached` if it has validators, else fetch; store what the headers allow."""
