@@ -30,6 +30,7 @@ Choices where the paper is open (each one measured with shingle F1 on the shared
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -83,9 +84,10 @@ WEIGHTS = Weights(
     children_share=0.1,
 )
 
-#: Class/id words hinting at the main content (seed 001, §5.1: "article", "content" …).
+#: Class/id words hinting at the main content (seed 001, §5.1: "article", "content" …); matched
+#: against the lower-cased value (three times faster than re.I on long utility-class lists).
 POSITIVE_HINTS = re.compile(
-    r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story", re.I
+    r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story"
 )
 #: Class/id words hinting at everything else (seed 001, §5.1: "footer" …).
 NEGATIVE_HINTS = re.compile(
@@ -93,8 +95,7 @@ NEGATIVE_HINTS = re.compile(
     r"footer|gdpr|masthead|menu|(?:^|[\s_-])nav|outbrain|pagination|pager|popup|promo|related|"
     r"remark|replies|rss|share|sharing|shoutbox|sidebar|skyscraper|social|sponsor|shopping|"
     r"subscribe|newsletter|(?:^|[\s_-])tags?(?:$|[\s_-])|taboola|widget|cookie|login|signup|"
-    r"recommend|trending|popular",
-    re.I,
+    r"recommend|trending|popular"
 )
 
 #: Elements that hold text for scoring: block-level tags that can contain text.
@@ -157,11 +158,20 @@ def attribute_weights(attrs: dict[str, str | None], weights: Weights) -> tuple[f
     for name in ("class", "id"):
         hint = attrs.get(name)
         if hint:
-            if POSITIVE_HINTS.search(hint):
-                hint_value += weights.positive_hint
-            if NEGATIVE_HINTS.search(hint):
-                hint_value += weights.negative_hint
+            hint_value += hint_weight(hint, weights.positive_hint, weights.negative_hint)
     return role_value, hint_value
+
+
+@functools.lru_cache(maxsize=16384)
+def hint_weight(value: str, positive: float, negative: float) -> float:
+    """Weight of one class or id value (memoised: pages repeat the same class lists many times)."""
+    weight = 0.0
+    lowered = value.lower()
+    if POSITIVE_HINTS.search(lowered):
+        weight += positive
+    if NEGATIVE_HINTS.search(lowered):
+        weight += negative
+    return weight
 
 
 def inherit(
