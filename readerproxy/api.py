@@ -12,8 +12,6 @@ from .extraction import Extraction, Extractor, get_extractor, registry
 from .metadata import Metadata, extract_metadata
 from .output import LinkRewriter, html_to_markdown, render_html, render_text
 
-#: What `auto` runs until a dedicated combined extractor exists: the best measured algorithm.
-AUTO_PREFERENCE = ("auto", "heuristic", "density", "baseline")
 WORDS_PER_MINUTE = 230
 
 
@@ -70,17 +68,11 @@ class Article:
 def algorithms() -> dict[str, str]:
     """Stable algorithm names with a one-line description each (`auto` first)."""
     described = {name: spec.description for name, spec in sorted(registry().items())}
-    auto = resolve_algorithm("auto")
-    return {"auto": f"The best available extractor (currently {auto.name}).", **described}
+    return {"auto": described.pop("auto"), **described}
 
 
 def resolve_algorithm(name: str) -> Extractor[Any]:
-    """The extractor for a name; `auto` maps to the best one registered."""
-    if name == "auto":
-        extractors = registry()
-        for candidate in AUTO_PREFERENCE:
-            if candidate in extractors:
-                return extractors[candidate]
+    """The extractor registered under a name (`auto` included); ValueError naming the valid ones."""
     return get_extractor(name)
 
 

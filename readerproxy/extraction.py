@@ -82,8 +82,11 @@ class Extractor(Generic[P]):
         began = time.perf_counter()
         extraction = self.function(doc, params)
         extraction.elapsed_ms = (time.perf_counter() - began) * 1000.0
-        extraction.algorithm = self.name
-        extraction.params = dataclasses.asdict(params)  # type: ignore[call-overload]
+        # A composite extractor (auto) returns the Extraction of the algorithm it chose: keep that
+        # algorithm's name and parameters, which say what really produced the selection.
+        if not extraction.algorithm:
+            extraction.algorithm = self.name
+            extraction.params = dataclasses.asdict(params)  # type: ignore[call-overload]
         return extraction
 
 
@@ -157,7 +160,7 @@ def get_extractor(name: str) -> Extractor[Any]:
     try:
         return extractors[name]
     except KeyError:
-        valid = ", ".join(["auto", *sorted(extractors)])
+        valid = ", ".join(dict.fromkeys(["auto", *sorted(extractors)]))
         raise ValueError(f"unknown algorithm {name!r}; valid: {valid}") from None
 
 

@@ -1,0 +1,46 @@
+"""auto: the best measured extractor, and its fallbacks on pages where that one finds nothing."""
+
+from __future__ import annotations
+
+import readerproxy
+from readerproxy import extract
+from readerproxy.document import parse
+from readerproxy.extraction import registry
+from readerproxy.extractors.auto import FALLBACKS, selected_chars
+
+ARTICLE = "".join(
+    f"<p>Paragraph {i} of a real article, with enough words in it to be read as content by anyone.</p>"
+    for i in range(12)
+)
+PAGE = f"""<html><body><nav><a href="/a">Home</a> <a href="/b">News</a></nav>
+<article><h1>Title</h1>{ARTICLE}</article><footer><a href="/c">Contact</a></footer></body></html>"""
+
+
+def test_auto_runs_heuristic_on_an_article() -> None:
+    article = extract(PAGE, algorithm="auto")
+    assert article.algorithm == FALLBACKS[0] == "heuristic"
+    assert "Paragraph 11 of a real article" in article.text
+    assert "Contact" not in article.text
+    assert article.extraction.params == registry()["heuristic"].run(parse(PAGE)).params
+    assert list(article.extraction.signals["auto_tried"]) == [0]
+
+
+def test_auto_falls_back_until_something_is_selected() -> None:
+    tiny = "<html><body><span>Just a few words here &amp; there.</span></body></html>"
+    doc = parse(tiny)
+    assert selected_chars(doc, registry()["heuristic"].run(doc).selection) == 0  # the case auto exists for
+    article = extract(tiny)
+    assert article.algorithm in FALLBACKS[1:]
+    assert article.text == "Just a few words here & there."
+    assert len(article.extraction.signals["auto_tried"]) >= 2
+
+
+def test_auto_is_the_default_and_listed_first() -> None:
+    assert extract(PAGE).algorithm == "heuristic"
+    assert next(iter(readerproxy.algorithms())) == "auto"
+    assert extract(PAGE, algorithm="auto", min_chars=10**9, min_share=1.0).algorithm in FALLBACKS
+
+
+def test_empty_page() -> None:
+    article = extract("<html><body></body></html>")
+    assert article.text == "" and article.algorithm == "baseline"
