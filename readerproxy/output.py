@@ -67,6 +67,11 @@ def kept_elements(doc: Document, selection: np.ndarray) -> np.ndarray:
     return (csum[doc.end + 1] - csum[doc.start]) > 0
 
 
+def selected_range(selection: np.ndarray) -> tuple[int, int]:
+    """Indices of the first and last selected token (the selection must not be empty)."""
+    return int(np.argmax(selection)), len(selection) - 1 - int(np.argmax(selection[::-1]))
+
+
 def render_html(
     doc: Document,
     selection: np.ndarray,
@@ -81,8 +86,7 @@ def render_html(
     kinds = t.kind.tolist()
     owners = t.element.tolist()
     selected = selection.tolist()
-    first = int(np.argmax(selection))
-    last = len(selected) - 1 - int(np.argmax(selection[::-1]))
+    first, last = selected_range(selection)
     out: list[str] = []
     # Open the kept ancestors of the first selected token, then walk the selected range.
     ancestors = _ancestors(doc, owners[first] if kinds[first] == TEXT else int(doc.parent[owners[first]]))
@@ -247,8 +251,7 @@ def render_text(doc: Document, selection: np.ndarray) -> str:
     kinds = t.kind.tolist()
     owners = t.element.tolist()
     selected = selection.tolist()
-    first = int(np.argmax(selection))
-    last = len(selected) - 1 - int(np.argmax(selection[::-1]))
+    first, last = selected_range(selection)
     blocks: list[str] = []
     current: list[str] = []
     preformatted = 0
