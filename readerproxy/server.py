@@ -74,7 +74,7 @@ ERROR_TITLES = {
     "not_found": "Not found",
     "internal": "Something went wrong",
 }
-RESULT_VERSION = 1  # bump when the cached result's shape changes
+RESULT_VERSION = 2  # bump when the cached result's shape changes
 
 
 # --------------------------------------------------------------------------------------------
