@@ -109,7 +109,6 @@ class Document:
     source_length: int = 0  # characters of the page as given, before cleaning
     rebroken: bool = False  # lines were re-broken because the source had almost none
     json_ld: list[str] = field(default_factory=list)  # <script type="application/ld+json"> bodies
-    _cache: dict[str, object] = field(default_factory=dict, repr=False)
 
     @property
     def n_lines(self) -> int:
@@ -181,10 +180,6 @@ class Document:
             np.add.at(marks, self.start[idx], 1)
             np.add.at(marks, self.end[idx] + 1, -1)
         return np.cumsum(marks[:-1]) > 0
-
-    def mask_lines(self, lines: np.ndarray) -> np.ndarray:
-        """Token mask of the tokens on the selected lines (a boolean array over lines)."""
-        return np.asarray(lines, dtype=bool)[self.tokens.line]
 
     def absolute_url(self, url: str | None) -> str | None:
         """Resolve a URL found in the page against its base URL."""
