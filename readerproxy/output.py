@@ -166,7 +166,7 @@ def _start_tag(doc: Document, element: int, rewrite_link: LinkRewriter | None, i
             continue
         values[key] = value
     parts = [name]
-    for key, value in values.items():
+    for key, value in sorted(values.items()):  # a stable order (sets iterate in hash order)
         if key in _URL_ATTRIBUTES:
             url = _safe_url(doc, value)
             if url is None:
