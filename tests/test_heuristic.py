@@ -149,3 +149,17 @@ def test_degenerate_pages_do_not_raise(html: str) -> None:
     extraction = get_extractor("heuristic").run(parse(html))
     assert extraction.selection.shape == (len(parse(html).tokens),)
     assert 0.0 <= extraction.score <= 1.0
+
+
+def test_unlikely_candidates_are_dropped_only_when_asked() -> None:
+    """Readability.js's unlikely candidates: class/id says boilerplate and nothing says content."""
+    article = "".join(f"<p>Article paragraph {i} with plenty of ordinary words to read.</p>" for i in range(8))
+    comments = '<div class="supplemental">' + "<p>A reader comment that is long enough to score well here.</p>" * 6 + "</div>"
+    kept = '<div class="extra-content"><p>Maybe content: this class also says content, so it stays in the article text.</p></div>'
+    page = f"<html><body><div>{article}{comments}{kept}</div></body></html>"
+    plain = extract(page, algorithm="heuristic").text
+    cleaned = extract(page, algorithm="heuristic", unlikely_candidates=True).text
+    assert "reader comment" in plain
+    assert "reader comment" not in cleaned
+    assert "Article paragraph 7" in cleaned
+    assert "Maybe content" in cleaned

@@ -1,10 +1,12 @@
 """auto: the best measured extractor, with fallbacks so that a reader never gets an empty page.
 
-`heuristic` (DOM scoring, seed 001) measures best of our extractors on both shared datasets. It
-selects text holders above a threshold, so on very small or unusual pages (a few lines of text, no
-paragraphs) it can select nothing. `auto` then tries the next extractor in `fallbacks`; the last
-one, `baseline`, keeps all visible text. The Extraction returned is the one that was accepted, so
-`Article.algorithm` names the algorithm that really produced the text.
+`heuristic` (DOM scoring, seed 001) measures best of our extractors on both shared datasets, and
+best of all with Readability.js's unlikely-candidate removal (comment sections, related-story
+lists, footers dropped by class/id before the article is chosen). Like Readability.js, which
+retries without that flag when the result is too short, `auto` tries each entry of FALLBACKS in
+turn until one selects enough text: heuristic without the removal, then accb, then `baseline`,
+which keeps all visible text. The Extraction returned is the one accepted, so `Article.algorithm`
+and `.extraction.params` name what really produced the text.
 """
 
 from __future__ import annotations
@@ -16,8 +18,13 @@ import numpy as np
 from ..document import TEXT, Document
 from ..extraction import Extraction, get_extractor, register
 
-#: Tried in order; the first whose selection is large enough wins. `baseline` always is.
-FALLBACKS = ("heuristic", "accb", "baseline")
+#: (algorithm, parameters), tried in order; the first whose selection is large enough wins.
+FALLBACKS: tuple[tuple[str, dict[str, object]], ...] = (
+    ("heuristic", {"unlikely_candidates": True}),
+    ("heuristic", {}),
+    ("accb", {}),
+    ("baseline", {}),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +43,7 @@ def selected_chars(doc: Document, selection: np.ndarray) -> int:
 
 @register(
     "auto",
-    "The best measured extractor (heuristic), falling back to accb, then all text, when it finds too little.",
+    "The best measured extractor (heuristic without unlikely candidates), with fallbacks when it finds too little.",
     AutoParams,
     reference="measured with readerproxy eval on both shared datasets (docs/benchmarks.md)",
 )
@@ -44,13 +51,14 @@ def extract_auto(doc: Document, params: AutoParams) -> Extraction:
     """Run the extractors of FALLBACKS in order and return the first acceptable Extraction."""
     page_chars = selected_chars(doc, doc.body_mask)
     enough = max(1, min(params.min_chars, int(page_chars * params.min_share)))
-    tried: list[str] = []
     extraction: Extraction | None = None
-    for name in FALLBACKS:
-        extraction = get_extractor(name).run(doc)
-        tried.append(name)
+    tried = 0
+    for name, overrides in FALLBACKS:
+        extractor = get_extractor(name)
+        extraction = extractor.run(doc, extractor.make_params(overrides))
+        tried += 1
         if selected_chars(doc, extraction.selection) >= enough:
             break
     assert extraction is not None
-    extraction.signals["auto_tried"] = np.array([FALLBACKS.index(name) for name in tried])
+    extraction.signals["auto_tried"] = np.arange(tried)  # indices into FALLBACKS
     return extraction

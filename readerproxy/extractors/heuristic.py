@@ -115,6 +115,7 @@ class HeuristicParams:
     threshold: float = 25.0
     coverage: float = 0.85  # share of selected words the article element must contain (our step)
     neighbour_share: float = WEIGHTS.neighbour_share
+    unlikely_candidates: bool = False  # drop Readability.js's unlikely candidates first (not in seed 001)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,7 @@ class ElementFeatures:
     anchor_chars: np.ndarray  # float: of which inside links
     own: np.ndarray  # float: weighted own-tag feature
     context: np.ndarray  # float: inherited semantic tag + role + class/id weight
+    unlikely: np.ndarray  # bool: Readability.js would drop this element and its subtree
 
 
 def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatures:
@@ -136,6 +138,7 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     own = np.array([weights.own_tag.get(name, 0.0) for name in tags], dtype=np.float64)
     semantic = [weights.context_tag.get(name, 0.0) for name in tags]
     hints = [0.0] * n
+    unlikely = np.zeros(n, dtype=bool)
     for index, node in enumerate(doc.elements):
         attrs = node.attributes
         if not attrs:
@@ -143,9 +146,36 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
         role, hint = attribute_weights(attrs, weights)
         semantic[index] += role
         hints[index] = hint
+        unlikely[index] = is_unlikely_candidate(tags[index], attrs)
     holder, context = inherit(doc, semantic, hints, weights.hint_decay)
     words, chars, anchor_chars = own_text(doc, holder, n)
-    return ElementFeatures(holder, words, chars, anchor_chars, own, context)
+    return ElementFeatures(holder, words, chars, anchor_chars, own, context, unlikely)
+
+
+#: Readability.js's REGEXPS.unlikelyCandidates, okMaybeItsACandidate and UNLIKELY_ROLES.
+UNLIKELY_CANDIDATES = re.compile(
+    r"-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer|gdpr|"
+    r"header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|sponsor|"
+    r"supplemental|ad-break|agegate|pagination|pager|popup|yom-remote"
+)
+MAYBE_CANDIDATE = re.compile(r"and|article|body|column|content|main|mathjax|shadow")
+UNLIKELY_ROLES = frozenset({"menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog"})
+
+
+def is_unlikely_candidate(tag: str, attrs: dict[str, str | None]) -> bool:
+    """Readability.js _grabArticle: class/id says boilerplate (and nothing says content), or the role does."""
+    if tag in ("html", "body", "a", "article", "main"):  # semantic content tags outrank class names
+        return False
+    if (attrs.get("role") or "").strip().lower() in UNLIKELY_ROLES:
+        return True
+    match_string = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+    return len(match_string) > 1 and _unlikely_match(match_string)
+
+
+@functools.lru_cache(maxsize=16384)
+def _unlikely_match(match_string: str) -> bool:
+    lowered = match_string.lower()
+    return bool(UNLIKELY_CANDIDATES.search(lowered)) and not MAYBE_CANDIDATE.search(lowered)
 
 
 def attribute_weights(attrs: dict[str, str | None], weights: Weights) -> tuple[float, float]:
@@ -293,6 +323,10 @@ def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
     is_holder = np.zeros(len(doc.elements), dtype=bool)
     is_holder[holders] = True
     above = is_holder & (scores > params.threshold)
+    dropped = np.zeros(n_tokens, dtype=bool)
+    if params.unlikely_candidates:
+        dropped = doc.mask_elements(np.flatnonzero(features.unlikely))
+        above &= ~dropped[doc.start]
     root = article_element(doc, above, features.words, params.coverage)
     chosen = above.copy()
     if root >= 0:
@@ -305,7 +339,7 @@ def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
         within[last + 1 :] = False
         t = doc.tokens
         owner = np.where(t.element >= 0, t.element, 0)
-        selection = within & chosen[features.holder[owner]] & (t.element >= 0)
+        selection = within & chosen[features.holder[owner]] & (t.element >= 0) & ~dropped
 
     blocks = [
         Block(
