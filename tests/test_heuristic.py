@@ -163,3 +163,20 @@ def test_unlikely_candidates_are_dropped_only_when_asked() -> None:
     assert "reader comment" not in cleaned
     assert "Article paragraph 7" in cleaned
     assert "Maybe content" in cleaned
+
+
+def test_top_candidate_root_leaves_teaser_cards_out() -> None:
+    """Paragraphs that share a parent outscore teaser cards that sit one per card (Readability.js)."""
+    body = "".join(f"<p>Story paragraph {i} tells the reader what happened in plain words.</p>" for i in range(30))
+    cards = "".join(
+        f'<div class="card"><h3>Other story {i}</h3><p>A teaser sentence for another story, long enough to score {i}.</p></div>'
+        for i in range(8)
+    )
+    page = f"<html><body><div><div class='story'>{body}</div><div class='more'>{cards}</div></div></body></html>"
+    coverage = extract(page, algorithm="heuristic").text
+    candidate = extract(page, algorithm="heuristic", article_root="top-candidate").text
+    assert "A teaser sentence" in coverage  # the teasers are a large share of the selected words
+    assert "A teaser sentence" not in candidate
+    assert "Story paragraph 0" in candidate and "Story paragraph 29" in candidate
+    with pytest.raises(ValueError, match="article_root"):
+        extract(page, algorithm="heuristic", article_root="nope")

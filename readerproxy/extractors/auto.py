@@ -1,8 +1,9 @@
 """auto: the best measured extractor, with fallbacks so that a reader never gets an empty page.
 
 `heuristic` (DOM scoring, seed 001) measures best of our extractors on both shared datasets, and
-best of all with Readability.js's unlikely-candidate removal (comment sections, related-story
-lists, footers dropped by class/id before the article is chosen). Like Readability.js, which
+best of all with two steps from Readability.js: unlikely-candidate removal (comment sections,
+related-story lists, footers dropped by class/id before the article is chosen) and the article
+root found from the top candidate (see `heuristic.top_candidate_element`). Like Readability.js, which
 retries without that flag when the result is too short, `auto` tries each entry of FALLBACKS in
 turn until one selects enough text: heuristic without the removal, then accb, then `baseline`,
 which keeps all visible text. The Extraction returned is the one accepted, so `Article.algorithm`
@@ -20,7 +21,7 @@ from ..extraction import Extraction, get_extractor, register
 
 #: (algorithm, parameters), tried in order; the first whose selection is large enough wins.
 FALLBACKS: tuple[tuple[str, dict[str, object]], ...] = (
-    ("heuristic", {"unlikely_candidates": True}),
+    ("heuristic", {"unlikely_candidates": True, "article_root": "top-candidate"}),
     ("heuristic", {}),
     ("accb", {}),
     ("baseline", {}),

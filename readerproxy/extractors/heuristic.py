@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -116,6 +117,8 @@ class HeuristicParams:
     coverage: float = 0.85  # share of selected words the article element must contain (our step)
     neighbour_share: float = WEIGHTS.neighbour_share
     unlikely_candidates: bool = False  # drop Readability.js's unlikely candidates first (not in seed 001)
+    article_root: Literal["coverage", "top-candidate"] = "coverage"  # how the article element is found
+    candidate_share: float = 0.7  # top-candidate: climb until the element holds this share of the words
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,16 +286,45 @@ def container_scores(doc: Document, scores: np.ndarray, holders: np.ndarray, sha
     return result
 
 
+def _words_inside(doc: Document, mass: np.ndarray) -> np.ndarray:
+    """Per element, the sum of `mass` over the elements inside it (itself included)."""
+    at_start = np.zeros(len(doc.tokens) + 1, dtype=np.float64)
+    np.add.at(at_start, doc.start, mass)
+    csum = np.concatenate(([0.0], np.cumsum(at_start[:-1])))
+    return csum[doc.end + 1] - csum[doc.start]
+
+
+def top_candidate_element(doc: Document, selected: np.ndarray, words: np.ndarray, share: float) -> int:
+    """Readability.js's top candidate, widened: the words of each selected holder count fully for its
+    parent and half for its grandparent; from the best-scoring element, climb to the first ancestor
+    holding `share` of the selected words (-1: none selected). Teaser lists, whose paragraphs sit in
+    one card each, lose to the article body, whose paragraphs share a parent."""
+    mass = np.where(selected, words, 0.0)
+    total = float(mass.sum())
+    if total <= 0:
+        return -1
+    holders = np.flatnonzero(mass > 0)
+    parents = doc.parent[holders]
+    has_parent = parents >= 0
+    candidate = np.zeros(len(mass))
+    np.add.at(candidate, parents[has_parent], mass[holders][has_parent])
+    grandparents = doc.parent[parents[has_parent]]
+    has_grandparent = grandparents >= 0
+    np.add.at(candidate, grandparents[has_grandparent], 0.5 * mass[holders][has_parent][has_grandparent])
+    inside = _words_inside(doc, mass)
+    element = int(np.argmax(candidate))
+    while element >= 0 and inside[element] < share * total - 1e-9:
+        element = int(doc.parent[element])
+    return element
+
+
 def article_element(doc: Document, selected: np.ndarray, words: np.ndarray, coverage: float) -> int:
     """The smallest element that contains `coverage` of the selected words (-1: none selected)."""
     mass = np.where(selected, words, 0.0)
     total = float(mass.sum())
     if total <= 0:
         return -1
-    at_start = np.zeros(len(doc.tokens) + 1, dtype=np.float64)
-    np.add.at(at_start, doc.start, mass)
-    csum = np.concatenate(([0.0], np.cumsum(at_start[:-1])))
-    inside = csum[doc.end + 1] - csum[doc.start]
+    inside = _words_inside(doc, mass)
     candidates = np.flatnonzero(inside >= coverage * total - 1e-9)
     if len(candidates) == 0:
         return -1
@@ -327,7 +359,10 @@ def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
     if params.unlikely_candidates:
         dropped = doc.mask_elements(np.flatnonzero(features.unlikely))
         above &= ~dropped[doc.start]
-    root = article_element(doc, above, features.words, params.coverage)
+    if params.article_root == "top-candidate":
+        root = top_candidate_element(doc, above, features.words, params.candidate_share)
+    else:
+        root = article_element(doc, above, features.words, params.coverage)
     chosen = above.copy()
     if root >= 0:
         inside_root = np.zeros_like(chosen)
