@@ -180,3 +180,16 @@ def test_top_candidate_root_leaves_teaser_cards_out() -> None:
     assert "Story paragraph 0" in candidate and "Story paragraph 29" in candidate
     with pytest.raises(ValueError, match="article_root"):
         extract(page, algorithm="heuristic", article_root="nope")
+
+
+def test_inner_threshold_keeps_short_paragraphs_of_the_article() -> None:
+    paragraphs = "".join(
+        f"<p>Paragraph {i} of the story has a good number of words in it for scoring well.</p><div>So short {i}.</div>"
+        for i in range(10)
+    )
+    page = f"<html><body><nav><a href='/'>Home</a></nav><div>{paragraphs}</div></body></html>"
+    default = extract(page, algorithm="heuristic").text
+    inner = extract(page, algorithm="heuristic", inner_threshold=0).text
+    assert "So short 3." not in default  # a two-word paragraph is below the threshold on its own
+    assert "So short 3." in inner and "Paragraph 9 of the story" in inner
+    assert "Home" not in inner

@@ -3,7 +3,8 @@
 `heuristic` (DOM scoring, seed 001) measures best of our extractors on both shared datasets, and
 best of all with two steps from Readability.js: unlikely-candidate removal (comment sections,
 related-story lists, footers dropped by class/id before the article is chosen) and the article
-root found from the top candidate (see `heuristic.top_candidate_element`). Like Readability.js, which
+root found from the top candidate (see `heuristic.top_candidate_element`), inside which every
+text holder with a positive score is kept (`inner_threshold=0`: short paragraphs of the article). Like Readability.js, which
 retries without that flag when the result is too short, `auto` tries each entry of FALLBACKS in
 turn until one selects enough text: heuristic without the removal, then accb, then `baseline`,
 which keeps all visible text. The Extraction returned is the one accepted, so `Article.algorithm`
@@ -21,7 +22,7 @@ from ..extraction import Extraction, get_extractor, register
 
 #: (algorithm, parameters), tried in order; the first whose selection is large enough wins.
 FALLBACKS: tuple[tuple[str, dict[str, object]], ...] = (
-    ("heuristic", {"unlikely_candidates": True, "article_root": "top-candidate"}),
+    ("heuristic", {"unlikely_candidates": True, "article_root": "top-candidate", "inner_threshold": 0.0}),
     ("heuristic", {}),
     ("accb", {}),
     ("baseline", {}),

@@ -119,6 +119,7 @@ class HeuristicParams:
     unlikely_candidates: bool = False  # drop Readability.js's unlikely candidates first (not in seed 001)
     article_root: Literal["coverage", "top-candidate"] = "coverage"  # how the article element is found
     candidate_share: float = 0.7  # top-candidate: climb until the element holds this share of the words
+    inner_threshold: float | None = None  # inside the article element, keep holders above this (None: threshold)
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +365,10 @@ def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
     else:
         root = article_element(doc, above, features.words, params.coverage)
     chosen = above.copy()
+    if params.inner_threshold is not None:
+        chosen = is_holder & (scores > params.inner_threshold)
+        if params.unlikely_candidates:
+            chosen &= ~dropped[doc.start]
     if root >= 0:
         inside_root = np.zeros_like(chosen)
         inside_root[(doc.start >= doc.start[root]) & (doc.end <= doc.end[root])] = True
