@@ -397,15 +397,17 @@ def _line_numbers(
 
 
 def _rebreak(kind: np.ndarray, length: np.ndarray, newline_after: np.ndarray) -> np.ndarray:
-    """Break after the first tag that ends at or past REBREAK_WIDTH characters into a line."""
+    """Break after the first tag that ends in each new REBREAK_WIDTH-character window (vectorised).
+
+    CETR inserts a newline "after 60 (or so) characters … after the end of the tag"; cutting the
+    page into fixed windows and breaking at the first tag end in each gives lines of about that
+    width without a Python loop over the tokens.
+    """
     breaks = np.zeros(len(kind), dtype=bool)
-    column = 0
-    is_tag = (kind != TEXT).tolist()
-    for i, size in enumerate(length.tolist()):
-        column += size
-        if newline_after[i]:
-            column = 0
-        elif is_tag[i] and column >= REBREAK_WIDTH:
-            breaks[i] = True
-            column = 0
+    tags = np.flatnonzero(kind != TEXT)
+    if len(tags) == 0:
+        return breaks
+    window = np.cumsum(length, dtype=np.int64)[tags] // REBREAK_WIDTH
+    first_in_window = np.concatenate(([window[0] > 0], window[1:] > window[:-1]))
+    breaks[tags[first_in_window]] = True
     return breaks
