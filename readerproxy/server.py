@@ -384,7 +384,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        kind = "not_found" if exc.status == 404 else "bad_request"
+        kind = {404: "not_found", 413: "too_large"}.get(exc.status, "bad_request")
         return error_response(request, exc.status, kind, exc.reason)
     except asyncio.CancelledError:
         raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import re
 from urllib.parse import parse_qs, urlsplit
@@ -177,6 +178,16 @@ async def test_api_extract_post_html_body_and_json_body(
                          json={"html": html, "url": "https://example.com/x", "algo": "density"}) as response:
         assert response.status == 200
         assert (await response.json())["algorithm"] == "density"
+
+
+async def test_posted_compression_bomb_is_refused_as_too_large(
+    reader_server: RunningServer, http: aiohttp.ClientSession
+) -> None:
+    bomb = gzip.compress(b"<p>" + b"a" * (40 * 1024 * 1024), 9)  # ~40 KB on the wire, 40 MB decoded
+    headers = {"Content-Type": "text/html", "Content-Encoding": "gzip"}
+    async with http.post(reader_server.url("/api/extract"), data=bomb, headers=headers) as response:
+        assert response.status == 413
+        assert (await response.json())["error"]["kind"] == "too_large"
 
 
 @pytest.mark.parametrize(
