@@ -151,20 +151,28 @@ class Document:
             code_length=per_line(np.where(is_tag, t.length, 0)),
         )
 
+    def sum_within(self, token_values: np.ndarray) -> np.ndarray:
+        """Per element, the sum of a per-token array over the element's tokens (prefix sums)."""
+        csum = np.concatenate(([0], np.cumsum(token_values)))
+        return csum[self.end + 1] - csum[self.start]
+
+    def sum_descendants(self, element_values: np.ndarray) -> np.ndarray:
+        """Per element, the sum of a per-element array over the element and everything inside it."""
+        at_start = np.zeros(len(self.tokens), dtype=np.float64)
+        np.add.at(at_start, self.start, element_values)
+        return self.sum_within(at_start)
+
     @cached_property
     def subtree_chars(self) -> np.ndarray:
-        """Non-whitespace text characters inside each element (vectorised prefix sums)."""
+        """Non-whitespace text characters inside each element."""
         t = self.tokens
-        csum = np.concatenate(([0], np.cumsum(np.where(t.kind == TEXT, t.chars, 0))))
-        return csum[self.end + 1] - csum[self.start]
+        return self.sum_within(np.where(t.kind == TEXT, t.chars, 0))
 
     @cached_property
     def subtree_anchor_chars(self) -> np.ndarray:
         """Non-whitespace text characters inside anchors within each element."""
         t = self.tokens
-        weights = np.where((t.kind == TEXT) & t.in_anchor, t.chars, 0)
-        csum = np.concatenate(([0], np.cumsum(weights)))
-        return csum[self.end + 1] - csum[self.start]
+        return self.sum_within(np.where((t.kind == TEXT) & t.in_anchor, t.chars, 0))
 
     def element_text(self, index: int) -> str:
         """Whitespace-normalised text of one element."""
@@ -175,11 +183,7 @@ class Document:
     def mask_elements(self, elements: np.ndarray | list[int]) -> np.ndarray:
         """Token mask covering the given elements with everything inside them."""
         idx = np.asarray(elements, dtype=np.int64)
-        marks = np.zeros(len(self.tokens) + 1, dtype=np.int32)
-        if len(idx):
-            np.add.at(marks, self.start[idx], 1)
-            np.add.at(marks, self.end[idx] + 1, -1)
-        return np.cumsum(marks[:-1]) > 0
+        return ranges_mask(len(self.tokens), self.start[idx], self.end[idx])
 
     def absolute_url(self, url: str | None) -> str | None:
         """Resolve a URL found in the page against its base URL."""
@@ -192,6 +196,14 @@ class Document:
             return urljoin(self.base_url, url)
         except ValueError:
             return url
+
+
+def ranges_mask(size: int, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Boolean mask of length `size` covering every inclusive range first[i]..last[i]."""
+    marks = np.zeros(size + 1, dtype=np.int32)
+    np.add.at(marks, first, 1)
+    np.add.at(marks, np.asarray(last) + 1, -1)
+    return np.cumsum(marks[:-1]) > 0
 
 
 def parse(html: str, url: str | None = None) -> Document:

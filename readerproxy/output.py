@@ -63,8 +63,7 @@ LinkRewriter = Callable[[str], str]
 
 def kept_elements(doc: Document, selection: np.ndarray) -> np.ndarray:
     """Elements that contain at least one selected token (ancestor-closed by construction)."""
-    csum = np.concatenate(([0], np.cumsum(selection, dtype=np.int64)))
-    return (csum[doc.end + 1] - csum[doc.start]) > 0
+    return doc.sum_within(selection.astype(np.int64)) > 0
 
 
 def selected_range(selection: np.ndarray) -> tuple[int, int]:

@@ -277,22 +277,11 @@ def add_neighbours(scores: np.ndarray, holders: np.ndarray, share: float, floor:
 
 def container_scores(doc: Document, scores: np.ndarray, holders: np.ndarray, share: float) -> np.ndarray:
     """Score of every element: holders keep theirs, containers add `share` of the holders inside them."""
-    n_tokens = len(doc.tokens)
-    at_start = np.zeros(n_tokens + 1, dtype=np.float64)
-    np.add.at(at_start, doc.start[holders], scores[holders])
-    csum = np.concatenate(([0.0], np.cumsum(at_start[:-1])))
-    inside = csum[doc.end + 1] - csum[doc.start]
-    result = scores + share * inside
+    holder_scores = np.zeros(len(scores), dtype=np.float64)
+    holder_scores[holders] = scores[holders]
+    result = scores + share * doc.sum_descendants(holder_scores)
     result[holders] = scores[holders]
     return result
-
-
-def _words_inside(doc: Document, mass: np.ndarray) -> np.ndarray:
-    """Per element, the sum of `mass` over the elements inside it (itself included)."""
-    at_start = np.zeros(len(doc.tokens) + 1, dtype=np.float64)
-    np.add.at(at_start, doc.start, mass)
-    csum = np.concatenate(([0.0], np.cumsum(at_start[:-1])))
-    return csum[doc.end + 1] - csum[doc.start]
 
 
 def top_candidate_element(doc: Document, selected: np.ndarray, words: np.ndarray, share: float) -> int:
@@ -312,7 +301,7 @@ def top_candidate_element(doc: Document, selected: np.ndarray, words: np.ndarray
     grandparents = doc.parent[parents[has_parent]]
     has_grandparent = grandparents >= 0
     np.add.at(candidate, grandparents[has_grandparent], 0.5 * mass[holders][has_parent][has_grandparent])
-    inside = _words_inside(doc, mass)
+    inside = doc.sum_descendants(mass)
     element = int(np.argmax(candidate))
     while element >= 0 and inside[element] < share * total - 1e-9:
         element = int(doc.parent[element])
@@ -325,7 +314,7 @@ def article_element(doc: Document, selected: np.ndarray, words: np.ndarray, cove
     total = float(mass.sum())
     if total <= 0:
         return -1
-    inside = _words_inside(doc, mass)
+    inside = doc.sum_descendants(mass)
     candidates = np.flatnonzero(inside >= coverage * total - 1e-9)
     if len(candidates) == 0:
         return -1

@@ -40,7 +40,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..document import TEXT, Document
+from ..document import TEXT, Document, ranges_mask
 from ..extraction import Block, Extraction, register
 from ..linkfilters import (
     BodyLines,
@@ -210,10 +210,7 @@ def extract_lineblock(doc: Document, params: LineBlockParams) -> Extraction:
     content = threshold_check(blocks, t1, t2, t3, bool(title_keywords(doc.title)), params.tkd_rule)
     content = at_least_one_block(blocks, content, t2)
 
-    selected_lines = np.zeros(len(lines) + 1, dtype=np.int64)
-    np.add.at(selected_lines, blocks.first[content], 1)
-    np.add.at(selected_lines, blocks.last[content] + 1, -1)
-    line_selected = np.cumsum(selected_lines[:-1]) > 0
+    line_selected = ranges_mask(len(lines), blocks.first[content], blocks.last[content])
     starts, ends = line_token_ranges(doc, lines)
     out = [
         Block(
