@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .datasets import Dataset, load_dataset
-from .runner import Evaluation, Progress, Summary, evaluate, parse_specs
+from .runner import AlgorithmSpec, Evaluation, Progress, Summary, evaluate, parse_specs
 
 _Getter = Any  # Callable[[Summary], float | int | None]: one cell of a row
 
@@ -56,16 +56,23 @@ def _show_progress(args: argparse.Namespace) -> bool:
     return not args.no_progress and sys.stderr.isatty()
 
 
-def run_eval(args: argparse.Namespace) -> int:
-    """Evaluate the specs on the dataset, print one table, write the JSON and the report if asked."""
+def _specs_and_dataset(args: argparse.Namespace) -> tuple[list[AlgorithmSpec], Dataset] | None:
+    """The parsed --algo specs and the loaded dataset, or None after printing why not."""
     try:
         specs = parse_specs(args.algo)
     except ValueError as exc:
         print(f"readerproxy: {exc}", file=sys.stderr)
-        return 2
+        return None
     dataset = _load(args)
-    if dataset is None:
+    return None if dataset is None else (specs, dataset)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """Evaluate the specs on the dataset, print one table, write the JSON and the report if asked."""
+    loaded = _specs_and_dataset(args)
+    if loaded is None:
         return 2
+    specs, dataset = loaded
     progress = Progress(len(dataset) * len(specs), _show_progress(args))
     evaluation = evaluate(dataset, specs, progress)
     print(format_eval_table(evaluation))
@@ -85,14 +92,11 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         print("readerproxy: --repeat must be at least 1", file=sys.stderr)
         return 2
-    try:
-        specs = [spec for spec in parse_specs(args.algo) if not spec.external]
-    except ValueError as exc:
-        print(f"readerproxy: {exc}", file=sys.stderr)
+    loaded = _specs_and_dataset(args)
+    if loaded is None:
         return 2
-    dataset = _load(args)
-    if dataset is None:
-        return 2
+    specs, dataset = loaded
+    specs = [spec for spec in specs if not spec.external]
     result = benchmark(dataset, specs, repeat=args.repeat, memory=not args.no_memory,
                        progress_enabled=_show_progress(args))
     print(format_bench(result))
