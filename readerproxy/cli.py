@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from .api import algorithms, extract
 from .decoding import DecompressionError
+from .settings import SERVE_OPTIONS, Settings, SettingsError, load_settings
 
 FORMATS = ("text", "html", "json", "markdown")
 
@@ -75,8 +78,70 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Commands that need an optional extra: (extra, modules it provides).
+EXTRAS = {
+    "eval": ("eval", ("rapidfuzz",)),
+    "bench": ("bench", ("rapidfuzz", "trafilatura", "readability")),
+}
+
+
+def missing_extra(command: str) -> str | None:
+    """One line naming the extra to install when a command's optional modules are missing."""
+    if command not in EXTRAS:
+        return None
+    extra, modules = EXTRAS[command]
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (f"readerproxy {command} needs the {extra!r} extra ({', '.join(missing)} not installed): "
+            f"pip install 'readerproxy[{extra}]'")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from .evaluation import cli as evaluation_cli  # needs the eval extra: imported where used
+
+    return evaluation_cli.run_eval(args)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .evaluation import cli as evaluation_cli  # needs the bench extra: imported where used
+
+    return evaluation_cli.run_bench(args)
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of `readerproxy serve`, made from settings.SERVE_OPTIONS: each with default and env var."""
+    defaults = Settings()
+    for option in SERVE_OPTIONS:
+        if option.name == "config":
+            default: object = "none"
+        elif option.name == "allow_private":
+            default = "off"
+        else:
+            default = getattr(defaults, option.name)
+        text = f"{option.help} (default: {default}; env {option.env})"
+        if option.metavar is None:
+            parser.add_argument(option.flag, dest=option.name, action="store_true", default=None, help=text)
+        else:
+            parser.add_argument(option.flag, dest=option.name, metavar=option.metavar, default=None, help=text)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """`readerproxy serve`: settings from defaults, config file, environment and flags, then run."""
+    try:
+        settings = load_settings({option.name: getattr(args, option.name) for option in SERVE_OPTIONS})
+    except SettingsError as exc:
+        print(f"readerproxy serve: {exc}", file=sys.stderr, flush=True)
+        return 2
+    from .server import run  # aiohttp and the app are only needed here
+
+    run(settings)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="readerproxy", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"readerproxy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("extract", help="extract the main content of a file or URL")
@@ -92,26 +157,31 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("algorithms", help="list the algorithms")
     p.set_defaults(handler=cmd_algorithms)
 
-    from .evaluation import cli as evaluation_cli
+    # eval and bench: their arguments are declared without importing the optional extras.
+    from .evaluation import arguments as evaluation_arguments
 
-    p = sub.add_parser("eval", help="measure algorithms on a dataset with known answers")
-    evaluation_cli.add_eval_arguments(p)
-    p.set_defaults(handler=evaluation_cli.run_eval)
+    p = sub.add_parser("eval", help="measure algorithms on a dataset with known answers (extra: eval)")
+    evaluation_arguments.add_eval_arguments(p)
+    p.set_defaults(handler=cmd_eval)
 
-    p = sub.add_parser("bench", help="parse and extraction speed per algorithm, beside trafilatura")
-    evaluation_cli.add_bench_arguments(p)
-    p.set_defaults(handler=evaluation_cli.run_bench)
+    p = sub.add_parser("bench", help="parse and extraction speed per algorithm, beside trafilatura (extra: bench)")
+    evaluation_arguments.add_bench_arguments(p)
+    p.set_defaults(handler=cmd_bench)
 
-    from . import server
-
-    p = sub.add_parser("serve", help="run the reader server")
-    server.add_serve_arguments(p)
-    p.set_defaults(handler=server.run_from_args)
+    p = sub.add_parser("serve", help="run the reader server",
+                       description="Run the reader server. Options also come from environment variables "
+                                   "and a TOML config file; the command line wins.")
+    add_serve_arguments(p)
+    p.set_defaults(handler=cmd_serve)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    problem = missing_extra(args.command)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

@@ -23,9 +23,18 @@ import jinja2
 
 from .output import LinkRewriter
 
-REPO = Path(__file__).resolve().parent.parent
-TEMPLATES_DIR = REPO / "templates"
-STATIC_DIR = REPO / "static"
+
+def _shipped_dir(name: str) -> Path:
+    """`templates/` or `static/`: inside the installed package (a wheel ships them as
+    readerproxy/templates and readerproxy/static), else the repository's top-level folder
+    (an editable install or a checkout)."""
+    package = Path(__file__).resolve().parent
+    inside = package / name
+    return inside if inside.is_dir() else package.parent / name
+
+
+TEMPLATES_DIR = _shipped_dir("templates")
+STATIC_DIR = _shipped_dir("static")
 
 THEMES = ("auto", "light", "dark", "sepia")
 #: Font-size steps; the CSS maps each to a root size, the smallest 16 px.

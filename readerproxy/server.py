@@ -18,7 +18,6 @@ stall the event loop for the requests being served from cache.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import dataclasses
@@ -26,6 +25,7 @@ import functools
 import gc
 import json
 import logging
+import signal
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -45,7 +45,7 @@ from .extraction import Extractor
 from .fetch import FetchedPage, Fetcher, FetchError, validate_url
 from .metrics import Metrics
 from .render import COOKIE_MAX_AGE, Preferences, Renderer, link_rewriter, preferences, safe_base_url
-from .settings import Settings, SettingsError, load_settings
+from .settings import Settings
 
 log = logging.getLogger("readerproxy.server")
 
@@ -558,39 +558,39 @@ def _markdown(data: Mapping[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# `readerproxy serve`
+# Running the server (`readerproxy serve` parses its options in cli.py and calls `run`).
 
 
-def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of `readerproxy serve` (each also settable by environment variable or config file)."""
-    parser.add_argument("--host", default=None, help="bind address (default 127.0.0.1; READERPROXY_HOST)")
-    parser.add_argument("--port", type=int, default=None, help="port (default 8080; READERPROXY_PORT)")
-    parser.add_argument("--cache", default=None,
-                        help="memory | sqlite:PATH | redis://HOST:PORT/DB "
-                             "(default SQLite in the per-user data dir; READERPROXY_CACHE)")
-    parser.add_argument("--allow-private", action="store_true", default=None,
-                        help="allow fetching loopback/private addresses (READERPROXY_ALLOW_PRIVATE)")
-    parser.add_argument("--config", default=None, help="TOML config file (READERPROXY_CONFIG)")
-
-
-def run_from_args(args: argparse.Namespace) -> int:
-    """Entry point of `readerproxy serve`: settings from defaults, config, environment and flags."""
-    try:
-        settings = load_settings({
-            "host": args.host, "port": args.port, "cache": args.cache,
-            "allow_private": args.allow_private, "config": args.config,
-        })
-    except SettingsError as exc:
-        print(f"readerproxy serve: {exc}", flush=True)
-        return 2
+def run(settings: Settings) -> None:
+    """Serve until SIGINT or SIGTERM; print the address to open once listening."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
-    log.info("serving on http://%s:%d/ (cache %s%s)", settings.host, settings.port, settings.cache,
-             ", private addresses allowed" if settings.allow_private else "")
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve_until_stopped(settings))
+
+
+async def _serve_until_stopped(settings: Settings) -> None:
     app = create_app(settings)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.host, settings.port, shutdown_timeout=3.0)
+    await site.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    for address in runner.addresses:
+        host, port = address[0], address[1]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"readerproxy {__version__}: open http://{shown}:{port}/ in a browser "
+              f"(cache {settings.cache}{', private addresses allowed' if settings.allow_private else ''}; "
+              "Ctrl+C stops)", flush=True)
     # Everything imported and built so far lives for the whole process: keep it out of the garbage
     # collector's scans (shorter pauses, a steadier p99 under load).
     gc.collect()
     gc.freeze()
-    web.run_app(app, host=settings.host, port=settings.port, print=None, access_log=None)
-    return 0
+    try:
+        await stop.wait()
+    finally:
+        log.info("stopping")
+        await runner.cleanup()

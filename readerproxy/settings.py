@@ -2,7 +2,7 @@
 
 `Settings` is a frozen dataclass composing the fetcher's `FetchSettings`. `load_settings` merges
 the sources in that order of precedence; every top-level option has an environment variable
-(`READERPROXY_HOST`, `_PORT`, `_CACHE`, `_ALLOW_PRIVATE`, `_CONFIG`). The config file may set any
+(`READERPROXY_HOST`, `_PORT`, `_CACHE`, `_ALLOW_PRIVATE`, `_CONFIG`, … : see `SERVE_OPTIONS`). The config file may set any
 `Settings` field at the top level and any `FetchSettings` field in a `[fetch]` table:
 
     host = "0.0.0.0"
@@ -28,8 +28,42 @@ from typing import Any
 from .fetch import FetchSettings
 
 ENV_PREFIX = "READERPROXY_"
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOption:
+    """One option of `readerproxy serve`: a Settings field (or `config`), its flag, env var and help."""
+
+    name: str  # the Settings field; `allow_private` reaches into `fetch`; `config` names the TOML file
+    help: str
+    metavar: str | None = None  # None: a boolean switch
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+
+#: Every option of `readerproxy serve`, in --help order. The command line, the environment variables
+#: and the help text are all made from this table.
+SERVE_OPTIONS: tuple[ServeOption, ...] = (
+    ServeOption("host", "address to listen on", "ADDR"),
+    ServeOption("port", "port to listen on", "PORT"),
+    ServeOption("cache", "memory | sqlite:PATH | redis://HOST:PORT/DB", "SPEC"),
+    ServeOption("allow_private", "allow fetching loopback and private addresses (local testing only)"),
+    ServeOption("default_algorithm", "algorithm used when a request names none", "NAME"),
+    ServeOption("memory_cache_bytes", "bytes of the in-process cache in front of the backend", "BYTES"),
+    ServeOption("page_ttl", "seconds a fetched page stays fresh without Cache-Control/Expires", "SECONDS"),
+    ServeOption("max_ttl", "upper bound in seconds on any upstream freshness", "SECONDS"),
+    ServeOption("result_ttl", "seconds an extraction result is kept", "SECONDS"),
+    ServeOption("extract_workers", "threads for parsing and extraction", "N"),
+    ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
+)
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
-ENV_OPTIONS = ("host", "port", "cache", "allow_private", "config")
+ENV_OPTIONS = tuple(option.name for option in SERVE_OPTIONS)
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 
@@ -64,8 +98,8 @@ class Settings:
     result_ttl: float = 86400.0  # extraction results (keyed by the page version they came from)
     extract_workers: int = 2  # threads for parse + extract + render, off the event loop
     default_algorithm: str = "auto"
-    templates_dir: Path | None = None  # None: the repository's templates/
-    static_dir: Path | None = None  # None: the repository's static/
+    templates_dir: Path | None = None  # None: the templates shipped with the package
+    static_dir: Path | None = None  # None: the static files shipped with the package
 
     @property
     def allow_private(self) -> bool:
@@ -131,7 +165,7 @@ def read_config(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def env_values(env: Mapping[str, str]) -> dict[str, Any]:
-    """READERPROXY_HOST, _PORT, _CACHE and _ALLOW_PRIVATE, as raw strings to be typed later."""
+    """READERPROXY_<OPTION> for every serve option, as raw strings to be typed later."""
     values: dict[str, Any] = {}
     for option in ENV_OPTIONS:
         if option == "config":

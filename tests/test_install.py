@@ -1,0 +1,167 @@
+"""The first run, as a user does it: build the wheel, install it with the base dependencies only into
+a fresh virtualenv, and run `readerproxy` from a directory that is not the repository.
+
+This is the check that CI cannot give by itself (`./dev test` installs every extra into the
+project's own virtualenv): the base install must serve styled pages, extract and list algorithms,
+and the commands that need an extra must say which one in one line.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from support.reader_server import free_port
+from support.upstream import ARTICLE_TEXT, Upstream
+
+REPO = Path(__file__).resolve().parent.parent
+#: Only what a normal `pip install readerproxy` brings; none of the extras.
+EXTRA_MODULES = ("rapidfuzz", "trafilatura", "readability", "pytest", "hypothesis")
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class Installed:
+    """A fresh virtualenv with the readerproxy wheel installed, and a working directory outside the repo."""
+
+    venv: Path
+    workdir: Path
+
+    @property
+    def readerproxy(self) -> str:
+        return str(self.venv / "bin" / "readerproxy")
+
+    @property
+    def python(self) -> str:
+        return str(self.venv / "bin" / "python")
+
+    def run(self, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([self.readerproxy, *args], cwd=self.workdir, input=stdin, capture_output=True,
+                              timeout=120, env=_clean_env(self.workdir))
+
+
+def _clean_env(home: Path) -> dict[str, str]:
+    """No PYTHONPATH or virtualenv of ours leaks in; HOME is the temporary directory."""
+    return {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+
+
+def _pip(python: str, *args: str, cwd: Path) -> None:
+    result = subprocess.run([python, "-m", "pip", "--disable-pip-version-check", *args], cwd=cwd,
+                            capture_output=True, timeout=900)
+    assert result.returncode == 0, result.stderr.decode(errors="replace")[-3000:]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    base = tmp_path_factory.mktemp("install")
+    wheels = base / "wheels"
+    _pip(sys.executable, "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO), cwd=base)
+    (wheel,) = wheels.glob("readerproxy-*.whl")
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    _pip(str(venv / "bin" / "python"), "install", "-q", str(wheel), cwd=base)
+    workdir = base / "elsewhere"
+    workdir.mkdir()
+    return Installed(venv, workdir)
+
+
+def test_the_wheel_carries_templates_and_static_files(installed: Installed) -> None:
+    check = subprocess.run(
+        [installed.python, "-c", "import readerproxy.render as r; print(r.TEMPLATES_DIR); print(r.STATIC_DIR)"],
+        cwd=installed.workdir, capture_output=True, text=True, env=_clean_env(installed.workdir), check=True,
+    )
+    templates, static = (Path(line) for line in check.stdout.split())
+    assert installed.venv in templates.parents and installed.venv in static.parents
+    assert (templates / "reader.html").is_file() and (static / "reader.css").is_file()
+
+
+def test_only_the_base_dependencies_are_installed(installed: Installed) -> None:
+    code = "import importlib.util as u; print([m for m in %r if u.find_spec(m)])" % (EXTRA_MODULES,)
+    check = subprocess.run([installed.python, "-c", code], capture_output=True, text=True, check=True,
+                           cwd=installed.workdir, env=_clean_env(installed.workdir))
+    assert check.stdout.strip() == "[]"
+
+
+def test_version_algorithms_and_extract_work_without_extras(installed: Installed, tmp_path: Path) -> None:
+    version = installed.run("--version")
+    assert version.returncode == 0 and re.fullmatch(rb"readerproxy \d+\.\d+\.\d+\n", version.stdout)
+    listing = installed.run("algorithms")
+    assert listing.returncode == 0 and listing.stdout.startswith(b"auto ")
+    page = f"<html><head><title>Installed</title></head><body><nav>Menu</nav><article><h1>Installed</h1>" \
+           f"<p>{ARTICLE_TEXT * 3}</p></article></body></html>"
+    extracted = installed.run("extract", "-", stdin=page.encode())
+    assert extracted.returncode == 0, extracted.stderr
+    assert ARTICLE_TEXT.split(".")[0].encode() in extracted.stdout
+
+
+@pytest.mark.parametrize(("command", "extra"), [("eval", "eval"), ("bench", "bench")])
+def test_commands_needing_an_extra_name_it_in_one_line(installed: Installed, command: str, extra: str) -> None:
+    result = installed.run(command)
+    assert result.returncode == 2
+    message = result.stderr.decode()
+    assert message.count("\n") == 1 and "Traceback" not in message
+    assert f"pip install 'readerproxy[{extra}]'" in message
+
+
+def test_serve_help_lists_every_option_with_default_and_environment_variable(installed: Installed) -> None:
+    result = installed.run("serve", "--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.decode().split())
+    for flag, env in [("--host", "READERPROXY_HOST"), ("--port", "READERPROXY_PORT"),
+                      ("--cache", "READERPROXY_CACHE"), ("--allow-private", "READERPROXY_ALLOW_PRIVATE"),
+                      ("--config", "READERPROXY_CONFIG")]:
+        assert flag in text and env in text
+    assert text.count("(default:") == text.count("; env READERPROXY_")
+    assert text.count("; env READERPROXY_") >= 5
+
+
+@pytest.fixture
+def served(installed: Installed) -> Iterator[str]:
+    """`readerproxy serve` from the installed wheel, started in a directory that is not the repository."""
+    port = free_port()
+    process = subprocess.Popen(
+        [installed.readerproxy, "serve", "--port", str(port), "--allow-private"],
+        cwd=installed.workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_clean_env(installed.workdir),
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().decode()  # the address to open, printed once listening
+        assert f"open http://127.0.0.1:{port}/" in line, (line, process.stderr and process.stderr.read(2000))
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        began = time.monotonic()
+        process.wait(20)
+        assert time.monotonic() - began < 10, "the server took too long to stop"
+
+
+def _get(url: str) -> tuple[int, str, bytes]:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return response.status, response.headers.get("Content-Type", ""), response.read()
+
+
+def test_the_installed_server_serves_styled_pages(installed: Installed, served: str, upstream: Upstream) -> None:
+    status, _, body = _get(served + "/healthz")
+    assert status == 200 and b'"ok"' in body
+    status, content_type, landing = _get(served + "/")
+    assert status == 200 and content_type.startswith("text/html")
+    stylesheet = re.search(rb'<link rel="stylesheet" href="([^"]+)"', landing)
+    assert stylesheet is not None
+    status, content_type, css = _get(served + stylesheet.group(1).decode().replace("&amp;", "&"))
+    assert status == 200 and content_type.startswith("text/css") and len(css) > 1000
+    target = urllib.parse.quote(upstream.url("/article"), safe="")
+    status, _, page = _get(f"{served}/read?url={target}")
+    assert status == 200
+    assert ARTICLE_TEXT.split(".")[0].encode() in page and stylesheet.group(1) in page
+    # the default cache is SQLite in the (temporary) home's data directory, created on first use
+    assert (installed.workdir / ".local" / "share" / "readerproxy" / "cache.sqlite3").is_file()
