@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from support.reader_server import free_port
 from support.upstream import ARTICLE_TEXT, Upstream
 
@@ -86,7 +85,7 @@ def test_the_wheel_carries_templates_and_static_files(installed: Installed) -> N
 
 
 def test_only_the_base_dependencies_are_installed(installed: Installed) -> None:
-    code = "import importlib.util as u; print([m for m in %r if u.find_spec(m)])" % (EXTRA_MODULES,)
+    code = f"import importlib.util as u; print([m for m in {EXTRA_MODULES!r} if u.find_spec(m)])"
     check = subprocess.run([installed.python, "-c", code], capture_output=True, text=True, check=True,
                            cwd=installed.workdir, env=_clean_env(installed.workdir))
     assert check.stdout.strip() == "[]"
