@@ -1,15 +1,15 @@
 """What an extractor returns, and the registry of extractors by stable name.
 
 An extractor is a pure function `Document -> Extraction`. It is registered with a frozen dataclass
-of its parameters, whose defaults are the paper's values; `run()` validates and coerces the
-parameters (so the CLI and the server can pass strings), times the call and fills in the name.
+of its parameters, whose defaults are the paper's values and whose `__post_init__` checks every
+value's range (so a bad value is a ValueError wherever parameters are made); `make_params()`
+converts strings from the CLI or a query string; `run()` times the call and fills in the name.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from .convert import coerce
 from .document import Document
 
 P = TypeVar("P")
@@ -65,16 +66,18 @@ class Extractor(Generic[P]):
         return self.params_type()
 
     def make_params(self, overrides: Mapping[str, Any]) -> P:
-        """Defaults with overrides applied; unknown names or bad values raise ValueError."""
+        """Defaults with overrides applied; unknown names or bad values raise ValueError.
+
+        Strings (from the CLI or a query string) are converted to the declared types by
+        `convert.coerce`; the ranges are checked by the parameter dataclass's `__post_init__`.
+        """
         fields = {f.name: f for f in dataclasses.fields(self.params_type)}  # type: ignore[arg-type]
         unknown = sorted(set(overrides) - set(fields))
         if unknown:
             valid = ", ".join(sorted(fields)) or "none"
-            raise ValueError(
-                f"unknown parameter(s) {', '.join(unknown)} for {self.name!r}; valid: {valid}"
-            )
+            raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for {self.name!r}; valid: {valid}")
         hints = typing.get_type_hints(self.params_type)
-        values = {name: _coerce(name, value, hints[name]) for name, value in overrides.items()}
+        values = {name: coerce(name, value, hints[name]) for name, value in overrides.items()}
         return self.params_type(**values)
 
     def run(self, doc: Document, params: P | None = None) -> Extraction:
@@ -88,46 +91,6 @@ class Extractor(Generic[P]):
             extraction.algorithm = self.name
             extraction.params = dataclasses.asdict(params)  # type: ignore[call-overload]
         return extraction
-
-
-def _coerce(name: str, value: Any, hint: Any) -> Any:
-    """Turn a string from a command line or query string into the parameter's declared type."""
-    origin = typing.get_origin(hint)
-    if origin is typing.Literal:
-        choices = typing.get_args(hint)
-        for choice in choices:
-            if value == choice or str(value) == str(choice):
-                return choice
-        raise ValueError(f"parameter {name} must be one of {', '.join(map(str, choices))}")
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        if value is None or (isinstance(value, str) and value.lower() in ("", "none")):
-            return None
-        hint = args[0]
-    try:
-        if hint is bool:
-            if isinstance(value, str):
-                lowered = value.strip().lower()
-                if lowered in ("1", "true", "yes", "on"):
-                    return True
-                if lowered in ("0", "false", "no", "off"):
-                    return False
-                raise ValueError(value)
-            return bool(value)
-        if hint is int:
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError(value)
-            return int(value)
-        if hint is float:
-            result = float(value)
-            if result != result:  # NaN
-                raise ValueError(value)
-            return result
-        if hint is str:
-            return str(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"parameter {name} expects {hint.__name__}, got {value!r}") from None
-    return value
 
 
 _REGISTRY: dict[str, Extractor[Any]] = {}

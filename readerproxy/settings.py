@@ -18,13 +18,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import tomllib
-import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .convert import coerce
 from .fetch import FetchSettings
 
 ENV_PREFIX = "READERPROXY_"
@@ -64,8 +64,6 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
 ENV_OPTIONS = tuple(option.name for option in SERVE_OPTIONS)
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off", ""})
 
 
 class SettingsError(ValueError):
@@ -187,38 +185,11 @@ def _typed(cls: type, values: Mapping[str, Any], source: str) -> dict[str, Any]:
 
 
 def _convert(name: str, value: Any, hint: Any) -> Any:
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        if value is None or value == "":
-            return None
-        hint = next(arg for arg in typing.get_args(hint) if arg is not type(None))
+    """`convert.coerce` (shared with the extractors' parameters), failing as a SettingsError."""
     try:
-        if hint is bool:
-            if isinstance(value, bool):
-                return value
-            lowered = str(value).strip().lower()
-            if lowered in _TRUE:
-                return True
-            if lowered in _FALSE:
-                return False
-            raise ValueError(value)
-        if hint is int:
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise ValueError(value)
-            number = int(value)
-            if name == "port" and not 0 <= number <= 65535:
-                raise ValueError(value)
-            return number
-        if hint is float:
-            if isinstance(value, bool):
-                raise ValueError(value)
-            return float(value)
-        if hint is Path:
-            return Path(str(value)).expanduser()
-        if hint is str:
-            if not isinstance(value, str):
-                raise ValueError(value)
-            return value
-    except (TypeError, ValueError):
-        expected = getattr(hint, "__name__", str(hint))
-        raise SettingsError(f"setting {name} expects {expected}, got {value!r}") from None
-    return value
+        result = coerce(name, value, hint)
+        if name == "port" and not 0 <= result <= 65535:
+            raise ValueError(f"{name} expects int in [0, 65535], got {value!r}")
+    except ValueError as error:
+        raise SettingsError(f"setting {error}") from None
+    return result
