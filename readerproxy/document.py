@@ -28,8 +28,19 @@ TEXT, OPEN, CLOSE = 0, 1, 2
 
 #: Elements removed before anything else sees the page (scripts, styles, raw-text containers).
 REMOVED_TAGS = (
-    "script", "style", "noscript", "template", "iframe", "noembed", "noframes", "xmp",
-    "plaintext", "object", "embed", "applet", "frameset",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "iframe",
+    "noembed",
+    "noframes",
+    "xmp",
+    "plaintext",
+    "object",
+    "embed",
+    "applet",
+    "frameset",
 )
 #: Elements hidden from a reader: `hidden`, `aria-hidden="true"` and inline `display:none`.
 HIDDEN_SELECTOR = (
@@ -40,7 +51,7 @@ VOID_TAGS = frozenset(
     "area base br col embed hr img input link meta param source track wbr keygen basefont "
     "bgsound frame".split()
 )
-#: Tags that start a new block of text: the "structural" tags of seed 000 (section 3) and the
+#: Tags that start a new block of text: the "structural" tags of Moreno, Deschacht, Moens 2009 (§4) and the
 #: paragraph boundaries of the plain-text output.
 BLOCK_TAGS = frozenset(
     "address article aside blockquote body center dd details dialog dir div dl dt fieldset "
@@ -74,20 +85,6 @@ class LinearView:
 
     def __len__(self) -> int:
         return len(self.kind)
-
-
-@dataclass(frozen=True, slots=True)
-class LineStats:
-    """Per-line sums over the linear view, what the line-based papers call the source lines."""
-
-    text_chars: np.ndarray  # non-whitespace text characters
-    text_length: np.ndarray  # all text characters
-    anchor_chars: np.ndarray  # non-whitespace text characters inside anchors
-    tags: np.ndarray  # number of tags
-    code_length: np.ndarray  # characters of tag code
-
-    def __len__(self) -> int:
-        return len(self.tags)
 
 
 @dataclass(eq=False)
@@ -124,32 +121,17 @@ class Document:
         return int(self.start[element]), int(self.end[element])
 
     @cached_property
-    def body_mask(self) -> np.ndarray:
-        """Token mask of <body> and everything in it."""
+    def body_span(self) -> slice:
+        """The tokens of <body> as a slice (`first:last + 1` of `body`); empty for an empty page."""
         first, last = self.body
-        mask = np.zeros(len(self.tokens), dtype=bool)
-        mask[first : last + 1] = True
-        return mask
+        return slice(first, last + 1)
 
     @cached_property
-    def line_stats(self) -> LineStats:
-        """Per-line text and tag sums (np.bincount over the linear view)."""
-        t = self.tokens
-        n = self.n_lines
-        is_text = t.kind == TEXT
-        is_tag = ~is_text
-        line = t.line
-
-        def per_line(weights: np.ndarray) -> np.ndarray:
-            return np.bincount(line, weights=weights, minlength=n)[:n]
-
-        return LineStats(
-            text_chars=per_line(np.where(is_text, t.chars, 0)),
-            text_length=per_line(np.where(is_text, t.length, 0)),
-            anchor_chars=per_line(np.where(is_text & t.in_anchor, t.chars, 0)),
-            tags=per_line(is_tag.astype(np.float64)),
-            code_length=per_line(np.where(is_tag, t.length, 0)),
-        )
+    def body_mask(self) -> np.ndarray:
+        """Token mask of <body> and everything in it."""
+        mask = np.zeros(len(self.tokens), dtype=bool)
+        mask[self.body_span] = True
+        return mask
 
     def sum_within(self, token_values: np.ndarray) -> np.ndarray:
         """Per element, the sum of a per-token array over the element's tokens (prefix sums)."""
@@ -391,9 +373,7 @@ def _build(
     )
 
 
-def _line_numbers(
-    kind: np.ndarray, length: np.ndarray, newline_after: np.ndarray
-) -> tuple[np.ndarray, bool]:
+def _line_numbers(kind: np.ndarray, length: np.ndarray, newline_after: np.ndarray) -> tuple[np.ndarray, bool]:
     """Line of every token from the source newlines; re-break one-line pages after tag ends (CETR)."""
     n = len(kind)
     if n == 0:

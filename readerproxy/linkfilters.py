@@ -1,4 +1,4 @@
-"""Hyperlink pre-processing Filters 1-3 over the linear view (Ghorbani, Mohammadzadeh, Nazemi 2014; seed 004).
+"""Hyperlink pre-processing Filters 1-3 over the linear view (Ghorbani, Mohammadzadeh, Nazemi 2014, §3).
 
 The paper rewrites the HTML source before a line-based extractor reads it. Here the same rewrite is
 a pure function of the linear view: `filter_links(doc, n)` returns a `FilteredView`, the per-token
@@ -7,7 +7,7 @@ length of every tag, the characters of every text), plus the per-line sums over 
 Line-Block call "the lines of the source".
 
 - Filter 0: the page as it is.
-- Filter 1 (seed 004 §3.1, Algorithm 1): every <a> is removed with its anchor text (and anything
+- Filter 1 (§3.1, Algorithm 1): every <a> is removed with its anchor text (and anything
   else inside it). Its text is gone from the output too, as in the paper (the recall loss it reports).
 - Filter 2 (§3.2, Algorithm 2): every attribute of every <a> is removed, so the start tag is `<a>`.
 - Filter 3 (§3.3, Algorithm 3, from AdDANAg): the attributes of every <a> are replaced by
@@ -24,14 +24,27 @@ code characters.
 
 from __future__ import annotations
 
+import enum
+import typing
 from dataclasses import dataclass
 
 import numpy as np
 
+from .convert import coerce
 from .document import OPEN, TEXT, Document
 
-#: The filter numbers of seed 004 (0 = no pre-processing).
-LINK_FILTERS = (0, 1, 2, 3)
+
+class LinkFilter(enum.IntEnum):
+    """The pre-processing filters of Ghorbani, Mohammadzadeh, Nazemi 2014 (§3), by their numbers."""
+
+    NONE = 0  # the page as it is
+    REMOVE_LINKS = 1  # Filter 1 (§3.1): every <a> removed with its anchor text
+    STRIP_ATTRIBUTES = 2  # Filter 2 (§3.2): every attribute of every <a> removed
+    PAD_ATTRIBUTES = 3  # Filter 3 (§3.3): the attributes of <a> replaced by anchor-text-length spaces
+
+
+#: The filter numbers (0 = no pre-processing).
+LINK_FILTERS = tuple(LinkFilter)
 #: Length of `<a>`, the start tag Filter 2 leaves.
 BARE_START_TAG = 3
 #: Length of `</a>`.
@@ -42,7 +55,7 @@ END_TAG = 4
 class FilteredView:
     """The linear view after a hyperlink filter: which tokens remain and their lengths."""
 
-    link_filter: int
+    link_filter: LinkFilter
     present: np.ndarray  # bool per token: False where Filter 1 removed the token
     length: np.ndarray  # int64 per token: code length of a tag, or text length, 0 when removed
     chars: np.ndarray  # int64 per token: non-whitespace characters of text tokens, 0 otherwise
@@ -52,7 +65,7 @@ class FilteredView:
 
 @dataclass(frozen=True, slots=True)
 class BodyLines:
-    """Per-line sums over the <body> tokens of a filtered view: the source lines of seeds 002/003."""
+    """Per-line sums over the <body> tokens of a filtered view: the source lines of Line-Block and CETR."""
 
     first_line: int  # document line number of body line 0
     text_chars: np.ndarray  # non-whitespace text characters
@@ -64,27 +77,26 @@ class BodyLines:
         return len(self.tags)
 
 
-def check_link_filter(link_filter: int) -> None:
-    """Raise ValueError for a filter number seed 004 does not define."""
-    if link_filter not in LINK_FILTERS:
-        raise ValueError(f"link_filter must be one of {', '.join(map(str, LINK_FILTERS))}")
+def link_filter_value(link_filter: int | str | LinkFilter) -> LinkFilter:
+    """The LinkFilter of a number 0-3 (int or string) or a member name; ValueError naming 0-3 otherwise."""
+    return typing.cast(LinkFilter, coerce("link_filter", link_filter, LinkFilter))
 
 
-def filter_links(doc: Document, link_filter: int = 0) -> FilteredView:
-    """Seed 004 §3: the linear view as the line-based extractors see it after Filter `link_filter`."""
-    check_link_filter(link_filter)
+def filter_links(doc: Document, link_filter: int = LinkFilter.NONE) -> FilteredView:
+    """Ghorbani et al. 2014, §3: the linear view as the line-based extractors see it after Filter `link_filter`."""
+    link_filter = link_filter_value(link_filter)
     t = doc.tokens
     is_text = t.kind == TEXT
     present = np.ones(len(t), dtype=bool)
     length = t.length.astype(np.int64)
     chars = np.where(is_text, t.chars, 0).astype(np.int64)
-    if link_filter == 1:
+    if link_filter == LinkFilter.REMOVE_LINKS:
         present = remove_hyperlinks(doc)
         length = np.where(present, length, 0)
         chars = np.where(present, chars, 0)
-    elif link_filter == 2:
+    elif link_filter == LinkFilter.STRIP_ATTRIBUTES:
         length = strip_anchor_attributes(doc, length)
-    elif link_filter == 3:
+    elif link_filter == LinkFilter.PAD_ATTRIBUTES:
         length = normalise_anchor_code(doc, length)
     return FilteredView(
         link_filter=link_filter,
@@ -132,15 +144,14 @@ def normalise_anchor_code(doc: Document, length: np.ndarray) -> np.ndarray:
 
 def body_lines(doc: Document, view: FilteredView) -> BodyLines:
     """Per-line sums of the filtered view over the lines of <body> (np.bincount, no Python loop)."""
-    first, last = doc.body
-    if last < first:
+    span = doc.body_span
+    if span.stop <= span.start:
         empty = np.zeros(0)
         return BodyLines(0, empty, empty, empty, empty)
-    line = doc.tokens.line[first : last + 1]
+    line = doc.tokens.line[span]
     first_line = int(line[0])
     offset = line - first_line
     n = int(offset[-1]) + 1
-    span = slice(first, last + 1)
 
     def per_line(weights: np.ndarray) -> np.ndarray:
         return np.bincount(offset, weights=weights, minlength=n)
@@ -157,10 +168,9 @@ def body_lines(doc: Document, view: FilteredView) -> BodyLines:
 def line_token_mask(doc: Document, view: FilteredView, lines: BodyLines, selected: np.ndarray) -> np.ndarray:
     """Token mask of the present <body> tokens on the selected body lines."""
     mask = np.zeros(len(doc.tokens), dtype=bool)
-    first, last = doc.body
-    if last < first or not len(selected):
+    span = doc.body_span
+    if span.stop <= span.start or not len(selected):
         return mask
-    span = slice(first, last + 1)
     offset = doc.tokens.line[span] - lines.first_line
     mask[span] = np.asarray(selected, dtype=bool)[offset] & view.present[span]
     return mask
@@ -168,12 +178,12 @@ def line_token_mask(doc: Document, view: FilteredView, lines: BodyLines, selecte
 
 def line_token_ranges(doc: Document, lines: BodyLines) -> tuple[np.ndarray, np.ndarray]:
     """First and last token index of every body line (a line without tokens gets last < first)."""
-    first, last = doc.body
+    span = doc.body_span
     n = len(lines)
-    if last < first:
+    if span.stop <= span.start:
         return np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
-    offset = doc.tokens.line[first : last + 1] - lines.first_line
+    offset = doc.tokens.line[span] - lines.first_line
     numbers = np.arange(n)
-    starts = np.searchsorted(offset, numbers, side="left") + first
-    ends = np.searchsorted(offset, numbers, side="right") - 1 + first
+    starts = np.searchsorted(offset, numbers, side="left") + span.start
+    ends = np.searchsorted(offset, numbers, side="right") - 1 + span.start
     return starts, ends

@@ -1,4 +1,4 @@
-"""CETR, CETR-KM and CETR-TM (seed 003): the steps on known numbers, then pages whose answer is known."""
+"""CETR, CETR-KM and CETR-TM (Weninger, Hsu, Han 2010): the steps on known numbers, then pages whose answer is known."""
 
 from __future__ import annotations
 
@@ -15,17 +15,22 @@ from readerproxy.extractors.cetr import (
     content_clusters,
     derivative,
     explained_variance,
-    gaussian_kernel,
     kmeans,
     smooth,
     tag_ratio,
 )
+from readerproxy.numeric import gaussian_kernel
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VARIANTS = ("cetr", "cetr-km", "cetr-tm")
 
 NAV_ARTICLE = (FIXTURES / "nav_article.html").read_text()
-ARTICLE = ("After an absence of almost forty years", "The first clue came", "Otters disappeared", "The trust is asking")
+ARTICLE = (
+    "After an absence of almost forty years",
+    "The first clue came",
+    "Otters disappeared",
+    "The trust is asking",
+)
 HEADER_NAVIGATION = ("Obituaries", "Classifieds", "Subscribe", "Weather")
 NAVIGATION = (*HEADER_NAVIGATION, "Bridge closure", "Family bakery", "Advertise", "Copyright")
 
@@ -120,7 +125,7 @@ def test_single_line_minified_page_is_re_broken(algorithm: str) -> None:
 
 @pytest.mark.parametrize("algorithm", VARIANTS)
 def test_comments_longer_than_the_article_keep_the_article(algorithm: str) -> None:
-    # Density's failure case (seed 000 §5.3, Slashdot): every comment is longer than the story.
+    # Density's failure case (Moreno et al. 2009, §5.3, Slashdot): every comment is longer than the story.
     # CETR labels lines, not one region, so the story stays (and the long comments come along).
     html = (FIXTURES / "comments_longer.html").read_text()
     text = readerproxy.extract(html, algorithm=algorithm).text
@@ -132,7 +137,7 @@ def test_comments_longer_than_the_article_keep_the_article(algorithm: str) -> No
 def test_k_2_is_allowed_and_k_1_is_refused() -> None:
     text = readerproxy.extract(NAV_ARTICLE, algorithm="cetr", k=2).text
     assert all(sentence in text for sentence in ARTICLE)
-    with pytest.raises(ValueError, match="k >= 2"):
+    with pytest.raises(ValueError, match=r"k must be in \[2, 10\], got 1"):
         readerproxy.extract(NAV_ARTICLE, algorithm="cetr", k=1)
 
 

@@ -1,4 +1,4 @@
-"""DANAg (seed 004 and its references): segment counts, smoothing, boundary detection, known pages."""
+"""DANAg (Mohammadzadeh et al. 2011/2013, with the filters of Ghorbani et al. 2014): segment counts, smoothing, boundary detection, known pages."""
 
 from __future__ import annotations
 
@@ -20,8 +20,21 @@ from readerproxy.extractors.danag import (
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NAV_ARTICLE = (FIXTURES / "nav_article.html").read_text()
-ARTICLE = ("After an absence of almost forty years", "The first clue came", "Otters disappeared", "The trust is asking")
-NAVIGATION = ("Obituaries", "Classifieds", "Subscribe", "Bridge closure", "Family bakery", "Advertise", "Copyright")
+ARTICLE = (
+    "After an absence of almost forty years",
+    "The first clue came",
+    "Otters disappeared",
+    "The trust is asking",
+)
+NAVIGATION = (
+    "Obituaries",
+    "Classifieds",
+    "Subscribe",
+    "Bridge closure",
+    "Family bakery",
+    "Advertise",
+    "Copyright",
+)
 
 
 def test_segment_counts_split_tokens_at_segment_borders() -> None:
@@ -68,7 +81,10 @@ def test_article_beside_link_dense_navigation() -> None:
 def test_single_line_minified_page() -> None:
     # DANAg's segments do not depend on the page's own lines at all.
     html = re.sub(r">\s+<", "><", NAV_ARTICLE).replace("\n", " ")
-    assert readerproxy.extract(html, algorithm="danag").text == readerproxy.extract(NAV_ARTICLE, algorithm="danag").text
+    assert (
+        readerproxy.extract(html, algorithm="danag").text
+        == readerproxy.extract(NAV_ARTICLE, algorithm="danag").text
+    )
 
 
 def test_comments_longer_than_the_article() -> None:
@@ -94,7 +110,9 @@ def test_extraction_carries_segment_signals_and_a_score() -> None:
     left, right = (int(v) for v in signals["area"])
     assert 0 <= left <= right < n
     assert 0.5 < extraction.score <= 1.0
-    assert all(block.selected == (left <= int(block.label.split()[1]) <= right) for block in extraction.blocks)
+    assert all(
+        block.selected == (left <= int(block.label.split()[1]) <= right) for block in extraction.blocks
+    )
 
 
 def test_bad_parameters_are_refused() -> None:

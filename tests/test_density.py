@@ -1,4 +1,4 @@
-"""Density (seed 000): string list, highest-density region, c1/c2 overrides and hyperlink filters."""
+"""Density (Moreno, Deschacht, Moens 2009): string list, highest-density region, c1/c2 overrides and hyperlink filters."""
 
 from __future__ import annotations
 
@@ -15,8 +15,21 @@ from readerproxy.extractors.density import highest_density_region, split_strings
 FIXTURES = Path(__file__).parent / "fixtures"
 NAV_ARTICLE = (FIXTURES / "nav_article.html").read_text()
 COMMENTS = (FIXTURES / "comments_longer.html").read_text()
-ARTICLE = ("After an absence of almost forty years", "The first clue came", "Otters disappeared", "The trust is asking")
-NAVIGATION = ("Obituaries", "Classifieds", "Subscribe", "Bridge closure", "Family bakery", "Advertise", "Copyright")
+ARTICLE = (
+    "After an absence of almost forty years",
+    "The first clue came",
+    "Otters disappeared",
+    "The trust is asking",
+)
+NAVIGATION = (
+    "Obituaries",
+    "Classifieds",
+    "Subscribe",
+    "Bridge closure",
+    "Family bakery",
+    "Advertise",
+    "Copyright",
+)
 
 
 def test_region_grows_from_the_longest_string_within_c2() -> None:
@@ -30,7 +43,9 @@ def test_region_grows_from_the_longest_string_within_c2() -> None:
 
 
 def test_strings_split_at_structural_tags_only() -> None:
-    doc = parse("<html><body><div><p>one <b>two</b> three</p><p>four</p></div><ul><li>x</li></ul></body></html>")
+    doc = parse(
+        "<html><body><div><p>one <b>two</b> three</p><p>four</p></div><ul><li>x</li></ul></body></html>"
+    )
     _, lengths = split_strings(doc)
     # <b> is not structural, so "one two three" is one string; runs of structural tags start one string.
     assert lengths[lengths > 0].tolist() == [len("onetwothree"), len("four"), len("x")]
@@ -91,6 +106,8 @@ def test_link_filters_2_and_3_change_only_code_which_density_does_not_read() -> 
 
 def test_link_filter_1_on_a_link_rich_page() -> None:
     # Wikipedia-style: with anchors removed the link lists vanish and the article stays the region.
-    text = readerproxy.extract((FIXTURES / "wiki_links.html").read_text(), algorithm="density", link_filter=1).text
+    text = readerproxy.extract(
+        (FIXTURES / "wiki_links.html").read_text(), algorithm="density", link_filter=1
+    ).text
     assert "The route declined in the" in text
     assert "Random article" not in text and "Bergen" not in text

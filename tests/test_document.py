@@ -37,7 +37,16 @@ def token_text(doc) -> str:
 def test_cleaning_removes_scripts_styles_comments_and_hidden() -> None:
     doc = parse(PAGE)
     text = token_text(doc)
-    for gone in ("var x", "p{}", "a comment", "secret hidden", "aria hidden", "inline hidden", "enable js", "template text"):
+    for gone in (
+        "var x",
+        "p{}",
+        "a comment",
+        "secret hidden",
+        "aria hidden",
+        "inline hidden",
+        "enable js",
+        "template text",
+    ):
         assert gone not in text
     for kept in ("One", "Heading", "First paragraph with ", "bold", "Second\n", "paragraph over two lines."):
         assert kept in text
@@ -100,12 +109,14 @@ def test_subtree_aggregates_and_masks() -> None:
     assert doc.element_text(article).startswith("Heading First paragraph with bold text.")
 
 
-def test_line_stats_sum_the_view() -> None:
+def test_body_span_and_mask_cover_the_body_element() -> None:
     doc = parse(PAGE)
-    stats = doc.line_stats
-    assert len(stats) == doc.n_lines
-    assert stats.tags.sum() == np.count_nonzero(doc.tokens.kind != TEXT)
-    assert stats.text_chars.sum() == doc.tokens.chars.sum()
+    first, last = doc.body
+    assert doc.body_span == slice(first, last + 1)
+    assert doc.tag[doc.tokens.element[first]] == "body" and doc.tokens.kind[first] == OPEN
+    assert np.flatnonzero(doc.body_mask).tolist() == list(range(first, last + 1))
+    without_body = parse("<p>x</p>")
+    assert without_body.body_span.stop - without_body.body_span.start <= len(without_body.tokens)
 
 
 def test_minified_page_is_rebroken_at_tag_ends() -> None:

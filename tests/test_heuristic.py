@@ -1,4 +1,4 @@
-"""DOM heuristic scoring (seed 001): handcrafted pages whose right answer is known."""
+"""DOM heuristic scoring (Berg 2020): handcrafted pages whose right answer is known."""
 
 from __future__ import annotations
 
@@ -43,7 +43,13 @@ def test_class_hints_and_text_decide_without_semantic_tags() -> None:
     text = heuristic_text(page("heuristic_hints.html"))
     for sentence in ("living culture of wild yeast", "sluggish starter", "called hooch"):
         assert sentence in text
-    for noise in ("Subscribe to our newsletter", "Popular tags", "Share on Facebook", "Ten mistakes", "Powered by"):
+    for noise in (
+        "Subscribe to our newsletter",
+        "Popular tags",
+        "Share on Facebook",
+        "Ten mistakes",
+        "Powered by",
+    ):
         assert noise not in text
 
 
@@ -58,11 +64,12 @@ def test_comment_section_longer_than_article_is_left_out() -> None:
     html = page("heuristic_comments.html")
     doc = parse(html)
     comment_words = sum(
-        len(doc.element_text(i).split()) for i, node in enumerate(doc.elements)
+        len(doc.element_text(i).split())
+        for i, node in enumerate(doc.elements)
         if (node.attributes.get("class") or "") == "comment-body"
     )
     article_words = len(doc.element_text(doc.tag.index("div") + 1).split())
-    assert comment_words > article_words  # the case where density fails (seed 000 §5)
+    assert comment_words > article_words  # the case where density fails (Moreno et al. 2009, §5.3)
     text = heuristic_text(html)
     assert "two decades of decline" in text and "wider beds" in text
     assert "railfan77" not in text and "booking" not in text and "142 comments" not in text
@@ -124,7 +131,9 @@ def test_attribute_weights_follow_the_table() -> None:
 
 
 def test_context_is_inherited_and_text_goes_to_the_block_holder() -> None:
-    doc = parse("<body><nav><ul><li>Home <b>page</b></li></ul></nav><div><p>One <em>two</em> three</p></div></body>")
+    doc = parse(
+        "<body><nav><ul><li>Home <b>page</b></li></ul></nav><div><p>One <em>two</em> three</p></div></body>"
+    )
     features = element_features(doc)
     li, b, p, em = (doc.tag.index(name) for name in ("li", "b", "p", "em"))
     assert features.holder[b] == li and features.holder[em] == p
@@ -144,7 +153,9 @@ def test_neighbours_lift_a_short_line_between_strong_paragraphs() -> None:
     assert lifted[3] == pytest.approx(-5000.0 + 0.25 * 200.0)
 
 
-@pytest.mark.parametrize("html", ["", "   ", "<html></html>", "<p>", "plain text only", "<body><a href=x>only a link</a>"])
+@pytest.mark.parametrize(
+    "html", ["", "   ", "<html></html>", "<p>", "plain text only", "<body><a href=x>only a link</a>"]
+)
 def test_degenerate_pages_do_not_raise(html: str) -> None:
     extraction = get_extractor("heuristic").run(parse(html))
     assert extraction.selection.shape == (len(parse(html).tokens),)
@@ -153,8 +164,14 @@ def test_degenerate_pages_do_not_raise(html: str) -> None:
 
 def test_unlikely_candidates_are_dropped_only_when_asked() -> None:
     """Readability.js's unlikely candidates: class/id says boilerplate and nothing says content."""
-    article = "".join(f"<p>Article paragraph {i} with plenty of ordinary words to read.</p>" for i in range(8))
-    comments = '<div class="supplemental">' + "<p>A reader comment that is long enough to score well here.</p>" * 6 + "</div>"
+    article = "".join(
+        f"<p>Article paragraph {i} with plenty of ordinary words to read.</p>" for i in range(8)
+    )
+    comments = (
+        '<div class="supplemental">'
+        + "<p>A reader comment that is long enough to score well here.</p>" * 6
+        + "</div>"
+    )
     kept = '<div class="extra-content"><p>Maybe content: this class also says content, so it stays in the article text.</p></div>'
     page = f"<html><body><div>{article}{comments}{kept}</div></body></html>"
     plain = extract(page, algorithm="heuristic").text
@@ -167,12 +184,16 @@ def test_unlikely_candidates_are_dropped_only_when_asked() -> None:
 
 def test_top_candidate_root_leaves_teaser_cards_out() -> None:
     """Paragraphs that share a parent outscore teaser cards that sit one per card (Readability.js)."""
-    body = "".join(f"<p>Story paragraph {i} tells the reader what happened in plain words.</p>" for i in range(30))
+    body = "".join(
+        f"<p>Story paragraph {i} tells the reader what happened in plain words.</p>" for i in range(30)
+    )
     cards = "".join(
         f'<div class="card"><h3>Other story {i}</h3><p>A teaser sentence for another story, long enough to score {i}.</p></div>'
         for i in range(8)
     )
-    page = f"<html><body><div><div class='story'>{body}</div><div class='more'>{cards}</div></div></body></html>"
+    page = (
+        f"<html><body><div><div class='story'>{body}</div><div class='more'>{cards}</div></div></body></html>"
+    )
     coverage = extract(page, algorithm="heuristic").text
     candidate = extract(page, algorithm="heuristic", article_root="top-candidate").text
     assert "A teaser sentence" in coverage  # the teasers are a large share of the selected words

@@ -1,4 +1,4 @@
-"""Line-Block (seed 002): line-blocks, TTR / ATTR / TKD, both threshold kinds, and pages whose answer is known."""
+"""Line-Block (Pan Ei San): line-blocks, TTR / ATTR / TKD, both threshold kinds, and pages whose answer is known."""
 
 from __future__ import annotations
 
@@ -23,7 +23,12 @@ from readerproxy.linkfilters import BodyLines
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NAV_ARTICLE = (FIXTURES / "nav_article.html").read_text()
-ARTICLE = ("After an absence of almost forty years", "The first clue came", "Otters disappeared", "The trust is asking")
+ARTICLE = (
+    "After an absence of almost forty years",
+    "The first clue came",
+    "Otters disappeared",
+    "The trust is asking",
+)
 NAVIGATION = ("Obituaries", "Classifieds", "Subscribe", "Bridge closure", "Family bakery", "Advertise")
 
 
@@ -52,7 +57,11 @@ def test_line_blocks_join_text_lines_at_most_max_gap_apart() -> None:
 
 def test_title_keywords_drop_short_words_and_the_site_name() -> None:
     assert title_keywords("River Otters Return to the Lower Valley - Valley Courier") == {
-        "river", "otters", "return", "lower", "valley",
+        "river",
+        "otters",
+        "return",
+        "lower",
+        "valley",
     }
     assert title_keywords("Breaking | Ein Fluss kehrt zurück") == {"fluss", "kehrt", "zurück"}
     assert title_keywords("") == frozenset()

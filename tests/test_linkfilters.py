@@ -1,4 +1,4 @@
-"""Hyperlink Filters 1-3 of seed 004 over the linear view, and the per-line sums the line-based extractors read."""
+"""Hyperlink Filters 1-3 of Ghorbani, Mohammadzadeh, Nazemi 2014 over the linear view, and the per-line sums the line-based extractors read."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import pytest
 import readerproxy
 from readerproxy.document import OPEN, TEXT, Document, parse
 from readerproxy.linkfilters import (
+    LinkFilter,
     body_lines,
-    check_link_filter,
     filter_links,
     line_token_mask,
     line_token_ranges,
+    link_filter_value,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -85,22 +86,38 @@ def test_filter_3_makes_hyperlink_code_as_long_as_its_anchor_text() -> None:
 
 
 def test_unknown_filter_number_is_refused() -> None:
-    for bad in (-1, 4, 7):
-        with pytest.raises(ValueError, match="link_filter"):
-            check_link_filter(bad)
+    for bad in (-1, 4, 7, "7", "x", 1.5, True):
+        with pytest.raises(ValueError, match="link_filter must be one of 0 \\(none\\), 1"):
+            link_filter_value(bad)
     with pytest.raises(ValueError, match="link_filter"):
         readerproxy.extract(PAGE, algorithm="cetr", link_filter=5)
 
 
-def test_body_lines_match_the_documents_line_stats_over_the_body() -> None:
+def test_filter_numbers_and_names_from_strings() -> None:
+    assert [link_filter_value(str(n)) for n in range(4)] == list(LinkFilter)
+    assert link_filter_value(" 3 ") is LinkFilter.PAD_ATTRIBUTES
+    assert link_filter_value("remove-links") is LinkFilter.REMOVE_LINKS
+    assert link_filter_value(2) is LinkFilter.STRIP_ATTRIBUTES
+    assert filter_links(parse(PAGE), 1).link_filter is LinkFilter.REMOVE_LINKS
+
+
+def test_body_lines_sum_the_body_tokens_per_line() -> None:
     doc = parse((FIXTURES / "nav_article.html").read_text())
     lines = body_lines(doc, filter_links(doc, 0))
-    stats = doc.line_stats
-    span = slice(lines.first_line, lines.first_line + len(lines))
-    # The <body> line itself also carries head tokens on its left; every other line is all body.
-    assert np.array_equal(lines.text_chars[1:], stats.text_chars[span][1:])
-    assert np.array_equal(lines.tags[1:-1], stats.tags[span][1:-1])
-    assert np.array_equal(lines.anchor_chars, stats.anchor_chars[span])
+    t = doc.tokens
+    body = doc.body_span
+    is_text = t.kind[body] == TEXT
+    line = t.line[body] - lines.first_line
+    assert lines.first_line == int(t.line[body.start])
+    assert len(lines) == int(line[-1]) + 1
+    assert lines.tags.sum() == np.count_nonzero(~is_text)
+    assert lines.text_chars.sum() == t.chars[body].sum()
+    assert lines.anchor_chars.sum() == t.chars[body][t.in_anchor[body] & is_text].sum()
+    assert lines.code_length.sum() == t.length[body][~is_text].sum()
+    for number in (0, len(lines) // 2, len(lines) - 1):
+        on_line = line == number
+        assert lines.text_chars[number] == t.chars[body][on_line & is_text].sum()
+        assert lines.tags[number] == np.count_nonzero(on_line & ~is_text)
 
 
 def test_filter_1_zeroes_anchor_text_per_line() -> None:
@@ -126,8 +143,10 @@ def test_line_masks_and_ranges_cover_the_selected_lines() -> None:
 
 
 def test_filter_1_output_loses_anchor_text_as_the_paper_says() -> None:
-    html = (FIXTURES / "nav_article.html").read_text().replace(
-        "old mill.</p>", 'old <a href="/mill">mill</a> near the weir.</p>'
+    html = (
+        (FIXTURES / "nav_article.html")
+        .read_text()
+        .replace("old mill.</p>", 'old <a href="/mill">mill</a> near the weir.</p>')
     )
     with_links = readerproxy.extract(html, algorithm="cetr").text
     without = readerproxy.extract(html, algorithm="cetr", link_filter=1).text

@@ -3,7 +3,7 @@
 - `shingle_counts` / `shingle_summary`: the ScrapingHub article-body metric
   (scrapinghub/article-extraction-benchmark, `evaluate.py`), as described in ../shared/README.md.
 - `lcs_sequence_score` / `lcs_string_score`: character longest common subsequence and longest common
-  substring F1 with all whitespace removed (seed 000, section 5.2).
+  substring F1 with all whitespace removed (Moreno, Deschacht, Moens 2009, section 5.2).
 - `bag_of_words_score`: F1 of the multisets of lower-cased `\\w+` tokens.
 - `title_match`: exact match of whitespace-normalised titles (readability set).
 
@@ -136,11 +136,11 @@ def shingle_summary(pages: Iterable[ShingleCounts]) -> ShingleSummary:
     return ShingleSummary(precision, recall, f1_of(precision, recall), accuracy)
 
 
-# --- Seed 000, section 5.2: character LCSequence and LCString -------------------------------------
+# --- Moreno et al. 2009, section 5.2: character LCSequence and LCString ----------------------------
 
 
 def strip_whitespace(text: str) -> str:
-    """Seed 000 §5.2 compares the texts with all whitespace removed."""
+    """Moreno et al. 2009, §5.2 compares the texts with all whitespace removed."""
     return _WHITESPACE.sub("", text)
 
 
@@ -159,7 +159,7 @@ def longest_common_subsequence(a: str, b: str) -> int:
 
 
 def lcs_sequence_score(true: str, pred: str) -> Score:
-    """Seed 000 §5.2 LCSequence: P, R, F1 of the longest common character subsequence."""
+    """Moreno et al. 2009, §5.2 LCSequence: P, R, F1 of the longest common character subsequence."""
     t, p = strip_whitespace(true), strip_whitespace(pred)
     return _length_score(longest_common_subsequence(t, p), len(t), len(p))
 
@@ -229,7 +229,7 @@ def longest_common_substring(a: str, b: str) -> int:
 
 
 def lcs_string_score(true: str, pred: str) -> Score:
-    """Seed 000 §5.2 LCString: P, R, F1 of the longest common character substring."""
+    """Moreno et al. 2009, §5.2 LCString: P, R, F1 of the longest common character substring."""
     t, p = strip_whitespace(true), strip_whitespace(pred)
     return _length_score(longest_common_substring(t, p), len(t), len(p))
 
@@ -256,7 +256,7 @@ def title_match(true: str | None, pred: str | None) -> bool:
 
 
 def mean_score(scores: Iterable[Score]) -> Score:
-    """Mean per-page precision, recall and F1 (seed 000 Table 2 averages per-page F1)."""
+    """Mean per-page precision, recall and F1 (Moreno et al. 2009, Table 2, averages per-page F1)."""
     items = list(scores)
     if not items:
         return Score(0.0, 0.0, 0.0)

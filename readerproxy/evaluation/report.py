@@ -36,8 +36,8 @@ class Metric:
 
 METRICS = (
     Metric("Shingle F1 (ScrapingHub)", lambda s: s.shingles.f1, lambda p: p.shingles.f1),
-    Metric("LCSequence F1 (seed 000)", lambda s: s.lcs_sequence.f1, lambda p: p.lcs_sequence.f1),
-    Metric("LCString F1 (seed 000)", lambda s: s.lcs_string.f1, lambda p: p.lcs_string.f1),
+    Metric("LCSequence F1 (Moreno et al. 2009)", lambda s: s.lcs_sequence.f1, lambda p: p.lcs_sequence.f1),
+    Metric("LCString F1 (Moreno et al. 2009)", lambda s: s.lcs_string.f1, lambda p: p.lcs_string.f1),
     Metric("Bag-of-words F1", lambda s: s.bag_of_words.f1, lambda p: p.bag_of_words.f1),
 )
 
@@ -186,7 +186,7 @@ def render_report(evaluation: Evaluation) -> str:
         f"<title>readerproxy eval: {_esc(evaluation.dataset)}</title><style>{STYLE}</style></head><body>",
         f"<h1>readerproxy eval: {_esc(evaluation.dataset)} ({pages} pages)</h1>",
         "<p class=note>Shingle F1 is the ScrapingHub article-body metric (F1 of the mean precision and "
-        "recall over pages); LCSequence and LCString F1 are the character metrics of seed 000 with "
+        "recall over pages); LCSequence and LCString F1 are the character metrics of Moreno, Deschacht, Moens 2009 (§5.2) with "
         "whitespace removed; their F1 and the bag-of-words F1 are means of per-page F1.</p>",
         _table(evaluation),
         "<h2>F1 per algorithm and metric</h2>",

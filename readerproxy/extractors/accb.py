@@ -1,4 +1,5 @@
-"""ACCB: Adapted Content Code Blurring (Gottron 2008; described in seed 000 §2 and seed 004 §3.1).
+"""ACCB: Adapted Content Code Blurring (Gottron 2008; described in Moreno et al. 2009, §2 and
+Ghorbani et al. 2014, §3.1).
 
 The page becomes a content code vector (ccv): one entry per token, 1 for a word of text
 (content) and 0 for a tag (code); CCB's character-level vector is `unit="char"`. Blurring the vector with a Gaussian filter,
@@ -6,19 +7,20 @@ applied again and again, spreads every value over its neighbourhood; the result 
 code ratio (ccr) of each position. Long runs of text with little markup keep a high ccr, text
 between many tags (menus, link lists, footers) sinks. Content is the text whose ccr reaches the
 threshold t. The *adapted* variant (ACCB) ignores anchor tags when building the vector, so the
-link-rich prose of wiki-style pages is not taken for code (seed 000 §2).
+link-rich prose of wiki-style pages is not taken for code (Moreno et al. 2009, §2).
 
-Choices where the seeds leave the paper's details open:
+Choices where the two descriptions leave the paper's details open:
 
-* Anchors. Seed 000 says ACCB "ignores anchor tags"; seed 004 reads it as Filter 1 (remove the
-  links with their text). The default `anchors="ignore"` drops the <a> and </a> tags from the
-  vector and keeps the anchor text as content; `anchors="remove"` is seed 004's reading.
+* Anchors. Moreno et al. 2009 (§2) say ACCB "ignores anchor tags"; Ghorbani et al. 2014 (§3.1)
+  read it as Filter 1 (remove the links with their text). The default `anchors="ignore"` drops the
+  <a> and </a> tags from the vector and keeps the anchor text as content; `anchors="remove"` is
+  Ghorbani et al.'s reading.
 * Units. `unit="token"` (default): every word of text is one content entry and every tag one
   code entry, so long class attributes of modern markup do not count as more code than a bare
   tag. `unit="char"`: every non-whitespace text character is content (indentation would otherwise
   count, as in density) and every character of a tag's code in the cleaned serialisation is
   code. Tokens measured better on both shared sets (shingle F1 0.88/0.87 vs 0.85/0.85) and are
-  faster. Scripts, styles and comments are gone before (seed 004 §2).
+  faster. Scripts, styles and comments are gone before (as in Ghorbani et al. 2014, §2).
 * Blurring. A Gaussian kernel of range r = 40 entries (the "ACCB-40" configuration of Gottron's
   comparisons) with sigma = r / 3, applied `iterations` = 3 times. Repeated blurring converges to
   the page's mean, so the iteration count is fixed instead of "until stable"; the edges are
@@ -37,20 +39,38 @@ from typing import Literal
 
 import numpy as np
 
+from ..convert import check_choice, check_range
 from ..document import TEXT, Document
 from ..extraction import Block, Extraction, register
+from ..numeric import gaussian_kernel
+
+Anchors = Literal["ignore", "remove"]
+Unit = Literal["token", "char"]
 
 
 @dataclass(frozen=True, slots=True)
 class AccbParams:
-    """Gottron 2008: blurring range r = 40 (ACCB-40); sigma, iterations and t chosen on data."""
+    """Gottron 2008: blurring range r = 40 (ACCB-40); sigma, iterations and t chosen on data.
+
+    Ranges: radius in [1, 100] entries; sigma in [0, 100] (0: radius / 3); iterations in [1, 20]
+    (the blur converges to the page mean; 3-6 measure alike); threshold in [0, 1] (a ratio);
+    anchors "ignore" or "remove"; unit "token" or "char".
+    """
 
     radius: int = 40  # blurring range in vector entries (ACCB-40)
     sigma: float = 0.0  # Gaussian standard deviation; 0 means radius / 3
     iterations: int = 3  # how often the blur is applied
     threshold: float = 0.7  # t: minimum content code ratio of content
-    anchors: Literal["ignore", "remove"] = "ignore"  # ACCB ignores anchor tags; "remove" = Filter 1
-    unit: Literal["token", "char"] = "token"  # one entry per word/tag, or per character
+    anchors: Anchors = "ignore"  # ACCB ignores anchor tags; "remove" = Filter 1
+    unit: Unit = "token"  # one entry per word/tag, or per character
+
+    def __post_init__(self) -> None:
+        check_range("radius", self.radius, 1, 100)
+        check_range("sigma", self.sigma, 0, 100)
+        check_range("iterations", self.iterations, 1, 20)
+        check_range("threshold", self.threshold, 0, 1)
+        check_choice("anchors", self.anchors, Anchors)
+        check_choice("unit", self.unit, Unit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +83,11 @@ class ContentCodeVector:
     sizes: np.ndarray  # int64: number of vector positions of each of those tokens
 
 
-def content_code_vector(
-    doc: Document, anchors: Literal["ignore", "remove"], unit: Literal["token", "char"]
-) -> ContentCodeVector:
+def content_code_vector(doc: Document, anchors: Anchors, unit: Unit) -> ContentCodeVector:
     """Gottron 2008 §3 (ACCB): 1 per word (character) of text, 0 per tag (character), anchor tags ignored."""
     t = doc.tokens
-    first, last = doc.body
-    index = np.arange(first, last + 1, dtype=np.int64)
+    span = doc.body_span
+    index = np.arange(span.start, span.stop, dtype=np.int64)
     kind = t.kind[index]
     is_text = kind == TEXT
     is_anchor_tag = np.zeros(len(index), dtype=bool)
@@ -92,13 +110,6 @@ def content_code_vector(
     offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
     ccv = np.repeat(is_text.astype(np.float64), sizes)
     return ContentCodeVector(ccv=ccv, tokens=index, offsets=offsets, sizes=sizes)
-
-
-def gaussian_kernel(radius: int, sigma: float) -> np.ndarray:
-    """Gottron 2008 §3: Gaussian weights over -radius..radius, summing to one."""
-    offsets = np.arange(-radius, radius + 1, dtype=np.float64)
-    weights = np.exp(-0.5 * (offsets / sigma) ** 2)
-    return weights / weights.sum()
 
 
 def blur(ccv: np.ndarray, kernel: np.ndarray, iterations: int) -> np.ndarray:
@@ -142,12 +153,10 @@ def whitespace_between(doc: Document, selection: np.ndarray) -> np.ndarray:
     "accb",
     "Adapted Content Code Blurring: text where the blurred content/code ratio is high (Gottron 2008).",
     AccbParams,
-    reference="Gottron 2008 (DEXA), as described in seed 000 section 2 and seed 004 section 3.1",
+    reference="Gottron 2008 (DEXA), as described in Moreno et al. 2009, section 2 and Ghorbani et al. 2014, section 3.1",
 )
 def extract_accb(doc: Document, params: AccbParams) -> Extraction:
     """Select the text whose blurred content code ratio reaches the threshold."""
-    if params.radius < 1 or params.iterations < 1 or params.sigma < 0:
-        raise ValueError("accb needs radius >= 1, iterations >= 1 and sigma >= 0")
     selection = np.zeros(len(doc.tokens), dtype=bool)
     vector = content_code_vector(doc, params.anchors, params.unit)
     if len(vector.ccv) == 0:

@@ -1,6 +1,6 @@
 """auto: the best measured extractor, with fallbacks so that a reader never gets an empty page.
 
-`heuristic` (DOM scoring, seed 001) measures best of our extractors on both shared datasets, and
+`heuristic` (DOM scoring, Berg 2020) measures best of our extractors on both shared datasets, and
 best of all with two steps from Readability.js: unlikely-candidate removal (comment sections,
 related-story lists, footers dropped by class/id before the article is chosen) and the article
 root found from the top candidate (see `heuristic.top_candidate_element`), inside which every
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..convert import check_range
 from ..document import TEXT, Document
 from ..extraction import Extraction, get_extractor, register
 
@@ -31,10 +32,17 @@ FALLBACKS: tuple[tuple[str, dict[str, object]], ...] = (
 
 @dataclass(frozen=True, slots=True)
 class AutoParams:
-    """When a selection counts as an article rather than a miss."""
+    """When a selection counts as an article rather than a miss.
+
+    Ranges: min_chars in [0, 10_000_000] characters (the fetcher's 10 MB body cap); min_share in [0, 1].
+    """
 
     min_chars: int = 200  # non-whitespace characters of selected text …
     min_share: float = 0.5  # … or this share of the page's text, whichever is smaller
+
+    def __post_init__(self) -> None:
+        check_range("min_chars", self.min_chars, 0, 10_000_000)
+        check_range("min_share", self.min_share, 0, 1)
 
 
 def selected_chars(doc: Document, selection: np.ndarray) -> int:
@@ -45,7 +53,7 @@ def selected_chars(doc: Document, selection: np.ndarray) -> int:
 
 @register(
     "auto",
-    "The best measured extractor (heuristic without unlikely candidates), with fallbacks when it finds too little.",
+    "The best measured extractor (heuristic after removing unlikely candidates), with fallbacks when it finds too little.",
     AutoParams,
     reference="measured with readerproxy eval on both shared datasets (docs/benchmarks.md)",
 )

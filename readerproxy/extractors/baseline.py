@@ -10,7 +10,7 @@ from ..extraction import Block, Extraction, NoParams, register
     "baseline",
     "All visible text of the page body: the baseline every paper compares against.",
     NoParams,
-    reference="seed 000, section 5.3; ScrapingHub benchmark 'all text' row",
+    reference="Moreno, Deschacht, Moens 2009, section 5.3; ScrapingHub benchmark 'all text' row",
 )
 def extract_baseline(doc: Document, params: NoParams) -> Extraction:
     """Select every token of <body> (what remains after cleaning is visible text)."""

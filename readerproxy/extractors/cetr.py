@@ -1,4 +1,4 @@
-"""CETR: content extraction via tag ratios (Weninger, Hsu, Han 2010; seed 003), and its two variants.
+"""CETR: content extraction via tag ratios (Weninger, Hsu, Han 2010), and its two variants.
 
 Every line of the <body> source gets a text-to-tag ratio (TTR); the TTR histogram is smoothed with a
 Gaussian of radius 3; its absolute derivative marks where content starts and stops. Three ways to
@@ -34,51 +34,85 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..convert import check_range
 from ..document import Document
 from ..extraction import Block, Extraction, register
 from ..linkfilters import (
     BodyLines,
     FilteredView,
+    LinkFilter,
     body_lines,
-    check_link_filter,
     filter_links,
     line_token_mask,
     line_token_ranges,
+    link_filter_value,
 )
+from ..numeric import gaussian_kernel
 
 #: Lloyd iterations before k-means gives up converging (it converges in a handful on real pages).
 MAX_ITERATIONS = 100
 
 
+def _check_smoothing(radius: int, sigma: float, link_filter: int) -> LinkFilter:
+    """The ranges every CETR variant shares; returns the link filter as a LinkFilter."""
+    check_range("radius", radius, 0, 100)
+    check_range("sigma", sigma, 0, 100, low_open=True)
+    return link_filter_value(link_filter)
+
+
 @dataclass(frozen=True, slots=True)
 class CetrParams:
-    """Seed 003: k = 3 clusters (k = 2 allowed), Gaussian smoothing of radius 3, alpha = 3."""
+    """Weninger, Hsu, Han 2010: k = 3 clusters (k = 2 allowed), Gaussian smoothing of radius 3, alpha = 3.
+
+    Ranges: k in [2, 10] clusters; radius in [0, 100] lines; sigma in (0, 100]; alpha in [1, 100]
+    lines; link_filter 0-3 (`LinkFilter`).
+    """
 
     k: int = 3
     radius: int = 3
     sigma: float = 2.0
     alpha: int = 3
-    link_filter: int = 0
+    link_filter: LinkFilter = LinkFilter.NONE
+
+    def __post_init__(self) -> None:
+        check_range("k", self.k, 2, 10)
+        check_range("alpha", self.alpha, 1, 100)
+        object.__setattr__(self, "link_filter", _check_smoothing(self.radius, self.sigma, self.link_filter))
 
 
 @dataclass(frozen=True, slots=True)
 class CetrKmParams:
-    """Seed 003, CETR-KM: k-means on the smoothed TTR alone."""
+    """Weninger, Hsu, Han 2010, CETR-KM: k-means on the smoothed TTR alone.
+
+    Ranges: k in [2, 10]; radius in [0, 100] lines; sigma in (0, 100]; link_filter 0-3.
+    """
 
     k: int = 3
     radius: int = 3
     sigma: float = 2.0
-    link_filter: int = 0
+    link_filter: LinkFilter = LinkFilter.NONE
+
+    def __post_init__(self) -> None:
+        check_range("k", self.k, 2, 10)
+        object.__setattr__(self, "link_filter", _check_smoothing(self.radius, self.sigma, self.link_filter))
 
 
 @dataclass(frozen=True, slots=True)
 class CetrTmParams:
-    """Seed 003, CETR-TM: threshold tau * standard deviation of the smoothed TTR."""
+    """Weninger, Hsu, Han 2010, CETR-TM: threshold tau * standard deviation of the smoothed TTR.
+
+    Ranges: tau in [0, 100] standard deviations; radius in [0, 100] lines; sigma in (0, 100];
+    link_filter 0-3.
+    """
 
     tau: float = 1.0
     radius: int = 3
     sigma: float = 2.0
-    link_filter: int = 0
+    link_filter: LinkFilter = LinkFilter.NONE
+
+    def __post_init__(self) -> None:
+        check_range("tau", self.tau, 0, 100)
+        object.__setattr__(self, "link_filter", _check_smoothing(self.radius, self.sigma, self.link_filter))
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,19 +126,12 @@ class TagRatios:
 
 
 def tag_ratio(text_chars: np.ndarray, tags: np.ndarray) -> np.ndarray:
-    """Seed 003, "Tag Ratios": text characters / tags per line; a line without tags keeps its text length."""
+    """Weninger et al. 2010, "Tag Ratios": text characters / tags per line; a line without tags keeps its text length."""
     return np.asarray(text_chars, dtype=np.float64) / np.maximum(tags, 1)
 
 
-def gaussian_kernel(radius: int, sigma: float) -> np.ndarray:
-    """Seed 003, "Smoothing": normalised Gaussian weights for offsets -radius .. radius."""
-    offsets = np.arange(-radius, radius + 1, dtype=np.float64)
-    kernel = np.exp(-(offsets**2) / (2.0 * sigma * sigma))
-    return kernel / kernel.sum()
-
-
 def smooth(ttr: np.ndarray, radius: int, sigma: float) -> np.ndarray:
-    """Seed 003: Gaussian smoothing of the TTR histogram (kernel renormalised at the edges)."""
+    """Weninger et al. 2010, "Smoothing": Gaussian smoothing of the TTR histogram (kernel renormalised at the edges)."""
     if radius <= 0 or len(ttr) == 0:
         return np.asarray(ttr, dtype=np.float64).copy()
     kernel = gaussian_kernel(radius, sigma)
@@ -115,7 +142,7 @@ def smooth(ttr: np.ndarray, radius: int, sigma: float) -> np.ndarray:
 
 
 def derivative(smoothed: np.ndarray, alpha: int) -> np.ndarray:
-    """Seed 003, "Finding the beginning and end": |mean(T'[i..i+alpha]) - T'[i]| per line."""
+    """Weninger et al. 2010, "Finding the beginning and end": |mean(T'[i..i+alpha]) - T'[i]| per line."""
     n = len(smoothed)
     if n == 0:
         return np.zeros(0)
@@ -158,7 +185,7 @@ def kmeans(points: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def content_clusters(points: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Seed 003, "Extraction in two dimensions": (content mask, cluster label) per line.
+    """Weninger et al. 2010, "Extraction in two dimensions": (content mask, cluster label) per line.
 
     The cluster whose centroid lies nearest the origin is non-content; all others are content.
     """
@@ -185,10 +212,7 @@ def explained_variance(points: np.ndarray, content: np.ndarray) -> float:
 
 
 def tag_ratios(doc: Document, link_filter: int, radius: int, sigma: float) -> TagRatios:
-    """Seed 003: the TTR histogram of the (hyperlink-filtered) body lines and its smoothed form."""
-    check_link_filter(link_filter)
-    if radius < 0 or sigma <= 0:
-        raise ValueError("CETR needs radius >= 0 and sigma > 0")
+    """Weninger et al. 2010: the TTR histogram of the (hyperlink-filtered) body lines and its smoothed form."""
     view = filter_links(doc, link_filter)
     lines = body_lines(doc, view)
     ttr = tag_ratio(lines.text_chars, lines.tags)
@@ -202,7 +226,13 @@ def line_extraction(
     lines = ratios.lines
     starts, ends = line_token_ranges(doc, lines)
     blocks = [
-        Block(int(starts[i]), int(ends[i]), float(ratios.smoothed[i]), bool(content[i]), label=f"line {i + lines.first_line}")
+        Block(
+            int(starts[i]),
+            int(ends[i]),
+            float(ratios.smoothed[i]),
+            bool(content[i]),
+            label=f"line {i + lines.first_line}",
+        )
         for i in np.flatnonzero(lines.text_chars > 0)
     ]
     return Extraction(
@@ -218,22 +248,14 @@ def line_extraction(
     )
 
 
-def _check_k(k: int) -> None:
-    if k < 2:
-        raise ValueError("CETR needs k >= 2 clusters")
-
-
 @register(
     "cetr",
     "Per-line text-to-tag ratios clustered in 2-D (smoothed TTR, |derivative|) by k-means (Weninger et al. 2010).",
     CetrParams,
-    reference="seed 003, 'Tag Ratios' to 'Extraction in two dimensions'",
+    reference="Weninger, Hsu, Han 2010, 'Tag Ratios' to 'Extraction in two dimensions'",
 )
 def extract_cetr(doc: Document, params: CetrParams) -> Extraction:
     """CETR: lines outside the cluster nearest the origin of (smoothed TTR, derivative) are content."""
-    _check_k(params.k)
-    if params.alpha < 1:
-        raise ValueError("CETR needs alpha >= 1")
     ratios = tag_ratios(doc, params.link_filter, params.radius, params.sigma)
     gradient = derivative(ratios.smoothed, params.alpha)
     points = np.column_stack((ratios.smoothed, gradient))
@@ -246,11 +268,10 @@ def extract_cetr(doc: Document, params: CetrParams) -> Extraction:
     "cetr-km",
     "CETR-KM: per-line text-to-tag ratios, smoothed, clustered in 1-D by k-means (Weninger et al. 2010).",
     CetrKmParams,
-    reference="seed 003, results table (CETR-KM)",
+    reference="Weninger, Hsu, Han 2010, results table (CETR-KM)",
 )
 def extract_cetr_km(doc: Document, params: CetrKmParams) -> Extraction:
     """CETR-KM: lines outside the lowest smoothed-TTR cluster are content."""
-    _check_k(params.k)
     ratios = tag_ratios(doc, params.link_filter, params.radius, params.sigma)
     points = ratios.smoothed[:, None]
     content, cluster = content_clusters(points, params.k)
@@ -262,12 +283,10 @@ def extract_cetr_km(doc: Document, params: CetrKmParams) -> Extraction:
     "cetr-tm",
     "CETR-TM: lines whose smoothed text-to-tag ratio exceeds tau * std are content (Weninger et al. 2010).",
     CetrTmParams,
-    reference="seed 003, results table (CETR-TM)",
+    reference="Weninger, Hsu, Han 2010, results table (CETR-TM)",
 )
 def extract_cetr_tm(doc: Document, params: CetrTmParams) -> Extraction:
     """CETR-TM: threshold the smoothed TTR at tau times its standard deviation."""
-    if params.tau < 0:
-        raise ValueError("CETR-TM needs tau >= 0")
     ratios = tag_ratios(doc, params.link_filter, params.radius, params.sigma)
     threshold = params.tau * float(ratios.smoothed.std()) if len(ratios.smoothed) else 0.0
     content = ratios.smoothed > threshold

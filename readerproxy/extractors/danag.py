@@ -1,13 +1,14 @@
-"""DANAg: content vs code characters of fixed-length segments (Mohammadzadeh et al. 2011/2013; seed 004).
+"""DANAg: content vs code characters of fixed-length segments (Mohammadzadeh et al. 2011/2013).
 
 The source is cut into segments of equal length (AdDANAg's normalised lines, which make the method
 independent of the page's own line breaks); each segment gets its content characters (text) and
 code characters (tags); the difference content - code is smoothed naively (a moving average); the
 main-content area is grown from the segment with the highest smoothed value over the neighbouring
 segments with more content than code, allowing gaps of a few segments; the text of that area is the
-main content. Seed 004 pairs it with the hyperlink Filters 1-3 (`link_filter`, see `linkfilters`).
+main content. Ghorbani, Mohammadzadeh, Nazemi 2014 (§3-4) pair it with the hyperlink Filters 1-3
+(`link_filter`, see `linkfilters`).
 
-Choices where the papers (known here through seed 004's summary) leave details open:
+Choices where the papers (known here through Ghorbani et al. 2014, §2-3) leave details open:
 - The source is the cleaned <body> with whitespace between tags dropped: a segment holds
   `segment_length` characters of tag code and non-whitespace text, so indentation counts as nothing.
 - A segment's content / code counts are exact: a text or tag token spanning a segment border is
@@ -25,19 +26,31 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..convert import check_range
 from ..document import TEXT, Document
 from ..extraction import Block, Extraction, register
-from ..linkfilters import FilteredView, check_link_filter, filter_links
+from ..linkfilters import FilteredView, LinkFilter, filter_links, link_filter_value
+from ..numeric import grow_region
 
 
 @dataclass(frozen=True, slots=True)
 class DanagParams:
-    """Segment length, smoothing radius and allowed gap (segments); link_filter of seed 004."""
+    """Segment length, smoothing radius and allowed gap (segments); link_filter of Ghorbani et al. 2014.
+
+    Ranges: segment_length in [10, 10000] characters (shorter segments multiply the work per page);
+    radius in [0, 100] segments; max_gap in [0, 1000] segments; link_filter 0-3 (`LinkFilter`).
+    """
 
     segment_length: int = 150
     radius: int = 1
     max_gap: int = 50
-    link_filter: int = 0
+    link_filter: LinkFilter = LinkFilter.NONE
+
+    def __post_init__(self) -> None:
+        check_range("segment_length", self.segment_length, 10, 10000)
+        check_range("radius", self.radius, 0, 100)
+        check_range("max_gap", self.max_gap, 0, 1000)
+        object.__setattr__(self, "link_filter", link_filter_value(self.link_filter))
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +65,7 @@ class Segments:
 
 def token_widths(doc: Document, view: FilteredView) -> tuple[np.ndarray, np.ndarray]:
     """Width in the normalised source and content characters of every body token."""
-    first, last = doc.body
-    span = slice(first, last + 1)
+    span = doc.body_span
     is_text = doc.tokens.kind[span] == TEXT
     content = np.where(is_text, view.chars[span], 0)
     width = np.where(is_text, content, np.where(view.present[span], view.length[span], 0))
@@ -93,18 +105,8 @@ def main_content_area(smoothed: np.ndarray, max_gap: int) -> tuple[int, int]:
     peak = int(np.argmax(smoothed))
     if smoothed[peak] <= 0:  # no segment has more content than code: the best one alone
         return peak, peak
-    positive = np.flatnonzero(smoothed > 0)
-    position = int(np.searchsorted(positive, peak))
-    left = right = peak
-    for index in positive[position + 1 :].tolist():
-        if index - right > max_gap + 1:
-            break
-        right = index
-    for index in positive[:position][::-1].tolist():
-        if left - index > max_gap + 1:
-            break
-        left = index
-    return left, right
+    # `max_gap` segments between two members is a step of max_gap + 1 positions.
+    return grow_region(np.flatnonzero(smoothed > 0), peak, max_gap + 1)
 
 
 def refine_boundaries(difference: np.ndarray, left: int, right: int) -> tuple[int, int]:
@@ -126,16 +128,14 @@ def refine_boundaries(difference: np.ndarray, left: int, right: int) -> tuple[in
     "danag",
     "Main-content area of fixed-length segments with more content than code characters (Mohammadzadeh et al.).",
     DanagParams,
-    reference="seed 004, section 1-3 and its DANAg/AdDANAg references",
+    reference="Mohammadzadeh et al. 2011/2013 (DANAg, AdDANAg), as summarised in Ghorbani, Mohammadzadeh, Nazemi 2014, sections 2-3",
 )
 def extract_danag(doc: Document, params: DanagParams) -> Extraction:
     """DANAg: the body tokens inside the main-content area of the content-minus-code curve."""
-    check_link_filter(params.link_filter)
-    if params.segment_length < 1 or params.radius < 0 or params.max_gap < 0:
-        raise ValueError("danag needs segment_length >= 1, radius >= 0 and max_gap >= 0")
     selection = np.zeros(len(doc.tokens), dtype=bool)
-    first, last = doc.body
-    if last < first:
+    span = doc.body_span
+    first = span.start
+    if span.stop <= first:
         return Extraction(blocks=[], selection=selection)
     view = filter_links(doc, params.link_filter)
     width, content = token_widths(doc, view)
@@ -149,11 +149,17 @@ def extract_danag(doc: Document, params: DanagParams) -> Extraction:
     segment_of_end = (np.maximum(segments.token_end - 1, segments.token_begin) // length).astype(np.int64)
     if right >= left:
         inside = (segment_of_end >= left) & (segment_of_begin <= right)
-        selection[first : last + 1] = inside & view.present[first : last + 1]
+        selection[span] = inside & view.present[span]
     token_start = np.searchsorted(segment_of_begin, np.arange(len(smoothed)), side="left") + first
     token_end = np.searchsorted(segment_of_begin, np.arange(len(smoothed)), side="right") - 1 + first
     blocks = [
-        Block(int(token_start[i]), int(token_end[i]), float(smoothed[i]), bool(left <= i <= right), label=f"segment {i}")
+        Block(
+            int(token_start[i]),
+            int(token_end[i]),
+            float(smoothed[i]),
+            bool(left <= i <= right),
+            label=f"segment {i}",
+        )
         for i in np.flatnonzero((segments.content > 0) & (token_end >= token_start))
     ]
     area_content = float(segments.content[left : right + 1].sum())

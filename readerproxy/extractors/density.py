@@ -1,6 +1,6 @@
-"""Density: the highest-density region of the string list (Moreno, Deschacht, Moens 2009; seed 000).
+"""Density: the highest-density region of the string list (Moreno, Deschacht, Moens 2009, §4).
 
-The page becomes a list of strings L, split at structural tags only (section 3): text is appended
+The page becomes a list of strings L, split at structural tags only (§4, first step): text is appended
 to the last string, and every structural tag starts a new, possibly empty, string. The region R
 starts at the longest string; strings longer than cutoff_length = maxL * c1 that lie within c2
 positions of a member of R join it; the output is everything from the leftmost to the rightmost
@@ -12,7 +12,7 @@ several (see `split_strings`); only <body> is read; the structural tags are
 `document.BLOCK_TAGS` (the paper names div, p, table rows, headings and list items and points to
 the XHTML block-level elements).
 
-`link_filter` (seed 004) pre-processes hyperlinks: Filter 1 drops every anchor with its text before the
+`link_filter` (Ghorbani, Mohammadzadeh, Nazemi 2014, §3) pre-processes hyperlinks: Filter 1 drops every anchor with its text before the
 strings are built (and from the output); Filters 2 and 3 only rewrite anchor code, which density
 does not read, so they select what Filter 0 selects.
 """
@@ -23,22 +23,33 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..convert import check_range
 from ..document import BLOCK_TAGS, TEXT, Document
 from ..extraction import Block, Extraction, register
-from ..linkfilters import check_link_filter, filter_links
+from ..linkfilters import LinkFilter, filter_links, link_filter_value
+from ..numeric import grow_region
 
 
 @dataclass(frozen=True, slots=True)
 class DensityParams:
-    """Seed 000, section 4: c1 = 0.333, c2 = 4 were the values used in the experiments."""
+    """Moreno, Deschacht, Moens 2009, §4: c1 = 0.333, c2 = 4 were the values used in the experiments.
+
+    Ranges: c1 in (0, 1] (the cutoff is a share of the longest string); c2 in [1, 1000] string
+    positions; link_filter 0-3 (`LinkFilter`).
+    """
 
     c1: float = 0.333
     c2: int = 4
-    link_filter: int = 0  # hyperlink Filter 1-3 of seed 004 (0 = none)
+    link_filter: LinkFilter = LinkFilter.NONE  # hyperlink Filter 1-3 of Ghorbani et al. 2014 (0 = none)
+
+    def __post_init__(self) -> None:
+        check_range("c1", self.c1, 0, 1, low_open=True)
+        check_range("c2", self.c2, 1, 1000)
+        object.__setattr__(self, "link_filter", link_filter_value(self.link_filter))
 
 
 def split_strings(doc: Document, chars: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Seed 000 §3: string index of every body token and the length of every string of L.
+    """Moreno et al. 2009, §4: string index of every body token and the length of every string of L.
 
     Reading chosen: a run of structural tags with no text between them starts ONE new string.
     Taken literally ("L is extended with one empty string" per tag) every </p><p> pair and every
@@ -47,12 +58,12 @@ def split_strings(doc: Document, chars: np.ndarray | None = None) -> tuple[np.nd
     `chars` overrides the characters per token (a hyperlink-filtered view's).
     """
     t = doc.tokens
-    first, last = doc.body
+    span = doc.body_span
     structural = np.fromiter((name in BLOCK_TAGS for name in doc.tag), dtype=bool, count=len(doc.tag))
-    kind = t.kind[first : last + 1]
+    kind = t.kind[span]
     counted = t.chars if chars is None else chars
-    chars = np.where(kind == TEXT, counted[first : last + 1], 0)
-    is_break = (kind != TEXT) & structural[t.element[first : last + 1]]
+    chars = np.where(kind == TEXT, counted[span], 0)
+    is_break = (kind != TEXT) & structural[t.element[span]]
     raw_string = np.cumsum(is_break)
     raw_lengths = np.bincount(raw_string, weights=chars)
     # Empty strings join the string that follows them.
@@ -63,22 +74,15 @@ def split_strings(doc: Document, chars: np.ndarray | None = None) -> tuple[np.nd
 
 
 def highest_density_region(lengths: np.ndarray, c1: float, c2: int) -> tuple[int, int, float]:
-    """Seed 000 §4: (leftmost, rightmost, cutoff_length) of the region grown from the longest string."""
+    """Moreno et al. 2009, §4: (leftmost, rightmost, cutoff_length) of the region grown from the longest string.
+
+    Strings longer than the cutoff "within c2 positions" join: a step of at most c2 - 1 positions.
+    """
     if len(lengths) == 0 or lengths.max() <= 0:
         return 0, -1, 0.0
     s_max = int(np.argmax(lengths))
     cutoff_length = float(lengths[s_max]) * c1
-    candidates = np.flatnonzero(lengths > cutoff_length)
-    position = int(np.searchsorted(candidates, s_max))
-    left = right = s_max
-    for index in candidates[position + 1 :]:
-        if index - right >= c2:
-            break
-        right = int(index)
-    for index in candidates[:position][::-1]:
-        if left - index >= c2:
-            break
-        left = int(index)
+    left, right = grow_region(np.flatnonzero(lengths > cutoff_length), s_max, c2 - 1)
     return left, right, cutoff_length
 
 
@@ -86,15 +90,12 @@ def highest_density_region(lengths: np.ndarray, c1: float, c2: int) -> tuple[int
     "density",
     "Highest-density region of text strings split at structural tags (Moreno et al. 2009).",
     DensityParams,
-    reference="seed 000, sections 3-4",
+    reference="Moreno, Deschacht, Moens 2009, section 4",
 )
 def extract_density(doc: Document, params: DensityParams) -> Extraction:
     """Select the strings from the leftmost to the rightmost member of the densest region."""
-    if params.c1 < 0 or params.c2 < 1:
-        raise ValueError("density needs c1 >= 0 and c2 >= 1")
-    check_link_filter(params.link_filter)
     selection = np.zeros(len(doc.tokens), dtype=bool)
-    first, _ = doc.body
+    first = doc.body_span.start
     if len(doc.tokens) == 0:
         return Extraction(blocks=[], selection=selection)
     view = filter_links(doc, params.link_filter)
@@ -106,7 +107,13 @@ def extract_density(doc: Document, params: DensityParams) -> Extraction:
         selection[token_start[left] : token_end[right] + 1] = True
         selection &= view.present
     blocks = [
-        Block(int(token_start[i]), int(token_end[i]), float(lengths[i]), bool(left <= i <= right), label=f"string {i}")
+        Block(
+            int(token_start[i]),
+            int(token_end[i]),
+            float(lengths[i]),
+            bool(left <= i <= right),
+            label=f"string {i}",
+        )
         for i in np.flatnonzero(lengths > 0)
     ]
     region = lengths[left : right + 1] if right >= left else lengths[:0]

@@ -1,6 +1,6 @@
-"""DOM heuristic scoring for reader modes, plain-HTML solution (Berg 2020; seed 001, §5.1 and §6).
+"""DOM heuristic scoring for reader modes, plain-HTML solution (Berg 2020, §5.1 and §6).
 
-Every element gets a static evaluation score w1·f1 + … + wn·fn (seed 001, §5): the weights are the
+Every element gets a static evaluation score w1·f1 + … + wn·fn (Berg 2020, §5): the weights are the
 one table `WEIGHTS` below. The features are the ones the paper lists for the plain-HTML solution:
 word count, the HTML tag, semantic HTML5 tags (article/main/section vs nav/header/footer/aside),
 ARIA roles, class and id hints, plus link density. A second pass adds part of the neighbours'
@@ -37,13 +37,14 @@ from typing import Literal
 
 import numpy as np
 
+from ..convert import check_choice, check_range
 from ..document import BLOCK_TAGS, TEXT, VOID_TAGS, Document
 from ..extraction import Block, Extraction, register
 
 
 @dataclass(frozen=True, slots=True)
 class Weights:
-    """The weights w_i of the evaluation function (seed 001, §5), all in one place."""
+    """The weights w_i of the evaluation function (Berg 2020, §5), all in one place."""
 
     word: float  # per word of the element's own text
     link_density: float  # times the share of the own text that sits inside links (0..1)
@@ -53,8 +54,10 @@ class Weights:
     positive_hint: float  # class or id matches POSITIVE_HINTS, inherited (once per attribute)
     negative_hint: float  # class or id matches NEGATIVE_HINTS, inherited (once per attribute)
     hint_decay: float  # inherited class/id hints fade by this factor per generation
-    neighbour_share: float = 0.0  # part of each neighbour's score added (seed 001, §6)
-    neighbour_floor: float = -100.0  # a neighbour lends at least this much (a -4000 menu must not sink an article)
+    neighbour_share: float = 0.0  # part of each neighbour's score added (Berg 2020, §6)
+    neighbour_floor: float = (
+        -100.0
+    )  # a neighbour lends at least this much (a -4000 menu must not sink an article)
     children_share: float = 0.0  # part of the contained text holders' scores, for containers
 
 
@@ -62,20 +65,52 @@ WEIGHTS = Weights(
     word=1.0,
     link_density=-200.0,
     own_tag={
-        "p": 15.0, "pre": 10.0, "blockquote": 10.0, "h1": 5.0, "h2": 5.0, "h3": 5.0, "h4": 0.0,
-        "li": -5.0, "dt": -5.0, "dd": -5.0, "td": -5.0, "th": -10.0, "figcaption": -5.0,
-        "address": -20.0, "form": -50.0, "button": -50.0, "select": -50.0, "label": -20.0,
-        "option": -50.0, "textarea": -50.0, "legend": -20.0, "caption": -5.0,
+        "p": 15.0,
+        "pre": 10.0,
+        "blockquote": 10.0,
+        "h1": 5.0,
+        "h2": 5.0,
+        "h3": 5.0,
+        "h4": 0.0,
+        "li": -5.0,
+        "dt": -5.0,
+        "dd": -5.0,
+        "td": -5.0,
+        "th": -10.0,
+        "figcaption": -5.0,
+        "address": -20.0,
+        "form": -50.0,
+        "button": -50.0,
+        "select": -50.0,
+        "label": -20.0,
+        "option": -50.0,
+        "textarea": -50.0,
+        "legend": -20.0,
+        "caption": -5.0,
     },
     context_tag={
-        "article": 100.0, "main": 100.0, "section": 10.0,
-        "nav": -1000.0, "header": -150.0, "footer": -600.0, "aside": -600.0,
-        "menu": -600.0, "dialog": -600.0,
+        "article": 100.0,
+        "main": 100.0,
+        "section": 10.0,
+        "nav": -1000.0,
+        "header": -150.0,
+        "footer": -600.0,
+        "aside": -600.0,
+        "menu": -600.0,
+        "dialog": -600.0,
     },
     role={
-        "main": 300.0, "article": 100.0,
-        "navigation": -1000.0, "banner": -400.0, "contentinfo": -600.0, "complementary": -600.0,
-        "search": -600.0, "menu": -600.0, "menubar": -600.0, "dialog": -600.0, "alert": -200.0,
+        "main": 300.0,
+        "article": 100.0,
+        "navigation": -1000.0,
+        "banner": -400.0,
+        "contentinfo": -600.0,
+        "complementary": -600.0,
+        "search": -600.0,
+        "menu": -600.0,
+        "menubar": -600.0,
+        "dialog": -600.0,
+        "alert": -200.0,
     },
     positive_hint=25.0,
     negative_hint=-50.0,
@@ -85,12 +120,10 @@ WEIGHTS = Weights(
     children_share=0.1,
 )
 
-#: Class/id words hinting at the main content (seed 001, §5.1: "article", "content" …); matched
+#: Class/id words hinting at the main content (Berg 2020, §5.1: "article", "content" …); matched
 #: against the lower-cased value (three times faster than re.I on long utility-class lists).
-POSITIVE_HINTS = re.compile(
-    r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story"
-)
-#: Class/id words hinting at everything else (seed 001, §5.1: "footer" …).
+POSITIVE_HINTS = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story")
+#: Class/id words hinting at everything else (Berg 2020, §5.1: "footer" …).
 NEGATIVE_HINTS = re.compile(
     r"-ad-|(?:^|[\s_-])ads?(?:$|[\s_-])|advert|banner|breadcrumb|combx|comment|com-|contact|disqus|"
     r"footer|gdpr|masthead|menu|(?:^|[\s_-])nav|outbrain|pagination|pager|popup|promo|related|"
@@ -101,30 +134,52 @@ NEGATIVE_HINTS = re.compile(
 
 #: Elements that hold text for scoring: block-level tags that can contain text.
 TEXT_HOLDERS = frozenset(BLOCK_TAGS - VOID_TAGS - {"html", "head", "title"}) | {
-    "button", "label", "legend", "caption", "option",
+    "button",
+    "label",
+    "legend",
+    "caption",
+    "option",
 }
+
+
+ArticleRoot = Literal["coverage", "top-candidate"]
 
 
 @dataclass(frozen=True, slots=True)
 class HeuristicParams:
-    """Seed 001, §6: threshold between 10 and 200; 25 measured best on the shared data.
+    """Berg 2020, §6: threshold between 10 and 200; 25 measured best on the shared data.
 
     Shingle F1 on ScrapingHub / Readability: 10 -> 0.90/0.925, 25 -> 0.90/0.928,
     50 -> 0.90/0.914, 100 -> 0.88/0.885 (a flat optimum; 25 is not tuned to a page).
+
+    Ranges: threshold and inner_threshold in [-10000, 10000] (scores are weighted word counts);
+    coverage and candidate_share in (0, 1]; neighbour_share in [0, 1]; article_root "coverage"
+    or "top-candidate".
     """
 
     threshold: float = 25.0
     coverage: float = 0.85  # share of selected words the article element must contain (our step)
     neighbour_share: float = WEIGHTS.neighbour_share
-    unlikely_candidates: bool = False  # drop Readability.js's unlikely candidates first (not in seed 001)
-    article_root: Literal["coverage", "top-candidate"] = "coverage"  # how the article element is found
+    unlikely_candidates: bool = False  # drop Readability.js's unlikely candidates first (not in Berg 2020)
+    article_root: ArticleRoot = "coverage"  # how the article element is found
     candidate_share: float = 0.7  # top-candidate: climb until the element holds this share of the words
-    inner_threshold: float | None = None  # inside the article element, keep holders above this (None: threshold)
+    inner_threshold: float | None = (
+        None  # inside the article element, keep holders above this (None: threshold)
+    )
+
+    def __post_init__(self) -> None:
+        check_range("threshold", self.threshold, -10000, 10000)
+        check_range("coverage", self.coverage, 0, 1, low_open=True)
+        check_range("neighbour_share", self.neighbour_share, 0, 1)
+        check_choice("article_root", self.article_root, ArticleRoot)
+        check_range("candidate_share", self.candidate_share, 0, 1, low_open=True)
+        if self.inner_threshold is not None:
+            check_range("inner_threshold", self.inner_threshold, -10000, 10000)
 
 
 @dataclass(frozen=True, slots=True)
 class ElementFeatures:
-    """Per-element feature arrays (seed 001, §5.1), one entry per element of the document."""
+    """Per-element feature arrays (Berg 2020, §5.1), one entry per element of the document."""
 
     holder: np.ndarray  # int32: the text holder that owns the element's text
     words: np.ndarray  # float: words of own text (text holders only)
@@ -136,7 +191,7 @@ class ElementFeatures:
 
 
 def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatures:
-    """Seed 001, §5.1: word count, tag, semantic tags, ARIA roles, class/id hints per element."""
+    """Berg 2020, §5.1: word count, tag, semantic tags, ARIA roles, class/id hints per element."""
     n = len(doc.elements)
     tags = doc.tag
     own = np.array([weights.own_tag.get(name, 0.0) for name in tags], dtype=np.float64)
@@ -163,7 +218,9 @@ UNLIKELY_CANDIDATES = re.compile(
     r"supplemental|ad-break|agegate|pagination|pager|popup|yom-remote"
 )
 MAYBE_CANDIDATE = re.compile(r"and|article|body|column|content|main|mathjax|shadow")
-UNLIKELY_ROLES = frozenset({"menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog"})
+UNLIKELY_ROLES = frozenset(
+    {"menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog"}
+)
 
 
 def is_unlikely_candidate(tag: str, attrs: dict[str, str | None]) -> bool:
@@ -183,7 +240,7 @@ def _unlikely_match(match_string: str) -> bool:
 
 
 def attribute_weights(attrs: dict[str, str | None], weights: Weights) -> tuple[float, float]:
-    """Seed 001, §5.1: (ARIA role weight, class/id hint weight) of one element."""
+    """Berg 2020, §5.1: (ARIA role weight, class/id hint weight) of one element."""
     role_value = 0.0
     role = attrs.get("role")
     if role:
@@ -214,7 +271,7 @@ def inherit(
     """Text holder of every element and its context inherited from its ancestors.
 
     Semantic tags and roles are explicit, so they are inherited in full; class/id hints are
-    free-form (seed 001, §5.1: "difficult to properly analyze"), so an ancestor's hint fades by
+    free-form (Berg 2020, §5.1: "difficult to properly analyze"), so an ancestor's hint fades by
     `decay` per generation: ten nested "elementor-widget" wrappers must not outweigh a paragraph.
     """
     parent = doc.parent.tolist()
@@ -236,12 +293,14 @@ def inherit(
 def own_text(doc: Document, holder: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Words, characters and link characters of the text each holder owns (np.bincount)."""
     t = doc.tokens
-    first, last = doc.body
-    index = np.arange(first, last + 1)
+    span = doc.body_span
+    index = np.arange(span.start, span.stop)
     index = index[(t.kind[index] == TEXT) & (t.chars[index] > 0) & (t.element[index] >= 0)]
     owner = holder[t.element[index]]
     text = t.text
-    word_counts = np.fromiter((len(text[i].split()) for i in index.tolist()), dtype=np.float64, count=len(index))
+    word_counts = np.fromiter(
+        (len(text[i].split()) for i in index.tolist()), dtype=np.float64, count=len(index)
+    )
     chars = t.chars[index].astype(np.float64)
 
     def per_holder(weights: np.ndarray) -> np.ndarray:
@@ -251,7 +310,7 @@ def own_text(doc: Document, holder: np.ndarray, n: int) -> tuple[np.ndarray, np.
 
 
 def evaluate(features: ElementFeatures, weights: Weights = WEIGHTS) -> np.ndarray:
-    """Seed 001, §5: the static evaluation w1·f1 + … + wn·fn of every text holder."""
+    """Berg 2020, §5: the static evaluation w1·f1 + … + wn·fn of every text holder."""
     link_density = np.divide(
         features.anchor_chars, features.chars, out=np.zeros_like(features.chars), where=features.chars > 0
     )
@@ -264,7 +323,7 @@ def evaluate(features: ElementFeatures, weights: Weights = WEIGHTS) -> np.ndarra
 
 
 def add_neighbours(scores: np.ndarray, holders: np.ndarray, share: float, floor: float) -> np.ndarray:
-    """Seed 001, §6: add `share` of the previous and next text holder's score (at least `floor`)."""
+    """Berg 2020, §6: add `share` of the previous and next text holder's score (at least `floor`)."""
     base = scores[holders]
     lent = np.clip(base, floor, None)
     spread = base.copy()
@@ -326,12 +385,10 @@ def article_element(doc: Document, selected: np.ndarray, words: np.ndarray, cove
     "heuristic",
     "DOM scoring of elements with weighted features and neighbour propagation (Berg 2020).",
     HeuristicParams,
-    reference="seed 001, sections 5.1 and 6 (plain-HTML solution)",
+    reference="Berg 2020, sections 5.1 and 6 (plain-HTML solution)",
 )
 def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
     """Score every element, keep the text holders above the threshold inside the article element."""
-    if not 0.0 < params.coverage <= 1.0:
-        raise ValueError("heuristic needs 0 < coverage <= 1")
     n_tokens = len(doc.tokens)
     selection = np.zeros(n_tokens, dtype=bool)
     if n_tokens == 0 or not doc.elements:
@@ -362,17 +419,18 @@ def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
         inside_root = np.zeros_like(chosen)
         inside_root[(doc.start >= doc.start[root]) & (doc.end <= doc.end[root])] = True
         chosen &= inside_root
-        first, last = doc.body
-        within = doc.mask_elements([root])
-        within[:first] = False
-        within[last + 1 :] = False
+        within = doc.mask_elements([root]) & doc.body_mask
         t = doc.tokens
         owner = np.where(t.element >= 0, t.element, 0)
         selection = within & chosen[features.holder[owner]] & (t.element >= 0) & ~dropped
 
     blocks = [
         Block(
-            int(doc.start[i]), int(doc.end[i]), float(scores[i]), bool(chosen[i]), element=int(i),
+            int(doc.start[i]),
+            int(doc.end[i]),
+            float(scores[i]),
+            bool(chosen[i]),
+            element=int(i),
             label=_label(doc, int(i)),
         )
         for i in holders.tolist()

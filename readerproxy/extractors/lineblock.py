@@ -1,4 +1,5 @@
-"""Line-Block classification (Pan Ei San; seed 002): TTR, ATTR and TKD per line-block, then thresholds.
+"""Line-Block classification (Pan Ei San, "Boilerplate removal and content extraction from dynamic
+web pages"): TTR, ATTR and TKD per line-block, then thresholds.
 
 Steps of the paper (section 3): the page without head, scripts, styles and comments (the cleaned
 `Document`, <body> only); its source lines; lines merged into line-blocks; per block the text-to-tag
@@ -40,25 +41,35 @@ from typing import Literal
 
 import numpy as np
 
+from ..convert import check_choice, check_range
 from ..document import TEXT, Document, ranges_mask
 from ..extraction import Block, Extraction, register
 from ..linkfilters import (
     BodyLines,
     FilteredView,
+    LinkFilter,
     body_lines,
-    check_link_filter,
     filter_links,
     line_token_mask,
     line_token_ranges,
+    link_filter_value,
 )
 
 _WORD = re.compile(r"\w{4,}")
 _TITLE_SEPARATOR = re.compile(r"\s+[-|–—:·»/]\s+")
 
 
+TkdRule = Literal["and", "rescue"]
+
+
 @dataclass(frozen=True, slots=True)
 class LineBlockParams:
-    """Seed 002 §2.2: fixed thresholds TTR 30, ATTR 0.2, TKD 2; or adaptive lambda * sigma."""
+    """Pan Ei San, §2.2: fixed thresholds TTR 30, ATTR 0.2, TKD 2; or adaptive lambda * sigma.
+
+    Ranges: ttr_threshold in [0, 10000] characters per tag; attr_threshold in [0, 1] (a ratio);
+    tkd_threshold in [0, 1000] keyword occurrences; lambda_ttr and lambda_tkd in [0, 100];
+    max_gap in [0, 1000] lines; tkd_rule "and" or "rescue"; link_filter 0-3 (`LinkFilter`).
+    """
 
     ttr_threshold: float = 30.0
     attr_threshold: float = 0.2
@@ -66,9 +77,19 @@ class LineBlockParams:
     adaptive: bool = False
     lambda_ttr: float = 1.0
     lambda_tkd: float = 1.0
-    tkd_rule: Literal["and", "rescue"] = "rescue"
+    tkd_rule: TkdRule = "rescue"
     max_gap: int = 0
-    link_filter: int = 0
+    link_filter: LinkFilter = LinkFilter.NONE
+
+    def __post_init__(self) -> None:
+        check_range("ttr_threshold", self.ttr_threshold, 0, 10000)
+        check_range("attr_threshold", self.attr_threshold, 0, 1)
+        check_range("tkd_threshold", self.tkd_threshold, 0, 1000)
+        check_range("lambda_ttr", self.lambda_ttr, 0, 100)
+        check_range("lambda_tkd", self.lambda_tkd, 0, 100)
+        check_range("max_gap", self.max_gap, 0, 1000)
+        check_choice("tkd_rule", self.tkd_rule, TkdRule)
+        object.__setattr__(self, "link_filter", link_filter_value(self.link_filter))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +108,7 @@ class LineBlocks:
 
 
 def get_line_blocks(lines: BodyLines, max_gap: int) -> tuple[np.ndarray, np.ndarray]:
-    """Seed 002 step 2: (first, last) body line of every line-block of text lines at most max_gap apart."""
+    """Pan Ei San, §3 step 2: (first, last) body line of every line-block of text lines at most max_gap apart."""
     text_lines = np.flatnonzero(lines.text_chars > 0)
     if not len(text_lines):
         return text_lines, text_lines
@@ -98,7 +119,7 @@ def get_line_blocks(lines: BodyLines, max_gap: int) -> tuple[np.ndarray, np.ndar
 
 
 def title_keywords(title: str) -> frozenset[str]:
-    """Seed 002 §2.1 C: words of four or more letters of the title's longest part, case-folded.
+    """Pan Ei San, §2.1 C: words of four or more letters of the title's longest part, case-folded.
 
     A title like "Headline - Site Name" is cut at its separators and the longest part is kept, so
     the site's name (repeated in its header and footer) does not count as a title keyword.
@@ -108,14 +129,16 @@ def title_keywords(title: str) -> frozenset[str]:
     return frozenset(word.casefold() for word in _WORD.findall(longest))
 
 
-def keyword_hits_per_line(doc: Document, view: FilteredView, lines: BodyLines, keywords: frozenset[str]) -> np.ndarray:
+def keyword_hits_per_line(
+    doc: Document, view: FilteredView, lines: BodyLines, keywords: frozenset[str]
+) -> np.ndarray:
     """Occurrences of title keywords on each body line (one regex pass over the body text)."""
     hits = np.zeros(len(lines))
-    first, last = doc.body
-    if not keywords or last < first:
+    span = doc.body_span
+    if not keywords or span.stop <= span.start:
         return hits
     t = doc.tokens
-    index = np.flatnonzero((t.kind[first : last + 1] == TEXT) & view.present[first : last + 1]) + first
+    index = np.flatnonzero((t.kind[span] == TEXT) & view.present[span]) + span.start
     if not len(index):
         return hits
     texts = [t.text[i] for i in index.tolist()]
@@ -136,7 +159,7 @@ def block_sums(values: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.nd
 
 
 def get_features(doc: Document, view: FilteredView, lines: BodyLines, max_gap: int) -> LineBlocks:
-    """Seed 002 step 3: TTR (1), ATTR (2) and TKD (3) of every line-block."""
+    """Pan Ei San, §3 step 3: TTR (1), ATTR (2) and TKD (3) of every line-block."""
     first, last = get_line_blocks(lines, max_gap)
     text = block_sums(lines.text_chars, first, last)
     tags = block_sums(lines.tags, first, last)
@@ -153,7 +176,7 @@ def get_features(doc: Document, view: FilteredView, lines: BodyLines, max_gap: i
 
 
 def thresholds(blocks: LineBlocks, params: LineBlockParams) -> tuple[float, float, float]:
-    """Seed 002 §2.2: (t1, t2, t3), fixed or lambda * sigma of each feature over the page's blocks."""
+    """Pan Ei San, §2.2: (t1, t2, t3), fixed or lambda * sigma of each feature over the page's blocks."""
     if not params.adaptive or len(blocks) < 2:
         return params.ttr_threshold, params.attr_threshold, params.tkd_threshold
     return (
@@ -166,7 +189,7 @@ def thresholds(blocks: LineBlocks, params: LineBlockParams) -> tuple[float, floa
 def threshold_check(
     blocks: LineBlocks, t1: float, t2: float, t3: float, use_tkd: bool, tkd_rule: str = "and"
 ) -> np.ndarray:
-    """Seed 002 step 4: content iff TTR > t1 and ATTR < t2 and TKD >= t3 (or step 3's TKD rescue)."""
+    """Pan Ei San, §3 step 4: content iff TTR > t1 and ATTR < t2 and TKD >= t3 (or step 3's TKD rescue)."""
     dense = (blocks.ttr > t1) & (blocks.attr < t2)
     if not use_tkd:
         return np.asarray(dense)
@@ -196,13 +219,10 @@ def at_least_one_block(blocks: LineBlocks, content: np.ndarray, t2: float) -> np
     "lineblock",
     "Line-blocks kept by thresholds on text-to-tag ratio, anchor-text ratio and title keywords (Pan Ei San).",
     LineBlockParams,
-    reference="seed 002, sections 2-3",
+    reference="Pan Ei San, sections 2-3",
 )
 def extract_lineblock(doc: Document, params: LineBlockParams) -> Extraction:
     """Line-Block: keep the line-blocks whose TTR, ATTR and TKD pass the thresholds."""
-    check_link_filter(params.link_filter)
-    if params.max_gap < 0:
-        raise ValueError("lineblock needs max_gap >= 0")
     view = filter_links(doc, params.link_filter)
     lines = body_lines(doc, view)
     blocks = get_features(doc, view, lines, params.max_gap)
@@ -214,7 +234,11 @@ def extract_lineblock(doc: Document, params: LineBlockParams) -> Extraction:
     starts, ends = line_token_ranges(doc, lines)
     out = [
         Block(
-            int(starts[a]), int(ends[b]), float(ttr), bool(keep), label=f"lines {a + lines.first_line}-{b + lines.first_line}"
+            int(starts[a]),
+            int(ends[b]),
+            float(ttr),
+            bool(keep),
+            label=f"lines {a + lines.first_line}-{b + lines.first_line}",
         )
         for a, b, ttr, keep in zip(
             blocks.first.tolist(), blocks.last.tolist(), blocks.ttr.tolist(), content.tolist(), strict=True
