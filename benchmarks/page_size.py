@@ -15,8 +15,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from readerproxy.api import article_from, resolve_algorithm, to_text
-from readerproxy.document import parse
+from readerproxy.extraction import get_extractor
+from readerproxy.pipeline import process
 from readerproxy.render import Preferences, Renderer, link_rewriter
 
 DATASETS = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
@@ -35,13 +35,13 @@ def main() -> int:
     parser.add_argument("--algo", default="auto")
     args = parser.parse_args()
     renderer = Renderer()
-    extractor = resolve_algorithm(args.algo)
+    extractor = get_extractor(args.algo)
     params = extractor.make_params({})
     ratios, originals, readers, gz_originals, gz_readers = [], [], [], [], []
     for name, body in pages(args.limit):
         url = f"https://example.com/{name}"
-        doc = parse(to_text(body), url)
-        article = article_from(doc, extractor.run(doc, params), rewrite_link=link_rewriter(url, args.algo))
+        article = process(body, url=url, algorithm=extractor, params=params,
+                          rewrite_link=link_rewriter(url, args.algo))
         data = article.to_dict() | {"final_url": url}
         page = renderer.reader_page(data, Preferences(), args.algo).encode()
         originals.append(len(body))

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .api import algorithms, extract
+from .api import algorithms
 from .decoding import DecompressionError
+from .pipeline import process
 from .settings import SERVE_OPTIONS, Settings, SettingsError, load_settings
 
 FORMATS = ("text", "html", "json", "markdown")
@@ -48,10 +49,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
         print(f"readerproxy: cannot read {args.source}: {exc}", file=sys.stderr)
         return 2
     try:
-        from .api import to_text
-
-        html = to_text(data, content_type)
-        article = extract(html, url=args.url or fetched_url, algorithm=args.algo, **_params(args.param))
+        article = process(data, url=args.url or fetched_url, content_type=content_type, algorithm=args.algo,
+                          params=_params(args.param))
     except DecompressionError as exc:
         print(f"readerproxy: {exc}", file=sys.stderr)
         return 2

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import ipaddress
 import json
 import socket
@@ -32,6 +33,8 @@ import aiohttp
 import brotli
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
+
+from .errors import ReaderproxyError
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -96,16 +99,15 @@ class FetchedPage:
             raise ValueError(f"malformed FetchedPage entry: {exc}") from exc
 
 
-class FetchError(Exception):
+class FetchError(ReaderproxyError):
     """A fetch that cannot give a page; `status` is the HTTP status our server should answer with."""
 
     def __init__(self, kind: str, status: int, message: str, url: str | None = None, *,
                  final_url: str | None = None, content_type: str | None = None,
                  upstream_status: int | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind  # "bad_url" | "refused" | "too_large" | "not_html" | "upstream" | "timeout"
-        self.status = status  # 400 | 403 | 413 | 415 | 502 | 504
-        self.message = message
+        # kind: "bad_url" | "refused" | "too_large" | "not_html" | "upstream" | "timeout"
+        # status: 400 | 403 | 413 | 415 | 502 | 504
+        super().__init__(message, status=status, kind=kind)
         self.url = url
         self.final_url = final_url or url
         self.content_type = content_type
@@ -154,6 +156,12 @@ def validate_url(url: str) -> str:
     default_port = 80 if scheme == "http" else 443
     netloc = host if port in (None, default_port) else f"{host}:{port}"
     return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+@functools.lru_cache(maxsize=4096)
+def canonical_url(url: str) -> str:
+    """`validate_url`, memoised: the cache-key form of a URL (the server's hot path asks it per request)."""
+    return validate_url(url)
 
 
 # ---- step 2: the address -----------------------------------------------------------------------------

@@ -1,61 +1,49 @@
 """The reader server (aiohttp): the reader view, the JSON API, health and metrics.
 
-Layers, top to bottom:
-
 - `create_app(settings)` builds the application: typed `web.AppKey`s, middlewares (metrics, error
-  pages, security headers) and the routes. Resources (Fetcher, cache, PageStore, extraction
+  pages, security headers) and the routes. Resources (fetcher, cache, page store, extraction
   threads) are opened and closed in one place, the `Reader`'s `cleanup_ctx` context.
-- Route handlers are thin: they parse the request into a `ReadRequest`, call the `Reader`, and
-  render its `ReadResult` as HTML, markdown, text or JSON.
-- `Reader.read(ReadRequest)` is the request-handling layer that takes a target URL: fetch through
-  the page cache, extract (cached by page version, algorithm, parameters and render options; one
-  computation per key at a time), and return a JSON-ready result. A browser proxy mode
-  (absolute-form requests, CONNECT) will call the same method from its own front end.
-
-Extraction is CPU work: parse + extract + render run in a small thread pool so a big page does not
-stall the event loop for the requests being served from cache.
+- Route handlers are thin: they parse the request into a `reader.ReadRequest`, call the `Reader`
+  (the request layer in `reader.py`, which proxy mode shares), and render its `ReadResult` as HTML,
+  Markdown, text or JSON.
+- `run(settings)` serves until SIGINT/SIGTERM; `readerproxy serve` (cli.py) calls it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import functools
 import gc
 import json
 import logging
 import signal
 import time
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import AsyncIterator, Awaitable, Callable
+from http import HTTPStatus
 from typing import Any
 
 from aiohttp import web
 
 from . import __version__
-from .api import algorithms, article_from, resolve_algorithm
-from .cache import DecodedMemo, LayeredCache, PageStore, SingleFlight, normalize_url, open_cache
-from .decoding import decode_html
-from .document import parse
-from .extraction import Extractor
-from .fetch import FetchedPage, Fetcher, FetchError, validate_url
+from .api import algorithms
+from .article import markdown_document
+from .convert import parse_flag
+from .errors import ReaderproxyError, RequestError
+from .fetch import FetchError, validate_url
+from .lru import LRU
 from .metrics import Metrics
-from .render import COOKIE_MAX_AGE, Preferences, Renderer, link_rewriter, preferences, safe_base_url
+from .reader import Reader, ReadRequest, algorithm_params
+from .render import COOKIE_MAX_AGE, Preferences, Renderer, preferences, safe_base_url
 from .settings import Settings
 
 log = logging.getLogger("readerproxy.server")
 
 FORMATS = {"html": "text/html", "md": "text/markdown", "markdown": "text/markdown", "text": "text/plain",
            "json": "application/json"}
-#: Query parameters of /read and /api/extract that are not algorithm parameters.
-RESERVED_QUERY = frozenset({"url", "algo", "format", "refresh", "lite", "links", "theme", "size"})
-#: Content-Security-Policy of every response: no scripts at all, our stylesheet, images from anywhere.
+#: Content-Security-Policy of every response: no script but our own optional one from /static/ (the
+#: page's own scripts never reach the output), our stylesheet, images from anywhere.
 CSP = (
-    "default-src 'none'; style-src 'self'; img-src http: https: data:; form-action 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src http: https: data:; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = {
@@ -74,232 +62,10 @@ ERROR_TITLES = {
     "not_found": "Not found",
     "internal": "Something went wrong",
 }
-RESULT_VERSION = 2  # bump when the cached result's shape changes
+#: Rendered reader pages kept in memory, so a hot cached page skips the template.
+RENDERED_PAGES_BYTES = 16 * 1024 * 1024
 
-
-# --------------------------------------------------------------------------------------------
-# The request-handling layer: a target URL in, an extraction result out.
-
-
-@dataclass(frozen=True, slots=True)
-class ReadRequest:
-    """What to read and how: the target URL, the algorithm and its parameters, render options."""
-
-    url: str
-    algorithm: str = "auto"
-    params: Mapping[str, str] = field(default_factory=dict)
-    images: bool = True
-    reader_links: bool = False  # rewrite links in the content to go through /read
-    refresh: bool = False
-
-
-@dataclass(slots=True)
-class ReadResult:
-    """A JSON-ready extraction result and how the cache served it."""
-
-    data: dict[str, Any]
-    cache: str  # X-Cache, the page store's answer: "hit" | "miss" | "revalidated"
-    identity: str = ""  # the result's cache key and page version: same identity, same result
-
-
-class RequestError(Exception):
-    """A request the server refuses before fetching (bad algorithm, parameters, body)."""
-
-    def __init__(self, message: str, status: int = 400, kind: str = "bad_request") -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.kind = kind
-
-
-@functools.lru_cache(maxsize=1024)
-def _params_signature(params: object) -> str:
-    """Sorted name=value pairs of an extractor's (frozen, hashable) parameters."""
-    values = dataclasses.asdict(params)  # type: ignore[call-overload]
-    return ",".join(f"{k}={values[k]}" for k in sorted(values))
-
-
-def result_key(url: str, request: ReadRequest, extractor: Extractor[Any], params: object) -> str:
-    """Cache key of an extraction result: normalised URL, algorithm, sorted parameters, render options."""
-    settings = _params_signature(params)
-    options = f"images={int(request.images)},links={'reader' if request.reader_links else 'original'}"
-    return f"result:{normalize_url(url)}|{extractor.name}|{settings}|{options}"
-
-
-def page_version(page: FetchedPage) -> str:
-    """Identifies the fetched copy a result was computed from (a refetch gives a new version)."""
-    return f"{page.final_url}|{page.fetched_at!r}|{page.etag or ''}|{page.last_modified or ''}|{len(page.body)}"
-
-
-class Reader:
-    """Reads pages: fetch through the page cache, extract, cache the result. Owns the resources."""
-
-    def __init__(self, settings: Settings, metrics: Metrics) -> None:
-        self.settings = settings
-        self.metrics = metrics
-        self.fetcher: Fetcher | None = None
-        self.cache: LayeredCache | None = None
-        self.pages: PageStore | None = None
-        self.executor: ThreadPoolExecutor | None = None
-        self.flights = SingleFlight()
-        self._decoded_results: DecodedMemo[dict[str, Any]] = DecodedMemo(json.loads)
-        self._resolved: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Extractor[Any], object]] = {}
-
-    @contextlib.asynccontextmanager
-    async def opened(self) -> AsyncIterator[Reader]:
-        """Open the fetcher, cache and thread pool; close them all on the way out."""
-        settings = self.settings
-        _prepare_cache_location(settings.cache)
-        fetcher = Fetcher(settings.fetch)
-        await fetcher.start()
-        cache: LayeredCache | None = None
-        executor = ThreadPoolExecutor(max(1, settings.extract_workers), thread_name_prefix="extract")
-        try:
-            cache = open_cache(settings.cache, on_event=self.metrics.cache_event,
-                               memory_bytes=settings.memory_cache_bytes)
-            self.fetcher, self.cache, self.executor = fetcher, cache, executor
-            self.pages = PageStore(cache, fetcher, default_ttl=settings.page_ttl, max_ttl=settings.max_ttl)
-            yield self
-        finally:
-            self.pages = None
-            executor.shutdown(wait=False, cancel_futures=True)
-            if cache is not None:
-                await cache.close()
-            await fetcher.close()
-
-    def resolve(self, name: str, params: Mapping[str, Any]) -> tuple[Extractor[Any], object]:
-        """The extractor and its parameters, or a RequestError naming what is wrong."""
-        try:
-            key = (name or self.settings.default_algorithm, tuple(sorted((k, str(v)) for k, v in params.items())))
-        except TypeError:
-            key = None
-        if key is not None and key in self._resolved:
-            return self._resolved[key]
-        try:
-            extractor = resolve_algorithm(name or self.settings.default_algorithm)
-            resolved = extractor, extractor.make_params(params)
-        except ValueError as exc:
-            raise RequestError(str(exc)) from None
-        if key is not None and len(self._resolved) < 1024:  # parameters are immutable dataclasses
-            self._resolved[key] = resolved
-        return resolved
-
-    async def read(self, request: ReadRequest) -> ReadResult:
-        """Fetch (through the page cache) and extract one page."""
-        if self.pages is None or self.cache is None:
-            raise RuntimeError("Reader used outside of opened()")
-        url = validate_url(request.url)
-        extractor, params = self.resolve(request.algorithm, request.params)
-        began = time.perf_counter()
-        try:
-            page, page_status = await self.pages.get(url, refresh=request.refresh)
-        except FetchError as exc:
-            self.metrics.upstream_error(exc.kind)
-            raise
-        fetch_ms = (time.perf_counter() - began) * 1000
-        self.metrics.page_lookup(page_status)
-        key = result_key(url, request, extractor, params)
-        version = page_version(page)
-        data: dict[str, Any] | None = None
-        result_status = "miss"
-        if not request.refresh:
-            data = await self._cached_result(key, version)
-            result_status = "hit" if data is not None else "miss"
-        if data is None:
-            data = await self.flights.run(
-                key + "#" + version, lambda: self._compute(key, version, page, request, extractor, params)
-            )
-        data = dict(data)
-        data["url"] = url
-        data["cache"] = {"page": page_status, "result": result_status}
-        data["timings_ms"] = {**data["timings_ms"], "fetch": round(fetch_ms, 3)}
-        return ReadResult(data=data, cache=page_status, identity=key + "#" + version)
-
-    async def _cached_result(self, key: str, version: str) -> dict[str, Any] | None:
-        assert self.cache is not None
-        raw = await self.cache.get(key)
-        if raw is None:
-            return None
-        try:
-            stored = self._decoded_results.decode(key, raw)
-        except ValueError:
-            return None
-        if stored.get("v") != RESULT_VERSION or stored.get("page") != version:
-            return None
-        result = stored.get("result")
-        return result if isinstance(result, dict) else None
-
-    async def _compute(
-        self, key: str, version: str, page: FetchedPage, request: ReadRequest,
-        extractor: Extractor[Any], params: object,
-    ) -> dict[str, Any]:
-        data = await self.extract_bytes(
-            page.body, page.final_url, page.content_type, extractor, params,
-            images=request.images, reader_links=request.reader_links,
-        )
-        data["final_url"] = page.final_url
-        assert self.cache is not None
-        stored = json.dumps({"v": RESULT_VERSION, "page": version, "result": data}, ensure_ascii=False)
-        await self.cache.set(key, stored.encode("utf-8"), self.settings.result_ttl)
-        return data
-
-    async def extract_bytes(
-        self, body: bytes | str, url: str | None, content_type: str | None,
-        extractor: Extractor[Any], params: object, *, images: bool = True, reader_links: bool = False,
-    ) -> dict[str, Any]:
-        """Decode, parse, extract and render in the thread pool; the JSON view of the article."""
-        loop = asyncio.get_running_loop()
-        began = time.perf_counter()
-        data = await loop.run_in_executor(
-            self.executor, _extract, body, url, content_type, extractor, params, images, reader_links,
-        )
-        self.metrics.observe_extraction(extractor.name, time.perf_counter() - began)
-        return data
-
-
-def _extract(
-    body: bytes | str, url: str | None, content_type: str | None, extractor: Extractor[Any],
-    params: object, images: bool, reader_links: bool,
-) -> dict[str, Any]:
-    """The CPU part of a read (runs in a worker thread): bytes to the article's JSON view."""
-    began = time.perf_counter()
-    text = body if isinstance(body, str) else decode_html(body, content_type).text
-    doc = parse(text, url)
-    parse_ms = (time.perf_counter() - began) * 1000
-    extraction = extractor.run(doc, params)
-    rewrite = link_rewriter(url, extractor.name, lite=not images) if reader_links and url else None
-    article = article_from(doc, extraction, parse_ms=parse_ms, rewrite_link=rewrite, images=images)
-    data = article.to_dict()
-    data["final_url"] = url
-    data["timings_ms"] = dict(article.timings)
-    return data
-
-
-class RenderedPages:
-    """The last few rendered reader pages, so a hot cached page skips the template (bounded by count)."""
-
-    def __init__(self, max_entries: int = 256) -> None:
-        self.max_entries = max_entries
-        self._pages: OrderedDict[tuple[str, Preferences, str], bytes] = OrderedDict()
-
-    def get(self, key: tuple[str, Preferences, str]) -> bytes | None:
-        page = self._pages.get(key)
-        if page is not None:
-            self._pages.move_to_end(key)
-        return page
-
-    def put(self, key: tuple[str, Preferences, str], page: bytes) -> None:
-        self._pages[key] = page
-        self._pages.move_to_end(key)
-        while len(self._pages) > self.max_entries:
-            self._pages.popitem(last=False)
-
-
-def _prepare_cache_location(spec: str) -> None:
-    """Create the directory of a SQLite cache file (the per-user data directory by default)."""
-    if spec.startswith("sqlite:"):
-        with contextlib.suppress(OSError):  # an unusable location degrades in the cache, not here
-            Path(spec.removeprefix("sqlite:")).expanduser().parent.mkdir(parents=True, exist_ok=True)
+RenderedKey = tuple[str, Preferences, str]
 
 
 # --------------------------------------------------------------------------------------------
@@ -309,7 +75,7 @@ SETTINGS = web.AppKey("settings", Settings)
 METRICS = web.AppKey("metrics", Metrics)
 READER = web.AppKey("reader", Reader)
 RENDERER = web.AppKey("renderer", Renderer)
-RENDERED = web.AppKey("rendered", RenderedPages)
+RENDERED = web.AppKey("rendered", LRU[RenderedKey, bytes])
 
 
 def create_app(settings: Settings) -> web.Application:
@@ -323,7 +89,7 @@ def create_app(settings: Settings) -> web.Application:
     app[METRICS] = metrics
     app[READER] = Reader(settings, metrics)
     app[RENDERER] = Renderer(settings.templates_dir, settings.static_dir)
-    app[RENDERED] = RenderedPages()
+    app[RENDERED] = LRU(RENDERED_PAGES_BYTES, lambda key, page: len(key[0]) + len(page))
     app.cleanup_ctx.append(_reader_resources)
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", index, name="index")
@@ -333,6 +99,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/healthz", healthz, name="healthz")
     app.router.add_get("/metrics", metrics_handler, name="metrics")
     app.router.add_get("/static/{name}", static, name="static")
+    app.router.add_get("/favicon.ico", favicon, name="favicon")
     return app
 
 
@@ -377,9 +144,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except FetchError as exc:
-        original = getattr(exc, "final_url", None) or exc.url
-        return error_response(request, exc.status, exc.kind, exc.message, original)
-    except RequestError as exc:
+        return error_response(request, exc.status, exc.kind, exc.message, exc.final_url or exc.url,
+                              upstream_status=exc.upstream_status)
+    except ReaderproxyError as exc:
         return error_response(request, exc.status, exc.kind, exc.message)
     except web.HTTPException as exc:
         if exc.status < 400:
@@ -393,28 +160,40 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return error_response(request, 500, "internal", "The server failed to handle this request.")
 
 
+def error_title(kind: str, upstream_status: int | None = None) -> str:
+    """The heading of an error page: what happened, in a person's words."""
+    if kind == "upstream" and upstream_status is not None:
+        try:
+            phrase = HTTPStatus(upstream_status).phrase
+        except ValueError:
+            phrase = ""
+        return f"The site answered {upstream_status} {phrase}".rstrip()
+    return ERROR_TITLES.get(kind, "Error")
+
+
 def error_response(
-    request: web.Request, status: int, kind: str, message: str, original: str | None = None
+    request: web.Request, status: int, kind: str, message: str, original: str | None = None,
+    *, upstream_status: int | None = None,
 ) -> web.Response:
     """A JSON error for the API (and format=json), an HTML page for everything else."""
     if request.path.startswith("/api/") or request.query.get("format") == "json":
         body = {"error": {"kind": kind, "status": status, "message": message, "url": original}}
+        if upstream_status is not None:
+            body["error"]["upstream_status"] = upstream_status
         return web.json_response(body, status=status)
     prefs, _ = preferences(request.query, request.cookies)
-    title = ERROR_TITLES.get(kind, "Error")
-    if kind == "not_html" and original:
-        message = f"{message} Open it directly instead."
-    page = request.app[RENDERER].error_page(status, title, message, prefs, original)
+    page = request.app[RENDERER].error_page(status, error_title(kind, upstream_status), _sentence(message),
+                                            prefs, original)
     return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
 
 
-def _flag(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def _algorithm_params(query: Mapping[str, str]) -> dict[str, str]:
-    """Algorithm parameters: every query parameter that isn't one of the server's own."""
-    return {key: value for key, value in query.items() if key not in RESERVED_QUERY}
+def _sentence(message: str) -> str:
+    """A message as a sentence: capital first letter, one full stop."""
+    message = message.strip()
+    if not message:
+        return message
+    message = message[0].upper() + message[1:]
+    return message if message.endswith((".", "!", "?")) else message + "."
 
 
 def _read_request(request: web.Request, prefs: Preferences, *, for_reader: bool) -> ReadRequest:
@@ -422,13 +201,14 @@ def _read_request(request: web.Request, prefs: Preferences, *, for_reader: bool)
     url = query.get("url", "").strip()
     if not url:
         raise RequestError("Give the page's address as ?url=…", kind="bad_url")
+    algorithm = query.get("algo", "").strip() or request.app[SETTINGS].default_algorithm
     return ReadRequest(
         url=url,
-        algorithm=query.get("algo", "").strip() or "auto",
-        params=_algorithm_params(query),
+        algorithm=algorithm,
+        params=algorithm_params(query, algorithm),
         images=prefs.images if for_reader else True,
         reader_links=prefs.reader_links if for_reader else False,
-        refresh=_flag(query.get("refresh")),
+        refresh=parse_flag(query.get("refresh")),
     )
 
 
@@ -447,23 +227,25 @@ async def read(request: web.Request) -> web.Response:
         raise RequestError(f"format must be one of {', '.join(FORMATS)}")
     prefs, changed = preferences(request.query, request.cookies)
     html_view = fmt == "html"
-    result = await request.app[READER].read(_read_request(request, prefs, for_reader=html_view))
+    read_request = _read_request(request, prefs, for_reader=html_view)
+    result = await request.app[READER].read(read_request)
     data = result.data
     if fmt == "json":
         response: web.Response = web.json_response(data, dumps=_dumps)
     elif fmt in ("md", "markdown"):
-        response = web.Response(text=_markdown(data), content_type="text/markdown", charset="utf-8")
+        markdown = markdown_document(data.get("title"), data.get("html") or "", data.get("final_url") or data.get("url"))
+        response = web.Response(text=markdown, content_type="text/markdown", charset="utf-8")
     elif fmt == "text":
         title = f"{data['title']}\n\n" if data.get("title") else ""
         response = web.Response(text=title + data["text"] + "\n", content_type="text/plain", charset="utf-8")
     else:
-        algorithm = request.query.get("algo", "auto") or "auto"
+        algorithm = read_request.algorithm
         rendered = request.app[RENDERED]
         key = (result.identity, prefs, algorithm)
         page = rendered.get(key) if result.identity else None
         if page is None:
             page = request.app[RENDERER].reader_page(data, prefs, algorithm).encode("utf-8")
-            rendered.put(key, page)
+            rendered.set(key, page)
         response = web.Response(body=page, content_type="text/html", charset="utf-8")
         if changed:
             for name, value in prefs.cookies().items():
@@ -485,8 +267,8 @@ async def api_extract_post(request: web.Request) -> web.Response:
     """POST /api/extract — HTML in the body (or JSON {html, url, algo, params}), JSON out."""
     query = request.query
     url: str | None = query.get("url") or None
-    algorithm = query.get("algo", "") or "auto"
-    params = _algorithm_params(query)
+    algorithm = query.get("algo", "") or request.app[SETTINGS].default_algorithm
+    params: dict[str, Any] = algorithm_params(query, algorithm)
     body: bytes | str
     content_type = request.headers.get("Content-Type")
     if request.content_type == "application/json":
@@ -510,7 +292,7 @@ async def api_extract_post(request: web.Request) -> web.Response:
     if url is not None:
         url = validate_url(url)
     reader = request.app[READER]
-    extractor, settings = reader.resolve(algorithm, params)
+    extractor, settings = reader.resolve_request(algorithm, params)
     data = await reader.extract_bytes(body, url, content_type, extractor, settings)
     data["url"] = url
     data["cache"] = {"page": "none", "result": "none"}
@@ -532,9 +314,8 @@ async def metrics_handler(request: web.Request) -> web.Response:
     return response
 
 
-async def static(request: web.Request) -> web.Response:
-    """Static files from memory, cacheable for a year (their URLs carry a content hash)."""
-    asset = request.app[RENDERER].static.get(request.match_info["name"])
+def _asset_response(request: web.Request, name: str) -> web.Response:
+    asset = request.app[RENDERER].static.get(name)
     if asset is None:
         raise web.HTTPNotFound(reason="No such file")
     response = web.Response(body=asset.body)
@@ -544,17 +325,20 @@ async def static(request: web.Request) -> web.Response:
     return response
 
 
+async def static(request: web.Request) -> web.Response:
+    """Static files from memory, cacheable for a year (their URLs carry a content hash)."""
+    return _asset_response(request, request.match_info["name"])
+
+
+async def favicon(request: web.Request) -> web.Response:
+    """/favicon.ico, which browsers ask for on every site: the icon in static/ (ico or svg)."""
+    static_files = request.app[RENDERER].static
+    name = "favicon.ico" if "favicon.ico" in static_files else "favicon.svg"
+    return _asset_response(request, name)
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
-
-
-def _markdown(data: Mapping[str, Any]) -> str:
-    from .output import html_to_markdown
-
-    heading = f"# {data['title']}\n\n" if data.get("title") else ""
-    source = data.get("final_url") or data.get("url")
-    origin = f"Source: <{source}>\n\n" if source else ""
-    return heading + origin + html_to_markdown(data.get("html") or "")
 
 
 # --------------------------------------------------------------------------------------------

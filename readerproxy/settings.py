@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .cache import parse_cache_spec
 from .convert import coerce
 from .fetch import FetchSettings
 
@@ -140,12 +141,11 @@ def load_settings(
 
 
 def check_cache_spec(spec: str) -> None:
-    """memory | sqlite:PATH | redis://HOST:PORT/DB (rediss:// and unix:// too), or SettingsError."""
-    if spec == "memory" or (spec.startswith("sqlite:") and spec.removeprefix("sqlite:").strip("/")):
-        return
-    if spec.startswith(("redis://", "rediss://", "unix://")):
-        return
-    raise SettingsError(f"unknown cache {spec!r}: use memory, sqlite:PATH or redis://HOST:PORT/DB")
+    """A cache spec `cache.parse_cache_spec` accepts, or SettingsError saying why not."""
+    try:
+        parse_cache_spec(spec)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def read_config(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:

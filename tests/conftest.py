@@ -18,7 +18,6 @@ def shared_datasets() -> Path:
     return SHARED_DATASETS
 
 
-# Real parts started by the tests: the upstream test site and redis-server (tests/support/).
-pytest_plugins = ["support.upstream", "support.redis_server"]
-# The reader server (in-process or as `readerproxy serve` processes) and headless Chromium (tests/support/).
-pytest_plugins = [*pytest_plugins, "support.reader_server", "support.chromium"]
+# Real parts started by the tests (tests/support/): the upstream test site, redis-server, the reader
+# server (in-process or as `readerproxy serve` processes) and headless Chromium.
+pytest_plugins = ["support.upstream", "support.redis_server", "support.reader_server", "support.chromium"]

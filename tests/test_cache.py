@@ -1,5 +1,5 @@
 """The layered cache with real parts: SQLite files (corrupt, locked, read-only), a real redis-server
-(shared, stopped and restarted), and PageStore against the upstream test site on 127.0.0.1."""
+(shared, stopped and restarted)."""
 
 from __future__ import annotations
 
@@ -9,146 +9,25 @@ import os
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support.redis_server import RedisServer
-from support.upstream import Upstream
 
 from readerproxy.cache import (
     LayeredCache,
     MemoryLRU,
-    PageStore,
-    SingleFlight,
     SQLiteBackend,
-    freshness,
-    normalize_url,
     open_cache,
 )
-from readerproxy.fetch import Fetcher, FetchError, FetchSettings
 
 Events = list[tuple[str, str]]
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def cache_warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.name == "readerproxy.cache" and r.levelno == logging.WARNING]
 
-
-# ---- MemoryLRU ---------------------------------------------------------------------------------------
-
-def test_lru_evicts_least_recently_used_by_bytes() -> None:
-    size = len("a") + 300 + MemoryLRU.ENTRY_OVERHEAD
-    lru = MemoryLRU(max_bytes=3 * size)
-    for key in "abc":
-        lru.set(key, key.encode() * 300)
-    assert lru.total_bytes == 3 * size and len(lru) == 3
-    assert lru.get("a") == b"a" * 300  # "a" is now the most recently used
-    lru.set("d", b"d" * 300)
-    assert [k for k in "abcd" if k in lru] == ["a", "c", "d"]  # "b" was the least recently used
-    lru.set("e", b"e" * 600)  # worth nearly two entries: evicts the two least recently used ("c", then "a")
-    assert [k for k in "acde" if k in lru] == ["d", "e"]
-    assert lru.total_bytes <= lru.max_bytes
-
-
-def test_lru_replace_delete_and_oversized() -> None:
-    lru = MemoryLRU(max_bytes=1000)
-    lru.set("k", b"x" * 100)
-    lru.set("k", b"y" * 10)
-    assert lru.get("k") == b"y" * 10 and lru.total_bytes == 1 + 10 + MemoryLRU.ENTRY_OVERHEAD
-    lru.set("big", b"z" * 2000)  # larger than the whole cache: not kept, nothing evicted for it
-    assert "big" not in lru and "k" in lru
-    lru.delete("k")
-    assert len(lru) == 0 and lru.total_bytes == 0
-
-
-def test_lru_ttl_expires_entries() -> None:
-    clock = FakeClock()
-    lru = MemoryLRU(max_bytes=10_000, clock=clock)
-    lru.set("short", b"1", ttl=10)
-    lru.set("forever", b"2")
-    lru.set("never", b"3", ttl=0)
-    assert "never" not in lru
-    clock.now += 9.9
-    assert lru.get("short") == b"1" and lru.ttl("short") == pytest.approx(0.1)
-    clock.now += 0.1
-    assert lru.get("short") is None and "short" not in lru
-    assert lru.get("forever") == b"2" and lru.ttl("forever") is None
-
-
-# ---- URL keys and HTTP freshness ---------------------------------------------------------------------
-
-@pytest.mark.parametrize(("url", "expected"), [
-    ("HTTP://Example.COM:80/Path?b=2&a=1#top", "http://example.com/Path?b=2&a=1"),
-    ("https://example.com:443", "https://example.com/"),
-    ("https://example.com:8443/x", "https://example.com:8443/x"),
-    ("http://[2001:DB8::1]:80/", "http://[2001:db8::1]/"),
-])
-def test_normalize_url(url: str, expected: str) -> None:
-    assert normalize_url(url) == expected
-
-
-@pytest.mark.parametrize(("headers", "store", "lifetime"), [
-    ({}, True, 300.0),
-    ({"cache-control": "max-age=60"}, True, 60.0),
-    ({"cache-control": "public, s-maxage=30, max-age=60"}, True, 30.0),
-    ({"cache-control": "private, max-age=60"}, True, 60.0),
-    ({"cache-control": "max-age=999999"}, True, 86400.0),
-    ({"cache-control": "no-cache, max-age=60"}, True, 0.0),
-    ({"cache-control": "no-store"}, False, 0.0),
-    ({"cache-control": 'max-age="20"'}, True, 20.0),
-    ({"expires": "Thu, 01 Jan 2015 00:01:00 GMT", "date": "Thu, 01 Jan 2015 00:00:00 GMT"}, True, 60.0),
-    ({"expires": "0"}, True, 0.0),
-    ({"cache-control": "max-age=10", "expires": "Thu, 01 Jan 2015 00:01:00 GMT"}, True, 10.0),
-])
-def test_freshness(headers: dict[str, str], store: bool, lifetime: float) -> None:
-    policy = freshness(headers, default_ttl=300.0, max_ttl=86400.0)
-    assert (policy.store, policy.lifetime) == (store, lifetime)
-
-
-# ---- SingleFlight ------------------------------------------------------------------------------------
-
-async def test_single_flight_shares_one_call() -> None:
-    flights = SingleFlight()
-    calls = 0
-    release = asyncio.Event()
-
-    async def work() -> str:
-        nonlocal calls
-        calls += 1
-        await release.wait()
-        return "done"
-
-    waiters = [asyncio.create_task(flights.run("k", work)) for _ in range(20)]
-    await asyncio.sleep(0)
-    assert len(flights) == 1
-    waiters[0].cancel()  # one caller giving up does not cancel the shared call
-    release.set()
-    results = await asyncio.gather(*waiters[1:])
-    assert results == ["done"] * 19 and calls == 1 and len(flights) == 0
-    assert await flights.run("k", work) == "done" and calls == 2  # a later call runs again
-
-
-async def test_single_flight_shares_the_exception() -> None:
-    flights = SingleFlight()
-
-    async def fail() -> None:
-        await asyncio.sleep(0)
-        raise ValueError("boom")
-
-    results = await asyncio.gather(*(flights.run("k", fail) for _ in range(5)), return_exceptions=True)
-    assert all(isinstance(r, ValueError) for r in results) and len(flights) == 0
-
-
-# ---- SQLite ------------------------------------------------------------------------------------------
 
 async def test_sqlite_persists_across_instances(tmp_path: Path) -> None:
     events: Events = []
@@ -347,103 +226,3 @@ async def test_redis_down_degrades_and_recovers_on_restart(redis_server: RedisSe
     finally:
         await cache.close()
         await other.close()
-
-
-# ---- PageStore ---------------------------------------------------------------------------------------
-
-@pytest.fixture
-async def fetcher() -> AsyncIterator[Fetcher]:
-    async with Fetcher(FetchSettings(allow_private=True)) as f:
-        yield f
-
-
-@pytest.fixture
-def store(fetcher: Fetcher) -> PageStore:
-    return PageStore(open_cache("memory"), fetcher)
-
-
-async def test_max_age_is_a_hit(store: PageStore, upstream: Upstream) -> None:
-    url = upstream.url("/cached/max-age")
-    first, status1 = await store.get(url)
-    second, status2 = await store.get(url.replace("http://", "HTTP://") + "#fragment")  # same key
-    assert (status1, status2) == ("miss", "hit") and second.body == first.body
-    assert upstream.count("/cached/max-age") == 1
-
-
-async def test_expires_is_a_hit(store: PageStore, upstream: Upstream) -> None:
-    url = upstream.url("/expires/page")
-    assert [(await store.get(url))[1] for _ in range(2)] == ["miss", "hit"]
-    assert upstream.count("/expires/page") == 1
-
-
-async def test_no_store_is_never_cached(store: PageStore, upstream: Upstream) -> None:
-    url = upstream.url("/nostore/page")
-    assert [(await store.get(url))[1] for _ in range(3)] == ["miss"] * 3
-    assert upstream.count("/nostore/page") == 3
-
-
-@pytest.mark.parametrize("route", ["etag", "lastmod"])
-async def test_stale_page_is_revalidated(store: PageStore, upstream: Upstream, route: str) -> None:
-    path = f"/{route}/revalidate"
-    first, status1 = await store.get(upstream.url(path))
-    second, status2 = await store.get(upstream.url(path))
-    assert (status1, status2) == ("miss", "revalidated")
-    assert second.body == first.body and second.fetched_at >= first.fetched_at and not second.not_modified
-    assert upstream.count(path) == 2 and upstream.conditional(path) == 1
-
-
-async def test_refresh_bypasses_the_cache(store: PageStore, upstream: Upstream) -> None:
-    url = upstream.url("/cached/refresh")
-    statuses = [(await store.get(url))[1], (await store.get(url, refresh=True))[1], (await store.get(url))[1]]
-    assert statuses == ["miss", "miss", "hit"]
-    assert upstream.count("/cached/refresh") == 2 and upstream.conditional("/cached/refresh") == 0
-
-
-async def test_single_flight_makes_one_upstream_request(store: PageStore, upstream: Upstream) -> None:
-    url = upstream.url("/counter/single-flight")
-    results = await asyncio.gather(*(store.get(url) for _ in range(20)))
-    assert upstream.count("/counter/single-flight") == 1
-    assert len({page.body for page, _ in results}) == 1 and {s for _, s in results} == {"miss"}
-
-
-async def test_errors_are_not_cached(store: PageStore, upstream: Upstream) -> None:
-    for _ in range(2):
-        with pytest.raises(FetchError):
-            await store.get(upstream.url("/status/404"))
-    assert upstream.count("/status/404") >= 2
-
-
-async def test_zero_default_ttl_does_not_store(fetcher: Fetcher, upstream: Upstream) -> None:
-    store = PageStore(open_cache("memory"), fetcher, default_ttl=0)
-    url = upstream.url("/counter/no-headers?delay=0")
-    assert [(await store.get(url))[1] for _ in range(2)] == ["miss", "miss"]
-
-
-async def test_pages_persist_in_sqlite(fetcher: Fetcher, upstream: Upstream, tmp_path: Path) -> None:
-    spec = f"sqlite:{tmp_path / 'pages.sqlite3'}"
-    first = PageStore(open_cache(spec), fetcher)
-    page, status = await first.get(upstream.url("/cached/sqlite"))
-    await first.cache.close()
-    second = PageStore(open_cache(spec), fetcher)
-    again, status2 = await second.get(upstream.url("/cached/sqlite"))
-    await second.cache.close()
-    assert (status, status2) == ("miss", "hit") and again == page
-    assert upstream.count("/cached/sqlite") == 1
-
-
-@pytest.mark.redis
-async def test_two_stores_share_pages_through_redis(fetcher: Fetcher, upstream: Upstream, redis_url: str) -> None:
-    one, two = PageStore(open_cache(redis_url), fetcher), PageStore(open_cache(redis_url), fetcher)
-    try:
-        _, status1 = await one.get(upstream.url("/cached/redis"))
-        _, status2 = await two.get(upstream.url("/cached/redis"))
-    finally:
-        await one.cache.close()
-        await two.cache.close()
-    assert (status1, status2) == ("miss", "hit") and upstream.count("/cached/redis") == 1
-
-
-async def test_broken_backend_never_breaks_the_store(fetcher: Fetcher, upstream: Upstream) -> None:
-    store = PageStore(LayeredCache(MemoryLRU(), FailingBackend(), retry_interval=0), fetcher)
-    statuses = [(await store.get(upstream.url("/cached/broken-backend")))[1] for _ in range(2)]
-    assert statuses == ["miss", "hit"]  # the memory layer still serves

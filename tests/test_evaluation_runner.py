@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from readerproxy import pipeline
 from readerproxy.document import Document
 from readerproxy.document import parse as real_parse
 from readerproxy.evaluation import runner
@@ -77,7 +78,7 @@ def test_a_failing_page_is_counted_and_the_run_goes_on(tmp_path: Path, monkeypat
             raise RuntimeError("boom")
         return real_parse(html, url)
 
-    monkeypatch.setattr(runner, "parse", fragile_parse)
+    monkeypatch.setattr(pipeline, "parse", fragile_parse)
     broken = PAGE.replace("River story", "EXPLODE")
     dataset = load_dataset(str(make_dataset(tmp_path / "d", {"a": PAGE, "b": broken, "c": PAGE})))
     (result,) = evaluate(dataset, parse_specs("density")).results

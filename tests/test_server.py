@@ -14,7 +14,8 @@ from selectolax.lexbor import LexborHTMLParser
 from support.reader_server import RunningServer, serve, test_settings
 from support.upstream import ARTICLE_TITLE, WRONG_CHARSET_TEXT, Upstream
 
-from readerproxy.server import CSP, Reader, ReadRequest, result_key
+from readerproxy.reader import Reader, ReadRequest, result_key
+from readerproxy.server import CSP
 
 API_FIELDS = {
     "url", "final_url", "title", "byline", "published", "site_name", "lang", "dir", "excerpt", "text", "html",
@@ -24,7 +25,7 @@ API_FIELDS = {
 
 def assert_security_headers(response: aiohttp.ClientResponse) -> None:
     assert response.headers["Content-Security-Policy"] == CSP
-    assert "script-src" not in CSP and "default-src 'none'" in CSP
+    assert "script-src 'self';" in CSP and "default-src 'none'" in CSP and "unsafe-inline" not in CSP
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert response.headers["Referrer-Policy"] == "no-referrer"
 
@@ -39,7 +40,7 @@ async def test_healthz_and_landing_page(reader_server: RunningServer, http: aioh
     assert tree.css_first("form").attributes["action"] == "/read"
     bookmarklet = tree.css_first("a.bookmarklet").attributes["href"] or ""
     assert bookmarklet.startswith("javascript:") and reader_server.base + "/read?url=" in bookmarklet
-    assert "density" in {o.attributes["value"] for o in tree.css("select#algo option")}
+    assert "density" in {o.attributes["value"] for o in tree.css("select[name=algo] option")}
 
 
 async def test_read_article_html_then_cached(
@@ -60,7 +61,9 @@ async def test_read_article_html_then_cached(
     assert "reader-article" in tree.css_first("article.reader h1").text()
     assert "Reader mode proxies" in tree.css_first(".content").text()
     assert tree.css_first("a.original").attributes["href"] == target
-    assert not tree.css("script")
+    # no inline script; only our own optional script from /static/ (the CSP allows 'self' only)
+    assert all((s.attributes.get("src") or "").startswith("/static/") and not s.text().strip()
+               for s in tree.css("script"))
 
 
 async def test_links_go_through_read_unless_switched_off(
@@ -198,7 +201,9 @@ async def test_posted_compression_bomb_is_refused_as_too_large(
         ("/api/extract", {}, 400, "bad_url"),
         ("/api/extract", {"url": "http://x.org/", "algo": "nonesuch"}, 400, "bad_request"),
         ("/api/extract", {"url": "http://x.org/", "algo": "density", "c1": "big"}, 400, "bad_request"),
-        ("/api/extract", {"url": "http://x.org/", "algo": "density", "nonesuch": "1"}, 400, "bad_request"),
+        ("/api/extract", {"url": "http://x.org/", "algo": "density", "radius": "3"}, 400, "bad_request"),
+        ("/api/extract", {"url": "http://x.org/", "algo": "density", "c1": "-1"}, 400, "bad_request"),
+        ("/api/extract", {"url": "http://x.org/", "algo": "accb", "iterations": "1000000000"}, 400, "bad_request"),
         ("/read", {"url": "http://x.org/", "algo": "nonesuch"}, 400, "bad_request"),
     ],
 )
@@ -247,7 +252,7 @@ async def test_upstream_failures_are_pages_for_read_and_json_for_api(
 async def test_bad_read_request_is_an_html_page(reader_server: RunningServer, http: aiohttp.ClientSession) -> None:
     async with http.get(reader_server.read_url("http://x.org/", format="pdf")) as response:
         assert response.status == 400 and response.content_type == "text/html"
-        assert "format must be one of" in await response.text()
+        assert "Format must be one of" in await response.text()
     async with http.get(reader_server.url("/read")) as response:
         assert response.status == 400 and response.content_type == "text/html"
 
@@ -362,7 +367,49 @@ async def test_unexpected_error_is_a_500_page_without_traceback(
 
 def test_result_key_sorts_parameters_and_names_render_options() -> None:
     reader = Reader(test_settings(), metrics=None)  # type: ignore[arg-type]
-    extractor, params = reader.resolve("density", {"c2": "5", "c1": "0.5"})
+    extractor, params = reader.resolve_request("density", {"c2": "5", "c1": "0.5"})
     key = result_key("HTTP://Example.COM:80/a#frag", ReadRequest(url="x", images=False), extractor, params)
     assert key.startswith("result:http://example.com/a|density|c1=0.5,c2=5")
     assert key.endswith("|images=0,links=original")
+
+
+async def test_query_keys_no_algorithm_knows_are_ignored(
+    reader_server: RunningServer, http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
+    """Links shared with tracking parameters beside `url` still read (utm_source, fbclid)."""
+    url = reader_server.url("/api/extract", url=upstream.url("/article"), algo="density", c1="0.5",
+                            utm_source="newsletter", fbclid="abc123")
+    async with http.get(url) as response:
+        assert response.status == 200
+        data = await response.json()
+    assert data["algorithm"] == "density" and data["parameters"]["c1"] == 0.5
+
+
+async def test_the_default_algorithm_setting_is_used(upstream: Upstream, http: aiohttp.ClientSession) -> None:
+    async with (
+        serve(test_settings(default_algorithm="density")) as server,
+        http.get(server.url("/api/extract", url=upstream.url("/article"))) as response,
+    ):
+        assert response.status == 200
+        assert (await response.json())["algorithm"] == "density"
+
+
+async def test_an_address_without_a_scheme_is_read_as_https(
+    reader_server: RunningServer, http: aiohttp.ClientSession
+) -> None:
+    from readerproxy.reader import target_url
+
+    assert target_url("example.com/story?id=1") == "https://example.com/story?id=1"
+    assert target_url("Example.COM") == "https://example.com/"
+    for refused in ("notaurl", "javascript:alert(1)", "ftp://example.com/"):
+        async with http.get(reader_server.url("/api/extract", url=refused)) as response:
+            assert response.status == 400 and (await response.json())["error"]["kind"] == "bad_url"
+
+
+async def test_an_upstream_404_says_the_site_answered_404(
+    reader_server: RunningServer, http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
+    async with http.get(reader_server.read_url(upstream.url("/status/404"))) as response:
+        assert response.status == 502
+        page = await response.text()
+    assert "The site answered 404 Not Found" in page

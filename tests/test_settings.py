@@ -66,7 +66,7 @@ def test_cli_config_path_wins_over_environment(tmp_path: Path) -> None:
         ("port = [\n", "not valid TOML"),
         ("fetch = 3\n", "must be a table"),
         ('cache = "mongodb://x"\n', "unknown cache"),
-        ('cache = "sqlite:"\n', "unknown cache"),
+        ('cache = "sqlite:"\n', "needs a file path"),
     ],
 )
 def test_bad_config_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:

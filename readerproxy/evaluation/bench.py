@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ..document import parse
 from ..extraction import get_extractor
 from ..output import render_text
+from ..pipeline import parse
 from .datasets import Dataset
 from .runner import AlgorithmSpec, Progress, installed_peers
 

@@ -21,9 +21,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..api import article_from
-from ..document import parse
 from ..extraction import Extractor, get_extractor, registry
+from ..pipeline import process
 from . import metrics
 from .datasets import Dataset, Page, visible_text
 
@@ -117,11 +116,9 @@ def predictor(spec: AlgorithmSpec) -> Predictor:
 def _ours(extractor: Extractor[Any], params: Any) -> Predictor:
     def run(html: str, url: str | None) -> Prediction:
         began = time.perf_counter()
-        doc = parse(html, url)
-        parsed = time.perf_counter()
-        article = article_from(doc, extractor.run(doc, params))
+        article = process(html, url=url, algorithm=extractor, params=params)
         done = time.perf_counter()
-        return Prediction(article.text, article.title, (done - began) * 1000, (parsed - began) * 1000)
+        return Prediction(article.text, article.title, (done - began) * 1000, article.timings["parse"])
 
     return run
 

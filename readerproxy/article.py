@@ -1,0 +1,82 @@
+"""`Article`: the main content of a page and what a reader view shows around it."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from .extraction import Extraction
+from .metadata import Metadata
+from .output import html_to_markdown
+
+WORDS_PER_MINUTE = 230
+
+
+@dataclass(slots=True)
+class Article:
+    """The main content of a page, with what the reader view shows around it."""
+
+    text: str
+    html: str
+    title: str
+    algorithm: str
+    extraction: Extraction
+    metadata: Metadata
+    url: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # decode, parse, extract, render: ms
+    readerable: bool | None = None  # is the page an article at all (None: not checked)
+
+    @property
+    def word_count(self) -> int:
+        return word_count(self.text)
+
+    @property
+    def reading_minutes(self) -> int:
+        return reading_minutes(self.text)
+
+    @property
+    def markdown(self) -> str:
+        return markdown_document(self.title, self.html)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view used by the CLI, the JSON API and the server's result cache."""
+        meta = dataclasses.asdict(self.metadata)
+        meta.pop("title", None)
+        return {
+            "url": self.url,
+            "title": self.title,
+            **meta,
+            "readerable": self.readerable,
+            "text": self.text,
+            "html": self.html,
+            "word_count": self.word_count,
+            "reading_minutes": self.reading_minutes,
+            "algorithm": self.algorithm,
+            "score": self.extraction.score,
+            "parameters": self.extraction.params,
+            "timings_ms": self.timings,
+        }
+
+
+def markdown_document(title: str | None, html: str, source: str | None = None) -> str:
+    """The article as a Markdown document: the title as a heading, an optional source line, the body."""
+    heading = f"# {title}\n\n" if title else ""
+    origin = f"Source: <{source}>\n\n" if source else ""
+    return heading + origin + html_to_markdown(html)
+
+
+def word_count(text: str) -> int:
+    try:
+        from .readingtime import word_count as counted
+    except ImportError:  # pragma: no cover - readingtime.py arrives with the reader-view work
+        return len(text.split())
+    return counted(text)
+
+
+def reading_minutes(text: str) -> int:
+    try:
+        from .readingtime import reading_minutes as minutes
+    except ImportError:  # pragma: no cover
+        return max(1, round(len(text.split()) / WORDS_PER_MINUTE)) if text else 0
+    return minutes(text)

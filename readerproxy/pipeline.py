@@ -1,0 +1,115 @@
+"""The one pipeline from page bytes to an `Article`, used by every caller.
+
+The library (`readerproxy.extract`), the command line, the reader server and proxy mode (through
+`reader.Reader`), the evaluation runner and the benchmarks all call `process`. It reads as its
+phases, each a named function that can also be called on its own:
+
+1. `decode`: bytes to text (gzip undone, charset from BOM, HTTP header, `<meta>`, a detector);
+2. `parse`: text to the one `Document` (cleaned DOM and its linear view);
+3. `run_extractor`: the chosen algorithm, `Document -> Extraction`;
+4. `render`: the selection to sanitised HTML, plain text and metadata, the `Article`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from .article import Article
+from .decoding import decode_html, maybe_gunzip
+from .document import Document
+from .document import parse as parse_document
+from .extraction import Extraction, Extractor, get_extractor
+from .metadata import extract_metadata
+from .output import LinkRewriter, render_html, render_text
+
+
+def decode(source: str | bytes, content_type: str | None = None) -> str:
+    """Page bytes to text (gzip accepted); strings pass through."""
+    if isinstance(source, str):
+        return source
+    return decode_html(maybe_gunzip(bytes(source)), content_type).text
+
+
+def parse(text: str, url: str | None = None) -> Document:
+    """Text to the Document every extractor reads."""
+    return parse_document(text, url)
+
+
+def resolve(algorithm: str | Extractor[Any], params: Mapping[str, Any] | object | None = None,
+            ) -> tuple[Extractor[Any], object]:
+    """The extractor and its validated parameters: names and overrides are checked here (ValueError)."""
+    extractor = get_extractor(algorithm) if isinstance(algorithm, str) else algorithm
+    if params is None or isinstance(params, Mapping):
+        return extractor, extractor.make_params(params or {})
+    if not isinstance(params, extractor.params_type):
+        raise TypeError(f"parameters for {extractor.name!r} must be {extractor.params_type.__name__}")
+    return extractor, params
+
+
+def run_extractor(doc: Document, extractor: Extractor[Any], params: object) -> Extraction:
+    """The algorithm on the Document (timed by the extractor)."""
+    return extractor.run(doc, params)
+
+
+def render(
+    doc: Document,
+    extraction: Extraction,
+    *,
+    rewrite_link: LinkRewriter | None = None,
+    images: bool = True,
+    timings: Mapping[str, float] | None = None,
+) -> Article:
+    """An extraction of a parsed document as an Article: text, sanitised HTML, metadata."""
+    began = time.perf_counter()
+    text = render_text(doc, extraction.selection)
+    fragment = render_html(doc, extraction.selection, rewrite_link=rewrite_link, images=images)
+    metadata = extract_metadata(doc, text)
+    readerable = _readerable(doc)
+    rendered = time.perf_counter()
+    return Article(
+        text=text,
+        html=fragment,
+        title=metadata.title,
+        algorithm=extraction.algorithm,
+        extraction=extraction,
+        metadata=metadata,
+        url=doc.url,
+        readerable=readerable,
+        timings={
+            **(timings or {}),
+            "extract": round(extraction.elapsed_ms, 3),
+            "render": round((rendered - began) * 1000, 3),
+        },
+    )
+
+
+def _readerable(doc: Document) -> bool | None:
+    try:
+        from .readerable import is_probably_readerable
+    except ImportError:  # pragma: no cover - the readerable check arrives with the metadata work
+        return None
+    return is_probably_readerable(doc)
+
+
+def process(
+    source: str | bytes,
+    *,
+    url: str | None = None,
+    content_type: str | None = None,
+    algorithm: str | Extractor[Any] = "auto",
+    params: Mapping[str, Any] | object | None = None,
+    rewrite_link: LinkRewriter | None = None,
+    images: bool = True,
+) -> Article:
+    """Bytes (or text) of a page to its Article: decode, parse, extract, render."""
+    extractor, checked = resolve(algorithm, params)
+    began = time.perf_counter()
+    text = decode(source, content_type)
+    decoded = time.perf_counter()
+    doc = parse(text, url)
+    parsed = time.perf_counter()
+    extraction = run_extractor(doc, extractor, checked)
+    timings = {"decode": round((decoded - began) * 1000, 3), "parse": round((parsed - decoded) * 1000, 3)}
+    return render(doc, extraction, rewrite_link=rewrite_link, images=images, timings=timings)

@@ -1,0 +1,260 @@
+"""The request layer: a target URL in, an extraction result out. Shared by `/read`, the JSON API
+and proxy mode.
+
+`Reader.read(ReadRequest)` fetches through the page store (HTTP caching, single flight), extracts
+with the one pipeline (`pipeline.process`) in a small thread pool so a big page does not stall the
+event loop, and caches the JSON-ready result by page version, algorithm, parameters and render
+options (one computation per key at a time). `Reader.opened()` owns the resources: the fetcher,
+the layered cache, the page store and the threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .cache import LayeredCache, open_cache, parse_cache_spec
+from .errors import RequestError
+from .extraction import Extractor, get_extractor, registry
+from .fetch import FetchedPage, Fetcher, FetchError, canonical_url
+from .metrics import Metrics
+from .pages import DecodedMemo, PageStore, page_version
+from .pipeline import process
+from .render import link_rewriter
+from .settings import Settings
+from .singleflight import SingleFlight
+
+RESULT_VERSION = 3  # bump when the cached result's shape changes
+
+#: An address typed without a scheme: a host name with a dot, an optional port, then a path.
+_SCHEMELESS = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,63}(?::\d{1,5})?(?:[/?#].*)?$")
+
+
+def target_url(raw: str) -> str:
+    """The page a request asks for: an absolute http(s) URL, with `https://` added to an address
+    typed without a scheme (`example.com/story`); FetchError 400 for anything else."""
+    raw = raw.strip()
+    if raw and "://" not in raw and _SCHEMELESS.match(raw):
+        raw = "https://" + raw
+    return canonical_url(raw)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadRequest:
+    """What to read and how: the target URL, the algorithm and its parameters, render options."""
+
+    url: str
+    algorithm: str = ""  # "" : the server's default algorithm
+    params: Mapping[str, str] = field(default_factory=dict)
+    images: bool = True
+    reader_links: bool = False  # rewrite links in the content to go through /read
+    refresh: bool = False
+
+
+@dataclass(slots=True)
+class ReadResult:
+    """A JSON-ready extraction result and how the cache served it."""
+
+    data: dict[str, Any]
+    cache: str  # X-Cache, the page store's answer: "hit" | "miss" | "revalidated"
+    identity: str = ""  # the result's cache key and page version: same identity, same result
+
+
+@functools.lru_cache(maxsize=1)
+def _parameter_owners() -> dict[str, frozenset[str]]:
+    """Every algorithm parameter name and the algorithms that take it."""
+    owners: dict[str, set[str]] = {}
+    for name, extractor in registry().items():
+        for f in dataclasses.fields(extractor.params_type):
+            owners.setdefault(f.name, set()).add(name)
+    return {name: frozenset(algos) for name, algos in owners.items()}
+
+
+def algorithm_params(query: Mapping[str, str], algorithm: str) -> dict[str, str]:
+    """The algorithm parameters among a request's query keys.
+
+    A key that is a parameter of the chosen algorithm is taken; a key that only other algorithms
+    take is an error naming them (a typo or a wrong `algo`); a key no algorithm knows is ignored, so
+    links that carry `utm_source` or `fbclid` still work.
+    """
+    owners = _parameter_owners()
+    params: dict[str, str] = {}
+    for key, value in query.items():
+        takers = owners.get(key)
+        if takers is None:
+            continue
+        if algorithm not in takers:
+            raise RequestError(f"parameter {key} is not a parameter of {algorithm!r} "
+                               f"(it belongs to {', '.join(sorted(takers))})")
+        params[key] = value
+    return params
+
+
+@functools.lru_cache(maxsize=1024)
+def _params_signature(params: object) -> str:
+    """Sorted name=value pairs of an extractor's (frozen, hashable) parameters."""
+    values = dataclasses.asdict(params)  # type: ignore[call-overload]
+    return ",".join(f"{k}={values[k]}" for k in sorted(values))
+
+
+def result_key(url: str, request: ReadRequest, extractor: Extractor[Any], params: object) -> str:
+    """Cache key of an extraction result: URL (as validated), algorithm, sorted parameters, render options."""
+    settings = _params_signature(params)
+    options = f"images={int(request.images)},links={'reader' if request.reader_links else 'original'}"
+    return f"result:{canonical_url(url)}|{extractor.name}|{settings}|{options}"
+
+
+class Reader:
+    """Reads pages: fetch through the page store, extract, cache the result. Owns the resources."""
+
+    def __init__(self, settings: Settings, metrics: Metrics) -> None:
+        self.settings = settings
+        self.metrics = metrics
+        self.fetcher: Fetcher | None = None
+        self.cache: LayeredCache | None = None
+        self.pages: PageStore | None = None
+        self.executor: ThreadPoolExecutor | None = None
+        self.flights = SingleFlight()
+        self._decoded_results: DecodedMemo[dict[str, Any]] = DecodedMemo(json.loads)
+
+    @contextlib.asynccontextmanager
+    async def opened(self) -> AsyncIterator[Reader]:
+        """Open the fetcher, cache and thread pool; close them all on the way out."""
+        settings = self.settings
+        _prepare_cache_location(settings.cache)
+        fetcher = Fetcher(settings.fetch)
+        await fetcher.start()
+        cache: LayeredCache | None = None
+        executor = ThreadPoolExecutor(max(1, settings.extract_workers), thread_name_prefix="extract")
+        try:
+            cache = open_cache(settings.cache, on_event=self.metrics.cache_event,
+                               memory_bytes=settings.memory_cache_bytes)
+            self.fetcher, self.cache, self.executor = fetcher, cache, executor
+            self.pages = PageStore(cache, fetcher, default_ttl=settings.page_ttl, max_ttl=settings.max_ttl)
+            yield self
+        finally:
+            self.pages = None
+            executor.shutdown(wait=False, cancel_futures=True)
+            if cache is not None:
+                await cache.close()
+            await fetcher.close()
+
+    @functools.lru_cache(maxsize=1024)  # noqa: B019 (one Reader per server; parameters are immutable)
+    def resolve(self, name: str, params: tuple[tuple[str, str], ...] = ()) -> tuple[Extractor[Any], object]:
+        """The extractor (the default when `name` is empty) and its parameters, or a RequestError."""
+        try:
+            extractor = get_extractor(name or self.settings.default_algorithm)
+            return extractor, extractor.make_params(dict(params))
+        except ValueError as exc:
+            raise RequestError(str(exc)) from None
+
+    def resolve_request(self, name: str, params: Mapping[str, Any]) -> tuple[Extractor[Any], object]:
+        """`resolve` for parameters of any value type (the JSON API passes numbers)."""
+        try:
+            return self.resolve(name, tuple(sorted((str(k), str(v)) for k, v in params.items())))
+        except RequestError:
+            raise
+        except TypeError as exc:
+            raise RequestError(f"bad parameters: {exc}") from None
+
+    async def read(self, request: ReadRequest) -> ReadResult:
+        """Fetch (through the page cache) and extract one page."""
+        if self.pages is None or self.cache is None:
+            raise RuntimeError("Reader used outside of opened()")
+        url = target_url(request.url)
+        extractor, params = self.resolve_request(request.algorithm, request.params)
+        began = time.perf_counter()
+        try:
+            page, page_status = await self.pages.get(url, refresh=request.refresh)
+        except FetchError as exc:
+            self.metrics.upstream_error(exc.kind)
+            raise
+        fetch_ms = (time.perf_counter() - began) * 1000
+        self.metrics.page_lookup(page_status)
+        key = result_key(url, request, extractor, params)
+        version = page_version(page)
+        data: dict[str, Any] | None = None
+        result_status = "miss"
+        if not request.refresh:
+            data = await self._cached_result(key, version)
+            result_status = "hit" if data is not None else "miss"
+        if data is None:
+            data = await self.flights.run(
+                key + "#" + version, lambda: self._compute(key, version, page, request, extractor, params)
+            )
+        data = dict(data)
+        data["url"] = url
+        data["cache"] = {"page": page_status, "result": result_status}
+        data["timings_ms"] = {**data["timings_ms"], "fetch": round(fetch_ms, 3)}
+        return ReadResult(data=data, cache=page_status, identity=key + "#" + version)
+
+    async def _cached_result(self, key: str, version: str) -> dict[str, Any] | None:
+        assert self.cache is not None
+        raw = await self.cache.get(key)
+        if raw is None:
+            return None
+        try:
+            stored = self._decoded_results.decode(key, raw)
+        except ValueError:
+            return None
+        if stored.get("v") != RESULT_VERSION or stored.get("page") != version:
+            return None
+        result = stored.get("result")
+        return result if isinstance(result, dict) else None
+
+    async def _compute(
+        self, key: str, version: str, page: FetchedPage, request: ReadRequest,
+        extractor: Extractor[Any], params: object,
+    ) -> dict[str, Any]:
+        data = await self.extract_bytes(
+            page.body, page.final_url, page.content_type, extractor, params,
+            images=request.images, reader_links=request.reader_links,
+        )
+        assert self.cache is not None
+        stored = json.dumps({"v": RESULT_VERSION, "page": version, "result": data}, ensure_ascii=False)
+        await self.cache.set(key, stored.encode("utf-8"), self.settings.result_ttl)
+        return data
+
+    async def extract_bytes(
+        self, body: bytes | str, url: str | None, content_type: str | None,
+        extractor: Extractor[Any], params: object, *, images: bool = True, reader_links: bool = False,
+    ) -> dict[str, Any]:
+        """The pipeline in the thread pool; the JSON view of the article."""
+        loop = asyncio.get_running_loop()
+        began = time.perf_counter()
+        data = await loop.run_in_executor(
+            self.executor, _extract, body, url, content_type, extractor, params, images, reader_links,
+        )
+        self.metrics.observe_extraction(extractor.name, time.perf_counter() - began)
+        return data
+
+
+def _extract(
+    body: bytes | str, url: str | None, content_type: str | None, extractor: Extractor[Any],
+    params: object, images: bool, reader_links: bool,
+) -> dict[str, Any]:
+    """The CPU part of a read (runs in a worker thread): bytes to the article's JSON view."""
+    rewrite = link_rewriter(url, extractor.name, lite=not images) if reader_links and url else None
+    article = process(body, url=url, content_type=content_type, algorithm=extractor, params=params,
+                      rewrite_link=rewrite, images=images)
+    data = article.to_dict()
+    data["final_url"] = url
+    return data
+
+
+def _prepare_cache_location(spec: str) -> None:
+    """Create the directory of a SQLite cache file (the per-user data directory by default)."""
+    parsed = parse_cache_spec(spec)
+    if parsed.kind == "sqlite":
+        with contextlib.suppress(OSError):  # an unusable location degrades in the cache, not here
+            Path(parsed.target).expanduser().parent.mkdir(parents=True, exist_ok=True)
