@@ -41,7 +41,7 @@ def minified(html: str) -> str:
 
 
 def test_tag_ratio_reproduces_the_papers_table() -> None:
-    # Seed 003's table: "James Smith" with 2 tags is 5.5; 37 characters without tags is 37; 41 / 2.
+    # Weninger, Hsu, Han 2010, "Tag Ratios" table: "James Smith" with 2 tags is 5.5; 37 characters without tags is 37; 41 / 2.
     ratios = tag_ratio(np.array([0, 11, 37, 41, 0]), np.array([1, 2, 0, 2, 2]))
     assert ratios.tolist() == [0.0, 5.5, 37.0, 20.5, 0.0]
 

@@ -58,7 +58,7 @@ def test_article_beside_link_dense_navigation() -> None:
 
 
 def test_comments_longer_than_the_article_is_where_density_fails() -> None:
-    # Seed 000 §5.3 (Slashdot): each comment is longer than the story, so the region starts at the
+    # Moreno, Deschacht, Moens 2009, §5.3 (Slashdot): each comment is longer than the story, so the region starts at the
     # longest comment and never reaches the story c2 strings away.
     text = readerproxy.extract(COMMENTS, algorithm="density").text
     assert "A volunteer group has published" not in text

@@ -111,7 +111,7 @@ def test_summary_of_nothing_is_zero() -> None:
 
 
 def test_longest_common_substring_of_the_papers_example() -> None:
-    # Seed 000 §5.2's example strings; the shared run is " jumps over the brown " (22 characters).
+    # Moreno, Deschacht, Moens 2009, §5.2: the paper's example strings; the shared run is " jumps over the brown " (22 characters).
     a, b = "the dog jumps over the brown fox", "the fox jumps over the brown dog"
     assert longest_common_substring(a, b) == len(" jumps over the brown ")
     assert longest_common_substring("", "abc") == 0

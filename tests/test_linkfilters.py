@@ -155,7 +155,7 @@ def test_filter_1_output_loses_anchor_text_as_the_paper_says() -> None:
 
 
 class TestWikipediaStylePage:
-    """Seed 004 §4-5: on hyperlink-rich pages (Wikipedia) the filters recover the article."""
+    """Ghorbani, Mohammadzadeh, Nazemi 2014, §4-5: on hyperlink-rich pages (Wikipedia) the filters recover the article."""
 
     html = (FIXTURES / "wiki_links.html").read_text()
     article = (
