@@ -1,25 +1,72 @@
-"""Article metadata: title, byline, published date, site name, excerpt, language and direction.
+"""Article metadata: title, byline, published date, site name, excerpt, language, direction, lead image.
 
-Sources in order of trust, as Readability.js does: JSON-LD (schema.org Article), then <meta>
-(OpenGraph, Twitter, Dublin Core, article:*), then the page itself (<title> cleaned of the site
-name, the first <h1>, rel=author links).
+The rules are Mozilla Readability.js's (`_getJSONLD`, `_getArticleMetadata`, `_getArticleTitle`,
+`_checkByline`, the excerpt from the article's first paragraph, the direction from the article's
+ancestors), so that a reader view built on us shows what Firefox's reader view shows:
+
+1. JSON-LD: the first schema.org object of an article type (`@context` schema.org, `@graph`
+   searched) gives title (name or headline, the one closer to <title>), byline (author names),
+   excerpt (description), site name (publisher name) and published date;
+2. <meta>: `property` values matching `(article|dc|dcterm|og|twitter):(author|creator|description|
+   published_time|title|site_name)` (each of several space-separated properties counts), else `name`
+   values like `author`, `description`, `dc.creator`, `parsely-author`, `twitter:title`; a later
+   tag overrides an earlier one of the same key; entities left encoded in the content are decoded;
+3. the page: <title> cut at its site-name separator or the lone <h1>; the byline from the first
+   element marked as one (rel=author, itemprop=author, class or id byline/author/dateline/
+   writtenby), read from its itemprop=name part when it has one, skipping elements a reader drops
+   (sidebars, footers, menus ...); the excerpt from the first paragraph of the extracted article;
+   the direction from the nearest `dir` attribute above the article.
+
+The lead image (not part of Readability.js) comes from JSON-LD `image`, og:image, twitter:image,
+`link rel=image_src`, else the first image of the article.
 """
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from .document import Document
+import numpy as np
+
+from .document import OPEN, TEXT, Document
 
 _WS = re.compile(r"\s+")
+#: Readability.js's jsonLdArticleTypes, alternation unanchored as there (a type containing one of
+#: these names counts).
 _ARTICLE_TYPES = re.compile(
-    r"^(Article|AdvertiserContentArticle|NewsArticle|AnalysisNewsArticle|AskPublicNewsArticle|"
+    r"^Article|AdvertiserContentArticle|NewsArticle|AnalysisNewsArticle|AskPublicNewsArticle|"
     r"BackgroundNewsArticle|OpinionNewsArticle|ReportageNewsArticle|ReviewNewsArticle|Report|"
     r"SatiricalArticle|ScholarlyArticle|MedicalScholarlyArticle|SocialMediaPosting|BlogPosting|"
-    r"LiveBlogPosting|DiscussionForumPosting|TechArticle|APIReference|WebPage)$"
+    r"LiveBlogPosting|DiscussionForumPosting|TechArticle|APIReference$"
+)
+_SCHEMA_ORG = re.compile(r"^https?://schema\.org/?$")
+_PROPERTY = re.compile(
+    r"\s*(article|dc|dcterm|og|twitter)\s*:\s*(author|creator|description|published_time|title|site_name)\s*",
+    re.I,
+)
+_NAME = re.compile(
+    r"^\s*(?:(dc|dcterm|og|twitter|parsely|weibo:(article|webpage))\s*[-.:]\s*)?"
+    r"(author|creator|pub-date|description|title|site_name)\s*$",
+    re.I,
+)
+_BYLINE_HINT = re.compile(r"byline|author|dateline|writtenby|p-author", re.I)
+_UNLIKELY = re.compile(
+    r"-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer|gdpr|"
+    r"header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|sponsor|"
+    r"supplemental|ad-break|agegate|pagination|pager|popup|yom-remote",
+    re.I,
+)
+_MAYBE_CANDIDATE = re.compile(r"and|article|body|column|content|main|mathjax|shadow", re.I)
+_UNLIKELY_ROLES = frozenset("menu menubar complementary navigation alert alertdialog dialog".split())
+#: Phrasing content (Readability.js PHRASING_ELEMS plus a, del, ins): a run of these inside a <div>
+#: is a paragraph; any other tag ends one.
+_PHRASING = frozenset(
+    "abbr audio b bdo br button cite code data datalist dfn em embed i img input kbd label mark math "
+    "meter noscript object output progress q ruby samp script select small span strong sub sup "
+    "textarea time var wbr a del ins font u s strike big tt".split()
 )
 
 
@@ -35,6 +82,7 @@ class Metadata:
     image: str | None = None
     lang: str | None = None
     dir: str | None = None
+    next_page_url: str | None = None  # the next page of a multi-page article (pagination.py)
 
 
 def _clean(value: Any) -> str | None:
@@ -44,8 +92,36 @@ def _clean(value: Any) -> str | None:
     return value or None
 
 
+def unescape(value: str | None) -> str | None:
+    """Decode entities still encoded in a value (`&amp;#x1F62D;` in the source arrives as `&#x1F62D;`)."""
+    if value is None or "&" not in value:
+        return value
+    return html_lib.unescape(value)
+
+
 def meta_values(doc: Document) -> dict[str, str]:
-    """<meta name|property|itemprop=… content=…> as a lower-cased key -> first value map."""
+    """Readability.js's <meta> map: normalised key -> content (a later tag of the same key wins)."""
+    values: dict[str, str] = {}
+    for node in doc.tree.css("meta[content]"):
+        attrs = node.attributes
+        content = (attrs.get("content") or "").strip()
+        if not content:
+            continue
+        matched = False
+        prop = attrs.get("property")
+        if prop:
+            found = _PROPERTY.search(prop)
+            if found:
+                matched = True
+                values[_WS.sub("", found.group(0).lower())] = content
+        name = attrs.get("name")
+        if not matched and name and _NAME.match(name):
+            values[_WS.sub("", name.lower()).replace(".", ":")] = content
+    return values
+
+
+def _other_meta(doc: Document) -> dict[str, str]:
+    """Every <meta property|name|itemprop> key -> first content (for the lead image)."""
     values: dict[str, str] = {}
     for node in doc.tree.css("meta[content]"):
         attrs = node.attributes
@@ -53,70 +129,84 @@ def meta_values(doc: Document) -> dict[str, str]:
         if not content:
             continue
         for key in ("property", "name", "itemprop"):
-            names = attrs.get(key)
-            if not names:
-                continue
-            for name in names.lower().split():
+            for name in (attrs.get(key) or "").lower().split():
                 values.setdefault(name, content)
     return values
 
 
+def _is_article_type(kind: Any) -> bool:
+    kinds = kind if isinstance(kind, list) else [kind]
+    return any(isinstance(k, str) and _ARTICLE_TYPES.search(k) for k in kinds)
+
+
 def json_ld_article(doc: Document) -> dict[str, Any]:
-    """The first schema.org article-like object in the page's JSON-LD, or {}."""
+    """The first schema.org article-like object in the page's JSON-LD, or {} (Readability's rules)."""
     for raw in doc.json_ld:
+        text = re.sub(r"^\s*<!\[CDATA\[|\]\]>\s*$", "", raw)
         try:
-            data = json.loads(raw.strip().removeprefix("<![CDATA[").removesuffix("]]>"))
+            parsed = json.loads(text)
         except (ValueError, RecursionError):
             continue
-        stack: list[Any] = [data]
-        while stack:
-            item = stack.pop(0)
-            if isinstance(item, list):
-                stack.extend(item)
-            elif isinstance(item, dict):
-                kind = item.get("@type")
-                kinds = kind if isinstance(kind, list) else [kind]
-                if any(isinstance(k, str) and _ARTICLE_TYPES.match(k) for k in kinds):
-                    return item
-                if "@graph" in item:
-                    stack.extend(item["@graph"] if isinstance(item["@graph"], list) else [item["@graph"]])
+        if isinstance(parsed, list):
+            parsed = next(
+                (it for it in parsed if isinstance(it, dict) and _is_article_type(it.get("@type"))), None
+            )
+        if not isinstance(parsed, dict):
+            continue
+        context = parsed.get("@context")
+        if isinstance(context, dict):
+            context = context.get("@vocab")
+        if not isinstance(context, str) or not _SCHEMA_ORG.match(context):
+            continue
+        graph = parsed.get("@graph")
+        if not parsed.get("@type") and isinstance(graph, list):
+            parsed = next(
+                (it for it in graph if isinstance(it, dict) and _is_article_type(it.get("@type"))), None
+            )
+        if isinstance(parsed, dict) and _is_article_type(parsed.get("@type")):
+            return parsed
     return {}
 
 
-def _names(value: Any) -> str | None:
-    if isinstance(value, str):
-        return _clean(value)
+def _ld_author(value: Any) -> str | None:
     if isinstance(value, dict):
         return _clean(value.get("name"))
-    if isinstance(value, list):
-        names = [n for n in (_names(v) for v in value) if n]
+    if (
+        isinstance(value, list)
+        and value
+        and isinstance(value[0], dict)
+        and isinstance(value[0].get("name"), str)
+    ):
+        names = [n for n in (_clean(v.get("name")) for v in value if isinstance(v, dict)) if n]
         return ", ".join(names) or None
     return None
 
 
-_HAS_SEPARATOR = re.compile(r" [|\-\\/>»] ")
-_HIERARCHICAL = re.compile(r" [\\/>»] ")
-_BEFORE_LAST_SEPARATOR = re.compile(r"(.*)[|\-\\/>»] .*")
-_AFTER_FIRST_SEPARATOR = re.compile(r"[^|\-\\/>»]*[|\-\\/>»](.*)")
-_SEPARATOR_RUN = re.compile(r"[|\-\\/>»]+")
+# --- Title ----------------------------------------------------------------------------------------
+
+_SEPARATORS = r"|\-–—\\/>»"
+_SEPARATOR = re.compile(rf"\s[{_SEPARATORS}]\s")
+_HIERARCHICAL = re.compile(r"\s[\\/>»]\s")
+_FIRST_PART = re.compile(rf"^[^{_SEPARATORS}]*[{_SEPARATORS}]")
 
 
 def _word_count(text: str) -> int:
-    return len(text.split())
+    return len(re.split(r"\s+", text))
 
 
 def clean_title(raw: str, doc: Document) -> str:
     """Readability.js's _getArticleTitle: cut the site name at a separator, or use the lone <h1>."""
-    original = _clean(raw) or ""
+    original = raw.strip()
     title = original
     hierarchical = False
-    if _HAS_SEPARATOR.search(title):
-        hierarchical = bool(_HIERARCHICAL.search(title))
-        title = _BEFORE_LAST_SEPARATOR.sub(r"\1", original)
+    separators = list(_SEPARATOR.finditer(original))
+    if separators:
+        hierarchical = bool(_HIERARCHICAL.search(original))
+        title = original[: separators[-1].start()]
         if _word_count(title) < 3:
-            title = _AFTER_FIRST_SEPARATOR.sub(r"\1", original)
+            title = _FIRST_PART.sub("", original, count=1)
     elif ": " in title:
-        headings = {_clean(h.text()) for h in doc.tree.css("h1, h2")}
+        headings = {h.text().strip() for h in doc.tree.css("h1, h2")}
         if title not in headings:
             title = original[original.rfind(":") + 1 :]
             if _word_count(title) < 3:
@@ -127,31 +217,232 @@ def clean_title(raw: str, doc: Document) -> str:
         h1s = doc.tree.css("h1")
         if len(h1s) == 1:
             title = _clean(h1s[0].text()) or title
-    title = _clean(title) or ""
+    title = _WS.sub(" ", title.strip())
     words = _word_count(title)
-    if words <= 4 and (
-        not hierarchical or words != _word_count(_SEPARATOR_RUN.sub("", original)) - 1
-    ):
+    if words <= 4 and (not hierarchical or words != _word_count(_SEPARATOR.sub("", original)) - 1):
         title = original
     return title
 
 
-def _ld_title(ld: dict[str, Any], page_title: str) -> str | None:
-    """JSON-LD name or headline; when both exist and differ, the one closer to <title> wins."""
-    name, headline = _clean(ld.get("name")), _clean(ld.get("headline"))
-    if name and headline and name != headline:
-        page_words = set(page_title.lower().split())
-
-        def overlap(candidate: str) -> float:
-            words = set(candidate.lower().split())
-            return len(words & page_words) / max(len(words), 1)
-
-        return headline if overlap(headline) > overlap(name) else name
-    return name or headline
+def _similarity(a: str, b: str) -> float:
+    """Readability.js's _textSimilarity: 1 - share of b's (joined) words not found in a."""
+    tokens_a = [t for t in re.split(r"\W+", a.lower()) if t]
+    tokens_b = [t for t in re.split(r"\W+", b.lower()) if t]
+    if not tokens_a or not tokens_b:
+        return 0.0
+    known = set(tokens_a)
+    unique_b = [t for t in tokens_b if t not in known]
+    return 1 - len(" ".join(unique_b)) / len(" ".join(tokens_b))
 
 
-def extract_metadata(doc: Document, text: str = "") -> Metadata:
-    """Metadata from JSON-LD, <meta> and the page, most trusted source first."""
+def _ld_title(ld: dict[str, Any], doc: Document) -> str | None:
+    """JSON-LD name or headline; when both exist and differ, the headline if only it matches <title>."""
+    name, headline = ld.get("name"), ld.get("headline")
+    if isinstance(name, str) and isinstance(headline, str) and name != headline:
+        title = clean_title(doc.title, doc)
+        if _similarity(headline, title) > 0.75 and not _similarity(name, title) > 0.75:
+            return _clean(headline)
+        return _clean(name)
+    if isinstance(name, str):
+        return _clean(name)
+    return _clean(headline) if isinstance(headline, str) else None
+
+
+# --- Byline from the page -------------------------------------------------------------------------
+
+
+def _has_ancestor(doc: Document, index: int, tags: tuple[str, ...]) -> bool:
+    parent = int(doc.parent[index])
+    while parent >= 0:
+        if doc.tag[parent] in tags:
+            return True
+        parent = int(doc.parent[parent])
+    return False
+
+
+def page_byline(doc: Document) -> str | None:
+    """Readability.js's _checkByline over the page in order, skipping what it drops as unlikely."""
+    dropped = np.zeros(len(doc.elements), dtype=bool)
+    for index, node in enumerate(doc.elements):
+        parent = int(doc.parent[index])
+        if parent >= 0 and dropped[parent]:
+            dropped[index] = True
+            continue
+        tag = doc.tag[index]
+        attrs = node.attributes
+        match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+        itemprop = attrs.get("itemprop") or ""
+        if attrs.get("rel") == "author" or "author" in itemprop or _BYLINE_HINT.search(match):
+            text = doc.element_text(index)
+            if 0 < len(text) < 100:
+                for inner in range(index + 1, len(doc.elements)):
+                    if doc.start[inner] > doc.end[index]:
+                        break
+                    if "name" in (doc.elements[inner].attributes.get("itemprop") or ""):
+                        return doc.element_text(inner)
+                return text
+        if tag in ("body", "a", "html"):
+            continue
+        role = attrs.get("role")
+        if role in _UNLIKELY_ROLES or (
+            _UNLIKELY.search(match)
+            and not _MAYBE_CANDIDATE.search(match)
+            and not _has_ancestor(doc, index, ("table", "code"))
+        ):
+            dropped[index] = True
+    return None
+
+
+# --- The article: excerpt, direction, lead image --------------------------------------------------
+
+
+def _selected_text_tokens(doc: Document, selection: np.ndarray | None) -> np.ndarray:
+    tokens = doc.tokens
+    mask = (tokens.kind == TEXT) & (tokens.chars > 0)
+    if selection is not None and len(selection) == len(mask):
+        mask &= selection
+    else:
+        mask &= doc.body_mask
+    return np.flatnonzero(mask)
+
+
+def _block_ancestor(doc: Document, element: int) -> int:
+    """The nearest element at or above `element` that is not phrasing content."""
+    while element >= 0 and doc.tag[element] in _PHRASING:
+        element = int(doc.parent[element])
+    return element
+
+
+def _run_text(doc: Document, token: int, block: int) -> tuple[str, int, bool]:
+    """The phrasing run around a text token inside `block`: its text, last token, and whether a
+    double <br> opened it (Readability.js turns what follows a <br><br> into a paragraph)."""
+    tokens = doc.tokens
+    first, last = int(doc.start[block]) + 1, int(doc.end[block]) - 1
+
+    def boundary(i: int) -> bool:
+        return tokens.kind[i] != TEXT and doc.tag[int(tokens.element[i])] not in _PHRASING
+
+    def double_br(i: int, step: int) -> bool:
+        """Token i is a <br> with another <br> next to it (whitespace between allowed)."""
+        j = i + step
+        while first <= j <= last and tokens.kind[j] == TEXT and tokens.chars[j] == 0:
+            j += step
+        return first <= j <= last and tokens.kind[j] == OPEN and doc.tag[int(tokens.element[j])] == "br"
+
+    start = token
+    after_breaks = False
+    while start - 1 >= first and not boundary(start - 1):
+        i = start - 1
+        if tokens.kind[i] == OPEN and doc.tag[int(tokens.element[i])] == "br" and double_br(i, -1):
+            after_breaks = True
+            break
+        start = i
+    end = token
+    while end + 1 <= last and not boundary(end + 1):
+        i = end + 1
+        if tokens.kind[i] == OPEN and doc.tag[int(tokens.element[i])] == "br" and double_br(i, 1):
+            break
+        end = i
+    text = "".join(tokens.text[i] for i in range(start, end + 1) if tokens.kind[i] == TEXT)
+    return _WS.sub(" ", text).strip(), end, after_breaks
+
+
+def first_paragraph(doc: Document, selection: np.ndarray | None = None, text: str = "") -> str | None:
+    """The text of the article's first paragraph, as Readability.js takes its excerpt: the first <p>,
+    or a run of inline content in a <div> (Readability turns those into paragraphs), or the text
+    after a double <br>. Headings, list items and table cells are not paragraphs."""
+    tokens = doc.tokens
+    candidates = _selected_text_tokens(doc, selection)
+    within = _WS.sub(" ", text).strip() if selection is None and text else None
+    skip_until = -1
+    for token in candidates:
+        token = int(token)
+        if token <= skip_until:
+            continue
+        owner = int(tokens.element[token])
+        block = _block_ancestor(doc, owner)
+        if block < 0:
+            continue
+        if doc.tag[block] == "p":
+            paragraph, skip_until = doc.element_text(block), int(doc.end[block])
+        else:
+            paragraph, skip_until, after_breaks = _run_text(doc, token, block)
+            if doc.tag[block] != "div" and not after_breaks:
+                continue
+        if paragraph and (within is None or paragraph in within):
+            return paragraph
+    return None
+
+
+def article_root(doc: Document, selection: np.ndarray | None) -> int:
+    """The smallest element holding all selected text (the body without a selection), or -1."""
+    texts = _selected_text_tokens(doc, selection)
+    if not len(texts):
+        return doc.tag.index("body") if "body" in doc.tag else -1
+    a, b = int(doc.tokens.element[texts[0]]), int(doc.tokens.element[texts[-1]])
+    ancestors = set()
+    while a >= 0:
+        ancestors.add(a)
+        a = int(doc.parent[a])
+    while b >= 0 and b not in ancestors:
+        b = int(doc.parent[b])
+    return b
+
+
+def article_dir(doc: Document, root: int) -> str | None:
+    """The nearest `dir` attribute on the article root or above it (Readability.js's _articleDir)."""
+    element = root
+    while element >= 0:
+        value = _clean(doc.elements[element].attributes.get("dir"))
+        if value:
+            return value
+        element = int(doc.parent[element])
+    return doc.dir if root < 0 else None
+
+
+def lead_image(
+    doc: Document, ld: dict[str, Any], meta: dict[str, str], selection: np.ndarray | None
+) -> str | None:
+    """JSON-LD image, og:image, twitter:image, link rel=image_src, else the article's first image."""
+    image = ld.get("image")
+    if isinstance(image, list):
+        image = image[0] if image else None
+    url = _clean(image.get("url")) if isinstance(image, dict) else _clean(image)
+    url = (
+        url
+        or meta.get("og:image")
+        or meta.get("og:image:url")
+        or meta.get("twitter:image")
+        or meta.get("twitter:image:src")
+    )
+    if not url:
+        link = doc.tree.css_first('link[rel~="image_src" i][href]')
+        url = _clean(link.attributes.get("href")) if link is not None else None
+    if not url:
+        tokens = doc.tokens
+        opens = (tokens.kind == OPEN) & (
+            selection if selection is not None and len(selection) == len(tokens) else doc.body_mask
+        )
+        for token in np.flatnonzero(opens):
+            element = int(tokens.element[token])
+            if doc.tag[element] == "img":
+                attrs = doc.elements[element].attributes
+                url = _clean(attrs.get("src") or attrs.get("data-src"))
+                if url and not url.startswith("data:"):
+                    break
+                url = None
+    return doc.absolute_url(url) if url else None
+
+
+def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None = None) -> Metadata:
+    """Metadata from JSON-LD, <meta> and the page, most trusted source first.
+
+    `selection` (the extraction's token mask) places the article in the page: its first paragraph
+    is the excerpt when no description is given, its ancestors give `dir`, its first image the lead
+    image. Without it the excerpt is the first paragraph of the body found in `text`.
+    """
+    from .pagination import next_page_url
+
     ld = json_ld_article(doc)
     meta = meta_values(doc)
 
@@ -161,45 +452,52 @@ def extract_metadata(doc: Document, text: str = "") -> Metadata:
                 return meta[key]
         return None
 
-    title = (
-        _ld_title(ld, doc.title) or
-        first("dc:title", "dcterm:title", "og:title", "weibo:article:title", "weibo:webpage:title", "title", "twitter:title")
+    title = _ld_title(ld, doc) or first(
+        "dc:title",
+        "dcterm:title",
+        "og:title",
+        "weibo:article:title",
+        "weibo:webpage:title",
+        "title",
+        "twitter:title",
+        "parsely-title",
     )
     if not title:
         title = clean_title(doc.title, doc)
-    byline = _names(ld.get("author")) or first("dc:creator", "dcterm:creator", "author", "parsely-author", "article:author")
-    if byline and byline.startswith(("http://", "https://")):
-        byline = None
-    if not byline:
-        author = doc.tree.css_first('[rel="author"], [itemprop~="author"], .byline, .author')
-        byline = _clean(author.text()) if author is not None else None
-        if byline and len(byline) > 100:
-            byline = None
-    published = _clean(ld.get("datePublished")) or first(
-        "article:published_time", "parsely-pub-date", "datepublished", "date", "dc.date", "pubdate"
+    article_author = meta.get("article:author")
+    if article_author and re.match(r"^[a-z][a-z0-9+.-]*://", article_author, re.I):
+        article_author = None
+    byline = (
+        _ld_author(ld.get("author"))
+        or first("dc:creator", "dcterm:creator", "author", "parsely-author")
+        or article_author
+        or page_byline(doc)
     )
-    if not published:
-        time_node = doc.tree.css_first("time[datetime]")
-        published = _clean(time_node.attributes.get("datetime")) if time_node is not None else None
+    published = _clean(ld.get("datePublished")) or first("article:published_time", "parsely-pub-date")
     publisher = ld.get("publisher")
-    site_name = _names(publisher) if isinstance(publisher, dict) else None
-    site_name = site_name or first("og:site_name", "application-name")
-    excerpt = _clean(ld.get("description")) or first(
-        "dc:description", "dcterm:description", "og:description", "weibo:article:description",
-        "weibo:webpage:description", "description", "twitter:description",
+    site_name = (_clean(publisher.get("name")) if isinstance(publisher, dict) else None) or first(
+        "og:site_name"
     )
-    if not excerpt and text:
-        excerpt = _clean(text.split("\n\n", 1)[0][:300])
-    image = ld.get("image")
-    image_url = _clean(image.get("url")) if isinstance(image, dict) else _clean(image)
-    image_url = doc.absolute_url(image_url or first("og:image", "twitter:image"))
+    excerpt = _clean(ld.get("description")) or first(
+        "dc:description",
+        "dcterm:description",
+        "og:description",
+        "weibo:article:description",
+        "weibo:webpage:description",
+        "description",
+        "twitter:description",
+    )
+    root = article_root(doc, selection)
+    if not excerpt:
+        excerpt = first_paragraph(doc, selection, text)
     return Metadata(
-        title=title or "",
-        byline=byline,
-        published=published,
-        site_name=site_name,
-        excerpt=excerpt,
-        image=image_url,
+        title=_clean(unescape(title)) or "",
+        byline=_clean(unescape(byline)),
+        published=_clean(unescape(published)),
+        site_name=_clean(unescape(site_name)),
+        excerpt=_clean(unescape(excerpt)),
+        image=lead_image(doc, ld, _other_meta(doc), selection),
         lang=doc.lang,
-        dir=doc.dir,
+        dir=article_dir(doc, root),
+        next_page_url=next_page_url(doc, selection),
     )
