@@ -86,12 +86,13 @@ def render_html(
     owners = t.element.tolist()
     selected = selection.tolist()
     first, last = selected_range(selection)
+    layout = layout_table_parts(doc)
     out: list[str] = []
     # Open the kept ancestors of the first selected token, then walk the selected range.
     ancestors = _ancestors(doc, owners[first] if kinds[first] == TEXT else int(doc.parent[owners[first]]))
     opened_before = set(ancestors)
     for element in ancestors:
-        out.append(_start_tag(doc, element, rewrite_link, images))
+        out.append(_start_tag(doc, element, rewrite_link, images, layout))
     skip_until = -1
     media_until = -1  # inside a media element of the selected range: written whole
     for i in range(first, last + 1):
@@ -110,19 +111,87 @@ def render_html(
                 # Figures and images between selected text are part of the article even when the
                 # algorithm scored only text (DOM scorers select paragraphs, not pictures).
                 media_until = int(doc.end[element])
-                out.append(_start_tag(doc, element, rewrite_link, images))
+                out.append(_start_tag(doc, element, rewrite_link, images, layout))
             continue
         if kind == OPEN:
-            if name in DROPPED:
+            if name in DROPPED or (not images and name == "figcaption" and _captions_image(doc, element)):
                 skip_until = int(doc.end[element])
                 continue
-            out.append(_start_tag(doc, element, rewrite_link, images))
+            out.append(_start_tag(doc, element, rewrite_link, images, layout))
         elif inside_media or doc.start[element] >= first or element in opened_before:
-            out.append(_end_tag(name))
+            out.append(_end_tag(doc, element, layout))
     for element in reversed(ancestors):
         if doc.end[element] > last:
-            out.append(_end_tag(doc.tag[element]))
-    return sanitize("".join(out))
+            out.append(_end_tag(doc, element, layout))
+    return drop_dead_jump_links(sanitize("".join(out)), doc.base_url)
+
+
+def _captions_image(doc: Document, figcaption: int) -> bool:
+    """Whether a figcaption belongs to a figure whose picture Lite mode drops."""
+    figure = int(doc.parent[figcaption])
+    while figure >= 0 and doc.tag[figure] != "figure":
+        figure = int(doc.parent[figure])
+    if figure < 0:
+        return False
+    first, last = int(doc.start[figure]), int(doc.end[figure])
+    owners = doc.tokens.element[first : last + 1]
+    return any(doc.tag[int(e)] in ("img", "picture", "video") for e in set(owners.tolist()))
+
+
+#: Table parts written differently inside a layout table: cells as <div>, the rest not at all.
+_TABLE_PARTS = frozenset({"table", "tbody", "thead", "tfoot", "tr", "td", "th", "caption", "colgroup", "col"})
+_DATA_TABLE_MARKS = frozenset({"caption", "th", "thead", "tfoot", "colgroup", "col"})
+
+
+def layout_table_parts(doc: Document) -> dict[int, str | None]:
+    """Elements of layout tables, mapped to what they become: a cell to "div", the rest to None.
+
+    A table is for layout when it holds another table or has one row or one column and none of
+    the marks of a data table (caption, th, thead, tfoot, col); a small grid (at most 10 cells,
+    4 columns, 9 rows) of prose without those marks is layout too (Readability's rules).
+    """
+    tables: dict[int, list[int]] = {}  # table -> its own parts (not those of nested tables)
+    nested: set[int] = set()
+    for element, name in enumerate(doc.tag):
+        if name not in _TABLE_PARTS:
+            continue
+        owner = int(doc.parent[element])
+        while owner >= 0 and doc.tag[owner] != "table":
+            owner = int(doc.parent[owner])
+        if owner < 0:
+            continue
+        tables.setdefault(owner, []).append(element)
+        if name == "table":
+            nested.add(owner)
+    parts: dict[int, str | None] = {}
+    for table, own in tables.items():
+        attrs = doc.elements[table].attributes
+        role = (attrs.get("role") or "").strip().lower()
+        names = [doc.tag[e] for e in own]
+        if role == "presentation":
+            is_layout = True
+        elif attrs.get("summary") or role in ("table", "grid") or _DATA_TABLE_MARKS.intersection(names):
+            is_layout = False
+        elif table in nested:
+            is_layout = True
+        else:
+            rows = names.count("tr")
+            cells = names.count("td")
+            columns = max(
+                (
+                    sum(1 for c in own if doc.tag[c] == "td" and int(doc.parent[c]) == r)
+                    for r in own
+                    if doc.tag[r] == "tr"
+                ),
+                default=0,
+            )
+            is_layout = rows <= 1 or columns <= 1 or (rows < 10 and columns <= 4 and cells <= 10)
+        if is_layout:
+            parts[table] = None
+            for element in own:
+                if element not in tables:  # a nested table decides for itself
+                    parts[element] = "div" if doc.tag[element] in ("td", "th", "caption") else None
+    return parts
 
 
 def _is_tracking_pixel(doc: Document, element: int) -> bool:
@@ -146,14 +215,22 @@ def _output_name(name: str) -> str | None:
     return None
 
 
-def _start_tag(doc: Document, element: int, rewrite_link: LinkRewriter | None, images: bool) -> str:
-    name = _output_name(doc.tag[element])
+def _start_tag(
+    doc: Document,
+    element: int,
+    rewrite_link: LinkRewriter | None,
+    images: bool,
+    layout: dict[int, str | None] | None = None,
+) -> str:
+    name = layout[element] if layout and element in layout else _output_name(doc.tag[element])
     if name is None or (name in ("img", "picture", "source") and not images):
         return ""
+    attrs = doc.elements[element].attributes
+    anchor = (attrs.get("id") or (attrs.get("name") if name == "a" else None) or "").strip()
+    target = f' id="{html_lib.escape(anchor, quote=True)}"' if anchor and len(anchor) < 200 else ""
     allowed = ATTRIBUTES.get(name)
     if not allowed:
-        return f"<{name}>"
-    attrs = doc.elements[element].attributes
+        return f"<{name}{target}>"
     values: dict[str, str] = {}
     if name in ("img", "source"):
         values.update(_image_sources(attrs))
@@ -178,11 +255,11 @@ def _start_tag(doc: Document, element: int, rewrite_link: LinkRewriter | None, i
         parts.append(f'{key}="{html_lib.escape(value, quote=True)}"')
     if name == "img" and not any(p.startswith("src=") for p in parts[1:]):
         return ""
-    return "<" + " ".join(parts) + ">"
+    return "<" + " ".join(parts) + target + ">"
 
 
-def _end_tag(name: str) -> str:
-    out = _output_name(name)
+def _end_tag(doc: Document, element: int, layout: dict[int, str | None] | None = None) -> str:
+    out = layout[element] if layout and element in layout else _output_name(doc.tag[element])
     if out is None or out in ("img", "br", "hr", "wbr", "source", "col"):
         return ""
     return f"</{out}>"
@@ -203,7 +280,21 @@ def _image_sources(attrs: dict[str, str | None]) -> dict[str, str]:
         if lazy and not (attrs.get("srcset") or "").strip():
             found["srcset"] = lazy
             break
+    srcset = found.get("srcset") or (attrs.get("srcset") or "").strip()
+    if "src" not in found and (not src or src.startswith("data:")) and srcset:
+        found["src"] = _fallback_source(parse_srcset(srcset))
     return found
+
+
+def _fallback_source(candidates: list[tuple[str, str]]) -> str:
+    """The src for an image known only by its srcset: the widest candidate up to 1200w."""
+
+    def width(descriptors: str) -> int:
+        match = re.search(r"(\d+)w", descriptors)
+        return int(match[1]) if match else 0
+
+    fitting = [c for c in candidates if width(c[1]) <= 1200] or candidates
+    return max(fitting, key=lambda c: width(c[1]))[0]
 
 
 def _safe_url(doc: Document, value: str) -> str | None:
@@ -218,15 +309,48 @@ def _safe_url(doc: Document, value: str) -> str | None:
     return url
 
 
+def parse_srcset(srcset: str) -> list[tuple[str, str]]:
+    """The (URL, descriptors) candidates of a srcset, split as the HTML standard does.
+
+    Commas inside a URL belong to it (`.../c_fill,f_auto/x.jpg 320w`): a URL is a run of
+    non-whitespace, trailing commas end the candidate, and the descriptors run to the next comma
+    outside parentheses.
+    """
+    candidates: list[tuple[str, str]] = []
+    position, size = 0, len(srcset)
+    while position < size:
+        while position < size and (srcset[position].isspace() or srcset[position] == ","):
+            position += 1
+        if position >= size:
+            break
+        start = position
+        while position < size and not srcset[position].isspace():
+            position += 1
+        url = srcset[start:position]
+        if url.endswith(","):
+            candidates.append((url.rstrip(","), ""))
+            continue
+        depth, start = 0, position
+        while position < size:
+            char = srcset[position]
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                depth = max(depth - 1, 0)
+            elif char == "," and depth == 0:
+                break
+            position += 1
+        candidates.append((url, " ".join(srcset[start:position].split())))
+        position += 1
+    return candidates
+
+
 def _absolute_srcset(doc: Document, srcset: str) -> str:
     candidates = []
-    for candidate in srcset.split(","):
-        pieces = candidate.strip().split()
-        if not pieces:
-            continue
-        url = _safe_url(doc, pieces[0])
+    for candidate, descriptors in parse_srcset(srcset):
+        url = _safe_url(doc, candidate)
         if url:
-            candidates.append(" ".join([url, *pieces[1:]]))
+            candidates.append(f"{url} {descriptors}".strip())
     return ", ".join(candidates)
 
 
@@ -235,11 +359,168 @@ def sanitize(fragment: str) -> str:
     return nh3.clean(
         fragment,
         tags=set(ALLOWED_TAGS),
-        attributes={tag: set(names) for tag, names in ATTRIBUTES.items()},
+        attributes={"*": {"id"}, **{tag: set(names) for tag, names in ATTRIBUTES.items()}},
         url_schemes=set(_SAFE_SCHEMES),
         link_rel="noopener noreferrer",
         strip_comments=True,
     )
+
+
+def _fragment_root(fragment: str) -> tuple[LexborHTMLParser, LexborNode] | None:
+    tree = LexborHTMLParser(f"<body>{fragment}</body>")
+    return (tree, tree.body) if tree.body is not None else None
+
+
+def drop_dead_jump_links(fragment: str, page_url: str | None = None) -> str:
+    """Remove links to a spot in the page that the fragment does not contain ("#story-continues-1").
+
+    A link counts as in-page when it is a bare `#fragment` or the page's own URL with a fragment.
+    """
+    if 'href="#' not in fragment and not (page_url and "#" in fragment):
+        return fragment
+    parsed = _fragment_root(fragment)
+    if parsed is None:
+        return fragment
+    _, root = parsed
+    page = page_url.split("#", 1)[0] if page_url else None
+    targets = {node.attributes.get("id") for node in root.css("[id]")}
+    changed = False
+    for link in root.css("a[href]"):
+        href = link.attributes.get("href") or ""
+        base, hash_sign, name = href.partition("#")
+        if not hash_sign or (base and base != page):
+            continue
+        if name and name in targets:
+            continue
+        parent = link.parent
+        link.decompose()
+        changed = True
+        if (
+            parent is not None
+            and parent is not root
+            and not (parent.text() or "").strip()
+            and parent.css_first("img") is None
+        ):
+            parent.decompose()
+    return (root.inner_html or "") if changed else fragment
+
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_LEADING_BLOCKS = 5  # how many leading blocks may repeat what the header shows
+
+
+def _comparable(text: str | None) -> str:
+    return re.sub(r"\W+", " ", (text or "").casefold()).strip()
+
+
+def _is_leaf_block(node: LexborNode) -> bool:
+    if node.tag not in ("p", "div", "address"):
+        return False
+    inner = node.css("p, div, address, h1, h2, h3, h4, h5, h6, img, table, ul, ol, pre, blockquote")
+    return all(found.mem_id == node.mem_id for found in inner)  # css() includes the node itself
+
+
+def _same_title(text: str, title: str) -> bool:
+    return text == title or (len(text) > 15 and (title.startswith(text) or text.startswith(title)))
+
+
+_MONTH = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b\d{1,2}[ /.-]\d{1,2}\b")
+
+
+def _is_date_line(text: str) -> bool:
+    """A short line that is only a date: "may 20 2019", "2019 05 20" (comparable text)."""
+    return (
+        len(text) < 40
+        and re.search(r"\b\d{4}\b", text) is not None
+        and (_MONTH.search(text) is not None or re.fullmatch(r"[\d ]+", text) is not None)
+    )
+
+
+def _is_byline(text: str, byline: str) -> bool:
+    """A short line naming the author: "By Jane Developer · March 5, 2024"."""
+    if byline and byline in text and len(text) < len(byline) + 60:
+        return True
+    return len(text) < 80 and re.match(r"^by [^\W\d]", text) is not None
+
+
+def fit_under_header(fragment: str, title: str | None, byline: str | None = None, dated: bool = False) -> str:
+    """The article body without what the reader's header already shows, headings starting at h2.
+
+    Among the first few blocks: a heading that repeats the title, short labels such as "Read
+    Later" around it, a short line naming the byline ("By Jane Developer · March 5, 2024") and,
+    when the header shows a date (`dated`), a line that is only a date. Then the headings move so
+    that the highest is an h2: the header's title is the page's only h1, with no gap below it.
+    """
+    if not fragment:
+        return fragment
+    parsed = _fragment_root(fragment)
+    if parsed is None:
+        return fragment
+    _, root = parsed
+    wanted_title = _comparable(title)
+    wanted_byline = _comparable(byline)
+    leading: list[LexborNode] = []
+    for node in root.traverse(include_text=False):
+        if node is root:
+            continue
+        if node.tag in _HEADINGS or _is_leaf_block(node):
+            leading.append(node)
+        if len(leading) >= _LEADING_BLOCKS:
+            break
+    repeats = [
+        node
+        for node in leading
+        if node.tag in _HEADINGS and wanted_title and _same_title(_comparable(node.text()), wanted_title)
+    ]
+    drop: list[LexborNode] = []
+    body_started = False
+    for node in leading:
+        text = _comparable(node.text())
+        if not text:
+            continue
+        if node in repeats:
+            drop.append(node)
+        elif node.tag in _HEADINGS:
+            if repeats and not body_started and len(text) < 25 and node.tag in ("h4", "h5", "h6"):
+                drop.append(node)  # a label beside the title: "Read Later", "Share"
+        elif len(text) > 250:
+            body_started = True
+        elif _is_byline(text, wanted_byline) or (dated and _is_date_line(text)):
+            drop.append(node)
+    removed = bool(drop)
+    for node in drop:
+        node.decompose()
+    levels = [int(node.tag[1]) for node in root.css(",".join(_HEADINGS)) if node.tag]
+    shift = 2 - min(levels) if levels else 0
+    if not removed and shift == 0:
+        return fragment
+    html = root.inner_html or ""
+    if shift:
+        html = re.sub(r"<(/?)h([1-6])\b", lambda m: f"<{m[1]}h{min(int(m[2]) + shift, 6)}", html)
+    return html
+
+
+def unwrap_noscript_images(tree: LexborHTMLParser) -> None:
+    """Replace a lazy-loading placeholder with the real image from the `<noscript>` beside it.
+
+    For the page's cleaner, before `<noscript>` is removed (Readability's _unwrapNoscriptImages):
+    a `<noscript>` holding one image that follows an image (or a wrapper of one image) replaces
+    that image; the placeholder's own attributes survive as `data-old-*`.
+    """
+    for noscript in tree.css("noscript"):
+        images = noscript.css("img")
+        if len(images) != 1 or (noscript.text() or "").strip():
+            continue
+        previous = noscript.prev
+        while previous is not None and not previous.is_element_node:
+            previous = previous.prev
+        if previous is None:
+            continue
+        placeholders = [previous] if previous.tag == "img" else previous.css("img")
+        if len(placeholders) != 1:
+            continue
+        placeholders[0].replace_with(images[0].clone())
+        noscript.decompose()
 
 
 def render_text(doc: Document, selection: np.ndarray) -> str:

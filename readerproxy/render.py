@@ -9,6 +9,7 @@ autoescape everything else.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import mimetypes
 import re
@@ -17,11 +18,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import jinja2
 
-from .output import LinkRewriter
+from .api import algorithms as algorithm_descriptions
+from .output import LinkRewriter, fit_under_header
 
 
 def _shipped_dir(name: str) -> Path:
@@ -39,7 +41,13 @@ STATIC_DIR = _shipped_dir("static")
 THEMES = ("auto", "light", "dark", "sepia")
 #: Font-size steps; the CSS maps each to a root size, the smallest 16 px.
 SIZES = ("s", "m", "l", "xl")
+SIZE_LABELS = {"s": "Small", "m": "Medium", "l": "Large", "xl": "Extra large"}
 LINK_MODES = ("reader", "original")
+FONTS = ("serif", "sans")
+WIDTHS = ("narrow", "medium", "wide")
+SPACINGS = ("tight", "normal", "loose")
+#: Every query key that sets a reader preference (remembered in a cookie `rp_<key>`).
+PREFERENCE_KEYS = ("theme", "size", "lite", "links", "font", "width", "spacing")
 COOKIE_PREFIX = "rp_"
 COOKIE_MAX_AGE = 365 * 24 * 3600
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
@@ -47,12 +55,16 @@ _HOST = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?
 
 @dataclass(frozen=True, slots=True)
 class Preferences:
-    """How the reader wants the page: theme, font size, lite (no images), where links go."""
+    """How the reader wants the page: theme, font size and face, column width, line spacing,
+    lite (no images), where links go."""
 
     theme: str = "auto"
     size: str = "m"
     lite: bool = False
     links: str = "reader"
+    font: str = "serif"
+    width: str = "medium"
+    spacing: str = "normal"
 
     @property
     def images(self) -> bool:
@@ -69,11 +81,29 @@ class Preferences:
             COOKIE_PREFIX + "size": self.size,
             COOKIE_PREFIX + "lite": "1" if self.lite else "0",
             COOKIE_PREFIX + "links": self.links,
+            COOKIE_PREFIX + "font": self.font,
+            COOKIE_PREFIX + "width": self.width,
+            COOKIE_PREFIX + "spacing": self.spacing,
         }
+
+    def query(self) -> str:
+        """These preferences as query parameters (for the preference links)."""
+        return urlencode(
+            {
+                "theme": self.theme,
+                "size": self.size,
+                "lite": "1" if self.lite else "0",
+                "links": self.links,
+                "font": self.font,
+                "width": self.width,
+                "spacing": self.spacing,
+            }
+        )
 
 
 def preferences(query: Mapping[str, str], cookies: Mapping[str, str]) -> tuple[Preferences, bool]:
     """Preferences from cookies, overridden by query parameters; and whether the query changed any."""
+
     def pick(name: str, choices: Iterable[str], default: str) -> tuple[str, bool]:
         allowed = tuple(choices)
         asked = query.get(name)
@@ -86,7 +116,13 @@ def preferences(query: Mapping[str, str], cookies: Mapping[str, str]) -> tuple[P
     size, s = pick("size", SIZES, "m")
     lite, li = pick("lite", ("0", "1"), "0")
     links, lk = pick("links", LINK_MODES, "reader")
-    return Preferences(theme=theme, size=size, lite=lite == "1", links=links), t or s or li or lk
+    font, f = pick("font", FONTS, "serif")
+    width, w = pick("width", WIDTHS, "medium")
+    spacing, sp = pick("spacing", SPACINGS, "normal")
+    prefs = Preferences(
+        theme=theme, size=size, lite=lite == "1", links=links, font=font, width=width, spacing=spacing
+    )
+    return prefs, any((t, s, li, lk, f, w, sp))
 
 
 def reader_url(url: str, **params: str | None) -> str:
@@ -122,6 +158,104 @@ def display_date(value: str | None) -> str | None:
     except ValueError:
         return value[:40]
     return f"{moment.day} {moment:%B %Y}"
+
+
+_TITLE_SEPARATORS = ("|", "-", "–", "—", "·", "•", ":", "::", "»", "/")
+
+
+def display_title(title: str | None, site_name: str | None) -> str | None:
+    """The title without the site's name around it ("Story – Site" -> "Story")."""
+    if not title or not site_name:
+        return title
+    text, site = title.strip(), site_name.strip()
+    for separator in _TITLE_SEPARATORS:
+        for joined in (f" {separator} {site}", f"{separator}{site}"):
+            if text.casefold().endswith(joined.casefold()) and len(text) > len(joined):
+                return text[: -len(joined)].rstrip()
+        for joined in (f"{site} {separator} ", f"{site}{separator}"):
+            if text.casefold().startswith(joined.casefold()) and len(text) > len(joined):
+                return text[len(joined) :].lstrip()
+    return text
+
+
+_KANA = re.compile("[\u3040-\u30ff]")
+_HANGUL = re.compile("[\u1100-\u11ff\uac00-\ud7af]")
+_HAN = re.compile("[\u4e00-\u9fff\u3400-\u4dbf]")
+
+
+def guess_lang(text: str | None) -> str | None:
+    """A language for text in a script that names it (kana: ja, hangul: ko, only Han: zh), else None."""
+    sample = (text or "")[:2000]
+    if len(_KANA.findall(sample)) > 20:
+        return "ja"
+    if len(_HANGUL.findall(sample)) > 20:
+        return "ko"
+    if len(_HAN.findall(sample)) > 50:
+        return "zh"
+    return None
+
+
+def link_target(url: str | None) -> str | None:
+    """The URL when it is an absolute http(s) address with a host, else None (never javascript:,
+    data: or a relative path)."""
+    if not url:
+        return None
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() in ("http", "https") and parts.hostname:
+        return url.strip()
+    return None
+
+
+_READER_LINK = re.compile(r'<a href="(/read\?[^"]*)"')
+
+
+def _mark_reader_links(fragment: str) -> str:
+    """Reader links carry the original address as data-original (printed after the link)."""
+
+    def mark(match: re.Match[str]) -> str:
+        href = match[1]
+        target = parse_qs(urlsplit(html.unescape(href)).query).get("url", [""])[0]
+        extra = f' data-original="{html.escape(target, quote=True)}"' if link_target(target) else ""
+        return f'<a href="{href}"{extra}'
+
+    return _READER_LINK.sub(mark, fragment)
+
+
+_TABLE_TAG = re.compile(r"<(/?)table\b[^>]*>")
+_CAPTION = re.compile(r"^\s*<caption\b[^>]*>(.*?)</caption>", re.S)
+
+
+def wrap_tables(fragment: str) -> str:
+    """Each outermost table in a box that scrolls sideways, its caption outside the box (so it stays
+    put while the table scrolls)."""
+    out: list[str] = []
+    depth, position, start = 0, 0, 0
+    for match in _TABLE_TAG.finditer(fragment):
+        if not match[1]:
+            if depth == 0:
+                out.append(fragment[position : match.start()])
+                start = match.start()
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                opening = _TABLE_TAG.search(fragment, start)
+                assert opening is not None
+                body = fragment[opening.end() : match.start()]
+                caption = _CAPTION.match(body)
+                head = ""
+                if caption:
+                    head = f"<figcaption>{caption[1]}</figcaption>"
+                    body = body[caption.end() :]
+                out.append(
+                    f'<figure class="table">{head}<div class="table-scroll" tabindex="0" role="region" '
+                    f'aria-label="Table, scrolls sideways">{opening[0]}{body}</table></div></figure>'
+                )
+                position = match.end()
+    if depth > 0:  # unbalanced: leave the rest as it is
+        position = start
+    out.append(fragment[position:])
+    return "".join(out)
 
 
 def display_host(url: str | None) -> str:
@@ -195,34 +329,80 @@ class Renderer:
         asset = self.static.get(name)
         return asset.url if asset else f"/static/{name}"
 
-    def reader_page(self, article: Mapping[str, Any], prefs: Preferences, algorithm: str = "auto") -> str:
+    def reader_page(
+        self,
+        article: Mapping[str, Any],
+        prefs: Preferences,
+        algorithm: str = "auto",
+        algorithms: Mapping[str, str] | None = None,
+    ) -> str:
         """The reader view of an extraction result (the JSON API's dict)."""
         url = article.get("url") or ""
-        original = article.get("final_url") or url
+        original = link_target(article.get("final_url") or url)
         lite = "1" if prefs.lite else None
         algo = None if algorithm == "auto" else algorithm
         base = reader_url(url, algo=algo)  # quoted once; the preference links append to it
 
         def with_prefs(**changes: Any) -> str:
-            changed = replace(prefs, **changes)
-            return (f"{base}&theme={changed.theme}&size={changed.size}"
-                    f"&lite={'1' if changed.lite else '0'}&links={changed.links}")
+            return f"{base}&{replace(prefs, **changes).query()}"
+
+        def choices(
+            key: str, values: Iterable[Any], labels: Mapping[Any, str]
+        ) -> list[tuple[str, str, bool]]:
+            current = getattr(prefs, key)
+            return [(labels[value], with_prefs(**{key: value}), value == current) for value in values]
 
         size_index = SIZES.index(prefs.size)
+        title = display_title(article.get("title"), article.get("site_name"))
+        fragment = article.get("html") or ""
+        if fragment:
+            fragment = wrap_tables(
+                _mark_reader_links(
+                    fit_under_header(
+                        fragment,
+                        title,
+                        article.get("byline"),
+                        dated=bool(
+                            article.get("published") or re.search(r"\d{4}", article.get("byline") or "")
+                        ),
+                    )
+                )
+            )
+        lang = article.get("lang") or guess_lang(article.get("text"))
+        rtl = article.get("dir") == "rtl"
+        groups = [
+            ("Theme", choices("theme", THEMES, {t: t.capitalize() for t in THEMES})),
+            ("Font", choices("font", FONTS, {"serif": "Serif", "sans": "Sans"})),
+            ("Width", choices("width", WIDTHS, {w: w.capitalize() for w in WIDTHS})),
+            ("Line spacing", choices("spacing", SPACINGS, {s: s.capitalize() for s in SPACINGS})),
+            ("Images", choices("lite", (False, True), {False: "Show", True: "Hide (Lite)"})),
+            ("Links open", choices("links", LINK_MODES, {"reader": "In reader", "original": "On the site"})),
+        ]
+        if algorithms is None:
+            algorithms = algorithm_descriptions()
         return self._reader.render(
             article=article,
+            title=title or display_host(original) or "Untitled",
+            content=fragment,
+            lang=lang,
+            dir="rtl" if rtl else "ltr",
+            arrow="\u2190" if rtl else "\u2192",
             prefs=prefs,
             original=original,
             host=display_host(original),
             published=display_date(article.get("published")),
             score=_score(article.get("score")),
-            themes=[(theme, with_prefs(theme=theme)) for theme in THEMES],
+            groups=groups,
+            size_label=SIZE_LABELS[prefs.size],
             smaller=with_prefs(size=SIZES[size_index - 1]) if size_index > 0 else None,
             larger=with_prefs(size=SIZES[size_index + 1]) if size_index < len(SIZES) - 1 else None,
-            toggle_lite=with_prefs(lite=not prefs.lite),
-            toggle_links=with_prefs(links="original" if prefs.reader_links else "reader"),
-            formats=[(label, f"{base}&format={fmt}" + ("&lite=1" if lite else ""))
-                     for label, fmt in (("Markdown", "md"), ("Text", "text"), ("JSON", "json"))],
+            url=url,
+            algorithm=algorithm,
+            algorithms=algorithms,
+            formats=[
+                (label, f"{base}&format={fmt}" + ("&lite=1" if lite else ""))
+                for label, fmt in (("Markdown", "md"), ("Text", "text"), ("JSON", "json"))
+            ],
         )
 
     def index_page(self, algorithms: Mapping[str, str], base_url: str, prefs: Preferences) -> str:
@@ -233,9 +413,14 @@ class Renderer:
         self, status: int, title: str, message: str, prefs: Preferences, original: str | None = None
     ) -> str:
         """A page for a failed read: what happened, and a link to the original when there is one."""
+        target = link_target(original)
         return self._error.render(
-            status=status, title=title, message=message, prefs=prefs,
-            original=original, host=display_host(original),
+            status=status,
+            title=title,
+            message=message,
+            prefs=prefs,
+            original=target,
+            host=display_host(target),
         )
 
 

@@ -36,7 +36,7 @@ def test_render_html_keeps_structure_and_resolves_urls() -> None:
     assert "https://example.org/img/a-2x.png 2x" in fragment
     assert "<figcaption>Caption</figcaption>" in fragment
     assert "<li>one</li>" in fragment and "<pre>line 1\n  line 2</pre>" in fragment
-    assert "<td>c1</td>" in fragment
+    assert "<div>c1</div><div>c2</div>" in fragment  # a one-row table is layout: flattened to flow
     assert "Home" not in fragment  # not selected
 
 
@@ -44,7 +44,17 @@ def test_render_html_is_sanitised() -> None:
     doc = parse(PAGE, url="https://example.org/")
     fragment = render_html(doc, main_selection(doc))
     lowered = fragment.lower()
-    for bad in ("onclick", "onmouseover", "javascript:", "<form", "<input", "<button", "<iframe", "style=", "<script"):
+    for bad in (
+        "onclick",
+        "onmouseover",
+        "javascript:",
+        "<form",
+        "<input",
+        "<button",
+        "<iframe",
+        "style=",
+        "<script",
+    ):
         assert bad not in lowered
     assert "bad link" in fragment  # the text stays, the URL goes
 
@@ -60,7 +70,7 @@ def test_partial_selection_is_well_formed() -> None:
     doc = parse(PAGE, url="https://example.org/")
     selection = doc.mask_elements([doc.tag.index("li")])
     fragment = render_html(doc, selection)
-    assert fragment == "<div><ul><li>one</li></ul></div>"
+    assert fragment == '<div id="main"><ul><li>one</li></ul></div>'  # ids stay: in-page links need them
 
 
 def test_render_text_paragraphs() -> None:
@@ -96,7 +106,9 @@ def test_markdown() -> None:
 
 
 def test_sanitize_is_an_allowlist() -> None:
-    dirty = '<p onclick="x">ok</p><script>alert(1)</script><object data="x"></object><a href="vbscript:x">v</a>'
+    dirty = (
+        '<p onclick="x">ok</p><script>alert(1)</script><object data="x"></object><a href="vbscript:x">v</a>'
+    )
     clean = sanitize(dirty)
     assert clean.startswith("<p>ok</p>")
     assert "script" not in clean and "object" not in clean and "vbscript" not in clean
@@ -118,3 +130,105 @@ def test_media_inside_the_selected_range_are_kept() -> None:
     assert "pixel.gif" not in fragment  # tracking pixels are not pictures
     assert "after.png" not in fragment  # outside the selected range
     assert "<img" not in render_html(doc, doc.mask_elements(paragraphs), images=False)
+
+
+# Reader view fixes (issue 11): srcset, lazy images, layout tables, lite captions, jump links, header repeats.
+
+from selectolax.lexbor import LexborHTMLParser  # noqa: E402
+
+from readerproxy.output import fit_under_header, parse_srcset, unwrap_noscript_images  # noqa: E402
+
+
+def test_srcset_is_split_as_the_html_standard_says() -> None:
+    kinja = (
+        "https://i.kinja-img.com/upload/c_fill,f_auto,w_320/a.jpg 320w, "
+        "https://i.kinja-img.com/upload/c_fill,f_auto,w_800/a.jpg 800w"
+    )
+    assert parse_srcset(kinja) == [
+        ("https://i.kinja-img.com/upload/c_fill,f_auto,w_320/a.jpg", "320w"),
+        ("https://i.kinja-img.com/upload/c_fill,f_auto,w_800/a.jpg", "800w"),
+    ]
+    assert parse_srcset("a.png, b.png 2x , c.png") == [("a.png", ""), ("b.png", "2x"), ("c.png", "")]
+    assert parse_srcset("a.png,b.png 2x") == [("a.png,b.png", "2x")]  # a comma inside a URL is part of it
+    assert parse_srcset("a.png 1x,b.png 2x") == [("a.png", "1x"), ("b.png", "2x")]
+    assert parse_srcset("  ") == []
+
+
+def _render(body: str, url: str = "https://example.org/story", images: bool = True) -> str:
+    doc = parse(f"<html><body><article>{body}</article></body></html>", url=url)
+    return render_html(doc, doc.mask_elements([doc.tag.index("article")]), images=images)
+
+
+def test_lazy_image_from_data_srcset_gets_a_real_src() -> None:
+    fragment = _render(
+        '<p>Text before the picture.</p><img src="data:image/gif;base64,R0lGOD" '
+        'data-srcset="/up/c_fill,w_320/a.jpg 320w, /up/c_fill,w_800/a.jpg 800w" alt="A">'
+    )
+    assert 'src="https://example.org/up/c_fill,w_800/a.jpg"' in fragment
+    assert (
+        "https://example.org/up/c_fill,w_320/a.jpg 320w, https://example.org/up/c_fill,w_800/a.jpg 800w"
+        in fragment
+    )
+    assert "/f_auto" not in fragment and "c_fill 320w" not in fragment
+
+
+def test_noscript_copy_replaces_the_blurred_placeholder() -> None:
+    tree = LexborHTMLParser(
+        '<body><div><img src="https://m.example/max/60/a.png?q=20" width="1894">'
+        '<noscript><img src="https://m.example/max/3788/a.png" width="1894"></noscript>'
+        "</div></body>"
+    )
+    unwrap_noscript_images(tree)
+    assert [img.attributes["src"] for img in tree.css("img")] == ["https://m.example/max/3788/a.png"]
+    assert tree.css_first("noscript") is None
+
+
+def test_layout_tables_become_flow_and_data_tables_stay() -> None:
+    layout = _render(
+        "<table><tr><td><table><tr><td><p>Prose of the story, a long paragraph.</p></td>"
+        "<td><p>More prose.</p></td></tr></table></td></tr></table>"
+    )
+    assert "<table" not in layout and "<td" not in layout
+    assert "<p>Prose of the story, a long paragraph.</p>" in layout
+    data = _render(
+        "<p>Figures:</p><table><caption>Results</caption><tr><th>Year</th><th>Sales</th></tr>"
+        "<tr><td>2023</td><td>10</td></tr></table>"
+    )
+    assert "<table><caption>Results</caption>" in data and "<th>Year</th>" in data
+    grid = "".join(f"<tr>{''.join(f'<td>{r}.{c}</td>' for c in range(6))}</tr>" for r in range(3))
+    assert "<td>0.0</td>" in _render(f"<p>A grid of numbers:</p><table>{grid}</table>")  # six columns: data
+
+
+def test_lite_mode_drops_the_captions_of_dropped_images() -> None:
+    body = (
+        '<p>Intro text.</p><figure><img src="/a.jpg"><figcaption>A photo caption</figcaption></figure>'
+        "<figure><pre>code</pre><figcaption>Listing 1</figcaption></figure>"
+    )
+    assert "A photo caption" in _render(body)
+    lite = _render(body, images=False)
+    assert "A photo caption" not in lite and "<img" not in lite
+    assert "Listing 1" in lite  # a figure without a picture keeps its caption
+
+
+def test_jump_links_to_nowhere_are_dropped() -> None:
+    fragment = _render(
+        '<p>Start.</p><p><a href="#story-continues-1">Continue reading the main story</a></p>'
+        '<p id="notes">Notes <a href="#notes">here</a> and '
+        '<a href="https://example.org/story#gone">gone</a>.</p>'
+    )
+    assert "Continue reading" not in fragment and "gone" not in fragment
+    assert 'href="https://example.org/story#notes"' in fragment and 'id="notes"' in fragment
+
+
+def test_fit_under_header_drops_repeats_and_starts_headings_at_h2() -> None:
+    fragment = (
+        "<h1>The Story Title</h1><p>By Jane Developer · March 5, 2024</p><h6>Read Later</h6>"
+        "<p>The body starts here and goes on.</p><h3>Part one</h3><p>Text.</p><h4>Detail</h4>"
+    )
+    fitted = fit_under_header(fragment, "The Story Title", "Jane Developer")
+    assert "The Story Title" not in fitted and "Jane Developer" not in fitted and "Read Later" not in fitted
+    assert "<h2>Part one</h2>" in fitted and "<h3>Detail</h3>" in fitted
+    assert fit_under_header("<p>Plain</p><h2>A</h2>", "Other") == "<p>Plain</p><h2>A</h2>"
+    # a date line goes only when the header shows a date
+    assert "May 20, 2019" in fit_under_header("<p><em>May 20, 2019</em></p><p>Body text.</p>", "T")
+    assert "May 20" not in fit_under_header("<p><em>May 20, 2019</em></p><p>Body text.</p>", "T", dated=True)

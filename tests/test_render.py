@@ -10,15 +10,19 @@ from selectolax.lexbor import LexborHTMLParser
 
 from readerproxy.api import algorithms, extract
 from readerproxy.render import (
+    PREFERENCE_KEYS,
     Preferences,
     Renderer,
     bookmarklet,
     display_date,
+    display_title,
+    guess_lang,
     link_rewriter,
     load_static,
     preferences,
     reader_url,
     safe_base_url,
+    wrap_tables,
 )
 
 
@@ -100,7 +104,9 @@ def test_reader_page_shows_metadata_content_and_badge(renderer: Renderer) -> Non
     assert root is not None
     assert root.attributes["data-theme"] == "sepia" and root.attributes["data-size"] == "l"
     assert root.attributes["lang"] == "en" and root.attributes["dir"] == "ltr"
-    assert tree.css_first("article.reader h1").text() == data["title"]
+    assert data["title"] == "A Fine Article - Example Site"
+    assert tree.css_first("article.reader h1").text() == "A Fine Article"  # the site's name is shown above it
+    assert len(tree.css("h1")) == 1
     assert tree.css_first(".byline").text() == "Ada Lovelace"
     assert tree.css_first(".meta time").text() == "12 March 2024"
     assert tree.css_first(".site").text() == "Example Site"
@@ -112,17 +118,15 @@ def test_reader_page_shows_metadata_content_and_badge(renderer: Renderer) -> Non
     assert originals == ["https://example.com/a/page.html"] * 2
     stylesheet = tree.css_first('link[rel="stylesheet"]').attributes["href"]
     assert stylesheet.startswith("/static/reader.css?v=")
-    assert not tree.css("script")
+    scripts = [script.attributes.get("src") or "" for script in tree.css("script")]
+    assert len(scripts) == 1 and scripts[0].startswith("/static/reader.js?v=")  # optional, deferred
 
 
 def test_reader_page_links_go_through_reader_when_rewritten(renderer: Renderer) -> None:
     url = "https://example.com/a/page.html"
-    from readerproxy.api import article_from, resolve_algorithm
-    from readerproxy.document import parse
+    from readerproxy.pipeline import process
 
-    doc = parse(ARTICLE, url)
-    extractor = resolve_algorithm("density")
-    article = article_from(doc, extractor.run(doc), rewrite_link=link_rewriter(url, "density"))
+    article = process(ARTICLE, url=url, algorithm="density", rewrite_link=link_rewriter(url, "density"))
     data = article.to_dict() | {"final_url": url}
     tree = LexborHTMLParser(renderer.reader_page(data, Preferences()))
     hrefs = [a.attributes["href"] for a in tree.css(".content a")]
@@ -138,11 +142,18 @@ def test_reader_page_preference_links_and_rtl(renderer: Renderer) -> None:
     root = tree.css_first("html")
     assert root is not None and root.attributes["dir"] == "rtl" and root.attributes["lang"] == "ar"
     assert tree.css_first("article.reader").attributes["dir"] == "rtl"
-    themes = {a.text(): parse_qs(urlsplit(a.attributes["href"] or "").query) for a in tree.css(".prefs-row a.chip")}
+    themes = {
+        a.text().replace("✓", "").strip(): parse_qs(urlsplit(a.attributes["href"] or "").query)
+        for a in tree.css(".prefs-row a.chip")
+    }
     assert themes["Dark"]["theme"] == ["dark"] and themes["Dark"]["algo"] == ["density"]
     assert themes["Dark"]["lite"] == ["1"]  # the current preferences are carried along
-    assert themes["Lite ✓"]["lite"] == ["0"]  # the toggle turns lite off
-    assert parse_qs(urlsplit(themes["Markdown"]["url"][0]).query) == {} and themes["Markdown"]["format"] == ["md"]
+    assert themes["Show"]["lite"] == ["0"]  # the other choice turns lite off
+    assert themes["Sans"]["font"] == ["sans"] and themes["Wide"]["width"] == ["wide"]
+    assert "\u2190" in tree.css_first("a.original").text()  # the arrow points the reading way
+    assert parse_qs(urlsplit(themes["Markdown"]["url"][0]).query) == {} and themes["Markdown"]["format"] == [
+        "md"
+    ]
 
 
 def test_reader_page_of_an_empty_extraction(renderer: Renderer) -> None:
@@ -159,7 +170,11 @@ def test_reader_page_escapes_metadata(renderer: Renderer) -> None:
     page = renderer.reader_page(data, Preferences())
     assert "<script>" not in page and "<img src=x" not in page
     tree = LexborHTMLParser(page)
-    assert not tree.css("script") and not tree.css(".meta img")
+    scripts = [script.attributes.get("src") or "" for script in tree.css("script")]
+    assert len(scripts) == 1 and scripts[0].startswith(
+        "/static/reader.js?v="
+    )  # only our own, optional script
+    assert not tree.css(".meta img")
 
 
 def test_index_page_lists_algorithms_and_bookmarklet(renderer: Renderer) -> None:
@@ -171,8 +186,9 @@ def test_index_page_lists_algorithms_and_bookmarklet(renderer: Renderer) -> None
 
 
 def test_error_page_links_to_original(renderer: Renderer) -> None:
-    page = renderer.error_page(415, "This is not a web page", "It is a PDF.", Preferences(),
-                               original="https://example.com/file.pdf")
+    page = renderer.error_page(
+        415, "This is not a web page", "It is a PDF.", Preferences(), original="https://example.com/file.pdf"
+    )
     tree = LexborHTMLParser(page)
     assert tree.css_first("a.original").attributes["href"] == "https://example.com/file.pdf"
     assert "415" in tree.css_first(".status").text()
@@ -185,3 +201,65 @@ def test_static_assets_are_versioned_by_content(tmp_path: Path) -> None:
     assert assets["a.css"].content_type == "text/css; charset=utf-8"
     assert assets["a.css"].version != assets["b.css"].version
     assert assets["a.css"].url == f"/static/a.css?v={assets['a.css'].version}"
+
+
+def test_preference_keys_and_new_preferences() -> None:
+    assert PREFERENCE_KEYS == ("theme", "size", "lite", "links", "font", "width", "spacing")
+    prefs, changed = preferences(
+        {"font": "sans", "width": "wide"}, {"rp_spacing": "loose", "rp_width": "narrow"}
+    )
+    assert (prefs.font, prefs.width, prefs.spacing) == ("sans", "wide", "loose") and changed
+    assert set(prefs.cookies()) == {"rp_" + key for key in PREFERENCE_KEYS}
+    assert preferences({"font": "comic"}, {})[0].font == "serif"
+
+
+def test_display_title_strips_the_site_name() -> None:
+    assert display_title("Story – Site Name", "Site Name") == "Story"
+    assert display_title("Site Name | Story", "Site Name") == "Story"
+    assert display_title("Story", "Story") == "Story"
+    assert display_title("A - B", None) == "A - B"
+
+
+def test_guess_lang_by_script() -> None:
+    assert guess_lang("中文" * 40) == "zh"
+    assert guess_lang("日本語のテキストです。" * 10) == "ja"
+    assert guess_lang("plain English text") is None
+
+
+def test_wrap_tables_keeps_the_caption_outside_the_scroll_box() -> None:
+    wrapped = wrap_tables(
+        "<p>x</p><table><caption>Cap</caption><tr><td><table><tr><td>in</td></tr></table></td></tr>"
+        "</table><p>y</p>"
+    )
+    assert wrapped.startswith(
+        '<p>x</p><figure class="table"><figcaption>Cap</figcaption><div class="table-scroll"'
+    )
+    assert wrapped.endswith("</table></td></tr></table></div></figure><p>y</p>")
+    assert wrap_tables("<table><tr>") == "<table><tr>"
+
+
+@pytest.mark.parametrize(
+    "original", ["javascript:alert(1)", "notaurl", "data:text/html,x", "//evil.org/x", None]
+)
+def test_error_page_never_links_a_non_http_original(renderer: Renderer, original: str | None) -> None:
+    page = renderer.error_page(400, "Not a web address", "Check the address.", Preferences(), original)
+    tree = LexborHTMLParser(page)
+    assert tree.css_first("a.original") is None
+    assert original is None or f'href="{original}"' not in page
+
+
+def test_error_page_links_an_http_original(renderer: Renderer) -> None:
+    page = renderer.error_page(
+        415, "This is not a web page", "It is a PDF.", Preferences(), "https://e.org/a.pdf"
+    )
+    assert LexborHTMLParser(page).css_first("a.original").attributes["href"] == "https://e.org/a.pdf"
+
+
+def test_reader_page_marks_the_current_choices_for_screen_readers(renderer: Renderer) -> None:
+    page = renderer.reader_page(_article(ARTICLE), Preferences(theme="dark", size="xl"))
+    tree = LexborHTMLParser(page)
+    current = [a.text(deep=True).replace("✓", "").strip() for a in tree.css('.prefs a[aria-current="true"]')]
+    assert current == ["Dark", "Serif", "Medium", "Normal", "Show", "In reader"]
+    assert tree.css_first(".size-now").text() == "Extra large"
+    assert tree.css_first('.size-row span.chip[aria-disabled="true"]').text() == "A+"
+    assert tree.css_first("form.algo-switch select option[selected]").attributes["value"] == "auto"
