@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say up front which real parts this run has; tests that need a missing one are skipped with
+    the reason, and `-ra` lists every skip with its reason at the end."""
+    chromium = Path("/usr/bin/chromium")
+    return [
+        f"datasets: {SHARED_DATASETS if SHARED_DATASETS.is_dir() else 'MISSING (dataset tests skip)'}",
+        f"chromium: {chromium if chromium.exists() else 'MISSING (browser tests skip)'}",
+        f"redis-server: {shutil.which('redis-server') or 'MISSING (redis tests skip)'}",
+    ]
 
 
 @pytest.fixture(scope="session")

@@ -139,9 +139,9 @@ class Upstream:
             return self.conditionals["/" + path.lstrip("/")]
 
     def scrapinghub_ids(self) -> list[str]:
-        """Ids served under /sh/<id> (empty without ../shared/datasets)."""
+        """Ids served under /sh/<id>; the calling test is skipped, saying why, without ../shared/datasets."""
         if not SCRAPINGHUB.is_dir():
-            return []
+            pytest.skip(f"{SCRAPINGHUB} is missing (../shared/datasets is not beside the repository)")
         return sorted(p.name.removesuffix(".html.gz") for p in SCRAPINGHUB.glob("*.html.gz"))
 
     def require_datasets(self) -> None:
@@ -150,9 +150,9 @@ class Upstream:
             pytest.skip("../shared/datasets is not beside the repository")
 
     def readability_names(self) -> list[str]:
-        """Names served under /rd/<name> (empty without ../shared/datasets)."""
+        """Names served under /rd/<name>; the calling test is skipped, saying why, without ../shared/datasets."""
         if not READABILITY.is_dir():
-            return []
+            pytest.skip(f"{READABILITY} is missing (../shared/datasets is not beside the repository)")
         return sorted(p.parent.name for p in READABILITY.glob("*/source.html"))
 
     # ---- lifecycle ------------------------------------------------------------------------------
