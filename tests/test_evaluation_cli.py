@@ -109,3 +109,28 @@ def test_bench_output_structure(datasets_env: Path, tmp_path: Path, capsys: pyte
     for peer in runner.installed_peers():
         assert rows[peer]["kind"] == "peer" and len(rows[peer]["page_ms"]) == 2
         assert peer in table
+
+
+def test_eval_on_wcxb_prints_page_types_and_snippets(
+    datasets_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "--dataset", "wcxb-dev", "--algo", "baseline", "--limit", "5", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "dataset wcxb-dev: 5 pages" in out
+    assert "F1 by page type" in out and "article" in out and "all" in out
+    snippet_row = next(line for line in out.splitlines() if line.startswith("baseline") and "|" in line
+                       and len(line.split("|")) == 3)
+    tp, fn, _fp, _tn = (int(x) for x in snippet_row.split("|")[1].split())
+    assert tp > fn  # all text contains most of what must appear
+
+
+def test_eval_metadata_table_on_the_readability_set(
+    datasets_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "--dataset", "readability", "--algo", "baseline", "--limit", "4",
+                 "--metadata", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    for field in ("title", "byline", "excerpt", "dir", "siteName", "publishedTime", "lang", "readerable"):
+        assert re.search(rf"^{field}\s+\d+\s+\d+\s+", out, re.M), field
+    assert main(["eval", "--dataset", "scrapinghub", "--algo", "baseline", "--limit", "1",
+                 "--metadata", "--no-progress"]) == 2

@@ -5,12 +5,25 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from .datasets import Dataset, load_dataset
-from .runner import AlgorithmSpec, Evaluation, Progress, Summary, evaluate, parse_specs
+from . import metrics
+from .datasets import Dataset, Page, load_dataset
+from .runner import (
+    AlgorithmResult,
+    AlgorithmSpec,
+    Evaluation,
+    Prediction,
+    Progress,
+    Summary,
+    evaluate,
+    parse_specs,
+    predictor,
+    score_page,
+)
 
 _Getter = Any  # Callable[[Summary], float | int | None]: one cell of a row
 
@@ -48,8 +61,30 @@ def run_eval(args: argparse.Namespace) -> int:
         return 2
     specs, dataset = loaded
     progress = Progress(len(dataset) * len(specs), _show_progress(args))
-    evaluation = evaluate(dataset, specs, progress)
+    typed = any(page.page_type for page in dataset)
+    texts: dict[str, dict[str, str]] = {}
+    if typed:
+        evaluation, texts = evaluate_keeping_texts(dataset, specs, progress)
+    else:
+        evaluation = evaluate(dataset, specs, progress)
     print(format_eval_table(evaluation))
+    if typed:
+        print()
+        print(format_type_table(evaluation, dataset))
+        print()
+        print(format_snippet_table(snippet_scores(dataset, texts)))
+    if getattr(args, "metadata", False):
+        if dataset.layout != "readability":
+            print(
+                "readerproxy: --metadata needs the readability dataset (expected-metadata.json)",
+                file=sys.stderr,
+            )
+            return 2
+        from .metadata_eval import evaluate_metadata, format_metadata_table
+
+        algorithm = next((spec.name for spec in specs if not spec.external), "auto")
+        print()
+        print(format_metadata_table(evaluate_metadata(dataset, algorithm), dataset.name, algorithm))
     if args.json:
         Path(args.json).write_text(json.dumps(evaluation_to_json(evaluation), indent=1), encoding="utf-8")
     if args.report:
@@ -71,12 +106,162 @@ def run_bench(args: argparse.Namespace) -> int:
         return 2
     specs, dataset = loaded
     specs = [spec for spec in specs if not spec.external]
-    result = benchmark(dataset, specs, repeat=args.repeat, memory=not args.no_memory,
-                       progress_enabled=_show_progress(args))
+    result = benchmark(
+        dataset, specs, repeat=args.repeat, memory=not args.no_memory, progress_enabled=_show_progress(args)
+    )
     print(format_bench(result))
     if args.json:
         Path(args.json).write_text(json.dumps(dataclasses.asdict(result), indent=1), encoding="utf-8")
     return 0
+
+
+# --- Page types and snippets (WCXB) --------------------------------------------------------------
+
+
+def evaluate_keeping_texts(
+    dataset: Dataset, specs: list[AlgorithmSpec], progress: Progress | None = None
+) -> tuple[Evaluation, dict[str, dict[str, str]]]:
+    """`runner.evaluate`, also keeping every predicted text (label -> page id -> text) for the
+    snippet metric. Same predictors and scores; a failing page is an error with an empty text."""
+    runs = [predictor(spec) for spec in specs]
+    results = [AlgorithmResult(spec) for spec in specs]
+    texts: dict[str, dict[str, str]] = {spec.label: {} for spec in specs}
+    for page in dataset:
+        failed: str | None = None
+        try:
+            html = page.read_html()
+        except (OSError, ValueError) as exc:
+            html, failed = "", f"{type(exc).__name__}: {exc}"[:300]
+        size = len(html.encode("utf-8", "surrogatepass"))
+        for spec, run, result in zip(specs, runs, results, strict=True):
+            error = failed
+            prediction = Prediction("", None, 0.0, None)
+            if failed is None:
+                try:
+                    prediction = run(html, page.url)
+                except Exception as exc:  # one page of one algorithm: counted, never fatal
+                    error = f"{type(exc).__name__}: {exc}"[:300]
+            result.pages.append(score_page(page, size, prediction, error))
+            texts[spec.label][page.id] = prediction.text
+            if progress:
+                progress.advance(f"{spec.label} {page.id}")
+    if progress:
+        progress.close()
+    return Evaluation(dataset.name, dataset.layout, results), texts
+
+
+_SPACES = re.compile(r"\s+")
+
+
+@dataclasses.dataclass(slots=True)
+class SnippetCounts:
+    """WCXB's snippet metric summed over pages: `with` found = TP, missing = FN; `without` found =
+    FP, absent = TN (whitespace-normalised substring match)."""
+
+    tp: int = 0
+    fn: int = 0
+    fp: int = 0
+    tn: int = 0
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    @property
+    def f1(self) -> float:
+        return metrics.f1_of(self.precision, self.recall)
+
+
+def count_snippets(page: Page, text: str, counts: SnippetCounts) -> None:
+    """Add one page's snippet outcomes to `counts`."""
+    haystack = _SPACES.sub(" ", text)
+    for snippet in page.with_snippets:
+        if _SPACES.sub(" ", snippet).strip() in haystack:
+            counts.tp += 1
+        else:
+            counts.fn += 1
+    for snippet in page.without_snippets:
+        if _SPACES.sub(" ", snippet).strip() in haystack:
+            counts.fp += 1
+        else:
+            counts.tn += 1
+
+
+def snippet_scores(dataset: Dataset, texts: dict[str, dict[str, str]]) -> dict[str, SnippetCounts]:
+    """Snippet counts per algorithm label."""
+    scores: dict[str, SnippetCounts] = {}
+    for label, by_page in texts.items():
+        counts = scores.setdefault(label, SnippetCounts())
+        for page in dataset:
+            count_snippets(page, by_page.get(page.id, ""), counts)
+    return scores
+
+
+def format_snippet_table(scores: dict[str, SnippetCounts]) -> str:
+    """One row per algorithm: snippet TP/FN/FP/TN, precision, recall, F1."""
+    width = max([9, *(len(label) for label in scores)])
+    head = (
+        f"{'snippets'.ljust(width)} | {'TP':>6} {'FN':>6} {'FP':>6} {'TN':>6} | {'P':>6} {'R':>6} {'F1':>6}"
+    )
+    lines = [head, "-" * len(head)]
+    for label, c in scores.items():
+        lines.append(
+            f"{label.ljust(width)} | {c.tp:>6} {c.fn:>6} {c.fp:>6} {c.tn:>6} | "
+            f"{c.precision:>6.3f} {c.recall:>6.3f} {c.f1:>6.3f}"
+        )
+    lines.append(
+        "snippets: `with` found = TP, missing = FN; `without` found = FP, absent = TN; "
+        "whitespace-normalised substring match, summed over pages."
+    )
+    return "\n".join(lines)
+
+
+def type_scores(evaluation: Evaluation, dataset: Dataset) -> dict[str, dict[str, tuple[float, float, int]]]:
+    """label -> page type ('all' too) -> (shingle F1, BoW F1, pages)."""
+    kinds = {page.id: page.page_type or "?" for page in dataset}
+    table: dict[str, dict[str, tuple[float, float, int]]] = {}
+    for result in evaluation.results:
+        groups: dict[str, list[Any]] = {}
+        for page_result in result.pages:
+            groups.setdefault(kinds.get(page_result.page, "?"), []).append(page_result)
+        groups = dict(sorted(groups.items(), key=lambda item: -len(item[1])))
+        groups["all"] = list(result.pages)
+        table[result.label] = {
+            kind: (
+                metrics.shingle_summary(p.shingles for p in pages).f1,
+                metrics.mean_score(p.bag_of_words for p in pages).f1,
+                len(pages),
+            )
+            for kind, pages in groups.items()
+        }
+    return table
+
+
+def format_type_table(evaluation: Evaluation, dataset: Dataset) -> str:
+    """Shingle F1 (and BoW F1) per page type, one row per algorithm."""
+    table = type_scores(evaluation, dataset)
+    if not table:
+        return ""
+    kinds = list(next(iter(table.values())))
+    width = max([15, *(len(label) for label in table)])
+    counts = next(iter(table.values()))
+    head = "F1 by page type".ljust(width) + " |" + " ".join(f"{k[:11]:>11}" for k in kinds)
+    pages = "pages".ljust(width) + " |" + " ".join(f"{counts[k][2]:>11}" for k in kinds)
+    lines = [head, pages, "-" * len(head)]
+    for label, by_kind in table.items():
+        lines.append(
+            label.ljust(width)
+            + " |"
+            + " ".join(
+                f"{by_kind[k][0]:>5.3f}/{by_kind[k][1]:.3f}" if k in by_kind else f"{'-':>11}" for k in kinds
+            )
+        )
+    lines.append("cells: shingle F1 (ScrapingHub metric within the type) / bag-of-words F1 (mean per page).")
+    return "\n".join(lines)
 
 
 # --- The eval table -------------------------------------------------------------------------------
@@ -85,19 +270,52 @@ def run_bench(args: argparse.Namespace) -> int:
 def _columns(has_titles: bool) -> list[tuple[str, list[tuple[str, _Getter]]]]:
     """Column groups of the eval table: (group title, [(column title, value of a Summary)])."""
     groups: list[tuple[str, list[tuple[str, _Getter]]]] = [
-        ("shingles", [("P", lambda s: s.shingles.precision), ("R", lambda s: s.shingles.recall),
-                      ("F1", lambda s: s.shingles.f1), ("acc", lambda s: s.shingles.accuracy)]),
-        ("LCSeq", [("P", lambda s: s.lcs_sequence.precision), ("R", lambda s: s.lcs_sequence.recall),
-                   ("F1", lambda s: s.lcs_sequence.f1)]),
-        ("LCStr", [("P", lambda s: s.lcs_string.precision), ("R", lambda s: s.lcs_string.recall),
-                   ("F1", lambda s: s.lcs_string.f1)]),
-        ("BoW", [("P", lambda s: s.bag_of_words.precision), ("R", lambda s: s.bag_of_words.recall),
-                 ("F1", lambda s: s.bag_of_words.f1)]),
+        (
+            "shingles",
+            [
+                ("P", lambda s: s.shingles.precision),
+                ("R", lambda s: s.shingles.recall),
+                ("F1", lambda s: s.shingles.f1),
+                ("acc", lambda s: s.shingles.accuracy),
+            ],
+        ),
+        (
+            "LCSeq",
+            [
+                ("P", lambda s: s.lcs_sequence.precision),
+                ("R", lambda s: s.lcs_sequence.recall),
+                ("F1", lambda s: s.lcs_sequence.f1),
+            ],
+        ),
+        (
+            "LCStr",
+            [
+                ("P", lambda s: s.lcs_string.precision),
+                ("R", lambda s: s.lcs_string.recall),
+                ("F1", lambda s: s.lcs_string.f1),
+            ],
+        ),
+        (
+            "BoW",
+            [
+                ("P", lambda s: s.bag_of_words.precision),
+                ("R", lambda s: s.bag_of_words.recall),
+                ("F1", lambda s: s.bag_of_words.f1),
+            ],
+        ),
     ]
     if has_titles:
         groups.append(("title", [("match", lambda s: s.title_accuracy)]))
-    groups.append(("speed", [("ms p50", lambda s: s.median_ms), ("ms p95", lambda s: s.p95_ms),
-                             ("MB/s", lambda s: s.mb_per_s)]))
+    groups.append(
+        (
+            "speed",
+            [
+                ("ms p50", lambda s: s.median_ms),
+                ("ms p95", lambda s: s.p95_ms),
+                ("MB/s", lambda s: s.mb_per_s),
+            ],
+        )
+    )
     groups.append(("", [("err", lambda s: s.errors)]))
     return groups
 
@@ -129,8 +347,10 @@ def format_eval_table(evaluation: Evaluation) -> str:
         for group, columns in groups:
             row += " |" + " ".join(_cell(get(summary), width, group) for _, get in columns)
         lines.append(row)
-    lines.append("shingles: ScrapingHub metric (F1 of mean P and R); LCSeq/LCStr: character LCS F1 "
-                 "without whitespace (seed 000); BoW: word multiset; LCSeq/LCStr/BoW F1 = mean per page.")
+    lines.append(
+        "shingles: ScrapingHub metric (F1 of mean P and R); LCSeq/LCStr: character LCS F1 "
+        "without whitespace (seed 000); BoW: word multiset; LCSeq/LCStr/BoW F1 = mean per page."
+    )
     return "\n".join(lines)
 
 
@@ -158,4 +378,3 @@ def _page_json(page: Any) -> dict[str, Any]:
     data["shingles"]["recall"] = page.shingles.recall
     data["shingles"]["f1"] = page.shingles.f1
     return data
-

@@ -5,7 +5,11 @@ Two layouts are understood, wherever they live:
 - Readability: `<name>/source.html`, `<name>/expected.html` (reference text = its visible text, read
   with our own parser) and `<name>/expected-metadata.json` (reference title).
 
-`--dataset scrapinghub|readability` is looked up in `datasets_root()`; any other value is a directory.
+- WCXB: `html/<id>.html.gz`, `ground-truth/<id>.json` (`ground_truth.main_content`, `with` / `without`
+  snippets) and `metadata.json` (`files: {id: {page_type, domain}}`); pages without reference text
+  are left out.
+
+`--dataset scrapinghub|readability|wcxb-dev` is looked up in `datasets_root()`; any other value is a directory.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from ..document import parse
 from ..output import render_text
 
 DATASETS_ENV = "READERPROXY_DATASETS"
-NAMED = ("scrapinghub", "readability")
+NAMED = ("scrapinghub", "readability", "wcxb-dev")
 _REPOSITORY = Path(__file__).resolve().parent.parent.parent
 
 
@@ -34,6 +38,9 @@ class Page:
     reference_text: str
     reference_title: str | None = None  # only the readability layout has titles
     url: str | None = None
+    page_type: str | None = None  # WCXB: article, forum, product, listing, collection, ...
+    with_snippets: tuple[str, ...] = ()  # WCXB: text that must appear in the extraction
+    without_snippets: tuple[str, ...] = ()  # WCXB: text that must not
 
     def read_bytes(self) -> bytes:
         """The page as stored (gzip is undone by `to_text`)."""
@@ -50,7 +57,7 @@ class Dataset:
 
     name: str
     root: Path
-    layout: str  # "scrapinghub" or "readability"
+    layout: str  # "scrapinghub", "readability" or "wcxb"
     pages: list[Page]
 
     def __len__(self) -> int:
@@ -88,7 +95,9 @@ def resolve_dataset_dir(name_or_dir: str) -> Path:
 
 
 def detect_layout(directory: Path) -> str:
-    """'scrapinghub' or 'readability' from the files present; ValueError otherwise."""
+    """'scrapinghub', 'readability' or 'wcxb' from the files present; ValueError otherwise."""
+    if (directory / "ground-truth").is_dir() and (directory / "metadata.json").is_file():
+        return "wcxb"
     if (directory / "ground-truth.json").is_file() and (directory / "html").is_dir():
         return "scrapinghub"
     if any((child / "source.html").is_file() for child in directory.iterdir() if child.is_dir()):
@@ -102,7 +111,8 @@ def load_dataset(name_or_dir: str, limit: int | None = None) -> Dataset:
     """The pages of a dataset in a stable (sorted) order, the first `limit` of them if given."""
     directory = resolve_dataset_dir(name_or_dir)
     layout = detect_layout(directory)
-    pages = scrapinghub_pages(directory, limit) if layout == "scrapinghub" else readability_pages(directory, limit)
+    readers = {"scrapinghub": scrapinghub_pages, "readability": readability_pages, "wcxb": wcxb_pages}
+    pages = readers[layout](directory, limit)
     name = name_or_dir if name_or_dir in NAMED else directory.name
     return Dataset(name=name, root=directory, layout=layout, pages=pages)
 
@@ -132,6 +142,31 @@ def readability_pages(directory: Path, limit: int | None = None) -> list[Page]:
         metadata = _read_json(folder / "expected-metadata.json")
         title = metadata.get("title")
         pages.append(Page(folder.name, source, visible_text(expected.read_bytes()), reference_title=title if isinstance(title, str) else None))
+        if limit is not None and len(pages) >= limit:
+            break
+    return pages
+
+
+def wcxb_pages(directory: Path, limit: int | None = None) -> list[Page]:
+    """Pages of the WCXB layout with a reference text, their page type and snippets."""
+    files = _read_json(directory / "metadata.json").get("files")
+    info = files if isinstance(files, dict) else {}
+    pages: list[Page] = []
+    for truth_path in sorted((directory / "ground-truth").glob("*.json")):
+        page_id = truth_path.stem
+        path = _first_existing(directory / "html", page_id, (".html.gz", ".html"))
+        entry = _read_json(truth_path)
+        truth = entry.get("ground_truth")
+        if path is None or not isinstance(truth, dict) or not truth.get("main_content"):
+            continue
+        kind = info.get(page_id, {})
+        pages.append(Page(
+            page_id, path, str(truth["main_content"]),
+            url=entry.get("url") if isinstance(entry.get("url"), str) else None,  # type: ignore[arg-type]
+            page_type=kind.get("page_type") if isinstance(kind, dict) else None,
+            with_snippets=tuple(str(x) for x in truth.get("with") or ()),
+            without_snippets=tuple(str(x) for x in truth.get("without") or ()),
+        ))
         if limit is not None and len(pages) >= limit:
             break
     return pages
