@@ -27,6 +27,7 @@ from aiohttp import web
 from . import __version__
 from .api import algorithms
 from .article import markdown_document
+from .compression import CODINGS, Encoded, negotiate
 from .convert import parse_flag
 from .errors import ReaderproxyError, RequestError
 from .fetch import FetchError, validate_url
@@ -75,7 +76,8 @@ SETTINGS = web.AppKey("settings", Settings)
 METRICS = web.AppKey("metrics", Metrics)
 READER = web.AppKey("reader", Reader)
 RENDERER = web.AppKey("renderer", Renderer)
-RENDERED = web.AppKey("rendered", LRU[RenderedKey, bytes])
+RENDERED = web.AppKey("rendered", LRU[RenderedKey, Encoded])
+STATIC = web.AppKey("static", dict[str, Encoded])
 
 
 def create_app(settings: Settings) -> web.Application:
@@ -89,7 +91,8 @@ def create_app(settings: Settings) -> web.Application:
     app[METRICS] = metrics
     app[READER] = Reader(settings, metrics)
     app[RENDERER] = Renderer(settings.templates_dir, settings.static_dir)
-    app[RENDERED] = LRU(RENDERED_PAGES_BYTES, lambda key, page: len(key[0]) + len(page))
+    app[RENDERED] = LRU(RENDERED_PAGES_BYTES, lambda key, page: len(key[0]) + page.size)
+    app[STATIC] = {name: _precompressed(asset.body) for name, asset in app[RENDERER].static.items()}
     app.cleanup_ctx.append(_reader_resources)
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", index, name="index")
@@ -231,22 +234,23 @@ async def read(request: web.Request) -> web.Response:
     result = await request.app[READER].read(read_request)
     data = result.data
     if fmt == "json":
-        response: web.Response = web.json_response(data, dumps=_dumps)
+        response: web.Response = _json(request, data)
     elif fmt in ("md", "markdown"):
         markdown = markdown_document(data.get("title"), data.get("html") or "", data.get("final_url") or data.get("url"))
-        response = web.Response(text=markdown, content_type="text/markdown", charset="utf-8")
+        response = encoded_response(request, markdown.encode("utf-8"), "text/markdown; charset=utf-8")
     elif fmt == "text":
         title = f"{data['title']}\n\n" if data.get("title") else ""
-        response = web.Response(text=title + data["text"] + "\n", content_type="text/plain", charset="utf-8")
+        text = title + data["text"] + "\n"
+        response = encoded_response(request, text.encode("utf-8"), "text/plain; charset=utf-8")
     else:
         algorithm = read_request.algorithm
         rendered = request.app[RENDERED]
         key = (result.identity, prefs, algorithm)
         page = rendered.get(key) if result.identity else None
         if page is None:
-            page = request.app[RENDERER].reader_page(data, prefs, algorithm).encode("utf-8")
+            page = _precompressed(request.app[RENDERER].reader_page(data, prefs, algorithm).encode("utf-8"))
             rendered.set(key, page)
-        response = web.Response(body=page, content_type="text/html", charset="utf-8")
+        response = encoded_response(request, page, "text/html; charset=utf-8")
         if changed:
             for name, value in prefs.cookies().items():
                 response.set_cookie(name, value, max_age=COOKIE_MAX_AGE, path="/", samesite="Lax", httponly=True)
@@ -258,7 +262,7 @@ async def api_extract_get(request: web.Request) -> web.Response:
     """GET /api/extract?url=…&algo=… — the JSON view of a page."""
     prefs, _ = preferences({}, {})
     result = await request.app[READER].read(_read_request(request, prefs, for_reader=False))
-    response = web.json_response(result.data, dumps=_dumps)
+    response = _json(request, result.data)
     response.headers["X-Cache"] = result.cache
     return response
 
@@ -296,7 +300,7 @@ async def api_extract_post(request: web.Request) -> web.Response:
     data = await reader.extract_bytes(body, url, content_type, extractor, settings)
     data["url"] = url
     data["cache"] = {"page": "none", "result": "none"}
-    response = web.json_response(data, dumps=_dumps)
+    response = _json(request, data)
     response.headers["X-Cache"] = "miss"
     return response
 
@@ -318,8 +322,7 @@ def _asset_response(request: web.Request, name: str) -> web.Response:
     asset = request.app[RENDERER].static.get(name)
     if asset is None:
         raise web.HTTPNotFound(reason="No such file")
-    response = web.Response(body=asset.body)
-    response.headers["Content-Type"] = asset.content_type
+    response = encoded_response(request, request.app[STATIC][name], asset.content_type)
     response.headers["Cache-Control"] = "public, max-age=31536000, immutable"
     response.headers["ETag"] = f'"{asset.version}"'
     return response
@@ -339,6 +342,32 @@ async def favicon(request: web.Request) -> web.Response:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _json(request: web.Request, data: Any) -> web.Response:
+    return encoded_response(request, _dumps(data).encode("utf-8"), "application/json; charset=utf-8")
+
+
+def _precompressed(body: bytes) -> Encoded:
+    """A body kept with both compressed variants made now, so serving it later costs no compression
+    (and a cache of them is charged its true size)."""
+    encoded = Encoded(body)
+    for coding in CODINGS:
+        encoded.for_coding(coding)
+    return encoded
+
+
+def encoded_response(request: web.Request, body: bytes | Encoded, content_type: str, status: int = 200,
+                     ) -> web.Response:
+    """A response compressed as the client's Accept-Encoding allows (brotli, gzip), with `Vary`."""
+    encoded = body if isinstance(body, Encoded) else Encoded(body)
+    payload, coding = encoded.for_coding(negotiate(request.headers.get("Accept-Encoding")))
+    response = web.Response(body=payload, status=status)
+    response.headers["Content-Type"] = content_type
+    response.headers["Vary"] = "Accept-Encoding"
+    if coding is not None:
+        response.headers["Content-Encoding"] = coding
+    return response
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,77 @@
+"""Response compression by `Accept-Encoding`: brotli or gzip, chosen once per response body.
+
+Reader pages, JSON, Markdown, text and static files are sent compressed when the client accepts
+it (a 25 KB reader page is about 3 KB in gzip, the largest saving for a phone on a slow link).
+`Encoded` keeps a body with its compressed variants, made on first use and kept with it, so a
+cached reader page or a static file is compressed once and a hit costs no compression.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass, field
+
+import brotli
+
+#: Bodies smaller than this are sent as they are (the headers would outweigh the saving).
+MIN_SIZE = 512
+#: Brotli quality 5 and gzip level 6: near the best ratio for text at a few ms per 100 KB, measured
+#: on reader pages (higher brotli qualities cost 5-20x the time for 2-4 % smaller bodies).
+BROTLI_QUALITY = 5
+GZIP_LEVEL = 6
+CODINGS = ("br", "gzip")
+
+
+def negotiate(accept_encoding: str | None) -> str | None:
+    """The coding to use for an Accept-Encoding header: "br", "gzip" or None (identity).
+
+    Codings with q=0 are refused; between acceptable ones brotli wins (smaller), as browsers expect.
+    """
+    if not accept_encoding:
+        return None
+    accepted: dict[str, float] = {}
+    for part in accept_encoding.lower().split(","):
+        name, _, params = part.strip().partition(";")
+        quality = 1.0
+        params = params.strip()
+        if params.startswith("q="):
+            try:
+                quality = float(params[2:])
+            except ValueError:
+                quality = 0.0
+        accepted[name.strip()] = quality
+    wildcard = accepted.get("*", 0.0)
+    for coding in CODINGS:
+        if accepted.get(coding, wildcard) > 0:
+            return coding
+    return None
+
+
+def compress(body: bytes, coding: str) -> bytes:
+    if coding == "br":
+        return bytes(brotli.compress(body, quality=BROTLI_QUALITY))
+    if coding == "gzip":
+        return gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
+    raise ValueError(f"unknown coding {coding!r}")
+
+
+@dataclass(slots=True)
+class Encoded:
+    """A response body and its compressed variants, each made once on first request."""
+
+    body: bytes
+    variants: dict[str, bytes] = field(default_factory=dict)
+
+    def for_coding(self, coding: str | None) -> tuple[bytes, str | None]:
+        """The bytes to send and their Content-Encoding (None: identity) for a negotiated coding."""
+        if coding is None or len(self.body) < MIN_SIZE:
+            return self.body, None
+        variant = self.variants.get(coding)
+        if variant is None:
+            variant = self.variants[coding] = compress(self.body, coding)
+        return variant, coding
+
+    @property
+    def size(self) -> int:
+        """Bytes held, the variants included (what a cache of Encoded bodies is charged)."""
+        return len(self.body) + sum(len(v) for v in self.variants.values())
