@@ -173,6 +173,13 @@ class Page:
             "features": [{"name": "prefers-color-scheme", "value": scheme}],
         })
 
+    async def set_media(self, media: str = "", scheme: str | None = None) -> None:
+        """Emulate a CSS media type ("print", "screen" or "" for none) and optionally a color scheme."""
+        params: dict[str, Any] = {"media": media}
+        if scheme:
+            params["features"] = [{"name": "prefers-color-scheme", "value": scheme}]
+        await self.send("Emulation.setEmulatedMedia", params)
+
     async def navigate(self, url: str) -> None:
         """Navigate and wait for the load event."""
         loaded = self.browser.subscribe("Page.loadEventFired", self.session)
