@@ -1,0 +1,69 @@
+"""next_page_url on fixtures made after real paginated-article patterns (tests/fixtures/pagination_*)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from readerproxy.document import Document, parse
+from readerproxy.metadata import extract_metadata
+from readerproxy.pagination import next_page_url, page_marker
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _doc(name: str, url: str | None) -> Document:
+    return parse((FIXTURES / name).read_text(encoding="utf-8"), url=url)
+
+
+@pytest.mark.parametrize(
+    ("name", "url", "expected"),
+    [
+        # <link rel=next> of a news feature split with ?page=N; "Next article" and comment pages ignored
+        (
+            "pagination_rel_next.html",
+            "https://news.example.com/features/river-changed-course",
+            "https://news.example.com/features/river-changed-course?page=2",
+        ),
+        # WordPress <!--nextpage-->: .page-links with /2/ /3/; "Next post ›" and comment-page-2 ignored
+        (
+            "pagination_numbered.html",
+            "https://blog.example.org/2019/05/ten-years-of-small-gardens/",
+            "https://blog.example.org/2019/05/ten-years-of-small-gardens/2/",
+        ),
+        # page 2 of a forum-style review (?id=881&pg=2): the next is pg=3, not another review's pg=2
+        (
+            "pagination_query_middle.html",
+            "https://reviews.example.net/reviews/view.php?id=881&pg=2",
+            "https://reviews.example.net/reviews/view.php?id=881&pg=3",
+        ),
+        # -2.html continuation behind a bare "»"; "Chips, part 2" of another article ignored
+        (
+            "pagination_html_suffix.html",
+            "https://tech.example.com/tech/inside-the-chip-factory.html",
+            "https://tech.example.com/tech/inside-the-chip-factory-2.html",
+        ),
+        # a one-page post: next post, comment pages and the blog's own page 2 are not its next page
+        ("pagination_none.html", "https://blog.example.org/blog/one-page-story/", None),
+    ],
+)
+def test_next_page(name: str, url: str, expected: str | None) -> None:
+    doc = _doc(name, url)
+    assert next_page_url(doc) == expected
+    assert extract_metadata(doc).next_page_url == expected
+
+
+def test_without_a_url_only_rel_next_counts() -> None:
+    assert next_page_url(_doc("pagination_rel_next.html", None)) == (
+        "https://news.example.com/features/river-changed-course?page=2"
+    )
+    assert next_page_url(_doc("pagination_none.html", None)) is None
+
+
+def test_page_markers() -> None:
+    assert page_marker("https://e.example/a/story/2/") == ("https://e.example/a/story", 2)
+    assert page_marker("https://e.example/a/story?page=3&x=1") == ("https://e.example/a/story?x=1", 3)
+    assert page_marker("https://e.example/a/story-4.html") == ("https://e.example/a/story.html", 4)
+    assert page_marker("https://e.example/blog/page/2/") == ("https://e.example/blog", 2)
+    assert page_marker("https://e.example/news/12345") == ("https://e.example/news/12345", 1)
