@@ -99,8 +99,10 @@ async def test_no_sideways_scrolling_and_one_h1_on_every_readability_page(
                 await page.navigate(server.read_url(upstream.url(f"/rd/{name}")))
                 state = await page.evaluate(
                     "({over: document.documentElement.scrollWidth - innerWidth,"
-                    " h1: document.querySelectorAll('h1').length})"
+                    " h1: document.querySelectorAll('h1').length, reader: !!document.querySelector('article.reader')})"
                 )
+                if not state["reader"]:
+                    problems.append(f"{name} at {width}px is not a reader view")
                 if state["over"] > 0:
                     problems.append(f"{name} at {width}px overflows by {state['over']}px")
                 if state["h1"] != 1:
