@@ -251,45 +251,59 @@ def _ld_title(ld: dict[str, Any], doc: Document) -> str | None:
 # --- Byline from the page -------------------------------------------------------------------------
 
 
-def _has_ancestor(doc: Document, index: int, tags: tuple[str, ...]) -> bool:
-    parent = int(doc.parent[index])
-    while parent >= 0:
-        if doc.tag[parent] in tags:
-            return True
-        parent = int(doc.parent[parent])
-    return False
+_BYLINE_SELECTOR = ", ".join(
+    ['[rel="author"]', '[itemprop*="author"]']
+    + [
+        f'[{attr}*="{hint}" i]'
+        for attr in ("class", "id")
+        for hint in ("byline", "author", "dateline", "writtenby")
+    ]
+)
+
+
+def _dropped(node: Any) -> bool:
+    """Whether Readability.js drops this element as an unlikely candidate (its class, id or role)."""
+    if node.tag in ("body", "a", "html"):
+        return False
+    attrs = node.attributes
+    if attrs.get("role") in _UNLIKELY_ROLES:
+        return True
+    match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+    if not _UNLIKELY.search(match) or _MAYBE_CANDIDATE.search(match):
+        return False
+    above = node.parent
+    while above is not None:
+        if above.tag in ("table", "code"):
+            return False
+        above = above.parent
+    return True
 
 
 def page_byline(doc: Document) -> str | None:
-    """Readability.js's _checkByline over the page in order, skipping what it drops as unlikely."""
-    dropped = np.zeros(len(doc.elements), dtype=bool)
-    for index, node in enumerate(doc.elements):
-        parent = int(doc.parent[index])
-        if parent >= 0 and dropped[parent]:
-            dropped[index] = True
-            continue
-        tag = doc.tag[index]
+    """Readability.js's _checkByline: the first element marked as a byline (rel=author, itemprop
+    author, class or id byline/author/dateline/writtenby) with 1-99 characters of text, read from
+    its itemprop=name part if it has one, outside what Readability drops as unlikely first."""
+    for node in doc.tree.css(_BYLINE_SELECTOR):
         attrs = node.attributes
         match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-        itemprop = attrs.get("itemprop") or ""
-        if attrs.get("rel") == "author" or "author" in itemprop or _BYLINE_HINT.search(match):
-            text = doc.element_text(index)
-            if 0 < len(text) < 100:
-                for inner in range(index + 1, len(doc.elements)):
-                    if doc.start[inner] > doc.end[index]:
-                        break
-                    if "name" in (doc.elements[inner].attributes.get("itemprop") or ""):
-                        return doc.element_text(inner)
-                return text
-        if tag in ("body", "a", "html"):
-            continue
-        role = attrs.get("role")
-        if role in _UNLIKELY_ROLES or (
-            _UNLIKELY.search(match)
-            and not _MAYBE_CANDIDATE.search(match)
-            and not _has_ancestor(doc, index, ("table", "code"))
+        if not (
+            attrs.get("rel") == "author"
+            or "author" in (attrs.get("itemprop") or "")
+            or _BYLINE_HINT.search(match)
         ):
-            dropped[index] = True
+            continue
+        text = _WS.sub(" ", node.text() or "").strip()
+        if not 0 < len(text) < 100:
+            continue
+        above = node.parent
+        while above is not None and not _dropped(above):
+            above = above.parent
+        if above is not None:
+            continue
+        name = node.css_first('[itemprop*="name"]')
+        if name is not None:
+            return _WS.sub(" ", name.text() or "").strip() or None
+        return text
     return None
 
 

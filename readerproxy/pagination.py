@@ -147,25 +147,22 @@ def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | N
         href = node.attributes.get("href") or ""
         if not _DIGIT.search(href):  # every page marker has a number: skip the rest cheaply
             continue
+        text = _link_text(node)
+        if text.isdigit():
+            if int(text) != page_here + 1:
+                continue
+            score = 30
+        elif text and _NEXT_TEXT.match(text) and text.strip("›»→> ").strip():
+            score = 50
+        elif text and re.fullmatch(r"[›»→>]+", text):
+            score = 40
+        else:
+            continue
         url = _absolute(doc, href)
         if not url or not _acceptable(url, here):
             continue
         stem, number = page_marker(url)
-        if number <= page_here:
-            continue
-        if stem != stem_here:
-            continue
-        text = _link_text(node)
-        score = 0
-        if text.isdigit():
-            if int(text) != page_here + 1:
-                continue
-            score += 30
-        elif text and _NEXT_TEXT.match(text) and text.strip("›»→> ").strip():
-            score += 50
-        elif text and re.fullmatch(r"[›»→>]+", text):
-            score += 40
-        elif _NOT_PAGE.search(text):
+        if number <= page_here or stem != stem_here:
             continue
         if number == page_here + 1:
             score += 25
