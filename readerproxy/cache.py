@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import sqlite3
 import struct
 import threading
@@ -42,6 +43,8 @@ class CacheBackend(Protocol):
 
     async def get(self, key: str) -> bytes | None: ...
     async def set(self, key: str, value: bytes, ttl: float | None) -> None: ...
+    async def acquire(self, key: str, token: str, ttl: float) -> bool: ...
+    async def release(self, key: str, token: str) -> None: ...
     async def delete(self, key: str) -> None: ...
     async def close(self) -> None: ...
 
@@ -79,6 +82,8 @@ class SQLiteBackend:
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("CREATE TABLE IF NOT EXISTS cache "
                              "(key TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at REAL)")
+                conn.execute("CREATE TABLE IF NOT EXISTS locks "
+                             "(key TEXT PRIMARY KEY, token TEXT NOT NULL, expires_at REAL NOT NULL)")
             except BaseException:
                 conn.close()
                 raise
@@ -121,6 +126,25 @@ class SQLiteBackend:
     def _delete(self, key: str) -> None:
         self._run(lambda conn: conn.execute("DELETE FROM cache WHERE key = ?", (key,)))
 
+    def _acquire(self, key: str, token: str, ttl: float) -> bool:
+        def op(conn: sqlite3.Connection) -> bool:
+            now = time.time()
+            conn.execute("DELETE FROM locks WHERE key = ? AND expires_at <= ?", (key, now))
+            inserted = conn.execute("INSERT OR IGNORE INTO locks (key, token, expires_at) VALUES (?, ?, ?)",
+                                    (key, token, now + ttl))
+            return inserted.rowcount == 1
+        return self._run(op)
+
+    def _release(self, key: str, token: str) -> None:
+        self._run(lambda conn: conn.execute("DELETE FROM locks WHERE key = ? AND token = ?", (key, token)))
+
+    async def acquire(self, key: str, token: str, ttl: float) -> bool:
+        """Take a lock shared by every process using this file (expires after `ttl` seconds)."""
+        return await asyncio.to_thread(self._acquire, key, token, ttl)
+
+    async def release(self, key: str, token: str) -> None:
+        await asyncio.to_thread(self._release, key, token)
+
     async def get(self, key: str) -> bytes | None:
         return await asyncio.to_thread(self._get, key)
 
@@ -158,6 +182,16 @@ class RedisBackend:
 
     async def delete(self, key: str) -> None:
         await self._redis.delete(self.PREFIX + key)
+
+    #: Delete the lock only if it still holds our token (it may have expired and been taken by another).
+    _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+
+    async def acquire(self, key: str, token: str, ttl: float) -> bool:
+        """SET NX PX: a lock shared by every server using this Redis (expires after `ttl` seconds)."""
+        return bool(await self._redis.set(self.PREFIX + key, token, nx=True, px=max(1, int(ttl * 1000))))
+
+    async def release(self, key: str, token: str) -> None:
+        await self._redis.eval(self._RELEASE, 1, self.PREFIX + key, token)
 
     async def close(self) -> None:
         await self._redis.aclose()
@@ -224,13 +258,17 @@ class LayeredCache:
         return True, result
 
     # -- the interface --
-    async def get(self, key: str) -> bytes | None:
-        """Memory first, then the backend (filling memory on a backend hit); None on a miss."""
-        value = self.memory.get(key)
+    async def get(self, key: str, *, skip_memory: bool = False) -> bytes | None:
+        """Memory first, then the backend (filling memory on a backend hit); None on a miss.
+
+        skip_memory: ask the backend only (another process may have stored a newer copy).
+        """
+        value = None if skip_memory else self.memory.get(key)
         if value is not None:
             self._event("memory", "hit")
             return value
-        self._event("memory", "miss")
+        if not skip_memory:
+            self._event("memory", "miss")
         if self.backend is None or not self._backend_usable():
             return None  # no backend, or degraded and not yet due for a retry
         ok, stored = await self._backend_call(self.backend.get(key))
@@ -261,6 +299,29 @@ class LayeredCache:
         self.memory.delete(key)
         if self.backend is not None and self._backend_usable():
             await self._backend_call(self.backend.delete(key))
+
+    @property
+    def shared(self) -> bool:
+        """Whether other processes may share this cache (a persistent backend that is healthy now)."""
+        return self.backend is not None and self._backend_usable()
+
+    async def try_lock(self, key: str, ttl: float) -> tuple[bool, str]:
+        """A lock across every process sharing the backend: (go ahead, token to release).
+
+        Without a shared backend (memory only, or degraded) the answer is always "go ahead": the
+        in-process single flight is all there is. A failing backend never blocks anyone.
+        """
+        if self.backend is None or not self._backend_usable():
+            return True, ""
+        token = secrets.token_hex(8)
+        ok, acquired = await self._backend_call(self.backend.acquire(key, token, ttl))
+        if not ok:
+            return True, ""
+        return bool(acquired), token if acquired else ""
+
+    async def unlock(self, key: str, token: str) -> None:
+        if token and self.backend is not None:
+            await self._backend_call(self.backend.release(key, token))
 
     async def close(self) -> None:
         if self.backend is not None:

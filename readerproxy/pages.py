@@ -8,6 +8,7 @@ a cached value while the memory layer hands back the very same bytes object.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -112,14 +113,23 @@ def page_version(page: FetchedPage) -> str:
 
 class PageStore:
     """Fetched pages through the cache: fresh → "hit", stale and still valid (304) → "revalidated",
-    else fetched → "miss". refresh=True skips the cache read. One upstream request per URL at a time."""
+    else fetched → "miss". refresh=True skips the cache read.
+
+    One upstream request per URL at a time, within the process (single flight) and across every
+    process sharing the cache backend (a lock in Redis or in the SQLite file: the first process to
+    miss fetches, the others wait for its copy to appear in the backend, up to `lock_wait` seconds).
+    """
 
     KEY_PREFIX = "page:"
+    LOCK_PREFIX = "lock:"
+    POLL_INTERVAL = 0.05  # seconds between looks at the backend while another process fetches
 
     def __init__(self, cache: LayeredCache, fetcher: Fetcher, default_ttl: float = 300.0,
                  max_ttl: float = 86400.0) -> None:
         self.cache = cache
         self.fetcher = fetcher
+        # a fetch holds the shared lock at most this long; waiters give up and fetch themselves then
+        self.lock_wait = fetcher.settings.total_timeout + 2.0
         self.default_ttl = default_ttl
         self.max_ttl = max_ttl
         self.flights = SingleFlight()
@@ -139,7 +149,44 @@ class PageStore:
         cached = entry[0] if entry is not None else None
         if entry is not None and time.time() - entry[0].fetched_at < entry[1]:
             return entry[0], "hit"
-        return await self.flights.run(key, lambda: self._fetch(url, key, cached))
+        return await self.flights.run(key, lambda: self._fetch_once_across_processes(url, key, cached))
+
+    async def _fetch_once_across_processes(self, url: str, key: str, cached: FetchedPage | None,
+                                           ) -> tuple[FetchedPage, str]:
+        """`_fetch` by the one process holding the shared lock; the others take its copy."""
+        lock = self.LOCK_PREFIX + key
+        deadline = time.monotonic() + self.lock_wait
+        waited = False
+        while True:
+            # after waiting, look for the holder's copy first, and again once we hold the lock (it
+            # may have been stored and the lock released between our look and our lock)
+            shared = await self._shared_copy(key, cached) if waited else None
+            if shared is not None:
+                return shared, "hit"
+            go_ahead, token = await self.cache.try_lock(lock, ttl=self.lock_wait)
+            if go_ahead:
+                try:
+                    shared = await self._shared_copy(key, cached) if waited else None
+                    return (shared, "hit") if shared is not None else await self._fetch(url, key, cached)
+                finally:
+                    await self.cache.unlock(lock, token)
+            if time.monotonic() >= deadline:  # the holder is stuck or gone: fetch ourselves
+                return await self._fetch(url, key, cached)
+            await asyncio.sleep(self.POLL_INTERVAL)
+            waited = True
+
+    async def _shared_copy(self, key: str, cached: FetchedPage | None) -> FetchedPage | None:
+        """A fresh copy that another process stored in the backend (newer than ours, if we have one)."""
+        data = await self.cache.get(key, skip_memory=True)
+        if data is None:
+            return None
+        try:
+            page, lifetime = self._decoded.decode(key, data)
+        except ValueError:
+            return None
+        if cached is not None and page.fetched_at <= cached.fetched_at:
+            return None
+        return page if time.time() - page.fetched_at < lifetime else None
 
     def _decode_entry(self, data: bytes) -> tuple[FetchedPage, float]:
         """A stored page and its freshness lifetime (headers parsed once per stored copy)."""

@@ -159,6 +159,14 @@ class FailingBackend:
         self.calls += 1
         raise OSError("disk on fire")
 
+    async def acquire(self, key: str, token: str, ttl: float) -> bool:
+        self.calls += 1
+        raise OSError("disk on fire")
+
+    async def release(self, key: str, token: str) -> None:
+        self.calls += 1
+        raise OSError("disk on fire")
+
     async def close(self) -> None:
         return None
 

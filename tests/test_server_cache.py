@@ -96,3 +96,75 @@ def test_redis_down_degrades_and_recovers(redis_server: RedisServer, upstream: U
     with serve_process(redis_server.url) as first, serve_process(redis_server.url) as second:
         assert get(first.read_url(upstream.url("/cached/redis-after")))[1]["X-Cache"] == "miss"
         assert get(second.read_url(upstream.url("/cached/redis-after")))[1]["X-Cache"] == "hit"
+
+
+def _concurrent_reads(urls: list[str]) -> list[tuple[int, str]]:
+    """GET every URL at the same time (threads, since the servers run in other processes)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(urls)) as pool:
+        return [(status, headers.get("X-Cache", "")) for status, headers, _ in pool.map(get, urls)]
+
+
+def test_a_single_flight_holds_across_server_processes_sharing_redis(
+    redis_server: RedisServer, upstream: Upstream
+) -> None:
+    """Concurrent misses for one page on two instances behind a load balancer: one upstream fetch."""
+    target = upstream.url("/counter/across-redis?delay=0.5")
+    with serve_process(redis_server.url) as first, serve_process(redis_server.url) as second:
+        answers = _concurrent_reads([first.read_url(target), second.read_url(target)] * 3)
+    assert [status for status, _ in answers] == [200] * 6
+    assert upstream.count("/counter/across-redis") == 1
+    # the instance that fetched answers "miss" (its concurrent callers share its one fetch); the other
+    # took the copy from Redis
+    by_instance = {frozenset(cache for _, cache in answers[0::2]), frozenset(cache for _, cache in answers[1::2])}
+    assert by_instance == {frozenset({"miss"}), frozenset({"hit"})}
+
+
+def test_a_single_flight_holds_across_workers_sharing_sqlite(tmp_path: Path, upstream: Upstream) -> None:
+    """The same with the embedded SQLite cache shared by two processes on one machine (--workers)."""
+    cache = f"sqlite:{tmp_path / 'shared.sqlite3'}"
+    target = upstream.url("/counter/across-sqlite?delay=0.5")
+    with serve_process(cache) as first, serve_process(cache) as second:
+        answers = _concurrent_reads([first.read_url(target), second.read_url(target)] * 3)
+    assert [status for status, _ in answers] == [200] * 6
+    assert upstream.count("/counter/across-sqlite") == 1
+
+
+def test_workers_share_one_port_and_stop_together(tmp_path: Path, upstream: Upstream) -> None:
+    """`--workers 2`: two processes answer on one port (SO_REUSEPORT), share the SQLite cache, and
+    SIGTERM to the supervisor stops them all."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from support.reader_server import free_port
+
+    port = free_port()
+    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--port", str(port), "--workers", "2",
+               "--cache", f"sqlite:{tmp_path / 'workers.sqlite3'}", "--allow-private"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        pids: set[int] = set()
+        deadline = time.monotonic() + 30
+        while len(pids) < 2 and time.monotonic() < deadline:
+            try:
+                status, _, body = get(base + "/healthz")
+            except OSError:
+                time.sleep(0.1)
+                continue
+            if status == 200:
+                pids.add(json.loads(body)["pid"])
+        assert len(pids) == 2, pids
+        target = upstream.url("/cached/workers-share")
+        statuses = [get(f"{base}/read?url={target}")[1].get("X-Cache") for _ in range(6)]
+        assert statuses[0] == "miss" and set(statuses[1:]) <= {"hit"}
+        assert upstream.count("/cached/workers-share") == 1
+    finally:
+        process.send_signal(signal.SIGTERM)
+        began = time.monotonic()
+        process.wait(20)
+        assert time.monotonic() - began < 10
+    assert process.returncode == 0
