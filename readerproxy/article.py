@@ -9,8 +9,7 @@ from typing import Any
 from .extraction import Extraction
 from .metadata import Metadata
 from .output import html_to_markdown
-
-WORDS_PER_MINUTE = 230
+from .readingtime import reading_minutes, word_count
 
 
 @dataclass(slots=True)
@@ -66,17 +65,3 @@ def markdown_document(title: str | None, html: str, source: str | None = None) -
     return heading + origin + html_to_markdown(html)
 
 
-def word_count(text: str) -> int:
-    try:
-        from .readingtime import word_count as counted
-    except ImportError:  # pragma: no cover - readingtime.py arrives with the reader-view work
-        return len(text.split())
-    return counted(text)
-
-
-def reading_minutes(text: str) -> int:
-    try:
-        from .readingtime import reading_minutes as minutes
-    except ImportError:  # pragma: no cover
-        return max(1, round(len(text.split()) / WORDS_PER_MINUTE)) if text else 0
-    return minutes(text)

@@ -131,14 +131,26 @@ def reader_url(url: str, **params: str | None) -> str:
     return "/read?" + urlencode(query)
 
 
+#: Links to files that are not web pages go straight to the original (the reader would answer 415).
+NOT_HTML_SUFFIXES = (
+    ".pdf", ".zip", ".gz", ".tgz", ".tar", ".7z", ".rar", ".dmg", ".exe", ".msi", ".apk", ".deb", ".rpm",
+    ".jpg", ".jpeg", ".png", ".gif", ".webp", ".svg", ".avif", ".mp3", ".mp4", ".m4a", ".webm", ".ogg",
+    ".wav", ".mov", ".avi", ".csv", ".xls", ".xlsx", ".doc", ".docx", ".ppt", ".pptx", ".odt", ".epub",
+    ".json", ".xml", ".rss", ".txt", ".ics",
+)
+
+
 def link_rewriter(page_url: str | None, algorithm: str = "auto", lite: bool = False) -> LinkRewriter:
-    """Links inside the content go through /read; links to a spot in the same page stay anchors."""
+    """Links inside the content go through /read; links to a spot in the same page stay anchors;
+    links to files that are not web pages (PDF, archives, media) go straight to the original."""
     page = _without_fragment(page_url) if page_url else None
 
     def rewrite(url: str) -> str:
         base, _, fragment = url.partition("#")
         if page is not None and fragment and _without_fragment(base) == page:
             return "#" + fragment
+        if urlsplit(base).path.lower().endswith(NOT_HTML_SUFFIXES):
+            return url
         return reader_url(url, algo=None if algorithm == "auto" else algorithm, lite="1" if lite else None)
 
     return rewrite

@@ -263,3 +263,11 @@ def test_reader_page_marks_the_current_choices_for_screen_readers(renderer: Rend
     assert tree.css_first(".size-now").text() == "Extra large"
     assert tree.css_first('.size-row span.chip[aria-disabled="true"]').text() == "A+"
     assert tree.css_first("form.algo-switch select option[selected]").attributes["value"] == "auto"
+
+
+def test_links_to_files_that_are_not_pages_go_straight_to_the_original() -> None:
+    rewrite = link_rewriter("https://example.com/story")
+    assert rewrite("https://example.com/report.PDF") == "https://example.com/report.PDF"
+    assert rewrite("https://example.com/data.csv?x=1") == "https://example.com/data.csv?x=1"
+    assert rewrite("https://example.com/next-story").startswith("/read?url=")
+    assert rewrite("https://example.com/pdf-guide/").startswith("/read?url=")
