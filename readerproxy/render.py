@@ -411,6 +411,7 @@ class Renderer:
             url=url,
             algorithm=algorithm,
             algorithms=algorithms,
+            next_page=_next_page_link(article.get("next_page_url"), algo, lite),
             formats=[
                 (label, f"{base}&format={fmt}" + ("&lite=1" if lite else ""))
                 for label, fmt in (("Markdown", "md"), ("Text", "text"), ("JSON", "json"))
@@ -434,6 +435,12 @@ class Renderer:
             original=target,
             host=display_host(target),
         )
+
+
+def _next_page_link(next_url: Any, algo: str | None, lite: str | None) -> str | None:
+    """The reader view of a multi-page article's next page (http(s) pages only)."""
+    target = link_target(next_url) if isinstance(next_url, str) else None
+    return reader_url(target, algo=algo, lite=lite) if target else None
 
 
 def _score(value: Any) -> str | None:

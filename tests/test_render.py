@@ -271,3 +271,15 @@ def test_links_to_files_that_are_not_pages_go_straight_to_the_original() -> None
     assert rewrite("https://example.com/data.csv?x=1") == "https://example.com/data.csv?x=1"
     assert rewrite("https://example.com/next-story").startswith("/read?url=")
     assert rewrite("https://example.com/pdf-guide/").startswith("/read?url=")
+
+
+def test_the_reader_view_links_to_the_next_page_through_the_reader(renderer: Renderer) -> None:
+    article = {"url": "https://example.com/story", "final_url": "https://example.com/story", "title": "Story",
+               "html": "<p>Text</p>", "text": "Text", "next_page_url": "https://example.com/story?page=2"}
+    tree = LexborHTMLParser(renderer.reader_page(article, Preferences()))
+    link = tree.css_first(".next-page a")
+    assert link is not None and link.attributes["rel"] == "next"
+    assert link.attributes["href"] == "/read?url=https%3A%2F%2Fexample.com%2Fstory%3Fpage%3D2"
+    for bad in ("javascript:alert(1)", None, "/relative"):
+        page = LexborHTMLParser(renderer.reader_page({**article, "next_page_url": bad}, Preferences()))
+        assert page.css_first(".next-page") is None
