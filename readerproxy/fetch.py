@@ -7,6 +7,9 @@ The steps of `Fetcher.fetch`, each a named function below:
    are checked by `GuardedResolver` on the addresses DNS returns, and the connection uses exactly those
    addresses, so there is no DNS-rebinding gap. `guarded_socket`, the connector's socket factory, checks
    the exact address about to be connected as the last line (it also covers literal addresses).
+   Before any of it, a fetch waits for a slot (`limits.FetchSlots`: a global cap and a per-host cap);
+   that wait is timed on its own (503 "busy" when it does not move) and never counts against the
+   site's timeouts, which start once the slot is held.
 3. Redirects are followed by hand (at most `max_redirects`), every hop going through steps 1-2 again.
 4. `check_content_type` — only HTML is read; anything else is a 415 carrying the final URL.
 5. `read_body` — the wire size is capped while streaming (`max_bytes`), and `BodyDecoder` decodes
@@ -35,6 +38,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
 from .errors import ReaderproxyError
+from .limits import FetchSlots
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -49,7 +53,7 @@ DROPPED_HEADERS = frozenset({"set-cookie", "set-cookie2"})
 
 @dataclass(frozen=True)
 class FetchSettings:
-    """Limits of upstream fetching; the defaults are those of issue 4."""
+    """Limits of upstream fetching; the defaults are documented in the README (Server)."""
 
     connect_timeout: float = 5.0
     read_timeout: float = 10.0
@@ -59,6 +63,9 @@ class FetchSettings:
     max_decoded_bytes: int = 20 * 1024 * 1024  # after gzip/deflate/br
     max_ratio: float = 100.0  # decoded / wire, checked once RATIO_CHECK_FLOOR is decoded
     allow_private: bool = False
+    max_fetches: int = 64  # upstream fetches at once, all sites together
+    max_per_host: int = 8  # upstream fetches at once to one host (politeness)
+    queue_timeout: float = 10.0  # seconds a fetch may wait for a slot before a 503 "busy"
     user_agent: str = "readerproxy/0.1 (+reader mode)"
 
 
@@ -105,7 +112,7 @@ class FetchError(ReaderproxyError):
     def __init__(self, kind: str, status: int, message: str, url: str | None = None, *,
                  final_url: str | None = None, content_type: str | None = None,
                  upstream_status: int | None = None) -> None:
-        # kind: "bad_url" | "refused" | "too_large" | "not_html" | "upstream" | "timeout"
+        # kind: "bad_url" | "refused" | "too_large" | "not_html" | "upstream" | "empty" | "timeout"
         # status: 400 | 403 | 413 | 415 | 502 | 504
         super().__init__(message, status=status, kind=kind)
         self.url = url
@@ -392,6 +399,7 @@ class Fetcher:
     def __init__(self, settings: FetchSettings | None = None) -> None:
         self.settings = settings or FetchSettings()
         self._session: aiohttp.ClientSession | None = None
+        self.slots = FetchSlots(self.settings.max_fetches, self.settings.max_per_host, self.settings.queue_timeout)
 
     async def start(self) -> None:
         if self._session is not None:
@@ -399,11 +407,12 @@ class Fetcher:
         connector = aiohttp.TCPConnector(
             resolver=GuardedResolver(self.settings.allow_private),
             socket_factory=None if self.settings.allow_private else guarded_socket,
-            limit=100, limit_per_host=8, ttl_dns_cache=60,
+            limit=0, limit_per_host=0, ttl_dns_cache=60,  # `slots` caps fetches, outside the site's timeouts
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
-            timeout=aiohttp.ClientTimeout(total=None, connect=self.settings.connect_timeout,
+            # sock_connect times the site's TCP/TLS connect only (`connect` would include a pool wait)
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.settings.connect_timeout,
                                           sock_read=self.settings.read_timeout),
             auto_decompress=False,  # BodyDecoder decodes with caps
             trust_env=False,  # no proxy from the environment: the SSRF guard must see the real target
@@ -428,12 +437,24 @@ class Fetcher:
         if self._session is None:
             raise RuntimeError("Fetcher.start() was not called")
         original = validate_url(url)
+        async with self.slots.slot(urlsplit(original).hostname or "", original):
+            return await self._timed_fetch(original, etag, last_modified)
+
+    async def _timed_fetch(self, original: str, etag: str | None, last_modified: str | None) -> FetchedPage:
+        """The fetch proper, timed from when a slot is held: these timeouts are the site's."""
+        s = self.settings
         started = time.perf_counter()
         try:
-            async with asyncio.timeout(self.settings.total_timeout):
+            async with asyncio.timeout(s.total_timeout):
                 return await self._follow(original, etag, last_modified, started)
+        except aiohttp.ConnectionTimeoutError as exc:
+            raise FetchError("timeout", 504, f"the site did not accept a connection within {s.connect_timeout:g} s",
+                             original) from exc
+        except aiohttp.SocketTimeoutError as exc:
+            raise FetchError("timeout", 504, f"the site stopped sending for {s.read_timeout:g} s", original) from exc
         except TimeoutError as exc:
-            raise FetchError("timeout", 504, "the site took too long to answer", original) from exc
+            raise FetchError("timeout", 504, f"the site took longer than {s.total_timeout:g} s to answer in full",
+                             original) from exc
         except aiohttp.ClientConnectorError as exc:
             if isinstance(exc.os_error, AddressRefused):
                 raise refused(", ".join(exc.os_error.addresses), original) from exc
@@ -473,11 +494,17 @@ class Fetcher:
         content_type = headers.get("content-type", "")
         if response.status == 304 and conditional:
             return self._make(original, final, response.status, headers, content_type, b"", started, True)
+        if response.status == 204:
+            raise FetchError("empty", 502, "the page has no content (the site answered 204 No Content)", original,
+                             final_url=final, upstream_status=204)
         if not 200 <= response.status < 300:  # errors, unasked 304s, redirects without a Location
             raise FetchError("upstream", 502, f"the site answered HTTP {response.status}", original,
                              final_url=final, upstream_status=response.status)
         check_content_type(content_type, original, final)
         body = await read_body(response, original, self.settings)
+        if not body.strip():
+            raise FetchError("empty", 502, "the page has no content (the site sent an empty body)", original,
+                             final_url=final, upstream_status=response.status)
         return self._make(original, final, response.status, headers, content_type, body, started, False)
 
     @staticmethod

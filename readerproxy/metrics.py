@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 
 #: Request latency buckets, seconds: a cached read is around a millisecond, a miss tens to hundreds.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -43,6 +50,22 @@ class Metrics:
             "readerproxy_extraction_seconds", "Parse + extract + render time by algorithm.", ["algorithm"],
             buckets=EXTRACTION_BUCKETS, registry=r,
         )
+        self.worker_events = Counter(
+            "readerproxy_extraction_jobs", "Extraction jobs by outcome (timed_out, cancelled, crashed, rejected, "
+            "retired).", ["event"], registry=r,
+        )
+        self.rate_limited = Counter(
+            "readerproxy_rate_limited", "Requests refused with 429 by the per-client rate limit.", registry=r
+        )
+        self.workers_busy = Gauge("readerproxy_extraction_busy", "Extraction workers busy now.", registry=r)
+        self.workers_waiting = Gauge(
+            "readerproxy_extraction_waiting", "Extractions waiting for a worker now.", registry=r
+        )
+        self.fetches_active = Gauge("readerproxy_fetches_active", "Upstream fetches in progress now.", registry=r)
+        self.fetches_waiting = Gauge(
+            "readerproxy_fetches_waiting", "Upstream fetches waiting for a slot (global or per host).", registry=r
+        )
+        self.limits = Gauge("readerproxy_limit", "Configured limits by name.", ["name"], registry=r)
         self._children: dict[tuple[Any, ...], Any] = {}
 
     def _child(self, metric: Any, *labels: str) -> Any:
@@ -69,6 +92,28 @@ class Metrics:
 
     def observe_extraction(self, algorithm: str, seconds: float) -> None:
         self.extraction.labels(algorithm).observe(seconds)
+
+    def worker_event(self, event: str) -> None:
+        """The WorkerPool's `on_event` callback."""
+        self._child(self.worker_events, event).inc()
+
+    def watch_workers(self, pool: Any) -> None:
+        """Busy and waiting extractions read from the pool at scrape time."""
+        self.workers_busy.set_function(lambda: pool.busy)
+        self.workers_waiting.set_function(lambda: pool.waiting)
+        self.limits.labels("extract_workers").set(pool.size)
+        self.limits.labels("extract_queue").set(pool.queue_limit)
+        self.limits.labels("extract_timeout_seconds").set(pool.deadline)
+
+    def watch_fetches(self, slots: Any) -> None:
+        """Active and waiting upstream fetches read from the fetcher's slots at scrape time."""
+        self.fetches_active.set_function(lambda: slots.active)
+        self.fetches_waiting.set_function(lambda: slots.waiting)
+        self.limits.labels("max_fetches").set(slots.max_total)
+        self.limits.labels("max_fetches_per_host").set(slots.max_per_host)
+
+    def proxy_request(self, outcome: str) -> None:
+        self._child(self.proxy_requests, outcome).inc()
 
     def exposition(self) -> tuple[bytes, str]:
         """The Prometheus text format and its content type."""

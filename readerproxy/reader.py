@@ -2,15 +2,15 @@
 and proxy mode.
 
 `Reader.read(ReadRequest)` fetches through the page store (HTTP caching, single flight), extracts
-with the one pipeline (`pipeline.process`) in a small thread pool so a big page does not stall the
-event loop, and caches the JSON-ready result by page version, algorithm, parameters and render
+with the one pipeline (`pipeline.process`) in a small pool of worker processes (`workers.py`: a
+deadline per extraction, after which the worker is killed and the request gets a 503
+"extraction_timeout"; a bounded queue in front), and caches the JSON-ready result by page version, algorithm, parameters and render
 options (one computation per key at a time). `Reader.opened()` owns the resources: the fetcher,
-the layered cache, the page store and the threads.
+the layered cache, the page store and the worker processes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import functools
@@ -18,7 +18,6 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +28,9 @@ from .extraction import Extractor, get_extractor, registry
 from .fetch import FetchedPage, Fetcher, FetchError, canonical_url
 from .metrics import Metrics
 from .pages import DecodedMemo, PageStore, page_version
-from .pipeline import process
-from .render import link_rewriter
 from .settings import Settings
 from .singleflight import SingleFlight
+from .workers import Job, WorkerPool
 
 RESULT_VERSION = 3  # bump when the cached result's shape changes
 
@@ -123,28 +121,33 @@ class Reader:
         self.fetcher: Fetcher | None = None
         self.cache: LayeredCache | None = None
         self.pages: PageStore | None = None
-        self.executor: ThreadPoolExecutor | None = None
+        self.workers: WorkerPool | None = None
         self.flights = SingleFlight()
         self._decoded_results: DecodedMemo[dict[str, Any]] = DecodedMemo(json.loads)
 
     @contextlib.asynccontextmanager
     async def opened(self) -> AsyncIterator[Reader]:
-        """Open the fetcher, cache and thread pool; close them all on the way out."""
+        """Open the fetcher, cache and worker processes; close them all on the way out."""
         settings = self.settings
         _prepare_cache_location(settings.cache)
         fetcher = Fetcher(settings.fetch)
         await fetcher.start()
+        self.metrics.watch_fetches(fetcher.slots)
         cache: LayeredCache | None = None
-        executor = ThreadPoolExecutor(max(1, settings.extract_workers), thread_name_prefix="extract")
+        workers = WorkerPool(settings.extract_workers, deadline=settings.extract_timeout,
+                             queue_limit=settings.extract_queue, max_rss_bytes=settings.worker_max_rss_bytes,
+                             on_event=self.metrics.worker_event)
         try:
+            await workers.start()
             cache = open_cache(settings.cache, on_event=self.metrics.cache_event,
                                memory_bytes=settings.memory_cache_bytes)
-            self.fetcher, self.cache, self.executor = fetcher, cache, executor
+            self.fetcher, self.cache, self.workers = fetcher, cache, workers
+            self.metrics.watch_workers(workers)
             self.pages = PageStore(cache, fetcher, default_ttl=settings.page_ttl, max_ttl=settings.max_ttl)
             yield self
         finally:
             self.pages = None
-            executor.shutdown(wait=False, cancel_futures=True)
+            await workers.close()
             if cache is not None:
                 await cache.close()
             await fetcher.close()
@@ -229,27 +232,13 @@ class Reader:
         self, body: bytes | str, url: str | None, content_type: str | None,
         extractor: Extractor[Any], params: object, *, images: bool = True, reader_links: bool = False,
     ) -> dict[str, Any]:
-        """The pipeline in the thread pool; the JSON view of the article."""
-        loop = asyncio.get_running_loop()
+        """The pipeline in a worker process, within the extraction deadline; the JSON view of the article."""
+        if self.workers is None:
+            raise RuntimeError("Reader used outside of opened()")
         began = time.perf_counter()
-        data = await loop.run_in_executor(
-            self.executor, _extract, body, url, content_type, extractor, params, images, reader_links,
-        )
+        data = await self.workers.run(Job(body, url, content_type, extractor.name, params, images, reader_links))
         self.metrics.observe_extraction(extractor.name, time.perf_counter() - began)
         return data
-
-
-def _extract(
-    body: bytes | str, url: str | None, content_type: str | None, extractor: Extractor[Any],
-    params: object, images: bool, reader_links: bool,
-) -> dict[str, Any]:
-    """The CPU part of a read (runs in a worker thread): bytes to the article's JSON view."""
-    rewrite = link_rewriter(url, extractor.name, lite=not images) if reader_links and url else None
-    article = process(body, url=url, content_type=content_type, algorithm=extractor, params=params,
-                      rewrite_link=rewrite, images=images)
-    data = article.to_dict()
-    data["final_url"] = url
-    return data
 
 
 def _prepare_cache_location(spec: str) -> None:

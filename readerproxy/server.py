@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
-from aiohttp import web
+from aiohttp import web, web_protocol
 
 from . import __version__
 from .api import algorithms
@@ -31,9 +31,10 @@ from .compression import CODINGS, Encoded, negotiate
 from .convert import parse_flag
 from .errors import ReaderproxyError, RequestError
 from .fetch import FetchError, validate_url
+from .limits import RateLimited, RateLimiter
 from .lru import LRU
 from .metrics import Metrics
-from .reader import Reader, ReadRequest, algorithm_params
+from .reader import Reader, ReadRequest, algorithm_params, target_url
 from .render import COOKIE_MAX_AGE, Preferences, Renderer, preferences, safe_base_url
 from .settings import Settings
 
@@ -59,6 +60,12 @@ ERROR_TITLES = {
     "not_html": "This is not a web page",
     "upstream": "The site did not answer properly",
     "timeout": "The site took too long to answer",
+    "empty": "The page has no content",
+    "busy": "Too many reads of that site right now",
+    "extraction_timeout": "This page took too long to extract",
+    "extraction_failed": "This page could not be extracted",
+    "overloaded": "The server is busy",
+    "rate_limited": "Too many requests",
     "bad_request": "Bad request",
     "not_found": "Not found",
     "internal": "Something went wrong",
@@ -76,6 +83,9 @@ SETTINGS = web.AppKey("settings", Settings)
 METRICS = web.AppKey("metrics", Metrics)
 READER = web.AppKey("reader", Reader)
 RENDERER = web.AppKey("renderer", Renderer)
+LIMITER = web.AppKey("limiter", RateLimiter)
+#: Routes that can make the server fetch or extract: the per-client rate limit applies to these.
+LIMITED_PREFIXES = ("/read", "/api/", "/compare")
 RENDERED = web.AppKey("rendered", LRU[RenderedKey, Encoded])
 STATIC = web.AppKey("static", dict[str, Encoded])
 
@@ -84,7 +94,7 @@ def create_app(settings: Settings) -> web.Application:
     """The reader server's application; resources open on startup and close on cleanup."""
     metrics = Metrics()
     app = web.Application(
-        middlewares=[metrics_middleware, error_middleware],
+        middlewares=[metrics_middleware, error_middleware, limits_middleware],
         client_max_size=settings.fetch.max_bytes,
     )
     app[SETTINGS] = settings
@@ -93,10 +103,14 @@ def create_app(settings: Settings) -> web.Application:
     app[RENDERER] = Renderer(settings.templates_dir, settings.static_dir)
     app[RENDERED] = LRU(RENDERED_PAGES_BYTES, lambda key, page: len(key[0]) + page.size)
     app[STATIC] = {name: _precompressed(asset.body) for name, asset in app[RENDERER].static.items()}
+    app[LIMITER] = RateLimiter(settings.rate_limit, settings.rate_burst)
+    metrics.limits.labels("rate_limit_per_second").set(settings.rate_limit)
+    metrics.limits.labels("rate_burst").set(settings.rate_burst)
     app.cleanup_ctx.append(_reader_resources)
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", index, name="index")
-    app.router.add_get("/read", read, name="read")
+    app.router.add_get("/read", read, name="read", allow_head=False)
+    app.router.add_head("/read", read_head, name="read_head")
     app.router.add_get("/api/extract", api_extract_get, name="api_extract")
     app.router.add_post("/api/extract", api_extract_post, name="api_extract_post")
     app.router.add_get("/healthz", healthz, name="healthz")
@@ -142,6 +156,18 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
 
 
 @web.middleware
+async def limits_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The per-client token bucket (429 + Retry-After) on the routes that fetch or extract."""
+    if request.path.startswith(LIMITED_PREFIXES):
+        try:
+            request.app[LIMITER].take(request.remote or "")
+        except RateLimited:
+            request.app[METRICS].rate_limited.inc()
+            raise
+    return await handler(request)
+
+
+@web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Every failure becomes an HTML page (or JSON under /api/), never a traceback."""
     try:
@@ -150,7 +176,11 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return error_response(request, exc.status, exc.kind, exc.message, exc.final_url or exc.url,
                               upstream_status=exc.upstream_status)
     except ReaderproxyError as exc:
-        return error_response(request, exc.status, exc.kind, exc.message)
+        response = error_response(request, exc.status, exc.kind, exc.message, getattr(exc, "url", None))
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            response.headers["Retry-After"] = str(retry_after)
+        return response
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -255,6 +285,20 @@ async def read(request: web.Request) -> web.Response:
             for name, value in prefs.cookies().items():
                 response.set_cookie(name, value, max_age=COOKIE_MAX_AGE, path="/", samesite="Lax", httponly=True)
     response.headers["X-Cache"] = result.cache
+    return response
+
+
+async def read_head(request: web.Request) -> web.Response:
+    """HEAD /read: the request is checked (URL, format, algorithm) but nothing is fetched or extracted."""
+    fmt = request.query.get("format", "html")
+    if fmt not in FORMATS:
+        raise RequestError(f"format must be one of {', '.join(FORMATS)}")
+    prefs, _ = preferences(request.query, request.cookies)
+    read_request = _read_request(request, prefs, for_reader=fmt == "html")
+    target_url(read_request.url)
+    request.app[READER].resolve_request(read_request.algorithm, read_request.params)
+    response = web.Response(status=200, content_type=FORMATS[fmt], charset="utf-8")
+    response.headers["X-Cache"] = "none"
     return response
 
 
@@ -384,8 +428,10 @@ def run(settings: Settings) -> None:
 
 async def _serve_until_stopped(settings: Settings) -> None:
     app = create_app(settings)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    # keepalive_timeout also bounds the wait for a new connection's first request line and headers
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=settings.header_timeout)
     await runner.setup()
+    _harden_protocol(runner)
     site = web.TCPSite(runner, settings.host, settings.port, shutdown_timeout=3.0)
     await site.start()
     stop = asyncio.Event()
@@ -407,3 +453,37 @@ async def _serve_until_stopped(settings: Settings) -> None:
     finally:
         log.info("stopping")
         await runner.cleanup()
+
+
+class _HardenedHandler(web_protocol.RequestHandler):
+    """aiohttp's connection handler, with its protocol-level errors (over-long request line or header,
+    malformed request) answered with our security headers and logged as one WARNING line."""
+
+    def handle_error(self, request: Any, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        if status >= 500:
+            response = super().handle_error(request, status, exc, message)
+        else:
+            log.warning("bad request from %s: %s", request.remote, message or exc)
+            if request.writer.output_size > 0:
+                raise ConnectionError("Response is sent already, cannot send another response")
+            phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
+            response = web.Response(status=status, text=f"{status} {phrase}", content_type="text/plain")
+            response.force_close()
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+
+class _HardenedServer(web.Server):
+    __slots__ = ()
+
+    def __call__(self) -> web_protocol.RequestHandler:
+        return _HardenedHandler(self, loop=self._loop, **self._kwargs)
+
+
+def _harden_protocol(runner: web.AppRunner) -> None:
+    """Make the runner's low-level server hand connections to `_HardenedHandler`."""
+    server = runner.server
+    if server is not None and type(server) is web.Server:
+        server.__class__ = _HardenedServer

@@ -60,7 +60,11 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption("page_ttl", "seconds a fetched page stays fresh without Cache-Control/Expires", "SECONDS"),
     ServeOption("max_ttl", "upper bound in seconds on any upstream freshness", "SECONDS"),
     ServeOption("result_ttl", "seconds an extraction result is kept", "SECONDS"),
-    ServeOption("extract_workers", "threads for parsing and extraction", "N"),
+    ServeOption("extract_workers", "worker processes for parsing and extraction", "N"),
+    ServeOption("extract_timeout", "seconds an extraction may run before its worker is killed (503)", "SECONDS"),
+    ServeOption("extract_queue", "extractions that may wait for a worker; more get 503 + Retry-After", "N"),
+    ServeOption("rate_limit", "requests per second per client address on /read and /api (0: no limit)", "RATE"),
+    ServeOption("rate_burst", "requests a client may make at once before the rate limit applies", "N"),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
@@ -95,7 +99,13 @@ class Settings:
     page_ttl: float = 300.0  # freshness of a fetched page without Cache-Control/Expires, seconds
     max_ttl: float = 86400.0  # upper bound on any upstream freshness, seconds
     result_ttl: float = 86400.0  # extraction results (keyed by the page version they came from)
-    extract_workers: int = 2  # threads for parse + extract + render, off the event loop
+    extract_workers: int = 2  # worker processes for parse + extract + render (workers.py)
+    extract_timeout: float = 10.0  # an extraction's deadline; then its worker is killed (503)
+    extract_queue: int = 32  # extractions waiting for a worker; one more gets 503 + Retry-After
+    worker_max_rss_bytes: int = 768 * 1024 * 1024  # a worker whose peak passes this is replaced
+    rate_limit: float = 20.0  # token bucket per client address on /read and /api/*: requests per second
+    rate_burst: int = 100  # the bucket's size (0 rate: no limit)
+    header_timeout: float = 10.0  # seconds to receive a request's headers (slowloris clients)
     default_algorithm: str = "auto"
     templates_dir: Path | None = None  # None: the templates shipped with the package
     static_dir: Path | None = None  # None: the static files shipped with the package
