@@ -112,8 +112,10 @@ def test_reader_page_shows_metadata_content_and_badge(renderer: Renderer) -> Non
     assert tree.css_first(".site").text() == "Example Site"
     assert "min read" in tree.css_first(".reading-time").text()
     assert "Second paragraph" in tree.css_first(".content").text()
-    badge = tree.css_first(".badge").text()
-    assert badge.startswith("density")
+    # auto names the algorithm whose selection is shown; no score (it means different things per algorithm)
+    assert tree.css_first(".badge").text() == "auto via density"
+    asked = LexborHTMLParser(renderer.reader_page(data, Preferences(), "density"))
+    assert asked.css_first(".badge").text() == "density"
     originals = [a.attributes["href"] for a in tree.css("a.original, a.original-top")]
     assert originals == ["https://example.com/a/page.html"] * 2
     stylesheet = tree.css_first('link[rel="stylesheet"]').attributes["href"]
