@@ -8,7 +8,7 @@ from typing import Any
 
 from .extraction import Extraction
 from .metadata import Metadata
-from .output import html_to_markdown
+from .output import escape_markdown, html_to_markdown, markdown_url
 from .readingtime import reading_minutes, word_count
 
 
@@ -60,8 +60,9 @@ class Article:
 
 def markdown_document(title: str | None, html: str, source: str | None = None) -> str:
     """The article as a Markdown document: the title as a heading, an optional source line, the body."""
-    heading = f"# {title}\n\n" if title else ""
-    origin = f"Source: <{source}>\n\n" if source else ""
+    heading = f"# {escape_markdown(' '.join(title.split()))}\n\n" if title and title.strip() else ""
+    link = markdown_url(source)
+    origin = f"Source: [{escape_markdown(source or '')}]({link})\n\n" if link else ""
     return heading + origin + html_to_markdown(html)
 
 

@@ -568,34 +568,98 @@ def render_text(doc: Document, selection: np.ndarray) -> str:
     return _BLANK_LINES.sub("\n\n", "\n\n".join(blocks))
 
 
+#: Deepest element nesting rendered as Markdown structure; anything deeper comes out as its text.
+MARKDOWN_DEPTH = 100
+#: Characters escaped with a backslash wherever they occur in text: CommonMark's inline syntax and
+#: raw HTML (`<`), entity references (`&`) and table cells (`|`).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>&|~])")
+#: What makes a block at the start of a line: ATX heading, list item, quote, setext underline, thematic break.
+_MD_LINE_START = re.compile(r"^(\s*)([#+=-]|\d{1,9}(?=[.)]))([.)]?)")
+_MD_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+#: Characters percent-encoded in a link destination: those that end or confuse one (spaces, parentheses,
+#: angle brackets, quotes, backslash, backtick) and every control character.
+_MD_URL_UNSAFE = re.compile(r"[\x00-\x20\x7f()<>\"'\\`]")
+
+
+def escape_markdown(text: str) -> str:
+    """Text that Markdown shows as itself: no emphasis, links, raw HTML, entities or block syntax."""
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_LINE_START.sub(_escape_line_start, text)
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    space, mark, after = match.groups()
+    if mark.isdigit():  # "1." starts a list: escape the punctuation (digits have no escape)
+        return f"{space}{mark}\\{after}"
+    return f"{space}\\{mark}{after}"
+
+
+def markdown_url(url: str | None) -> str | None:
+    """A link destination for Markdown: http(s) or relative only (None otherwise), percent-encoded
+    where a character would end the destination, `&` escaped so no entity can spell a scheme."""
+    if not url:
+        return None
+    url = url.strip()
+    cleaned = re.sub(r"[\x00-\x20\x7f]", "", url)
+    for candidate in (cleaned, html_lib.unescape(cleaned)):
+        match = _MD_SCHEME.match(candidate)
+        if match and match.group(1).lower() not in ("http", "https"):
+            return None
+    if not cleaned:
+        return None
+    encoded = _MD_URL_UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", url)
+    return encoded.replace("&", "\\&")
+
+
+def _code_fence(text: str, minimum: int) -> str:
+    """A run of backticks longer than any in `text` (at least `minimum`)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(minimum, longest + 1)
+
+
 def html_to_markdown(fragment: str) -> str:
-    """Markdown of a sanitised fragment: headings, lists, quotes, code, links, images, emphasis."""
+    """Markdown of a sanitised fragment: headings, lists, quotes, code, links, images, emphasis.
+
+    Safe to render with HTML allowed: text is escaped (`escape_markdown`), links and images keep
+    only http(s) and relative URLs (`markdown_url`), code is fenced longer than any backtick run in it,
+    and nesting deeper than MARKDOWN_DEPTH comes out as text.
+    """
     if not fragment:
         return ""
     root = LexborHTMLParser(f"<body>{fragment}</body>").body
     if root is None:
         return ""
-    text = _markdown_children(root, list_depth=0)
+    text = _markdown_children(root, list_depth=0, depth=0)
     text = re.sub(r"[ \t]+\n", "\n", text)
     return _BLANK_LINES.sub("\n\n", text).strip() + "\n"
 
 
-def _markdown_children(node: LexborNode, list_depth: int) -> str:
+def _markdown_children(node: LexborNode, list_depth: int, depth: int) -> str:
     parts: list[str] = []
     child = node.child
     while child is not None:
-        parts.append(_markdown_node(child, list_depth))
+        parts.append(_markdown_node(child, list_depth, depth + 1))
         child = child.next
     return "".join(parts)
 
 
-def _markdown_node(node: LexborNode, list_depth: int) -> str:
+def _markdown_node(node: LexborNode, list_depth: int, depth: int) -> str:
     tag = node.tag
     if tag == "-text":
-        return _WS.sub(" ", (node.text_content or "").replace("\n", " "))
+        return escape_markdown(_WS.sub(" ", (node.text_content or "").replace("\n", " ")))
     if tag is None or tag.startswith("-"):
         return ""
-    inner = _markdown_children(node, list_depth)
+    if depth > MARKDOWN_DEPTH:
+        return f"\n\n{escape_markdown(_WS.sub(' ', node.text(deep=True).replace(chr(10), ' ')).strip())}\n\n"
+    if tag == "code":
+        code = _WS.sub(" ", node.text(deep=True).replace("\n", " "))
+        fence = _code_fence(code, 1)
+        return f"{fence} {code} {fence}" if code.strip() else ""
+    if tag == "pre":
+        code = node.text(deep=True).strip("\n")
+        fence = _code_fence(code, 3)
+        return f"\n\n{fence}\n{code}\n{fence}\n\n"
+    inner = _markdown_children(node, list_depth, depth)
     if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
         return f"\n\n{'#' * int(tag[1])} {inner.strip()}\n\n"
     if tag in ("p", "div", "section", "article", "figure", "table", "details", "dl"):
@@ -612,10 +676,6 @@ def _markdown_node(node: LexborNode, list_depth: int) -> str:
         return f"**{inner.strip()}**" if inner.strip() else ""
     if tag in ("em", "i"):
         return f"*{inner.strip()}*" if inner.strip() else ""
-    if tag == "code":
-        return f"`{inner}`"
-    if tag == "pre":
-        return f"\n\n```\n{node.text(deep=True).strip(chr(10))}\n```\n\n"
     if tag == "blockquote":
         lines = inner.strip().splitlines()
         return "\n\n" + "\n".join(f"> {line}" if line else ">" for line in lines) + "\n\n"
@@ -626,18 +686,20 @@ def _markdown_node(node: LexborNode, list_depth: int) -> str:
         while child is not None:
             if child.tag == "li":
                 marker = f"{number}." if tag == "ol" else "-"
-                body = _markdown_children(child, list_depth + 1).strip()
+                body = _markdown_children(child, list_depth + 1, depth + 1).strip()
                 body = body.replace("\n", "\n" + "  " * (list_depth + 1))
                 items.append("  " * list_depth + f"{marker} {body}")
                 number += 1
             child = child.next
         return "\n\n" + "\n".join(items) + "\n\n"
     if tag == "a":
-        href = node.attributes.get("href")
+        href = markdown_url(node.attributes.get("href"))
         label = inner.strip()
         return f"[{label}]({href})" if href and label else inner
     if tag == "img":
-        src = node.attributes.get("src")
-        alt = node.attributes.get("alt") or ""
-        return f"![{alt}]({src})" if src else ""
+        src = markdown_url(node.attributes.get("src"))
+        alt = escape_markdown(_WS.sub(" ", node.attributes.get("alt") or "").strip())
+        if src is None:
+            return alt
+        return f"![{alt}]({src})"
     return inner
