@@ -138,6 +138,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ca(args: argparse.Namespace) -> int:
+    """`readerproxy ca`: the --intercept-https CA (created on first use): where it is, how to trust it."""
+    try:
+        from .proxy.tls import CertificateAuthority, ca_directory, describe
+    except ImportError as exc:
+        print(f"readerproxy ca needs the cryptography package ({exc})", file=sys.stderr)
+        return 2
+    from .settings import data_dir
+
+    print(describe(CertificateAuthority.load_or_create(ca_directory(data_dir()))))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="readerproxy", description=__doc__)
     parser.add_argument("--version", action="version", version=f"readerproxy {__version__}")
@@ -172,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "and a TOML config file; the command line wins.")
     add_serve_arguments(p)
     p.set_defaults(handler=cmd_serve)
+
+    p = sub.add_parser("ca", help="where the --intercept-https CA certificate is and how to trust it")
+    p.set_defaults(handler=cmd_ca)
     return parser
 
 

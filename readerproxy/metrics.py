@@ -66,6 +66,10 @@ class Metrics:
             "readerproxy_fetches_waiting", "Upstream fetches waiting for a slot (global or per host).", registry=r
         )
         self.limits = Gauge("readerproxy_limit", "Configured limits by name.", ["name"], registry=r)
+        self.proxy_requests = Counter(
+            "readerproxy_proxy_requests", "Proxied requests by outcome (reader_view, passed_through, tunnelled, "
+            "refused, error).", ["outcome"], registry=r,
+        )
         self._children: dict[tuple[Any, ...], Any] = {}
 
     def _child(self, metric: Any, *labels: str) -> Any:
@@ -111,6 +115,9 @@ class Metrics:
         self.fetches_waiting.set_function(lambda: slots.waiting)
         self.limits.labels("max_fetches").set(slots.max_total)
         self.limits.labels("max_fetches_per_host").set(slots.max_per_host)
+
+    def proxy_request(self, outcome: str) -> None:
+        self._child(self.proxy_requests, outcome).inc()
 
     def proxy_request(self, outcome: str) -> None:
         self._child(self.proxy_requests, outcome).inc()

@@ -107,6 +107,10 @@ def create_app(settings: Settings) -> web.Application:
     metrics.limits.labels("rate_limit_per_second").set(settings.rate_limit)
     metrics.limits.labels("rate_burst").set(settings.rate_burst)
     app.cleanup_ctx.append(_reader_resources)
+    if settings.proxy_port is not None:  # proxy mode: its own listener (readerproxy/proxy/server.py says why)
+        app.cleanup_ctx.append(_proxy_resources)
+    if settings.auth or settings.auth_file:
+        app.middlewares.append(auth_middleware)
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", index, name="index")
     app.router.add_get("/read", read, name="read", allow_head=False)
@@ -114,6 +118,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/api/extract", api_extract_get, name="api_extract")
     app.router.add_post("/api/extract", api_extract_post, name="api_extract_post")
     app.router.add_get("/healthz", healthz, name="healthz")
+    app.router.add_get("/proxy.pac", proxy_pac, name="proxy_pac")
     app.router.add_get("/metrics", metrics_handler, name="metrics")
     app.router.add_get("/static/{name}", static, name="static")
     app.router.add_get("/favicon.ico", favicon, name="favicon")
@@ -123,6 +128,41 @@ def create_app(settings: Settings) -> web.Application:
 async def _reader_resources(app: web.Application) -> AsyncIterator[None]:
     async with app[READER].opened():
         yield
+
+
+async def _proxy_resources(app: web.Application) -> AsyncIterator[None]:
+    from .proxy import proxy_listener
+
+    async with proxy_listener(app[SETTINGS], app[READER], app[RENDERER], app[METRICS]):
+        yield
+
+
+async def proxy_pac(request: web.Request) -> web.Response:
+    """GET /proxy.pac: a PAC file pointing at this server's proxy listener (404 without --proxy-port)."""
+    settings = request.app[SETTINGS]
+    if settings.proxy_port is None:
+        raise web.HTTPNotFound(reason="proxy mode is off (--proxy-port)")
+    from .proxy import pac_file
+
+    host = (request.url.host or settings.host) if request.host else settings.host
+    return web.Response(text=pac_file(host, settings.proxy_port), content_type="application/x-ns-proxy-autoconfig")
+
+
+#: Routes open without credentials: health checks, and the PAC file (browsers fetch it without any).
+OPEN_PATHS = frozenset({"/healthz", "/proxy.pac"})
+
+
+@web.middleware
+async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """`--auth`: HTTP Basic on the reader routes, with the proxy's credentials."""
+    from .proxy.addons import basic_matches, configured_credentials
+
+    credentials = configured_credentials(request.app[SETTINGS])
+    if request.path in OPEN_PATHS or credentials is None or basic_matches(
+            request.headers.get("Authorization"), credentials):
+        return await handler(request)
+    return web.Response(status=401, text="Authentication required.\n",
+                        headers={"WWW-Authenticate": 'Basic realm="readerproxy", charset="UTF-8"'})
 
 
 async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:

@@ -65,6 +65,13 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption("extract_queue", "extractions that may wait for a worker; more get 503 + Retry-After", "N"),
     ServeOption("rate_limit", "requests per second per client address on /read and /api (0: no limit)", "RATE"),
     ServeOption("rate_burst", "requests a client may make at once before the rate limit applies", "N"),
+    ServeOption("proxy_port", "also listen as a browser proxy on this port (proxy mode; off by default)", "PORT"),
+    ServeOption("auth", "USER:PASS required from proxy clients (Proxy-Authorization) and reader routes", "USER:PASS"),
+    ServeOption("auth_file", "file whose first line is USER:PASS (instead of --auth)", "FILE"),
+    ServeOption("insecure_open_proxy", "allow a proxy on a non-loopback address without --auth"),
+    ServeOption("intercept_https", "decrypt HTTPS with a local CA (see `readerproxy ca`) to show reader views"),
+    ServeOption("resolve", "HOST:IP[,HOST:IP…] host names mapped to addresses inside the proxy (tests)", "MAP"),
+    ServeOption("upstream_ca", "extra CA certificates (PEM) trusted for upstream HTTPS in proxy mode", "FILE"),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
@@ -109,6 +116,16 @@ class Settings:
     default_algorithm: str = "auto"
     templates_dir: Path | None = None  # None: the templates shipped with the package
     static_dir: Path | None = None  # None: the static files shipped with the package
+    # Proxy mode (readerproxy/proxy/): off unless proxy_port is set.
+    proxy_port: int | None = None
+    auth: str | None = None  # USER:PASS for proxy clients and the reader routes
+    auth_file: Path | None = None
+    insecure_open_proxy: bool = False
+    intercept_https: bool = False
+    resolve: str = ""  # HOST:IP,HOST:IP
+    upstream_ca: Path | None = None
+    reader_hosts: tuple[str, ...] = ()  # config only: always the reader view (a list, or "a.com,b.org")
+    direct_hosts: tuple[str, ...] = ()  # config only: never the reader view
 
     @property
     def allow_private(self) -> bool:
@@ -147,7 +164,17 @@ def load_settings(
         fetch=dataclasses.replace(settings.fetch, **_typed(FetchSettings, fetch, source="[fetch]")),
     )
     check_cache_spec(settings.cache)
+    check_open_proxy(settings)
     return settings
+
+
+def check_open_proxy(settings: Settings) -> None:
+    """A proxy on a non-loopback address needs --auth (or an explicit --insecure-open-proxy)."""
+    if settings.proxy_port is None or settings.auth or settings.auth_file or settings.insecure_open_proxy:
+        return
+    if settings.host not in ("127.0.0.1", "::1", "localhost") and not settings.host.startswith("127."):
+        raise SettingsError(f"refusing to run an open proxy on {settings.host}: give --auth USER:PASS "
+                            "(or --insecure-open-proxy if you really mean it)")
 
 
 def check_cache_spec(spec: str) -> None:

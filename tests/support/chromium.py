@@ -16,7 +16,7 @@ import itertools
 import json
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +45,9 @@ class DevToolsError(RuntimeError):
 class Chromium:
     """One headless browser process and its DevTools websocket."""
 
-    def __init__(self, executable: Path = CHROMIUM) -> None:
+    def __init__(self, executable: Path = CHROMIUM, extra_flags: Sequence[str] = ()) -> None:
         self.executable = executable
+        self.extra_flags = tuple(extra_flags)  # e.g. --proxy-server=127.0.0.1:PORT for proxy tests
         self.process: asyncio.subprocess.Process | None = None
         self.profile: str | None = None
         self._http: aiohttp.ClientSession | None = None
@@ -60,7 +61,8 @@ class Chromium:
     async def start(self) -> None:
         self.profile = tempfile.mkdtemp(prefix="readerproxy-chromium-")
         self.process = await asyncio.create_subprocess_exec(
-            str(self.executable), *FLAGS, f"--user-data-dir={self.profile}", "--remote-debugging-port=0",
+            str(self.executable), *FLAGS, *self.extra_flags, f"--user-data-dir={self.profile}",
+            "--remote-debugging-port=0",
             "about:blank",
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
         )

@@ -29,13 +29,24 @@ Routes:
   /nostore/<key>         Cache-Control: no-store
   /counter/<name>?delay=S  counts hits (sleeps S, default 0.2, so concurrent callers overlap)
   /broken                broken HTML (unclosed tags, stray end tags)
+Proxy-mode routes:
+  /echo                  any method: JSON of the method, path, query, headers, body length and SHA-256
+  /download?mb=N         N MB (default 20) of application/octet-stream, streamed, Content-Length set
+  /plain                 a non-article page with an image (/binary) and a stylesheet (/plain.css)
+  /form                  a page with a POST form to /echo
+  /chunked               an HTML page sent chunked (no Content-Length)
+  /set-cookie            sets a cookie and echoes the Cookie header it got
+The `tls_upstream` fixture serves the same site over HTTPS with a certificate for `secure.test`
+from a test CA (`ca_file`, `ca_spki`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import gzip
+import hashlib
 import json
+import ssl
 import threading
 import time
 import zlib
@@ -113,9 +124,12 @@ def bomb_body(encoding: str) -> bytes:
 class Upstream:
     """A running upstream test site: `url(path)`, request counters, and the app routes."""
 
-    def __init__(self) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
         self.host = "127.0.0.1"
         self.port = 0
+        self.ssl_context = ssl_context
+        self.ca_file: Path | None = None
+        self.ca_spki = ""
         self.counts: Counter[str] = Counter()
         self.conditionals: Counter[str] = Counter()
         self._lock = threading.Lock()
@@ -194,7 +208,7 @@ class Upstream:
     async def _start_site(self) -> None:
         self._runner = web.AppRunner(self.app(), shutdown_timeout=0.5, handle_signals=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, 0)
+        site = web.TCPSite(self._runner, self.host, 0, ssl_context=self.ssl_context)
         await site.start()
         server = site._server
         assert server is not None and isinstance(server, asyncio.base_events.Server)
@@ -238,6 +252,13 @@ class Upstream:
         r.add_get("/nostore/{key}", self.nostore)
         r.add_get("/counter/{name}", self.counter)
         r.add_get("/broken", self.broken)
+        r.add_route("*", "/echo", self.echo)
+        r.add_get("/download", self.download)
+        r.add_get("/plain", self.plain)
+        r.add_get("/plain.css", self.plain_css)
+        r.add_get("/form", self.form)
+        r.add_get("/chunked", self.chunked)
+        r.add_get("/set-cookie", self.set_cookie)
         return app
 
     @web.middleware
@@ -384,6 +405,101 @@ class Upstream:
 
     async def broken(self, request: web.Request) -> web.Response:
         return _html(BROKEN_HTML)
+
+    # ---- proxy mode -----------------------------------------------------------------------------
+    async def echo(self, request: web.Request) -> web.Response:
+        digest = hashlib.sha256()
+        length = 0
+        async for chunk in request.content.iter_chunked(64 * 1024):
+            digest.update(chunk)
+            length += len(chunk)
+        return web.json_response({
+            "method": request.method, "path": request.path, "query": request.query_string,
+            "headers": [[k, v] for k, v in request.headers.items()], "length": length,
+            "sha256": digest.hexdigest(), "chunked": "chunked" in request.headers.get("Transfer-Encoding", ""),
+        })
+
+    async def download(self, request: web.Request) -> web.StreamResponse:
+        size = int(float(request.query.get("mb", "20")) * 1024 * 1024)
+        response = web.StreamResponse(headers={
+            "Content-Type": "application/octet-stream", "Content-Length": str(size),
+            "Content-Disposition": 'attachment; filename="big.bin"'})
+        await response.prepare(request)
+        chunk = bytes(range(256)) * 256  # 64 KiB
+        sent = 0
+        try:
+            while sent < size:
+                part = chunk[: size - sent]
+                await response.write(part)
+                sent += len(part)
+            await response.write_eof()
+        except ConnectionError:
+            pass
+        return response
+
+    async def plain(self, request: web.Request) -> web.Response:
+        return _html(PLAIN_HTML)
+
+    async def plain_css(self, request: web.Request) -> web.Response:
+        return web.Response(text=PLAIN_CSS, content_type="text/css")
+
+    async def form(self, request: web.Request) -> web.Response:
+        return _html(FORM_HTML)
+
+    async def chunked(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/html; charset=utf-8"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        for part in ARTICLE_HTML.encode().split(b"<p>"):
+            await response.write(part + b"<p>" if part else b"<p>")
+        await response.write_eof()
+        return response
+
+    async def set_cookie(self, request: web.Request) -> web.Response:
+        response = web.json_response({"cookie": request.headers.get("Cookie")})
+        response.set_cookie("session", "abc123", path="/")
+        return response
+
+
+PLAIN_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>Plain page</title>
+<link rel="stylesheet" href="/plain.css"></head>
+<body><h1 id="title">Not an article</h1><img id="pixel" src="/binary" alt="pixel" width="10" height="10">
+<ul><li><a href="/article">Article</a></li><li><a href="/form">Form</a></li></ul></body></html>
+"""
+PLAIN_CSS = "#title { color: rgb(1, 2, 3); }\n"
+FORM_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>Form</title></head>
+<body><form id="f" method="post" action="/echo" enctype="application/x-www-form-urlencoded">
+<input name="name" value="Zoë &amp; co"><textarea name="text">line one
+line two</textarea><button type="submit">Send</button></form></body></html>
+"""
+
+
+def make_tls_upstream(directory: Path) -> Upstream:
+    """The upstream site over HTTPS: a certificate for `secure.test` signed by a fresh test CA."""
+    from readerproxy.proxy.tls import key_pem, make_ca, make_leaf, pem, spki_sha256
+
+    ca_key, ca_cert = make_ca("readerproxy test upstream CA")
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    leaf_key = ec.generate_private_key(ec.SECP256R1())
+    leaf = make_leaf("secure.test", ca_key, ca_cert, leaf_key)
+    (directory / "ca.pem").write_bytes(pem(ca_cert))
+    (directory / "server.pem").write_bytes(pem(leaf) + pem(ca_cert) + key_pem(leaf_key))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(directory / "server.pem")
+    site = Upstream(context)
+    site.ca_file = directory / "ca.pem"
+    site.ca_spki = spki_sha256(ca_cert)
+    return site
+
+
+@pytest.fixture(scope="session")
+def tls_upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
+    """The upstream site over HTTPS on 127.0.0.1, certificate for `secure.test` from a test CA."""
+    site = make_tls_upstream(tmp_path_factory.mktemp("tls-upstream"))
+    site.start()
+    yield site
+    site.stop()
 
 
 @pytest.fixture(scope="session")
