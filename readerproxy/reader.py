@@ -11,27 +11,32 @@ the layered cache, the page store and the worker processes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import functools
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .cache import LayeredCache, open_cache, parse_cache_spec
+from .compare import Comparison, compare_page_source
 from .errors import RequestError
 from .extraction import Extractor, get_extractor, registry
 from .fetch import FetchedPage, Fetcher, FetchError, canonical_url
 from .metrics import Metrics
+from .overlay import Inspection
+from .overlay import inspect as inspect_page
 from .pages import DecodedMemo, PageStore, page_version
 from .settings import Settings
 from .singleflight import SingleFlight
 from .workers import Job, WorkerPool
 
+T = TypeVar("T")
 RESULT_VERSION = 3  # bump when the cached result's shape changes
 
 #: An address typed without a scheme: a host name with a dot, an optional port, then a path.
@@ -239,6 +244,49 @@ class Reader:
         data = await self.workers.run(Job(body, url, content_type, extractor.name, params, images, reader_links))
         self.metrics.observe_extraction(extractor.name, time.perf_counter() - began)
         return data
+
+    # Overlays, compare and blocks=1 need the Document and the Extraction, which cannot cross a
+    # process boundary: the page is first read through the worker pool (deadline, result cache: a
+    # page that times out there never gets here), then the inspection and what is built from it
+    # (`finish`, a pure function returning plain data) run in a thread, one at a time.
+
+    async def inspect(self, request: ReadRequest, finish: Callable[[Inspection], T]) -> T:
+        """`finish` of the page's Inspection (text, Document, Extraction, Article) for `request`."""
+        page = await self._gated_page(request)
+        extractor, params = self.resolve_request(request.algorithm, request.params)
+        return await self.inspect_bytes(page.body, page.final_url, page.content_type, extractor, params, finish)
+
+    async def inspect_bytes(
+        self, body: bytes | str, url: str | None, content_type: str | None,
+        extractor: Extractor[Any], params: object, finish: Callable[[Inspection], T],
+    ) -> T:
+        """`finish` of the Inspection of a page given as bytes (POST /api/extract?blocks=1)."""
+        def work() -> T:
+            return finish(inspect_page(body, url=url, content_type=content_type, algorithm=extractor, params=params))
+
+        return await self._in_thread(work)
+
+    async def compare(self, request: ReadRequest, finish: Callable[[Comparison], T]) -> T:
+        """`finish` of every registered algorithm run on the page (parsed once)."""
+        page = await self._gated_page(request)
+
+        def work() -> T:
+            return finish(compare_page_source(page.body, url=page.final_url, content_type=page.content_type))
+
+        return await self._in_thread(work)
+
+    async def _gated_page(self, request: ReadRequest) -> FetchedPage:
+        await self.read(request)  # through the worker pool and its deadline; fills the caches
+        assert self.pages is not None
+        page, _ = await self.pages.get(target_url(request.url))
+        return page
+
+    async def _in_thread(self, work: Callable[[], T]) -> T:
+        gate = self.__dict__.get("_inspect_gate")
+        if gate is None:
+            gate = self.__dict__["_inspect_gate"] = asyncio.Semaphore(1)
+        async with gate:
+            return await asyncio.to_thread(work)
 
 
 def _prepare_cache_location(spec: str) -> None:

@@ -34,6 +34,7 @@ from .fetch import FetchError, validate_url
 from .limits import RateLimited, RateLimiter
 from .lru import LRU
 from .metrics import Metrics
+from .overlay_views import add_blocks, add_blocks_posted, compare_view, overlay_view, wants_blocks
 from .reader import Reader, ReadRequest, algorithm_params, target_url
 from .render import COOKIE_MAX_AGE, Preferences, Renderer, preferences, safe_base_url
 from .settings import Settings
@@ -118,6 +119,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/api/extract", api_extract_get, name="api_extract")
     app.router.add_post("/api/extract", api_extract_post, name="api_extract_post")
     app.router.add_get("/healthz", healthz, name="healthz")
+    app.router.add_get("/compare", compare_view, name="compare")
     app.router.add_get("/proxy.pac", proxy_pac, name="proxy_pac")
     app.router.add_get("/metrics", metrics_handler, name="metrics")
     app.router.add_get("/static/{name}", static, name="static")
@@ -298,6 +300,8 @@ async def read(request: web.Request) -> web.Response:
     fmt = request.query.get("format", "html")
     if fmt not in FORMATS:
         raise RequestError(f"format must be one of {', '.join(FORMATS)}")
+    if request.query.get("view") == "overlay":
+        return await overlay_view(request)
     prefs, changed = preferences(request.query, request.cookies)
     html_view = fmt == "html"
     read_request = _read_request(request, prefs, for_reader=html_view)
@@ -346,6 +350,8 @@ async def api_extract_get(request: web.Request) -> web.Response:
     """GET /api/extract?url=…&algo=… — the JSON view of a page."""
     prefs, _ = preferences({}, {})
     result = await request.app[READER].read(_read_request(request, prefs, for_reader=False))
+    if wants_blocks(request):
+        await add_blocks(request, result.data)
     response = _json(request, result.data)
     response.headers["X-Cache"] = result.cache
     return response
@@ -382,6 +388,8 @@ async def api_extract_post(request: web.Request) -> web.Response:
     reader = request.app[READER]
     extractor, settings = reader.resolve_request(algorithm, params)
     data = await reader.extract_bytes(body, url, content_type, extractor, settings)
+    if wants_blocks(request):
+        await add_blocks_posted(request, data, body, url, content_type, extractor, settings)
     data["url"] = url
     data["cache"] = {"page": "none", "result": "none"}
     response = _json(request, data)

@@ -1,0 +1,802 @@
+"""Overlays: the original page, sanitised, with every scored block of an `Extraction` outlined.
+
+Works from the `Document` and the `Extraction` only (blocks, selection, signals, score, params);
+it never looks inside an algorithm. Pure functions, I/O at the edges:
+
+- `inspect(source, …)` runs the pipeline's phases (`pipeline.resolve`, `decode`, `parse`,
+  `run_extractor`, `render`) and keeps what an overlay needs: the text, the Document, the
+  Extraction and the Article.
+- `block_marks(doc, blocks)` finds where each block sits in the page. An element block marks its
+  element. A range of tokens (a line, a string, a segment: Block.start/end index the linear view)
+  becomes the run of sibling nodes under the lowest element containing both ends; a run of several
+  siblings is wrapped in a `<span>`, a run of one is that element. Runs that would cross one
+  another (or sit where a span cannot, e.g. between table rows) mark the enclosing element.
+- `page_body(doc, extraction)` rebuilds the page's body from the linear view with the marks (class
+  `rpo-mark`, `data-rpo-blocks`, a score badge per block) and puts it through nh3 with a broad
+  allowlist: no script, event handler, `javascript:` URL, frame, object or form survives.
+- `page_styles(text, base)` the page's own stylesheets (links and `<style>` bodies, which the
+  Document drops), so the page still looks like itself; the response's CSP allows styles and
+  images but no script of the page.
+- `overlay_page(...)` the whole page: `templates/overlay.html` with the panel (algorithm,
+  parameters form, time, share selected, charts from `charts.py`).
+- `blocks_json(doc, extraction)` the blocks for `/api/extract?blocks=1`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import html
+import json
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import urljoin, urlsplit
+
+import jinja2
+import nh3
+import numpy as np
+from selectolax.lexbor import LexborHTMLParser
+
+from . import charts as charts_module
+from .article import Article
+from .document import CLOSE, OPEN, TEXT, VOID_TAGS, Document
+from .extraction import Block, Extraction, Extractor
+from .pipeline import decode, parse, render, resolve, run_extractor
+
+#: Elements under which a wrapping <span> would be moved by the HTML parser: blocks inside mark the element.
+NO_WRAP = frozenset("table thead tbody tfoot tr colgroup select optgroup datalist html head svg math".split())
+#: Elements that take no badge inside them (void, tables' inner structure, replaced content).
+NO_BADGE = VOID_TAGS | frozenset(
+    "table thead tbody tfoot tr colgroup select optgroup datalist textarea "
+    "svg math video audio picture iframe object".split()
+)
+#: Foreign content is replaced by an empty placeholder (nh3 would drop it; SVG can carry script).
+FOREIGN = frozenset({"svg", "math"})
+RENAMED = {"form": "div", "body": "div", "html": "div", "dialog": "div"}
+#: Tags allowed in the overlay's page body (everything else is unwrapped by nh3, text kept).
+PAGE_TAGS = frozenset(
+    "a abbr address article aside b bdi bdo big blockquote br button caption center cite code col colgroup "
+    "data dd del details dfn div dl dt em fieldset figcaption figure font footer h1 h2 h3 h4 h5 h6 header "
+    "hgroup hr i img input ins kbd label legend li main mark menu meter nav ol optgroup option output p "
+    "picture pre progress q rp rt ruby s samp section select small source span strike strong sub summary "
+    "sup table tbody td textarea tfoot th thead time tr tt u ul var wbr".split()
+)
+PAGE_ATTRIBUTES = {
+    "*": {
+        "class",
+        "id",
+        "style",
+        "title",
+        "lang",
+        "dir",
+        "role",
+        "width",
+        "height",
+        "align",
+        "valign",
+        "bgcolor",
+        "color",
+        "border",
+        "cellpadding",
+        "cellspacing",
+        "face",
+        "size",
+    },
+    "a": {"href", "name"},
+    "img": {"src", "srcset", "sizes", "alt", "loading", "decoding"},
+    "source": {"srcset", "media", "type", "sizes"},
+    "td": {"colspan", "rowspan", "headers", "nowrap"},
+    "th": {"colspan", "rowspan", "scope", "abbr", "nowrap"},
+    "col": {"span"},
+    "colgroup": {"span"},
+    "ol": {"start", "reversed", "type"},
+    "ul": {"type"},
+    "li": {"value"},
+    "time": {"datetime"},
+    "blockquote": {"cite"},
+    "q": {"cite"},
+    "details": {"open"},
+    "input": {"type", "value", "placeholder", "checked", "disabled", "name", "size"},
+    "button": {"type", "disabled"},
+    "option": {"value", "selected"},
+    "select": {"multiple"},
+    "textarea": {"rows", "cols", "placeholder"},
+    "progress": {"value", "max"},
+    "meter": {"value", "min", "max"},
+    "data": {"value"},
+}
+URL_ATTRIBUTES = frozenset({"href", "src", "srcset", "cite", "background", "poster"})
+SAFE_SCHEMES = frozenset({"http", "https", "mailto", "tel"})
+LAZY_SOURCES = ("data-src", "data-lazy-src", "data-original", "data-url")
+_SRCSET_ITEM = re.compile(r"\s*(\S+)(\s+[^,]*)?(?:,|$)")
+_CSS_URL = re.compile(r"""url\(\s*(['"]?)([^'")]*)\1\s*\)""", re.I)
+_CSS_IMPORT = re.compile(r"""@import\s+(['"])([^'"]*)\1""", re.I)
+
+
+# --------------------------------------------------------------------------------------------
+# Running the pipeline's phases and keeping the Document.
+
+
+@dataclass(slots=True)
+class Inspection:
+    """What the overlay reads: the decoded text, the Document, the Extraction and the Article."""
+
+    text: str
+    doc: Document
+    extraction: Extraction
+    article: Article
+    requested: str  # the algorithm asked for (auto names another in extraction.algorithm)
+    params: dict[str, Any]  # the requested algorithm's parameters, as validated
+    url: str | None = None
+
+
+def inspect(
+    source: str | bytes,
+    *,
+    url: str | None = None,
+    content_type: str | None = None,
+    algorithm: str | Extractor[Any] = "auto",
+    params: Mapping[str, Any] | object | None = None,
+) -> Inspection:
+    """The pipeline on one page, keeping its Document (for overlays, compare and the blocks JSON)."""
+    extractor, checked = resolve(algorithm, params)
+    began = time.perf_counter()
+    text = decode(source, content_type)
+    decoded = time.perf_counter()
+    doc = parse(text, url)
+    parsed = time.perf_counter()
+    extraction = run_extractor(doc, extractor, checked)
+    timings = {"decode": round((decoded - began) * 1000, 3), "parse": round((parsed - decoded) * 1000, 3)}
+    article = render(doc, extraction, timings=timings)
+    return Inspection(text, doc, extraction, article, extractor.name, dataclasses.asdict(checked), url)  # type: ignore[call-overload]
+
+
+# --------------------------------------------------------------------------------------------
+# Where each block sits in the page.
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """Where blocks are drawn: on an element, or on a wrapped run of sibling tokens."""
+
+    element: int  # the marked element, or for a wrap the element the run sits in
+    first: int  # token range of the run (wraps); the element's own range otherwise
+    last: int
+    wrap: bool
+
+
+def _depths(doc: Document) -> np.ndarray:
+    depth = np.zeros(len(doc.parent), dtype=np.int32)
+    parent = doc.parent.tolist()
+    for i, p in enumerate(parent):  # parents come before their children in document order
+        depth[i] = depth[p] + 1 if p >= 0 else 0
+    return depth
+
+
+def _owner(doc: Document, token: int) -> int:
+    return int(doc.tokens.element[token])
+
+
+def _lca(parent: np.ndarray, depth: np.ndarray, a: int, b: int) -> int:
+    while depth[a] > depth[b]:
+        a = int(parent[a])
+    while depth[b] > depth[a]:
+        b = int(parent[b])
+    while a != b:
+        a, b = int(parent[a]), int(parent[b])
+    return a
+
+
+def _child_toward(parent: np.ndarray, depth: np.ndarray, node: int, ancestor: int) -> int:
+    while depth[node] > depth[ancestor] + 1:
+        node = int(parent[node])
+    return node
+
+
+def block_marks(doc: Document, blocks: Sequence[Block]) -> list[Mark]:
+    """One Mark per block (several blocks may share one), laminar: marks nest, never cross."""
+    n_tokens = len(doc.tokens)
+    if not blocks or n_tokens == 0 or not doc.elements:
+        return []
+    depth = _depths(doc)
+    parent, start, end = doc.parent, doc.start, doc.end
+    body = doc.tag.index("body") if "body" in doc.tag else 0
+    body_first, body_last = int(start[body]), int(end[body])
+    foreign_root = np.full(len(doc.tag), -1, dtype=np.int64)
+    for i, name in enumerate(doc.tag):
+        p = int(parent[i])
+        if p >= 0 and foreign_root[p] >= 0:
+            foreign_root[i] = foreign_root[p]
+        elif name in FOREIGN:
+            foreign_root[i] = i
+
+    def element_mark(element: int) -> Mark:
+        if element < 0 or not (body_first < start[element] and end[element] <= body_last):
+            element = body  # outside the body (head, html): drawn on the page itself
+        if foreign_root[element] >= 0:
+            element = int(foreign_root[element])
+        return Mark(element, int(start[element]), int(end[element]), False)
+
+    wanted: list[tuple[int, Mark]] = []
+    for index, block in enumerate(blocks):
+        s = max(0, min(block.start, n_tokens - 1))
+        e = max(s, min(block.end, n_tokens - 1))
+        if block.element is not None:
+            wanted.append((index, element_mark(block.element)))
+            continue
+        a, b = _owner(doc, s), _owner(doc, e)
+        if a < 0 or b < 0:
+            wanted.append((index, element_mark(body)))
+            continue
+        common = _lca(parent, depth, a, b)
+        if s == start[common] or e == end[common] or doc.tag[common] in NO_WRAP or foreign_root[common] >= 0:
+            wanted.append((index, element_mark(common)))
+            continue
+        first = int(start[_child_toward(parent, depth, a, common)]) if a != common else s
+        last = int(end[_child_toward(parent, depth, b, common)]) if b != common else e
+        if (
+            a != common
+            and b != common
+            and _child_toward(parent, depth, a, common) == _child_toward(parent, depth, b, common)
+        ):
+            wanted.append((index, element_mark(_child_toward(parent, depth, a, common))))
+            continue
+        if common == body and first <= body_first + 1 and last >= body_last - 1:
+            wanted.append((index, element_mark(body)))
+            continue
+        if not (body_first < first and last < body_last):
+            wanted.append((index, element_mark(body)))
+            continue
+        wanted.append((index, Mark(common, first, last, True)))
+    # Wraps must nest with one another: a run crossing an accepted one marks its element instead.
+    order = sorted(range(len(wanted)), key=lambda i: (wanted[i][1].first, -wanted[i][1].last))
+    stack: list[Mark] = []
+    result: list[Mark] = [m for _, m in wanted]
+    for i in order:
+        mark = result[i]
+        if not mark.wrap:
+            continue
+        while stack and stack[-1].last < mark.first:
+            stack.pop()
+        if stack and mark.last > stack[-1].last:
+            result[i] = element_mark(mark.element)
+            continue
+        stack.append(mark)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Features of a block (shown on hover, in the badge's title, in the API).
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    tag: str
+    words: int
+    chars: int
+    link_density: float
+    text_code_ratio: float
+    element_score: float | None
+
+    def describe(self, block: Block) -> str:
+        parts = [
+            f"{block.label or self.tag}",
+            f"<{self.tag}>",
+            f"{self.words} words",
+            f"links {self.link_density:.0%}",
+            f"text/code {self.text_code_ratio:.2f}",
+            f"score {charts_module.format_number(block.score)}",
+        ]
+        if self.element_score is not None:
+            parts.append(f"element score {charts_module.format_number(self.element_score)}")
+        parts.append("kept" if block.selected else "dropped")
+        return " · ".join(parts)
+
+
+class _Sums:
+    """Prefix sums over the linear view: text characters, anchor characters, tag code, words."""
+
+    def __init__(self, doc: Document) -> None:
+        t = doc.tokens
+        text = t.kind == TEXT
+        words = np.fromiter((len(s.split()) if s else 0 for s in t.text), dtype=np.int64, count=len(t))
+
+        def prefix(values: np.ndarray) -> np.ndarray:
+            return np.concatenate(([0], np.cumsum(values, dtype=np.int64)))
+
+        self.chars = prefix(np.where(text, t.chars, 0))
+        self.anchor = prefix(np.where(text & t.in_anchor, t.chars, 0))
+        self.code = prefix(np.where(text, 0, t.length))
+        self.words = prefix(words)
+
+    def between(self, array: np.ndarray, first: int, last: int) -> int:
+        return int(array[last + 1] - array[first])
+
+
+def block_features(
+    doc: Document, extraction: Extraction, marks: Sequence[Mark] | None = None
+) -> list[Features]:
+    """Tag, words, link density, text/code ratio (and the element's score when the signals carry one)."""
+    if not extraction.blocks or len(doc.tokens) == 0:
+        return []
+    sums = _Sums(doc)
+    marks = block_marks(doc, extraction.blocks) if marks is None else marks
+    element_score = extraction.signals.get("element_score")
+    per_element = element_score is not None and len(element_score) == len(doc.elements)
+    n = len(doc.tokens)
+    out = []
+    for block, mark in zip(extraction.blocks, marks, strict=True):
+        first, last = max(0, block.start), min(max(block.start, block.end), n - 1)
+        chars = sums.between(sums.chars, first, last)
+        code = sums.between(sums.code, first, last)
+        element = block.element if block.element is not None else mark.element
+        out.append(
+            Features(
+                tag=doc.tag[element] if 0 <= element < len(doc.tag) else "",
+                words=sums.between(sums.words, first, last),
+                chars=chars,
+                link_density=sums.between(sums.anchor, first, last) / chars if chars else 0.0,
+                text_code_ratio=chars / code if code else float(chars),
+                element_score=float(element_score[block.element])  # type: ignore[index]
+                if per_element and block.element is not None
+                else None,
+            )
+        )
+    return out
+
+
+def element_path(doc: Document, element: int) -> str:
+    """A CSS path to an element of the cleaned document: `body > div#main > p:nth-of-type(3)`."""
+    if not 0 <= element < len(doc.tag):
+        return ""
+    nth = _nth_of_type(doc)
+    parts = []
+    node = element
+    while node >= 0:
+        name = doc.tag[node]
+        ident = doc.elements[node].id
+        if ident and re.fullmatch(r"[A-Za-z][\w-]*", ident):
+            parts.append(f"{name}#{ident}")
+        elif name in ("html", "body", "head"):
+            parts.append(name)
+        else:
+            parts.append(f"{name}:nth-of-type({nth[node]})")
+        node = int(doc.parent[node])
+    return " > ".join(reversed(parts))
+
+
+def _nth_of_type(doc: Document) -> list[int]:
+    cached = doc.__dict__.get("_rpo_nth")
+    if cached is not None:
+        return cast(list[int], cached)
+    counts: dict[tuple[int, str], int] = {}
+    nth = []
+    for i, name in enumerate(doc.tag):
+        key = (int(doc.parent[i]), name)
+        counts[key] = counts.get(key, 0) + 1
+        nth.append(counts[key])
+    doc.__dict__["_rpo_nth"] = nth
+    return nth
+
+
+def selected_share(doc: Document, selection: np.ndarray) -> float:
+    """Share of the body's text characters that the selection keeps."""
+    t = doc.tokens
+    text = (t.kind == TEXT) & doc.body_mask
+    total = int(t.chars[text].sum())
+    return int(t.chars[text & selection].sum()) / total if total else 0.0
+
+
+def _json_number(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def blocks_json(doc: Document, extraction: Extraction) -> dict[str, Any]:
+    """Blocks (label, score, selected, text length, element path, token range) and signals, JSON-ready."""
+    marks = block_marks(doc, extraction.blocks)
+    features = block_features(doc, extraction, marks)
+    blocks = []
+    for block, mark, feature in zip(extraction.blocks, marks, features, strict=True):
+        element = block.element if block.element is not None else mark.element
+        blocks.append(
+            {
+                "label": block.label,
+                "score": _json_number(block.score),
+                "selected": block.selected,
+                "text_length": feature.chars,
+                "words": feature.words,
+                "link_density": round(feature.link_density, 4),
+                "start": block.start,
+                "end": block.end,
+                "element": block.element,
+                "path": element_path(doc, element),
+            }
+        )
+    signals = {
+        name: [_json_number(v) for v in np.asarray(values, dtype=np.float64).ravel().tolist()]
+        for name, values in extraction.signals.items()
+    }
+    return {"blocks": blocks, "signals": signals}
+
+
+# --------------------------------------------------------------------------------------------
+# The page body with its marks, sanitised.
+
+
+def _safe_url(value: str, base: str | None) -> str | None:
+    value = value.strip()
+    if not value or value.startswith("#"):
+        return value or None
+    try:
+        absolute = urljoin(base, value) if base else value
+        scheme = urlsplit(absolute).scheme.lower()
+    except ValueError:
+        return None
+    return absolute if scheme in SAFE_SCHEMES else None
+
+
+def _safe_image_url(value: str, base: str | None) -> str | None:
+    if value.strip().lower().startswith("data:image/"):
+        return value.strip()
+    return _safe_url(value, base)
+
+
+def _srcset(value: str, base: str | None) -> str | None:
+    items = []
+    for match in _SRCSET_ITEM.finditer(value):
+        url = _safe_image_url(match[1], base)
+        if url:
+            items.append(url + (match[2] or "").rstrip())
+    return ", ".join(items) or None
+
+
+def _attributes(doc: Document, element: int, name: str) -> dict[str, str]:
+    """The element's attributes without handlers, scripts' URLs or our own names; URLs absolute."""
+    base = doc.base_url
+    raw = doc.elements[element].attributes
+    out: dict[str, str] = {}
+    for key, value in raw.items():
+        key = key.lower()
+        if key.startswith("on") or key in ("srcdoc", "formaction", "action", "ping", "target"):
+            continue
+        value = value or ""
+        if key in URL_ATTRIBUTES:
+            cleaned = (
+                _srcset(value, base)
+                if key == "srcset"
+                else (_safe_image_url(value, base) if name in ("img", "source") else _safe_url(value, base))
+            )
+            if cleaned is None:
+                continue
+            value = cleaned
+        elif key == "class":
+            value = " ".join(c for c in value.split() if not c.startswith("rpo-"))
+        elif key == "id" and value.startswith("rpo-"):
+            continue
+        out[key] = value
+    if name == "img":  # lazy-loaded images: their script would have copied the real source over
+        src = out.get("src", "")
+        if not src or src.startswith("data:"):
+            for lazy in LAZY_SOURCES:
+                real = raw.get(lazy)
+                if real and (url := _safe_image_url(real, base)):
+                    out["src"] = url
+                    break
+        if "data-srcset" in raw and not out.get("srcset"):
+            lazy_set = _srcset(raw.get("data-srcset") or "", base)
+            if lazy_set:
+                out["srcset"] = lazy_set
+    return out
+
+
+def _badges(block_ids: Sequence[int], blocks: Sequence[Block], features: Sequence[Features]) -> str:
+    out = []
+    for i in block_ids:
+        block = blocks[i]
+        sign = "✓" if block.selected else "✗"
+        kind = "rpo-bk" if block.selected else "rpo-bd"
+        out.append(
+            f'<span class="rpo-badge {kind}" data-rpo-block="{i}" '
+            f'title="{html.escape(features[i].describe(block), quote=True)}">'
+            f"{sign}\u2009{charts_module.format_number(block.score)}</span>"
+        )
+    return "".join(out)
+
+
+def _mark_attributes(
+    block_ids: Sequence[int], blocks: Sequence[Block], features: Sequence[Features]
+) -> tuple[str, str]:
+    """The data attributes and the classes of a mark."""
+    kept = any(blocks[i].selected for i in block_ids)
+    data = [
+        {
+            "i": i,
+            "label": blocks[i].label,
+            "score": charts_module.format_number(blocks[i].score),
+            "kept": blocks[i].selected,
+            "tag": features[i].tag,
+            "words": features[i].words,
+            "links": round(features[i].link_density, 3),
+            "ratio": round(features[i].text_code_ratio, 2),
+            **(
+                {"element_score": charts_module.format_number(score)}
+                if (score := features[i].element_score) is not None
+                else {}
+            ),
+        }
+        for i in block_ids
+    ]
+    attributes = (
+        f' data-rpo-blocks="{" ".join(map(str, block_ids))}" '
+        f'data-rpo-f="{html.escape(json.dumps(data, ensure_ascii=False), quote=True)}"'
+    )
+    return attributes, "rpo-mark rpo-k" if kept else "rpo-mark rpo-d"
+
+
+def _open_tag(name: str, attributes: Mapping[str, str], extra_class: str = "", extra: str = "") -> str:
+    attrs = dict(attributes)
+    if extra_class:
+        attrs["class"] = (attrs.get("class", "") + " " + extra_class).strip()
+    text = "".join(
+        f' {k}="{html.escape(v, quote=True)}"'
+        for k, v in attrs.items()
+        if re.fullmatch(r"[a-z][a-z0-9_:.-]*", k)
+    )
+    return f"<{name}{text}{extra}>"
+
+
+def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
+    """The page's body as sanitised HTML with every block marked; and the number of marks drawn."""
+    if len(doc.tokens) == 0:
+        return "", 0
+    blocks = extraction.blocks
+    marks = block_marks(doc, blocks)
+    features = block_features(doc, extraction, marks)
+    body = doc.tag.index("body") if "body" in doc.tag else -1
+    if body < 0:
+        first_token, last_token = 0, len(doc.tokens) - 1
+    else:
+        first_token, last_token = int(doc.start[body]) + 1, int(doc.end[body]) - 1
+    on_element: dict[int, list[int]] = {}
+    wraps: dict[tuple[int, int], list[int]] = {}
+    for i, mark in enumerate(marks):
+        if mark.wrap:
+            wraps.setdefault((mark.first, mark.last), []).append(i)
+        else:
+            on_element.setdefault(mark.element, []).append(i)
+    opens: dict[int, list[tuple[int, int]]] = {}
+    closes: dict[int, list[tuple[int, int]]] = {}
+    for first, last in wraps:
+        opens.setdefault(first, []).append((first, last))
+        closes.setdefault(last, []).append((first, last))
+    for values in opens.values():
+        values.sort(key=lambda r: -r[1])  # outermost first
+    for values in closes.values():
+        values.sort(key=lambda r: -r[0])  # innermost first
+
+    t = doc.tokens
+    kind, owner = t.kind, t.element
+    out: list[str] = []
+    body_ids = on_element.get(body, []) if body >= 0 else []
+    if body >= 0:
+        extra, cls = _mark_attributes(body_ids, blocks, features) if body_ids else ("", "")
+        out.append(_open_tag("div", {}, ("rpo-page " + cls).strip(), extra))
+        out.append(_badges(body_ids, blocks, features))
+    else:
+        out.append('<div class="rpo-page">')
+    drawn = len(body_ids) and 1
+    skip_until = -1
+    k = first_token
+    while k <= last_token:
+        for span in opens.get(k, ()):
+            ids = wraps[span]
+            extra, cls = _mark_attributes(ids, blocks, features)
+            out.append(f'<span class="{cls} rpo-wrap"{extra}>{_badges(ids, blocks, features)}')
+            drawn += 1
+        token_kind = kind[k]
+        if token_kind == TEXT:
+            out.append(html.escape(t.text[k], quote=False))
+        else:
+            element = int(owner[k])
+            name = doc.tag[element]
+            if token_kind == OPEN:
+                ids = on_element.get(element, [])
+                extra, cls = _mark_attributes(ids, blocks, features) if ids else ("", "")
+                drawn += 1 if ids else 0
+                if name in FOREIGN:  # an empty placeholder; nothing inside is kept
+                    out.append(
+                        f'<span class="rpo-foreign {cls}"{extra}>{_badges(ids, blocks, features)}</span>'
+                    )
+                    skip_until = int(doc.end[element])
+                    for _span in closes.get(skip_until, ()):  # a wrap ending on the skipped part
+                        out.append("</span>")
+                    k = skip_until + 1
+                    continue
+                out.append(_open_tag(RENAMED.get(name, name), _attributes(doc, element, name), cls, extra))
+                if ids and name not in NO_BADGE:
+                    out.append(_badges(ids, blocks, features))
+            elif token_kind == CLOSE and name not in VOID_TAGS:
+                out.append(f"</{RENAMED.get(name, name)}>")
+        for _span in closes.get(k, ()):
+            out.append("</span>")
+        k += 1
+    out.append("</div>")
+    cleaned = nh3.clean(
+        "".join(out),
+        tags=set(PAGE_TAGS),
+        clean_content_tags={"script", "style"},
+        attributes={key: set(values) for key, values in PAGE_ATTRIBUTES.items()},
+        generic_attribute_prefixes={"data-rpo-", "aria-"},
+        url_schemes=set(SAFE_SCHEMES) | {"data"},
+        link_rel="noopener noreferrer",
+        strip_comments=True,
+    )
+    return cleaned, drawn
+
+
+# --------------------------------------------------------------------------------------------
+# The page's own stylesheets.
+
+
+@dataclass(frozen=True, slots=True)
+class Stylesheet:
+    href: str | None = None  # a linked stylesheet, absolute
+    css: str | None = None  # an inline <style> body, made safe to inline
+    media: str | None = None
+
+
+def _safe_css(css: str, base: str | None) -> str:
+    """A style element's body that cannot close its element, with its relative URLs made absolute."""
+
+    def absolute(match: re.Match[str]) -> str:
+        url = _safe_image_url(match[2], base) if match[2] else None
+        return f'url("{url}")' if url and '"' not in url else "url()"
+
+    def imported(match: re.Match[str]) -> str:
+        url = _safe_url(match[2], base)
+        return f'@import "{url}"' if url and '"' not in url else "@import ''"
+
+    css = _CSS_URL.sub(absolute, css)
+    css = _CSS_IMPORT.sub(imported, css)
+    return css.replace("<", "\\3C ")
+
+
+def page_styles(text: str, base: str | None) -> list[Stylesheet]:
+    """The page's stylesheets in document order: linked (http/https) and inline (made safe)."""
+    tree = LexborHTMLParser(text)
+    out: list[Stylesheet] = []
+    for node in tree.css('link[rel~="stylesheet" i][href], style'):
+        if node.tag == "style":
+            media = node.attributes.get("media")
+            out.append(Stylesheet(css=_safe_css(node.text(), base), media=media))
+        else:
+            href = _safe_url(node.attributes.get("href") or "", base)
+            if href and urlsplit(href).scheme in ("http", "https"):
+                out.append(Stylesheet(href=href, media=node.attributes.get("media")))
+    return out[:50]
+
+
+# --------------------------------------------------------------------------------------------
+# The whole overlay page.
+
+#: The CSP of an overlay page: the page's styles, fonts and images load, no script but ours.
+OVERLAY_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline' http: https:; "
+    "img-src http: https: data:; font-src http: https: data:; form-action 'self'; base-uri 'none'; "
+    "frame-ancestors 'none'; frame-src 'none'; object-src 'none'"
+)
+#: The CSP of an overlay written to a file: no script at all.
+FILE_CSP = OVERLAY_CSP.replace("script-src 'self'", "script-src 'none'").replace(
+    "form-action 'self'", "form-action 'none'"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ParamField:
+    name: str
+    value: str
+    kind: str  # "number" | "bool" | "text"
+
+
+@dataclass(frozen=True, slots=True)
+class OverlayLinks:
+    """Where the panel's links and forms go (None: leave the link out, e.g. in a file)."""
+
+    url: str  # the page's address, for the forms
+    reader: str | None = None
+    compare: str | None = None
+    original: str | None = None
+    form_action: str | None = "/read"
+
+
+def param_fields(params: Mapping[str, Any]) -> list[ParamField]:
+    out = []
+    for name, value in params.items():
+        if isinstance(value, bool):
+            out.append(ParamField(name, "true" if value else "false", "bool"))
+        elif isinstance(value, int | float):
+            out.append(
+                ParamField(name, f"{value:g}" if isinstance(value, float) else str(int(value)), "number")
+            )
+        else:
+            out.append(ParamField(name, "" if value is None else str(value), "text"))
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def _environment(templates_dir: str) -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir), autoescape=True, trim_blocks=True, lstrip_blocks=True
+    )
+
+
+def templates_dir() -> Path:
+    from .render import TEMPLATES_DIR
+
+    return TEMPLATES_DIR
+
+
+def overlay_page(
+    insp: Inspection,
+    links: OverlayLinks,
+    algorithms: Mapping[str, str],
+    *,
+    asset: Callable[[str], str] | None = None,
+    inline_css: str | None = None,
+    template_dir: Path | None = None,
+) -> tuple[str, int]:
+    """The overlay page's HTML and the number of marks drawn.
+
+    With `asset` the page links /static/overlay.css and overlay.js; with `inline_css` it is
+    self-contained (a file: CSS inline, charts inline, a CSP meta forbidding every script).
+    """
+    doc, extraction = insp.doc, insp.extraction
+    content, drawn = page_body(doc, extraction)
+    styles = page_styles(insp.text, doc.base_url)
+    chart_list = charts_module.charts_for(extraction)
+    charts = [
+        {"chart": c, "svg": charts_module.svg(c), "legend": charts_module.legend(c)} for c in chart_list
+    ]
+    kept = sum(1 for b in extraction.blocks if b.selected)
+    root = doc.tag.index("html") if "html" in doc.tag else -1
+    root_attrs = _attributes(doc, root, "html") if root >= 0 else {}
+    body = doc.tag.index("body") if "body" in doc.tag else -1
+    body_attrs = {
+        k: v
+        for k, v in (_attributes(doc, body, "body") if body >= 0 else {}).items()
+        if k in ("class", "id", "style", "lang", "dir")
+    }
+    page = (
+        _environment(str(template_dir or templates_dir()))
+        .get_template("overlay.html")
+        .render(
+            title=doc.title or links.url,
+            lang=doc.lang,
+            dir=doc.dir,
+            root_class=root_attrs.get("class", ""),
+            styles=styles,
+            content=content,
+            body_attrs=body_attrs,
+            requested=insp.requested,
+            algorithm=extraction.algorithm or insp.requested,
+            score=charts_module.format_number(extraction.score),
+            elapsed=f"{extraction.elapsed_ms:.1f}",
+            share=f"{selected_share(doc, extraction.selection):.0%}",
+            n_blocks=len(extraction.blocks),
+            n_kept=kept,
+            drawn=drawn,
+            params=param_fields(insp.params),
+            ran_params=extraction.params if extraction.algorithm != insp.requested else {},
+            charts=charts,
+            algorithms=algorithms,
+            links=links,
+            asset=asset,
+            inline_css=inline_css,
+            csp=FILE_CSP if inline_css is not None else None,
+        )
+    )
+    return page, drawn
