@@ -54,6 +54,14 @@ class MemoryLRU(LRU[str, bytes]):
     def __init__(self, max_bytes: int = 64 * 1024 * 1024, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(max_bytes, bytes_size, clock)
 
+def is_corruption(exc: sqlite3.DatabaseError) -> bool:
+    """A file that is not an SQLite database, or a damaged one (not a lock, a full disk, a read-only file)."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return False
+    message = str(exc).lower()
+    return "not a database" in message or "malformed" in message or "encrypted" in message
+
+
 class SQLiteBackend:
     """SQLite file (WAL, short busy timeout); blocking calls run in a thread via asyncio.to_thread.
 
@@ -71,7 +79,32 @@ class SQLiteBackend:
         self._lock = threading.Lock()
         self._sets = 0
 
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
     def _connection(self) -> sqlite3.Connection:
+        try:
+            return self._open()
+        except sqlite3.DatabaseError as exc:
+            if not is_corruption(exc):
+                raise
+            self._move_aside(exc)
+            return self._open()
+
+    def _move_aside(self, exc: BaseException) -> None:
+        """A corrupt file is renamed (with its -wal and -shm) so a fresh cache starts in its place."""
+        self._drop()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        moved = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        for suffix in ("", "-wal", "-shm"):
+            source = self.path.with_name(self.path.name + suffix)
+            with contextlib.suppress(FileNotFoundError):
+                source.rename(moved.with_name(moved.name + suffix))
+        log.warning("SQLite cache file %s is corrupt (%s); moved it aside to %s and started a new one",
+                    self.path, exc, moved)
+
+    def _open(self) -> sqlite3.Connection:
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=self.BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
@@ -94,6 +127,11 @@ class SQLiteBackend:
         with self._lock:
             try:
                 return operation(self._connection())
+            except sqlite3.DatabaseError as exc:
+                if is_corruption(exc):
+                    self._move_aside(exc)
+                self._drop()
+                raise
             except BaseException:
                 self._drop()
                 raise
@@ -233,8 +271,10 @@ class LayeredCache:
         assert self.backend is not None
         self._event(self.backend.name, "error")
         if not self.degraded:
-            log.warning("cache backend %s failed (%s: %s); continuing with the memory cache only and "
-                        "retrying in the background", self.backend.name, type(exc).__name__, exc)
+            log.warning("cache backend %s (%s) failed (%s: %s); continuing with the memory cache only and "
+                        "retrying in the background", self.backend.name,
+                        getattr(self.backend, "location", None) or getattr(self.backend, "url", ""),
+                        type(exc).__name__, exc)
             self.degraded = True
             self._backoff = self.retry_interval
         else:

@@ -133,6 +133,26 @@ def _detect(data: bytes) -> str | None:
     return encoding
 
 
+#: Non-letters that Western text in windows-1252 commonly has above ASCII.
+_CP1252_PUNCTUATION = frozenset("–—‘’‚“”„…€£¥©®°±·«»×÷§¶•™¡¿¢ºª¼½¾\u00a0")
+
+
+def _plausible_cp1252(data: bytes) -> str | None:
+    """The text if `data` reads as windows-1252 whose non-ASCII characters are nearly all letters or
+    common punctuation, and a minority of its letters (Western text has mostly ASCII letters; Cyrillic
+    or Greek read as windows-1252 has almost none): Latin-1 mislabelled, typically as UTF-8."""
+    text = _try(data, "cp1252")
+    if text is None:
+        return None
+    high = [ch for ch in text if ord(ch) > 127]
+    if not high:
+        return None
+    plausible = sum(1 for ch in high if ch.isalpha() or ch in _CP1252_PUNCTUATION)
+    letters = sum(1 for ch in text if ch.isalpha())
+    high_letters = sum(1 for ch in high if ch.isalpha())
+    return text if plausible >= 0.9 * len(high) and high_letters <= 0.5 * letters else None
+
+
 def decode_html(data: bytes, content_type: str | None = None) -> Decoded:
     """Decode page bytes: BOM, HTTP charset, <meta>, detector, then UTF-8 with replacement."""
     for bom, encoding in _BOMS:
@@ -142,15 +162,23 @@ def decode_html(data: bytes, content_type: str | None = None) -> Decoded:
         (charset_from_content_type(content_type), "http"),
         (charset_from_meta(data), "meta"),
     )
+    declared_failed = False
     for declared, source in candidates:
         if declared:
             text = _try(data, declared)
             if text is not None:
                 return Decoded(text, declared, source)
+            declared_failed = True
     # Valid UTF-8 with non-ASCII bytes is UTF-8 with near certainty; detectors misfire on it.
     text = _try(data, "utf-8")
     if text is not None:
         return Decoded(text, "utf-8", "utf-8")
+    if declared_failed:
+        # A declared charset that does not decode is usually UTF-8 on Latin-1 bytes; a detector on a
+        # short page picks any single-byte code page ("Cafķ crĶme"), so Western text is tried first.
+        text = _plausible_cp1252(data)
+        if text is not None:
+            return Decoded(text, "cp1252", "detector")
     detected = _detect(data)
     if detected:
         text = _try(data, detected)

@@ -49,22 +49,16 @@ async def test_sqlite_persists_across_instances(tmp_path: Path) -> None:
     assert (tmp_path / "sub" / "cache.sqlite3").is_file()
 
 
-async def test_sqlite_corrupt_file_degrades_then_recovers(tmp_path: Path,
-                                                          caplog: pytest.LogCaptureFixture) -> None:
+async def test_sqlite_corrupt_file_is_moved_aside_and_named(tmp_path: Path,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "cache.sqlite3"
     path.write_bytes(b"this is not a database" * 100)
-    events: Events = []
-    cache = LayeredCache(MemoryLRU(), SQLiteBackend(path), lambda layer, event: events.append((layer, event)),
-                         retry_interval=0)
-    for i in range(3):  # no exception, memory keeps working, one warning for the whole outage
-        await cache.set(f"k{i}", b"v", ttl=60)
-        assert await cache.get(f"k{i}") == b"v"
-    assert await cache.get("missing") is None
-    assert cache.degraded and ("sqlite", "error") in events
-    assert len(cache_warnings(caplog)) == 1
-    path.unlink()  # fixed: the operator removed the corrupt file
-    await cache.set("after", b"fixed", ttl=60)
+    cache = LayeredCache(MemoryLRU(), SQLiteBackend(path), retry_interval=0)
+    await cache.set("after", b"fixed", ttl=60)  # the corrupt file is moved aside, a new one starts
     assert not cache.degraded
+    moved = [p.name for p in tmp_path.iterdir() if ".corrupt-" in p.name]
+    assert moved and moved[0].startswith("cache.sqlite3.corrupt-")
+    assert any(str(path) in r.getMessage() and "corrupt" in r.getMessage() for r in caplog.records)
     await cache.close()
     reopened = open_cache(f"sqlite:{path}")
     assert await reopened.get("after") == b"fixed"

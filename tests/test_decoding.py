@@ -104,3 +104,14 @@ def test_gzip_input_is_accepted_and_bombs_are_refused() -> None:
         gunzip_capped(bomb, max_size=1024 * 1024)
     with pytest.raises(DecompressionError):
         gunzip_capped(b"\x1f\x8b\x08\x00garbage")
+
+
+@pytest.mark.parametrize("text", ["<p>Café crème</p>", "Café crème", "Déjà vu à côté", "Naïve façade — £5"])
+def test_latin1_bytes_labelled_utf8_fall_back_to_windows_1252(text: str) -> None:
+    decoded = decode_html(text.encode("cp1252"), "text/html; charset=utf-8")
+    assert decoded.text == text and decoded.encoding == "cp1252"
+
+
+def test_cyrillic_labelled_utf8_is_not_taken_for_windows_1252() -> None:
+    decoded = decode_html("Привет мир, как дела".encode("cp1251"), "text/html; charset=utf-8")
+    assert decoded.text == "Привет мир, как дела"
