@@ -16,6 +16,7 @@ import json
 import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -26,6 +27,7 @@ from support.upstream import Upstream
 from readerproxy.proxy import ProxyServer
 from readerproxy.proxy.addons import MARKER, strip_marker, with_marker
 from readerproxy.proxy.flow import BadRequest, parse_request_head, prefers_html
+from readerproxy.proxy.tls import CertificateAuthority, describe
 from readerproxy.server import METRICS, READER, RENDERER
 from readerproxy.settings import Settings, SettingsError, load_settings
 
@@ -50,13 +52,13 @@ class RunningProxy:
 
 
 @contextlib.asynccontextmanager
-async def running_proxy(**changes: Any) -> AsyncIterator[RunningProxy]:
+async def running_proxy(ca: CertificateAuthority | None = None, **changes: Any) -> AsyncIterator[RunningProxy]:
     """A reader server and a proxy sharing its Reader, Renderer and Metrics (proxy on an ephemeral port)."""
-    settings: Settings = test_settings(resolve=RESOLVE, **changes)
+    settings: Settings = test_settings(resolve=RESOLVE, intercept_https=ca is not None, **changes)
     async with serve(settings) as server:
         assert server.app is not None
         app = server.app
-        proxy = ProxyServer(settings, app[READER], app[RENDERER], app[METRICS])
+        proxy = ProxyServer(settings, app[READER], app[RENDERER], app[METRICS], ca=ca)
         await proxy.start("127.0.0.1", 0)
         try:
             yield RunningProxy(proxy, server)
@@ -336,3 +338,34 @@ async def test_pac_file_and_the_listener_started_by_the_app(upstream: Upstream, 
             assert 'readerproxy_proxy_requests_total{outcome="reader_view"} 1.0' in await r.text()
     async with serve(test_settings()) as server, http.get(server.url("/proxy.pac")) as r:
         assert r.status == 404
+
+
+# ---- --intercept-https ----------------------------------------------------------------------------
+
+async def test_intercepted_https_reader_view_and_bad_upstream_certificate(
+        tls_upstream: Upstream, tmp_path: Path, http: aiohttp.ClientSession) -> None:
+    ca = CertificateAuthority.load_or_create(tmp_path / "ca")
+    assert (tmp_path / "ca" / "readerproxy-ca-key.pem").stat().st_mode & 0o777 == 0o600
+    trust = ssl.create_default_context(cafile=str(ca.cert_path))
+    async with running_proxy(upstream_ca=tls_upstream.ca_file, ca=ca) as proxy:
+        async with http.get(f"https://secure.test:{tls_upstream.port}/article", proxy=proxy.url, ssl=trust,
+                            headers={"Accept": HTML_ACCEPT}) as r:
+            body = await r.text()
+            assert r.headers["X-Readerproxy"] == "reader-view"
+        assert f'href="https://secure.test:{tls_upstream.port}/article?{MARKER}"' in body
+        async with http.get(f"https://secure.test:{tls_upstream.port}/binary", proxy=proxy.url, ssl=trust) as r:
+            assert (await r.read()).startswith(b"\x89PNG")
+        async with http.get(f"https://wrong.test:{tls_upstream.port}/article", proxy=proxy.url, ssl=trust,
+                            headers={"Accept": HTML_ACCEPT}) as r:
+            assert r.status == 502
+            assert "certificate" in await r.text()
+        assert proxy.metric("reader_view") == 1 and proxy.metric("error") == 1
+
+
+def test_ca_is_created_once_and_described(tmp_path: Path) -> None:
+    first = CertificateAuthority.load_or_create(tmp_path)
+    again = CertificateAuthority.load_or_create(tmp_path)
+    assert first.spki_sha256 == again.spki_sha256
+    assert str(first.cert_path) in describe(first) and "Firefox" in describe(first)
+    context = first.context_for("example.test")
+    assert first.context_for("example.test") is context  # cached
