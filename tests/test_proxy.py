@@ -369,3 +369,15 @@ def test_ca_is_created_once_and_described(tmp_path: Path) -> None:
     assert str(first.cert_path) in describe(first) and "Firefox" in describe(first)
     context = first.context_for("example.test")
     assert first.context_for("example.test") is context  # cached
+
+
+def test_ca_command_prints_where_the_certificate_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from readerproxy.cli import main
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert main(["ca"]) == 0
+    out = capsys.readouterr().out
+    cert = tmp_path / "readerproxy" / "ca" / "readerproxy-ca.pem"
+    assert f"CA certificate: {cert}" in out and cert.is_file()
+    assert (cert.parent / "readerproxy-ca-key.pem").stat().st_mode & 0o777 == 0o600

@@ -36,7 +36,8 @@ async def proxy_listener(settings: Settings, reader: Reader, renderer: Renderer,
     """The proxy listening on settings.host:settings.proxy_port until the block ends."""
     assert settings.proxy_port is not None
     proxy = ProxyServer(settings, reader, renderer, metrics, ca=load_ca(settings))
-    await proxy.start(settings.host, settings.proxy_port)
+    # with --workers N every server process runs a proxy listener on the one port (SO_REUSEPORT)
+    await proxy.start(settings.host, settings.proxy_port, reuse_port=getattr(settings, "workers", 1) > 1)
     log.info("proxy listening on %s:%d%s", settings.host, proxy.port,
              " (intercepting HTTPS)" if proxy.ca is not None else "")
     try:

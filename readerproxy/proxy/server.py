@@ -147,7 +147,7 @@ class ProxyServer:
         self._connections: set[asyncio.Task[None]] = set()
 
     # ---- lifecycle --------------------------------------------------------------------------
-    async def start(self, host: str, port: int) -> None:
+    async def start(self, host: str, port: int, *, reuse_port: bool = False) -> None:
         upstream_tls = ssl.create_default_context(cafile=str(self.settings.upstream_ca)) \
             if self.settings.upstream_ca else ssl.create_default_context()
         if self.settings.upstream_ca:
@@ -162,7 +162,8 @@ class ProxyServer:
                                           sock_read=max(self.fetch.read_timeout, 60.0)),
             skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
         )
-        self.server = await asyncio.start_server(self._accept, host, port, limit=MAX_HEAD)
+        self.server = await asyncio.start_server(self._accept, host, port, limit=MAX_HEAD,
+                                                 reuse_port=reuse_port or None)
 
     @property
     def port(self) -> int:
