@@ -43,7 +43,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from . import charts as charts_module
 from .article import Article
-from .document import CLOSE, OPEN, TEXT, VOID_TAGS, Document
+from .document import BLOCK_TAGS, CLOSE, OPEN, TEXT, VOID_TAGS, Document
 from .extraction import Block, Extraction, Extractor
 from .pipeline import decode, parse, render, resolve, run_extractor
 
@@ -427,6 +427,14 @@ def blocks_json(doc: Document, extraction: Extraction) -> dict[str, Any]:
 # The page body with its marks, sanitised.
 
 
+def base_url(doc: Document) -> str | None:
+    """The page's base for relative URLs: its <base> when that is http(s), else its own address."""
+    base = doc.base_url
+    if base and urlsplit(base).scheme.lower() in ("http", "https"):
+        return base
+    return doc.url
+
+
 def _safe_url(value: str, base: str | None) -> str | None:
     value = value.strip()
     if not value or value.startswith("#"):
@@ -456,7 +464,7 @@ def _srcset(value: str, base: str | None) -> str | None:
 
 def _attributes(doc: Document, element: int, name: str) -> dict[str, str]:
     """The element's attributes without handlers, scripts' URLs or our own names; URLs absolute."""
-    base = doc.base_url
+    base = base_url(doc)
     raw = doc.elements[element].attributes
     out: dict[str, str] = {}
     for key, value in raw.items():
@@ -549,6 +557,29 @@ def _open_tag(name: str, attributes: Mapping[str, str], extra_class: str = "", e
     return f"<{name}{text}{extra}>"
 
 
+#: Elements inside which a wrapped run stays inline (a <div> there would end a paragraph).
+INLINE_PARENTS = frozenset(
+    "p a span b i em strong small code label h1 h2 h3 h4 h5 h6 pre q s u sub sup".split()
+)
+
+
+def _holds_blocks(doc: Document, parent: int, first: int, last: int) -> bool:
+    """Whether a run of the parent's children holds block elements (then it is wrapped in a <div>)."""
+    if doc.tag[parent] in INLINE_PARENTS:
+        return False
+    t = doc.tokens
+    for k in range(first, last + 1):
+        if t.kind[k] == OPEN:
+            element = int(t.element[k])
+            if (
+                int(doc.parent[element]) == parent
+                and doc.tag[element] in BLOCK_TAGS
+                and doc.tag[element] not in ("br", "img")
+            ):
+                return True
+    return False
+
+
 def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
     """The page's body as sanitised HTML with every block marked; and the number of marks drawn."""
     if len(doc.tokens) == 0:
@@ -590,12 +621,15 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
         out.append('<div class="rpo-page">')
     drawn = len(body_ids) and 1
     skip_until = -1
+    wrap_tags: dict[tuple[int, int], str] = {}
     k = first_token
     while k <= last_token:
         for span in opens.get(k, ()):
             ids = wraps[span]
             extra, cls = _mark_attributes(ids, blocks, features)
-            out.append(f'<span class="{cls} rpo-wrap"{extra}>{_badges(ids, blocks, features)}')
+            tag = "div" if _holds_blocks(doc, marks[ids[0]].element, span[0], span[1]) else "span"
+            out.append(f'<{tag} class="{cls} rpo-wrap"{extra}>{_badges(ids, blocks, features)}')
+            wrap_tags[span] = tag
             drawn += 1
         token_kind = kind[k]
         if token_kind == TEXT:
@@ -612,8 +646,8 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
                         f'<span class="rpo-foreign {cls}"{extra}>{_badges(ids, blocks, features)}</span>'
                     )
                     skip_until = int(doc.end[element])
-                    for _span in closes.get(skip_until, ()):  # a wrap ending on the skipped part
-                        out.append("</span>")
+                    for span in closes.get(skip_until, ()):  # a wrap ending on the skipped part
+                        out.append(f"</{wrap_tags.get(span, 'span')}>")
                     k = skip_until + 1
                     continue
                 out.append(_open_tag(RENAMED.get(name, name), _attributes(doc, element, name), cls, extra))
@@ -621,8 +655,8 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
                     out.append(_badges(ids, blocks, features))
             elif token_kind == CLOSE and name not in VOID_TAGS:
                 out.append(f"</{RENAMED.get(name, name)}>")
-        for _span in closes.get(k, ()):
-            out.append("</span>")
+        for span in closes.get(k, ()):
+            out.append(f"</{wrap_tags.get(span, 'span')}>")
         k += 1
     out.append("</div>")
     cleaned = nh3.clean(
@@ -756,7 +790,7 @@ def overlay_page(
     """
     doc, extraction = insp.doc, insp.extraction
     content, drawn = page_body(doc, extraction)
-    styles = page_styles(insp.text, doc.base_url)
+    styles = page_styles(insp.text, base_url(doc))
     chart_list = charts_module.charts_for(extraction)
     charts = [
         {"chart": c, "svg": charts_module.svg(c), "legend": charts_module.legend(c)} for c in chart_list
