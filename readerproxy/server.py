@@ -500,6 +500,9 @@ async def _serve_until_stopped(settings: Settings) -> None:
         await stop.wait()
     finally:
         log.info("stopping")
+        workers = app[READER].workers
+        if workers is not None:  # stop extractions first: in-flight requests get a 503 at once
+            await workers.close()
         await runner.cleanup()
 
 

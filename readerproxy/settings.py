@@ -65,6 +65,7 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption("extract_queue", "extractions that may wait for a worker; more get 503 + Retry-After", "N"),
     ServeOption("rate_limit", "requests per second per client address on /read and /api (0: no limit)", "RATE"),
     ServeOption("rate_burst", "requests a client may make at once before the rate limit applies", "N"),
+    ServeOption("header_timeout", "seconds a connection may take to send its request headers", "SECONDS"),
     ServeOption("proxy_port", "also listen as a browser proxy on this port (proxy mode; off by default)", "PORT"),
     ServeOption("auth", "USER:PASS required from proxy clients (Proxy-Authorization) and reader routes", "USER:PASS"),
     ServeOption("auth_file", "file whose first line is USER:PASS (instead of --auth)", "FILE"),

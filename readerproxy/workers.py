@@ -291,6 +291,8 @@ class WorkerPool:
             task.add_done_callback(self._tasks.discard)
             raise
         except (EOFError, OSError) as exc:
+            if self._closed:
+                raise Overloaded("the server is shutting down", retry_after=5) from exc
             self.stats.crashed += 1
             self._event("crashed")
             await self._replace(worker, kill=True, call=call)
@@ -342,7 +344,9 @@ class WorkerPool:
         self._give_back(fresh)
 
     async def close(self) -> None:
-        """Kill every worker now (shutdown does not wait for extractions)."""
+        """Kill every worker now (shutdown does not wait for extractions); callers get 503. Idempotent."""
+        if self._closed:
+            return
         self._closed = True
         workers, self._workers = list(self._workers), set()
         for worker in workers:

@@ -252,6 +252,11 @@ class Upstream:
         r.add_get("/nostore/{key}", self.nostore)
         r.add_get("/counter/{name}", self.counter)
         r.add_get("/broken", self.broken)
+        r.add_get("/reset-mid-body", self.reset_mid_body)
+        r.add_get("/slowloris", self.slowloris)
+        r.add_get("/empty", self.empty)
+        r.add_get("/no-content", self.no_content)
+        r.add_get("/generated/{key}", self.generated)
         r.add_route("*", "/echo", self.echo)
         r.add_get("/download", self.download)
         r.add_get("/plain", self.plain)
@@ -405,6 +410,54 @@ class Upstream:
 
     async def broken(self, request: web.Request) -> web.Response:
         return _html(BROKEN_HTML)
+
+    # ---- hardening (issue 13) -------------------------------------------------------------------
+    async def reset_mid_body(self, request: web.Request) -> web.StreamResponse:
+        """Promises 100 KB, sends 10 KB, then resets the connection (RST)."""
+        response = web.StreamResponse(headers={"Content-Type": "text/html; charset=utf-8",
+                                               "Content-Length": "102400"})
+        await response.prepare(request)
+        await response.write(b"<!doctype html><html><body><p>" + b"x" * 10_000)
+        transport = request.transport
+        if transport is not None:
+            sock = transport.get_extra_info("socket")
+            if sock is not None:  # SO_LINGER 0: close() sends a RST
+                import socket as socket_module
+                import struct as struct_module
+                sock.setsockopt(socket_module.SOL_SOCKET, socket_module.SO_LINGER, struct_module.pack("ii", 1, 0))
+            transport.abort()
+        return response
+
+    async def slowloris(self, request: web.Request) -> web.StreamResponse:
+        """A byte every `every` seconds (default 0.5) for `s` seconds (default 60): never a read timeout."""
+        response = web.StreamResponse(headers={"Content-Type": "text/html; charset=utf-8"})
+        await response.prepare(request)
+        every = float(request.query.get("every", "0.5"))
+        end = asyncio.get_running_loop().time() + float(request.query.get("s", "60"))
+        await response.write(b"<!doctype html><html><body><p>")
+        while asyncio.get_running_loop().time() < end:
+            await asyncio.sleep(every)
+            await response.write(b"a")
+        await response.write(b"</p></body></html>")
+        return response
+
+    async def empty(self, request: web.Request) -> web.Response:
+        """200 text/html with an empty body."""
+        return web.Response(body=b"", headers={"Content-Type": "text/html; charset=utf-8"})
+
+    async def no_content(self, request: web.Request) -> web.Response:
+        return web.Response(status=204)
+
+    async def generated(self, request: web.Request) -> web.Response:
+        """A distinct article of about `kb` KB (default 50) for each key: soak and load runs."""
+        key = request.match_info["key"]
+        size = int(request.query.get("kb", "50")) * 1024
+        paragraph = (f"<p>Paragraph of page {key}: the quick brown fox jumps over the lazy dog, "
+                     "and the reader keeps reading this sentence to the end. </p>\n")
+        count = max(1, size // len(paragraph))
+        body = (f"<!doctype html><html><head><title>Generated {key}</title></head><body><article>"
+                f"<h1>Generated {key}</h1>{paragraph * count}</article></body></html>")
+        return _html(body)
 
     # ---- proxy mode -----------------------------------------------------------------------------
     async def echo(self, request: web.Request) -> web.Response:

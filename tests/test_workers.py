@@ -1,0 +1,161 @@
+"""The extraction worker pool: a deadline that kills the work, a bounded queue, replacement workers,
+and the server's answers (503 extraction_timeout, 503 overloaded, 400 for parameters out of range)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+from support.reader_server import REPO, free_port, serve, test_settings
+
+from readerproxy.extraction import get_extractor
+from readerproxy.workers import ExtractionTimeout, Job, Overloaded, WorkerPool
+
+ARTICLE = "<html><body><article><h1>T</h1>" + "<p>Some words of the article body here.</p>" * 20 + "</article></body></html>"
+
+
+def nested(depth: int) -> str:
+    return "<html><body>" + "<div>" * depth + "deep text" + "</div>" * depth + "</body></html>"
+
+
+def job(html: str, algorithm: str = "auto") -> Job:
+    extractor = get_extractor(algorithm)
+    return Job(html, None, None, extractor.name, extractor.make_params({}))
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[WorkerPool]:
+    workers = WorkerPool(1, deadline=1.5, queue_limit=1)
+    await workers.start()
+    try:
+        yield workers
+    finally:
+        await workers.close()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie is not running
+        return stat.read().split(")")[-1].split()[0] != "Z"
+
+
+async def test_a_job_runs_in_a_worker_process(pool: WorkerPool) -> None:
+    data = await pool.run(job(ARTICLE))
+    assert "Some words" in data["text"]
+    assert pool.pids() and os.getpid() not in pool.pids()
+
+
+async def test_past_the_deadline_the_worker_is_killed_and_replaced(pool: WorkerPool) -> None:
+    [before] = pool.pids()
+    began = time.monotonic()
+    with pytest.raises(ExtractionTimeout) as caught:
+        await pool.run(job(nested(100_000)))
+    assert time.monotonic() - began < 3.0
+    assert caught.value.status == 503 and caught.value.kind == "extraction_timeout"
+    assert not alive(before)  # the work stopped
+    data = await pool.run(job(ARTICLE))  # a fresh worker serves the next page
+    assert "Some words" in data["text"] and pool.pids() != [before]
+    assert pool.stats.timed_out == 1
+
+
+async def test_a_caller_that_gives_up_stops_its_work(pool: WorkerPool) -> None:
+    [before] = pool.pids()
+    task = asyncio.ensure_future(pool.run(job(nested(100_000))))
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(50):
+        if not alive(before):
+            break
+        await asyncio.sleep(0.05)
+    assert not alive(before)
+    assert "Some words" in (await pool.run(job(ARTICLE)))["text"]
+
+
+async def test_the_queue_is_bounded(pool: WorkerPool) -> None:
+    running = asyncio.ensure_future(pool.run(job(nested(100_000))))
+    await asyncio.sleep(0.1)
+    waiting = asyncio.ensure_future(pool.run(job(ARTICLE)))  # the one queue place
+    await asyncio.sleep(0.1)
+    with pytest.raises(Overloaded) as caught:
+        await pool.run(job(ARTICLE))
+    assert caught.value.status == 503 and caught.value.retry_after >= 1
+    with pytest.raises(ExtractionTimeout):
+        await running
+    [outcome] = await asyncio.gather(waiting, return_exceptions=True)
+    assert isinstance(outcome, (dict, Overloaded))  # served by the fresh worker, or waited a deadline
+
+
+async def test_server_answers_503_extraction_timeout_and_keeps_serving(http: aiohttp.ClientSession) -> None:
+    settings = test_settings(extract_timeout=1.5, extract_workers=1)
+    async with serve(settings) as server:
+        began = time.monotonic()
+        async with http.post(server.url("/api/extract"), data=nested(100_000),
+                             headers={"Content-Type": "text/html"}) as response:
+            body = await response.json()
+        assert response.status == 503 and body["error"]["kind"] == "extraction_timeout"
+        assert time.monotonic() - began < 4.0
+        async with http.post(server.url("/api/extract"), data=ARTICLE,
+                             headers={"Content-Type": "text/html"}) as response:
+            assert response.status == 200
+        async with http.get(server.url("/metrics")) as response:
+            metrics = await response.text()
+        assert 'readerproxy_extraction_jobs_total{event="timed_out"} 1.0' in metrics
+        assert "readerproxy_extraction_busy" in metrics and 'name="extract_timeout_seconds"' in metrics
+
+
+@pytest.mark.parametrize("query", ["algo=accb&iterations=1000000000", "algo=cetr&radius=1e8"])
+async def test_parameters_out_of_range_are_400(http: aiohttp.ClientSession, query: str) -> None:
+    async with serve(test_settings()) as server, http.post(
+            server.url("/api/extract") + "?" + query, data=ARTICLE, headers={"Content-Type": "text/html"}) as response:
+        body = await response.json()
+    assert response.status == 400 and body["error"]["kind"] == "bad_request"
+
+
+def test_sigterm_stops_the_server_and_its_workers_within_seconds() -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "readerproxy.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--cache", "memory", "--extract-timeout", "60"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert process.stdout is not None
+        process.stdout.readline()  # listening
+        import urllib.request
+
+        def post() -> None:
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/api/extract", data=nested(200_000).encode(),
+                                             headers={"Content-Type": "text/html"})
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(request, timeout=30).read()
+
+        import threading
+
+        thread = threading.Thread(target=post, daemon=True)
+        thread.start()
+        time.sleep(1.5)  # the hostile page is being extracted
+        children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        began = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(15)
+        stopped = time.monotonic() - began
+        assert stopped < 6.0, stopped
+        time.sleep(0.5)
+        assert not any(alive(int(pid)) for pid in children)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
