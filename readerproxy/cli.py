@@ -49,6 +49,14 @@ def cmd_extract(args: argparse.Namespace) -> int:
         print(f"readerproxy: cannot read {args.source}: {exc}", file=sys.stderr)
         return 2
     try:
+        if args.overlay:  # the page with every scored block outlined, in one self-contained file
+            from .overlay import overlay_file
+
+            page = overlay_file(data, url=args.url or fetched_url, content_type=content_type, algorithm=args.algo,
+                                params=_params(args.param))
+            Path(args.overlay).write_text(page, encoding="utf-8")
+            print(f"readerproxy: overlay written to {args.overlay}", file=sys.stderr)
+            return 0
         article = process(data, url=args.url or fetched_url, content_type=content_type, algorithm=args.algo,
                           params=_params(args.param))
     except DecompressionError as exc:
@@ -164,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
                    help="algorithm parameter, repeatable (e.g. -p c1=0.5)")
     p.add_argument("--timeout", type=float, default=20.0, help="seconds, for URLs")
+    p.add_argument("--overlay", metavar="FILE.html",
+                   help="write the page with every scored block outlined and the signal charts (self-contained)")
     p.set_defaults(handler=cmd_extract)
 
     p = sub.add_parser("algorithms", help="list the algorithms")

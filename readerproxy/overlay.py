@@ -834,3 +834,18 @@ def overlay_page(
         )
     )
     return page, drawn
+
+
+def overlay_file(
+    source: str | bytes, *, url: str | None = None, content_type: str | None = None, algorithm: str = "auto",
+    params: Mapping[str, Any] | None = None,
+) -> str:
+    """A self-contained overlay of a page (CSS and SVG inline, no script): `readerproxy extract --overlay`."""
+    from .api import algorithms
+    from .render import STATIC_DIR
+
+    insp = inspect(source, url=url, content_type=content_type, algorithm=algorithm, params=params)
+    css = (STATIC_DIR / "overlay.css").read_text(encoding="utf-8")
+    links = OverlayLinks(url=url or "", original=_safe_url(url, None) if url else None, form_action=None)
+    page, _ = overlay_page(insp, links, algorithms(), inline_css=css)
+    return page
