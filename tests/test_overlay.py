@@ -1,0 +1,145 @@
+"""Overlay building blocks: marks cover every block, the page is sanitised, blocks JSON, the CLI file,
+and the server's routes (view=overlay with its CSP, blocks=1)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import aiohttp
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+from support.reader_server import RunningServer
+from support.upstream import Upstream
+
+from readerproxy.overlay import (
+    OVERLAY_CSP,
+    OverlayLinks,
+    block_marks,
+    blocks_json,
+    inspect,
+    overlay_page,
+    page_body,
+)
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ALGORITHMS = (
+    "auto",
+    "accb",
+    "baseline",
+    "cetr",
+    "cetr-km",
+    "cetr-tm",
+    "danag",
+    "density",
+    "heuristic",
+    "lineblock",
+)
+
+
+def _marked_blocks(page: str) -> set[int]:
+    ids: set[int] = set()
+    for node in LexborHTMLParser(page).css(".rpo-mark"):
+        ids.update(int(i) for i in (node.attributes.get("data-rpo-blocks") or "").split())
+    return ids
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("fixture", ["wiki_links.html", "nav_article.html", "overlay_script.html"])
+def test_every_block_is_marked_and_marks_nest(fixture: str, algorithm: str) -> None:
+    insp = inspect((FIXTURES / fixture).read_bytes(), url="https://example.org/a", algorithm=algorithm)
+    marks = block_marks(insp.doc, insp.extraction.blocks)
+    assert len(marks) == len(insp.extraction.blocks)
+    wraps = sorted({(m.first, m.last) for m in marks if m.wrap})
+    for a, b in wraps:  # laminar: any two runs are nested or apart
+        for c, d in wraps:
+            assert b < c or d < a or (a <= c and d <= b) or (c <= a and b <= d)
+    body, _ = page_body(insp.doc, insp.extraction)
+    assert _marked_blocks(body) == set(range(len(insp.extraction.blocks)))
+
+
+def test_page_is_sanitised() -> None:
+    insp = inspect(
+        (FIXTURES / "overlay_script.html").read_bytes(), url="https://example.org/a", algorithm="heuristic"
+    )
+    page, _ = overlay_page(
+        insp, OverlayLinks(url="https://example.org/a"), {"heuristic": ""}, asset=lambda n: n
+    )
+    tree = LexborHTMLParser(page)
+    scripts = [n.attributes.get("src") for n in tree.css("script")]
+    assert scripts == ["overlay.js"]  # ours only
+    assert not tree.css("base, meta[http-equiv=refresh i], iframe, object, embed")
+    assert not tree.css(".rpo-page form, .rpo-page svg")  # the page's (our panel has its own)
+    for node in tree.css("*"):
+        for name, value in node.attributes.items():
+            assert not name.lower().startswith("on"), (node.tag, name)
+            assert "javascript:" not in (value or "").lower(), (node.tag, name, value)
+    title = tree.css_first("title")
+    assert title is not None and title.text().startswith("Harmless fixture page")
+    sheets = [n.attributes.get("href") for n in tree.css('link[rel="stylesheet"]')]
+    assert "https://example.org/fixture.css" in sheets  # the page's own stylesheet, absolute
+    assert "rgb(128, 0, 128)" in page  # and its inline style
+    assert 'url("https://example.org/pixel.png")' in page  # with its URLs made absolute
+
+
+def test_blocks_json_has_paths_and_signals() -> None:
+    insp = inspect((FIXTURES / "wiki_links.html").read_bytes(), algorithm="density")
+    data = blocks_json(insp.doc, insp.extraction)
+    assert len(data["blocks"]) == len(insp.extraction.blocks)
+    first = data["blocks"][0]
+    assert set(first) >= {"label", "score", "selected", "text_length", "path"}
+    assert first["path"].startswith("html > body")
+    assert data["signals"]["density"] == insp.extraction.signals["density"].tolist()
+
+
+def test_cli_writes_a_self_contained_overlay(tmp_path: Path) -> None:
+    out = tmp_path / "overlay.html"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "readerproxy.cli",
+            "extract",
+            str(FIXTURES / "overlay_script.html"),
+            "--algo",
+            "cetr",
+            "--overlay",
+            str(out),
+            "--url",
+            "https://example.org/a",
+        ],
+        check=True,
+    )
+    page = out.read_text()
+    tree = LexborHTMLParser(page)
+    assert not tree.css("script") and tree.css("svg.rpo-chart") and tree.css(".rpo-mark")
+    csp = tree.css_first('meta[http-equiv="Content-Security-Policy"]')
+    assert csp is not None and "script-src 'none'" in (csp.attributes["content"] or "")
+    assert not tree.css('link[href*="/static/"]')  # our CSS is inline
+
+
+async def test_overlay_route_and_blocks_api(
+    reader_server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    target = upstream.url("/article")
+    async with http.get(reader_server.read_url(target, algo="density", view="overlay")) as response:
+        assert response.status == 200
+        assert response.headers["Content-Security-Policy"] == OVERLAY_CSP
+        page = await response.text()
+    async with http.get(
+        reader_server.url("/api/extract", url=target, algo="density", blocks="1")
+    ) as response:
+        data = await response.json()
+    assert data["title"] and len(data["blocks"]) == len(_marked_blocks(page)) > 0
+    assert "density" in data["signals"]
+    async with http.post(
+        reader_server.url("/api/extract", algo="cetr", blocks="1"),
+        data=(FIXTURES / "wiki_links.html").read_bytes(),
+    ) as response:
+        posted = await response.json()
+    assert posted["blocks"] and "smoothed" in posted["signals"]
+    async with http.get(reader_server.url("/api/extract", url=target)) as response:
+        assert "blocks" not in await response.json()
+    async with http.get(reader_server.read_url(target, algo="density", view="overlay", c1="2")) as response:
+        assert response.status == 400  # parameters are checked as for /read
