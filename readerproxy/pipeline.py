@@ -65,7 +65,7 @@ def render(
     began = time.perf_counter()
     text = render_text(doc, extraction.selection)
     fragment = render_html(doc, extraction.selection, rewrite_link=rewrite_link, images=images)
-    metadata = extract_metadata(doc, text)
+    metadata = extract_metadata(doc, text, selection=extraction.selection)
     readerable = _readerable(doc)
     rendered = time.perf_counter()
     return Article(

@@ -77,3 +77,16 @@ def test_empty_and_garbage_input() -> None:
     for page in ("", b"", b"\xff\xfe\x00garbage", "<html><body></body></html>", "just text"):
         article = extract(page)
         assert isinstance(article.text, str) and isinstance(article.html, str)
+
+
+def test_the_article_says_whether_the_page_is_readerable_and_links_the_next_page() -> None:
+    from pathlib import Path
+
+    fixture = Path(__file__).parent / "fixtures" / "pagination_rel_next.html"
+    article = extract(fixture.read_text(), url="https://news.example.com/features/river-changed-course")
+    data = article.to_dict()
+    assert data["readerable"] is article.readerable
+    assert isinstance(article.readerable, bool)
+    assert data["next_page_url"] == "https://news.example.com/features/river-changed-course?page=2"
+    menu = extract("<html><body><ul><li><a href='/a'>A</a></li><li><a href='/b'>B</a></li></ul></body></html>")
+    assert menu.readerable is False and menu.to_dict()["next_page_url"] is None
