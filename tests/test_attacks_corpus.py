@@ -168,5 +168,6 @@ def test_the_corpus_has_at_least_100_vectors_from_every_family() -> None:
     families = {family for _, family, _ in cases}
     assert len(cases) >= 100
     assert {"script", "handler", "url", "svg", "math", "css", "mxss", "breakout", "markdown", "unicode"} <= families
-    assert all(f"__xss={n}" in html or "attacker.example" in html or "msgbox" in html or "PHNjcmlwdD5" in html
-               for n, _, html in cases)
+    # every vector would be seen: the marker, the attacker host, or at least a dialog (alert/msgbox)
+    assert all(f"__xss={n}" in html or "attacker.example" in html or "alert(" in html or "msgbox" in html
+               or "PHNjcmlwdD5" in html for n, _, html in cases)

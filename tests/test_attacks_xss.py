@@ -18,9 +18,9 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 from aiohttp import web
-from test_attacks_corpus import ATTACKER, corpus, page
 from support.chromium import Chromium, Page
 from support.reader_server import RunningServer, serve, test_settings
+from test_attacks_corpus import ATTACKER, corpus, page
 
 markdown_it = pytest.importorskip("markdown_it")
 
