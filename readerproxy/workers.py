@@ -224,6 +224,7 @@ class WorkerPool:
         self.stats = PoolStats()
         self.waiting = 0
         self.busy = 0
+        self.last_peak = 0  # peak resident bytes of the worker that answered last
         self._idle: asyncio.Queue[Worker] | None = None
         self._workers: set[Worker] = set()
         # threads that wait on the pipes (and start/reap processes): never doing the work itself
@@ -278,6 +279,7 @@ class WorkerPool:
                 reply = await asyncio.shield(call)
         except TimeoutError:
             self.stats.timed_out += 1
+            self.last_peak = 0  # unknown: the worker was killed
             self._event("timed_out")
             await self._replace(worker, kill=True, call=call)
             raise ExtractionTimeout(
@@ -298,7 +300,7 @@ class WorkerPool:
             await self._replace(worker, kill=True, call=call)
             raise ExtractionFailed("the extraction worker stopped without an answer") from exc
         status = reply[0]
-        peak = reply[-1]
+        peak = self.last_peak = reply[-1]
         if peak > self.max_rss_bytes:
             self.stats.retired += 1
             self._event("retired")

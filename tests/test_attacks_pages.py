@@ -1,0 +1,68 @@
+"""Adversarial pages for every algorithm (issue 13): each must finish or be cut off at the extraction
+deadline, in a worker process whose memory is measured. Times and peak memory are recorded in
+artifacts/attacks/pages.json (docs/security.md quotes them)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from readerproxy.extraction import get_extractor, registry
+from readerproxy.workers import ExtractionTimeout, Job, WorkerPool
+
+DEADLINE = 5.0
+RESULTS = Path(__file__).resolve().parent.parent / "artifacts" / "attacks"
+
+
+def _pages() -> dict[str, bytes]:
+    words = "lorem ipsum dolor sit amet "
+    return {
+        "nested-divs-100k": ("<html><body>" + "<div>" * 100_000 + "deep" + "</div>" * 100_000 + "</body></html>").encode(),
+        "single-line-5mb": ("<html><body><p>" + words * (5 * 1024 * 1024 // len(words)) + "</p></body></html>").encode(),
+        "links-200k": ("<html><body>" + "".join(f'<a href="/l{i}">link {i}</a> ' for i in range(200_000))
+                       + "</body></html>").encode(),
+        "text-nodes-20k": ("<html><body><p>" + "<b>a</b>" * 20_000 + "</p></body></html>").encode(),
+        "table-300x300": ("<html><body><table>" + ("<tr>" + "<td>c</td>" * 300 + "</tr>") * 300
+                          + "</table></body></html>").encode(),
+        "nested-tables-2k": ("<html><body>" + "<table><tr><td>" * 2000 + "x" + "</td></tr></table>" * 2000
+                             + "</body></html>").encode(),
+        "invalid-utf8": b"<html><head><meta charset=utf-8></head><body><p>" + bytes(range(128, 256)) * 20_000
+                        + b"</p></body></html>",
+    }
+
+
+PAGES = _pages()
+RECORDS: list[dict[str, object]] = []
+
+
+@pytest.fixture(scope="module")
+def results_file() -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    return RESULTS / "pages.json"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", sorted(registry()))
+async def test_every_adversarial_page_finishes_or_is_cut_off(algorithm: str, results_file: Path) -> None:
+    extractor = get_extractor(algorithm)
+    pool = WorkerPool(1, deadline=DEADLINE, queue_limit=1, max_rss_bytes=1)  # a fresh worker for every page
+    await pool.start()
+    try:
+        for name, body in PAGES.items():
+            began = time.monotonic()
+            try:
+                await pool.run(Job(body, "https://example.com/", "text/html", extractor.name,
+                                   extractor.make_params({})))
+                outcome = "finished"
+            except ExtractionTimeout:
+                outcome = "cut off"
+            seconds = time.monotonic() - began
+            RECORDS.append({"algorithm": algorithm, "page": name, "bytes": len(body), "outcome": outcome,
+                            "seconds": round(seconds, 2), "worker_peak_mb": round(pool.last_peak / 2**20, 1)})
+            assert seconds < DEADLINE + 3.0, (name, seconds)
+    finally:
+        await pool.close()
+        results_file.write_text(json.dumps(RECORDS, indent=1))
