@@ -119,9 +119,6 @@ class Metrics:
     def proxy_request(self, outcome: str) -> None:
         self._child(self.proxy_requests, outcome).inc()
 
-    def proxy_request(self, outcome: str) -> None:
-        self._child(self.proxy_requests, outcome).inc()
-
     def exposition(self) -> tuple[bytes, str]:
         """The Prometheus text format and its content type."""
         return generate_latest(self.registry), CONTENT_TYPE_LATEST

@@ -32,6 +32,7 @@ from .metrics import Metrics
 from .overlay import Inspection
 from .overlay import inspect as inspect_page
 from .pages import DecodedMemo, PageStore, page_version
+from .render import PREFERENCE_KEYS
 from .settings import Settings
 from .singleflight import SingleFlight
 from .workers import Job, WorkerPool
@@ -73,6 +74,10 @@ class ReadResult:
     identity: str = ""  # the result's cache key and page version: same identity, same result
 
 
+#: Query keys of the server's own (request options and reader preferences): never algorithm parameters.
+NOT_PARAMETERS = frozenset({"url", "algo", "format", "refresh", "view", "blocks", *PREFERENCE_KEYS})
+
+
 @functools.lru_cache(maxsize=1)
 def _parameter_owners() -> dict[str, frozenset[str]]:
     """Every algorithm parameter name and the algorithms that take it."""
@@ -94,7 +99,7 @@ def algorithm_params(query: Mapping[str, str], algorithm: str) -> dict[str, str]
     params: dict[str, str] = {}
     for key, value in query.items():
         takers = owners.get(key)
-        if takers is None:
+        if takers is None or key in NOT_PARAMETERS:
             continue
         if algorithm not in takers:
             raise RequestError(f"parameter {key} is not a parameter of {algorithm!r} "

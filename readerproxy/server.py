@@ -16,6 +16,8 @@ import contextlib
 import gc
 import json
 import logging
+import multiprocessing
+import os
 import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -399,7 +401,7 @@ async def api_extract_post(request: web.Request) -> web.Response:
 
 async def healthz(request: web.Request) -> web.Response:
     ready = request.app[READER].pages is not None
-    return web.json_response({"status": "ok" if ready else "starting", "version": __version__},
+    return web.json_response({"status": "ok" if ready else "starting", "version": __version__, "pid": os.getpid()},
                              status=200 if ready else 503)
 
 
@@ -470,28 +472,75 @@ def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM; print the address to open once listening."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    if settings.workers > 1:
+        _run_workers(settings)
+        return
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve_until_stopped(settings))
 
 
-async def _serve_until_stopped(settings: Settings) -> None:
+def _run_workers(settings: Settings) -> None:
+    """`--workers N`: N server processes on one port (SO_REUSEPORT: the kernel spreads connections),
+    as aiohttp deployments do, sharing the persistent cache (and its cross-process single flight,
+    see pages.PageStore). This process supervises them: SIGINT/SIGTERM stop them all."""
+    if settings.port == 0:
+        raise SystemExit("readerproxy serve: --workers needs a fixed --port")
+    if settings.cache == "memory":
+        log.warning("--workers with a memory cache: each worker keeps its own cache")
+    context = multiprocessing.get_context("spawn")
+    processes = [context.Process(target=_worker, args=(settings, index), name=f"readerproxy-worker-{index}")
+                 for index in range(settings.workers)]
+    stopping = False
+
+    def stop(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for process in processes:
+            process.start()
+        while not stopping and all(process.is_alive() for process in processes):
+            time.sleep(0.2)
+    finally:
+        for process in processes:
+            if process.is_alive() and process.pid is not None:
+                os.kill(process.pid, signal.SIGTERM)
+        for process in processes:
+            process.join(timeout=5.0)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _worker(settings: Settings, index: int) -> None:
+    """One of `--workers` server processes (started by spawn: a fresh interpreter)."""
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s worker-{index} %(name)s: %(message)s")
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor stops us with SIGTERM
+    asyncio.run(_serve_until_stopped(settings, reuse_port=True, announce=index == 0))
+
+
+async def _serve_until_stopped(settings: Settings, *, reuse_port: bool = False, announce: bool = True) -> None:
     app = create_app(settings)
     # keepalive_timeout also bounds the wait for a new connection's first request line and headers
     runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=settings.header_timeout)
     await runner.setup()
     _harden_protocol(runner)
-    site = web.TCPSite(runner, settings.host, settings.port, shutdown_timeout=3.0)
+    site = web.TCPSite(runner, settings.host, settings.port, shutdown_timeout=3.0, reuse_port=reuse_port or None)
     await site.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    for address in runner.addresses:
+    for address in runner.addresses if announce else ():
         host, port = address[0], address[1]
         shown = f"[{host}]" if ":" in host else host
         print(f"readerproxy {__version__}: open http://{shown}:{port}/ in a browser "
               f"(cache {settings.cache}{', private addresses allowed' if settings.allow_private else ''}; "
-              "Ctrl+C stops)", flush=True)
+              f"{f'{settings.workers} workers; ' if settings.workers > 1 else ''}Ctrl+C stops)", flush=True)
     # Everything imported and built so far lives for the whole process: keep it out of the garbage
     # collector's scans (shorter pauses, a steadier p99 under load).
     gc.collect()

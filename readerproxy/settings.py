@@ -61,6 +61,7 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption("max_ttl", "upper bound in seconds on any upstream freshness", "SECONDS"),
     ServeOption("result_ttl", "seconds an extraction result is kept", "SECONDS"),
     ServeOption("extract_workers", "worker processes for parsing and extraction", "N"),
+    ServeOption("workers", "server processes sharing the port (SO_REUSEPORT) and the cache", "N"),
     ServeOption("extract_timeout", "seconds an extraction may run before its worker is killed (503)", "SECONDS"),
     ServeOption("extract_queue", "extractions that may wait for a worker; more get 503 + Retry-After", "N"),
     ServeOption("rate_limit", "requests per second per client address on /read and /api (0: no limit)", "RATE"),
@@ -108,6 +109,7 @@ class Settings:
     max_ttl: float = 86400.0  # upper bound on any upstream freshness, seconds
     result_ttl: float = 86400.0  # extraction results (keyed by the page version they came from)
     extract_workers: int = 2  # worker processes for parse + extract + render (workers.py)
+    workers: int = 1  # server processes on one port (SO_REUSEPORT), sharing the SQLite or Redis cache
     extract_timeout: float = 10.0  # an extraction's deadline; then its worker is killed (503)
     extract_queue: int = 32  # extractions waiting for a worker; one more gets 503 + Retry-After
     worker_max_rss_bytes: int = 768 * 1024 * 1024  # a worker whose peak passes this is replaced

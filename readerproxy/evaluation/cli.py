@@ -349,7 +349,7 @@ def format_eval_table(evaluation: Evaluation) -> str:
         lines.append(row)
     lines.append(
         "shingles: ScrapingHub metric (F1 of mean P and R); LCSeq/LCStr: character LCS F1 "
-        "without whitespace (seed 000); BoW: word multiset; LCSeq/LCStr/BoW F1 = mean per page."
+        "without whitespace (Moreno et al. 2009, §5); BoW: word multiset; LCSeq/LCStr/BoW F1 = mean per page."
     )
     return "\n".join(lines)
 
