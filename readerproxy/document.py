@@ -19,6 +19,7 @@ import html as html_lib
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress
 from urllib.parse import urljoin
 
 import numpy as np
@@ -69,6 +70,17 @@ _TOKEN = re.compile(
 )
 _BAD_ATTRIBUTE_NAME = re.compile(r'["\'<>=/`]')
 _WS = re.compile(r"\s+")
+#: str.isspace by code point (no whitespace above U+3000); the last entry stands for the rest.
+_WHITESPACE = np.array([chr(c).isspace() for c in range(0x3002)])
+
+
+def _code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _ascii_letter(code: np.ndarray) -> np.ndarray:
+    lower = code | 0x20
+    return (lower >= ord("a")) & (lower <= ord("z"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,16 +209,19 @@ def parse(html: str, url: str | None = None) -> Document:
     elements = tree.css("*")
     tag = [node.tag.lower() if node.tag else "" for node in elements]
     serialised = tree.html or ""
-    try:
-        doc = _build(tree, elements, tag, serialised, url, title, len(html))
-    except _Misaligned:
-        # Attribute names with quotes or angle brackets break the tokeniser's view of the
-        # serialisation; drop those attributes (no browser would honour them) and try again.
-        for node in elements:
-            for name in list(node.attributes):
-                if _BAD_ATTRIBUTE_NAME.search(name):
-                    del node.attrs[name]
-        doc = _build(tree, elements, tag, tree.html or "", url, title, len(html))
+    scan = _scan_fast(serialised, tag)
+    if scan is None:
+        try:
+            scan = _scan(serialised, tag)
+        except _Misaligned:
+            # Attribute names with quotes or angle brackets break the tokeniser's view of the
+            # serialisation; drop those attributes (no browser would honour them) and try again.
+            for node in elements:
+                for name in list(node.attributes):
+                    if _BAD_ATTRIBUTE_NAME.search(name):
+                        del node.attrs[name]
+            scan = _scan(tree.html or "", tag)
+    doc = _document(tree, elements, tag, scan, url, title, len(html))
     doc.json_ld = json_ld
     return doc
 
@@ -232,16 +247,233 @@ def _title(tree: LexborHTMLParser) -> str:
     return _WS.sub(" ", node.text()).strip() if node is not None else ""
 
 
-def _build(
-    tree: LexborHTMLParser,
-    elements: list[LexborNode],
-    tag: list[str],
-    serialised: str,
-    url: str | None,
-    title: str,
-    source_length: int,
-) -> Document:
-    n_elements = len(elements)
+@dataclass(slots=True)
+class _Scan:
+    """The linear view and the element tree read from the serialisation (before line numbers)."""
+
+    kind: np.ndarray
+    owner: np.ndarray
+    length: np.ndarray
+    text: list[str]
+    chars: np.ndarray
+    in_anchor: np.ndarray
+    newline_after: np.ndarray  # the token ends its source line
+    parent: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+
+def _tag_spans(serialised: str, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """First and last character of every "<...>" (tags, comments, doctype), as `_TOKEN` reads them.
+
+    Lexbor escapes "<" and ">" in text, so a "<...>" mostly ends at the first ">" after its "<";
+    the exceptions (a "<" or ">" inside an attribute value or a comment) are found with numpy and
+    re-read one by one with `_TOKEN` from their "<" (their match swallows any "<" inside it).
+    """
+    lt = np.flatnonzero(codes == ord("<"))
+    gt = np.flatnonzero(codes == ord(">"))
+    if not len(lt) or not len(gt):
+        return None
+    after = np.searchsorted(gt, lt)
+    end = gt[np.minimum(after, len(gt) - 1)]
+    first, second = codes[lt + 1], codes[lt + 2]
+    element = _ascii_letter(first) | ((first == ord("/")) & _ascii_letter(second))
+    markup = (first == ord("!")) | (first == ord("?"))  # comment, doctype, processing instruction
+    quotes = np.flatnonzero(codes == ord('"'))
+    odd_quotes = (np.searchsorted(quotes, end) - np.searchsorted(quotes, lt)) % 2 == 1
+    comment = (first == ord("!")) & (second == ord("-")) & (codes[lt + 3] == ord("-"))
+    whole_comment = (end - lt >= 6) & (codes[end - 1] == ord("-")) & (codes[end - 2] == ord("-"))
+    irregular = (
+        (after == len(gt))
+        | (end > np.append(lt[1:], len(codes)))  # a "<" before the first ">"
+        | (element & odd_quotes)  # a ">" inside an attribute value
+        | (comment & ~whole_comment)  # a ">" inside a comment
+        | ~(element | markup)  # not a tag at all
+    )
+    if not irregular.any():
+        return lt, end
+    kept = np.ones(len(lt), dtype=bool)
+    swallowed_until = 0
+    for index in np.flatnonzero(irregular).tolist():
+        at = int(lt[index])
+        if at < swallowed_until:  # inside the previous match
+            continue
+        match = _TOKEN.match(serialised, at)
+        if match is None:  # a "<" that is text: leave the page to `_scan`
+            return None
+        swallowed_until = match.end()
+        end[index] = swallowed_until - 1
+        kept[index + 1 : int(np.searchsorted(lt, swallowed_until))] = False
+    return lt[kept], end[kept]
+
+
+def _gather(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """values[starts[0]:starts[0] + lengths[0]], values[starts[1]:...], ... concatenated."""
+    total = int(lengths.sum())
+    offsets = np.cumsum(lengths) - lengths
+    return values[np.repeat(starts - offsets, lengths) + np.arange(total)]
+
+
+def _ascii_lower(codes: np.ndarray) -> np.ndarray:
+    return np.where((codes >= ord("A")) & (codes <= ord("Z")), codes | 0x20, codes)
+
+
+def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
+    """The linear view without a Python step per token, or None when the page needs `_scan`.
+
+    Chosen for speed: the loop of `_scan` cost ten times Lexbor's own parse. Here the
+    serialisation is read as an array of code points: numpy finds the tags (`_tag_spans`), their
+    kinds and names; the text between them is cut into lines by one unescape, one replace and one
+    split of a string holding only text; the nesting comes from the running depth (an element's
+    end tag is the next end tag that returns to its depth). Every assumption is checked; where one
+    fails (a stray end tag, a name that is not the element's, ...) the page goes to `_scan`, which
+    gives the same answer as this function everywhere this function answers.
+    """
+    if not serialised or "\x00" in serialised:  # "\x00" separates the pieces below
+        return None
+    codes = _code_points(serialised + "\x00\x00\x00")  # padding: peeking past a tag's "<" is safe
+    spans = _tag_spans(serialised, codes)
+    if spans is None:
+        return None
+    start, end = spans
+    n_spans = len(start)
+    first = codes[start + 1]
+    opening = _ascii_letter(first)
+    closing = first == ord("/")
+    n_elements = len(tag)
+    if int(opening.sum()) != n_elements:
+        return None
+
+    # Tag names against the elements' (lower-case ASCII; anything else goes to `_scan`).
+    tag_len = np.fromiter(map(len, tag), np.int64, n_elements)
+    tag_codes = _code_points("".join(tag))
+    open_start, open_end = start[opening] + 1, end[opening]
+    spaces = np.append(np.flatnonzero(codes == ord(" ")), len(codes))  # the name ends at a space or ">"
+    name_end = np.minimum(spaces[np.searchsorted(spaces, open_start)], open_end)
+    if not np.array_equal(name_end - open_start, tag_len):
+        return None
+    if not np.array_equal(_ascii_lower(_gather(codes, open_start, tag_len)), tag_codes):
+        return None
+
+    # Text: the page with every "<...>" replaced by "\x00\x00" (an empty item between two gaps),
+    # cut into lines, one item each. One unescape, one replace and one split for the page.
+    boundary = np.zeros(len(codes) + 1, dtype=np.int32)
+    boundary[start] += 1
+    boundary[end + 1] -= 1
+    outside = np.cumsum(boundary[:-1]) == 0
+    outside[start] = outside[end] = True
+    marked = codes.copy()
+    marked[start] = marked[end] = 0
+    text_codes = marked[outside][:-3]
+    separators = np.flatnonzero(text_codes == 0)
+    newlines = np.bincount(
+        np.searchsorted(separators, np.flatnonzero(text_codes == ord("\n"))) // 2, minlength=n_spans + 1
+    )
+    joined = text_codes.tobytes().decode("utf-32-le", "surrogatepass")
+    if "&" in joined:
+        joined = html_lib.unescape(joined)  # only &amp; &lt; &gt; &nbsp;, never across "\x00"
+        if joined.count("\n") != int(newlines.sum()):
+            return None
+    joined = joined.replace("\n", "\n\x00")
+    items = joined.split("\x00")
+    item_codes = _code_points(joined + "\x00")
+    item_end = np.flatnonzero(item_codes == 0)
+    item_start = np.concatenate(([0], item_end[:-1] + 1))
+    item_len = item_end - item_start
+    if len(items) != int(newlines.sum()) + 2 * n_spans + 1:
+        return None
+    head_item = np.cumsum(newlines[:-1] + 2) - 1  # index of the empty item standing for each span
+    is_head = np.zeros(len(items), dtype=bool)
+    is_head[head_item] = True
+    keep = ~is_head & (item_len > 0)
+    keep[head_item] = opening | closing
+    # A line of text ends with its newline unless it is the last piece of its gap.
+    last_piece = np.zeros(len(items), dtype=bool)
+    last_piece[head_item - 1] = True
+    last_piece[-1] = True
+    newline_after = ~is_head & ~last_piece
+    # Non-whitespace characters per item (str.isspace, by a table over code points).
+    solid = np.concatenate(([0], np.cumsum(~_WHITESPACE[np.minimum(item_codes, len(_WHITESPACE) - 1)])))
+    chars = solid[item_end] - solid[item_start]
+
+    item_len[head_item] = end - start + 1
+    item_kind = np.full(len(items), TEXT, dtype=np.int8)
+    item_kind[head_item] = np.where(opening, OPEN, CLOSE)
+    kind = item_kind[keep]
+    n = len(kind)
+    text = list(compress(items, keep))
+    length = item_len[keep].astype(np.int32)
+
+    # Nesting from the running depth: +1 at a non-void start tag, -1 at an end tag.
+    open_at = np.flatnonzero(kind == OPEN)
+    close_at = np.flatnonzero(kind == CLOSE)
+    void = np.fromiter(map(VOID_TAGS.__contains__, tag), bool, n_elements)
+    step = np.zeros(n, dtype=np.int64)
+    step[open_at[~void]] = 1
+    step[close_at] = -1
+    depth = np.cumsum(step)  # depth after each token
+    if n == 0 or depth.min() < 0 or depth[-1] != 0 or int((~void).sum()) != len(close_at):
+        return None
+    # Within one depth level, start and end tags alternate; sorting both by (level, position)
+    # pairs each end tag with its element.
+    containers = np.flatnonzero(~void)
+    open_key = depth[open_at[containers]] * (n + 1) + open_at[containers]
+    open_order = np.argsort(open_key)
+    sorted_key, sorted_element = open_key[open_order], containers[open_order]
+    close_order = np.argsort((depth[close_at] + 1) * (n + 1) + close_at)
+    closed = np.empty(len(close_at), dtype=np.int64)
+    closed[close_order] = sorted_element
+    close_start = start[closing] + 2
+    if not np.array_equal(end[closing] - close_start, tag_len[closed]):
+        return None
+    tag_start = np.cumsum(tag_len) - tag_len
+    expected = _gather(tag_codes, tag_start[closed], tag_len[closed])
+    if not np.array_equal(_ascii_lower(_gather(codes, close_start, tag_len[closed])), expected):
+        return None
+
+    def innermost(level: np.ndarray, position: np.ndarray) -> np.ndarray:
+        """The element open at `level` just before `position` (-1 at level 0)."""
+        found = sorted_element[np.searchsorted(sorted_key, level * (n + 1) + position) - 1]
+        return np.where(level > 0, found, -1)
+
+    elements = np.arange(n_elements)
+    start = open_at.astype(np.int32)
+    end = start.copy()
+    end[closed] = close_at
+    parent = innermost(depth[open_at] - step[open_at], open_at).astype(np.int32)
+    owner = np.empty(n, dtype=np.int32)
+    text_at = np.flatnonzero(kind == TEXT)
+    owner[text_at] = innermost(depth[text_at], text_at)
+    owner[open_at] = elements
+    owner[close_at] = closed
+    is_anchor = np.fromiter(map("a".__eq__, tag), bool, n_elements)
+    anchor_step = np.zeros(n, dtype=np.int64)
+    anchor_step[open_at[is_anchor]] = 1
+    anchor_closes = close_at[is_anchor[closed]]
+    anchor_step[anchor_closes] = -1
+    in_anchor = np.cumsum(anchor_step) > 0
+    in_anchor[anchor_closes] = True
+    return _Scan(
+        kind=kind,
+        owner=owner,
+        length=length,
+        text=text,
+        chars=chars[keep].astype(np.int32),
+        in_anchor=in_anchor,
+        newline_after=newline_after[keep],
+        parent=parent,
+        start=start,
+        end=end,
+    )
+
+
+def _scan(serialised: str, tag: list[str]) -> _Scan:
+    """The general tokeniser: one regular expression and a stack, one Python step per token.
+
+    Used when `_scan_fast` declines a page (a "<" or ">" inside an attribute value or a comment,
+    stray end tags, ...); both give the same answer wherever the fast one applies.
+    """
+    n_elements = len(tag)
     parent = np.full(n_elements, -1, dtype=np.int32)
     start = np.zeros(n_elements, dtype=np.int32)
     end = np.zeros(n_elements, dtype=np.int32)
@@ -331,18 +563,38 @@ def _build(
     while stack:  # the serialisation is well formed, but stay total
         end[stack.pop()] = len(kinds) - 1
 
-    kind = np.array(kinds, dtype=np.int8)
-    length = np.array(lengths, dtype=np.int32)
-    lines, rebroken = _line_numbers(kind, length, np.array(newline_after, dtype=bool))
-    chars = np.array([len("".join(t.split())) if t else 0 for t in texts], dtype=np.int32)
-    tokens = LinearView(
-        kind=kind,
-        element=np.array(owners, dtype=np.int32),
-        line=lines,
-        length=length,
-        chars=chars,
-        in_anchor=np.array(anchors, dtype=bool),
+    return _Scan(
+        kind=np.array(kinds, dtype=np.int8),
+        owner=np.array(owners, dtype=np.int32),
+        length=np.array(lengths, dtype=np.int32),
         text=texts,
+        chars=np.array([len("".join(t.split())) if t else 0 for t in texts], dtype=np.int32),
+        in_anchor=np.array(anchors, dtype=bool),
+        newline_after=np.array(newline_after, dtype=bool),
+        parent=parent,
+        start=start,
+        end=end,
+    )
+
+
+def _document(
+    tree: LexborHTMLParser,
+    elements: list[LexborNode],
+    tag: list[str],
+    scan: _Scan,
+    url: str | None,
+    title: str,
+    source_length: int,
+) -> Document:
+    lines, rebroken = _line_numbers(scan.kind, scan.length, scan.newline_after)
+    tokens = LinearView(
+        kind=scan.kind,
+        element=scan.owner,
+        line=lines,
+        length=scan.length,
+        chars=scan.chars,
+        in_anchor=scan.in_anchor,
+        text=scan.text,
     )
     root = tree.css_first("html")
     lang = (root.attributes.get("lang") or root.attributes.get("xml:lang")) if root else None
@@ -359,9 +611,9 @@ def _build(
         tree=tree,
         elements=elements,
         tag=tag,
-        parent=parent,
-        start=start,
-        end=end,
+        parent=scan.parent,
+        start=scan.start,
+        end=scan.end,
         tokens=tokens,
         url=url,
         base_url=base_url,

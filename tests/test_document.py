@@ -179,3 +179,50 @@ def test_every_element_is_nested_in_its_parent(shared_datasets) -> None:
         parent = doc.parent[child]
         assert np.all(doc.start[parent] < doc.start[child]), path
         assert np.all(doc.end[child] <= doc.end[parent]), path
+
+
+TRICKY = [
+    PAGE,
+    '<p title="a > b" data-x="<b>not a tag</b>">quoted angle brackets</p><p>after</p>',
+    "<!-- a > b --><p>x</p><!--[if lt IE 9]><script src='x'></script><![endif]--><p>y</p><!---->",
+    "<div>a &amp; b &lt;c&gt; &nbsp;d\n\n  e &amp;amp;\n</div>\n<pre>\n  two\n  lines\n</pre>",
+    "<svg viewBox='0 0 1 1'><clipPath id='c'><rect/></clipPath><foreignObject><p>in svg</p></foreignObject></svg>",
+    "<p>unclosed <b>tags <i>everywhere<ul><li>one<li>two</ul><table><tr><td>cell</table>",
+    "<p>text\u3000with\u2009odd\xa0spaces \U0001f600 and \u00e9</p><a href='/x'>link <b>bold</b></a>",
+    "<body><svg><g><image href='x.png'></image></g></svg><p>after the svg</p></body>",
+    '<div a"b="1">quote in an attribute name</div><p>next</p>',
+]
+
+
+@pytest.mark.parametrize("page", TRICKY)
+def test_fast_scan_agrees_with_the_general_scan(page: str) -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    from readerproxy import document
+
+    tree = LexborHTMLParser(page)
+    document._clean(tree)
+    tag = [node.tag.lower() if node.tag else "" for node in tree.css("*")]
+    serialised = tree.html or ""
+    fast = document._scan_fast(serialised, tag)
+    if fast is None:  # declined: the general scan answers, which is also fine
+        return
+    general = document._scan(serialised, tag)
+    for name in general.__slots__:
+        mine, reference = getattr(fast, name), getattr(general, name)
+        if isinstance(reference, list):
+            assert mine == reference, name
+        else:
+            assert mine.dtype == reference.dtype and np.array_equal(mine, reference), name
+
+
+def test_fast_scan_answers_for_ordinary_pages() -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    from readerproxy import document
+
+    for page in TRICKY[:4]:
+        tree = LexborHTMLParser(page)
+        document._clean(tree)
+        tag = [node.tag.lower() for node in tree.css("*")]
+        assert document._scan_fast(tree.html or "", tag) is not None, page
