@@ -329,9 +329,9 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     fails (a stray end tag, a name that is not the element's, ...) the page goes to `_scan`, which
     gives the same answer as this function everywhere this function answers.
     """
-    if not serialised or "\x00" in serialised:  # "\x00" separates the pieces below
-        return None
     codes = _code_points(serialised + "\x00\x00\x00")  # padding: peeking past a tag's "<" is safe
+    if not serialised or not codes[:-3].all():  # "\x00" separates the pieces below
+        return None
     spans = _tag_spans(serialised, codes)
     if spans is None:
         return None
@@ -345,26 +345,32 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
         return None
 
     # Tag names against the elements' (lower-case ASCII; anything else goes to `_scan`).
-    tag_len = np.fromiter(map(len, tag), np.int64, n_elements)
-    tag_codes = _code_points("".join(tag))
-    open_start, open_end = start[opening] + 1, end[opening]
-    spaces = np.append(np.flatnonzero(codes == ord(" ")), len(codes))  # the name ends at a space or ">"
-    name_end = np.minimum(spaces[np.searchsorted(spaces, open_start)], open_end)
-    if not np.array_equal(name_end - open_start, tag_len):
+    # Each start tag must hold its element's name followed by " " or ">": compare the name and
+    # that character, as "\x00", with the "\x00"-terminated names.
+    tag_codes = _code_points("\x00".join(tag) + "\x00")
+    tag_end = np.flatnonzero(tag_codes == 0)
+    if len(tag_end) != n_elements:
         return None
-    if not np.array_equal(_ascii_lower(_gather(codes, open_start, tag_len)), tag_codes):
+    tag_start = np.concatenate(([0], tag_end[:-1] + 1))
+    tag_len = tag_end - tag_start
+    open_start = start[opening] + 1
+    if n_elements and int((open_start + tag_len).max()) >= len(codes):
+        return None
+    names = _gather(codes, open_start, tag_len + 1)
+    after_name = names[tag_end]
+    if not np.all((after_name == ord(" ")) | (after_name == ord(">"))):
+        return None
+    names[tag_end] = 0
+    if not np.array_equal(_ascii_lower(names), tag_codes):
         return None
 
     # Text: the page with every "<...>" replaced by "\x00\x00" (an empty item between two gaps),
     # cut into lines, one item each. One unescape, one replace and one split for the page.
-    boundary = np.zeros(len(codes) + 1, dtype=np.int32)
-    boundary[start] += 1
-    boundary[end + 1] -= 1
-    outside = np.cumsum(boundary[:-1]) == 0
-    outside[start] = outside[end] = True
     marked = codes.copy()
     marked[start] = marked[end] = 0
-    text_codes = marked[outside][:-3]
+    gap_first = np.concatenate(([0], end))  # each gap with the ">" before it and the "<" after it
+    gap_last = np.concatenate((start, [len(serialised) - 1]))
+    text_codes = _gather(marked, gap_first, gap_last - gap_first + 1)
     separators = np.flatnonzero(text_codes == 0)
     newlines = np.bincount(
         np.searchsorted(separators, np.flatnonzero(text_codes == ord("\n"))) // 2, minlength=n_spans + 1
@@ -393,7 +399,7 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     last_piece[-1] = True
     newline_after = ~is_head & ~last_piece
     # Non-whitespace characters per item (str.isspace, by a table over code points).
-    solid = np.concatenate(([0], np.cumsum(~_WHITESPACE[np.minimum(item_codes, len(_WHITESPACE) - 1)])))
+    solid = np.concatenate(([0], np.cumsum(~np.take(_WHITESPACE, item_codes, mode="clip"))))
     chars = solid[item_end] - solid[item_start]
 
     item_len[head_item] = end - start + 1
@@ -426,7 +432,6 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     close_start = start[closing] + 2
     if not np.array_equal(end[closing] - close_start, tag_len[closed]):
         return None
-    tag_start = np.cumsum(tag_len) - tag_len
     expected = _gather(tag_codes, tag_start[closed], tag_len[closed])
     if not np.array_equal(_ascii_lower(_gather(codes, close_start, tag_len[closed])), expected):
         return None
@@ -446,7 +451,7 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     owner[text_at] = innermost(depth[text_at], text_at)
     owner[open_at] = elements
     owner[close_at] = closed
-    is_anchor = np.fromiter(map("a".__eq__, tag), bool, n_elements)
+    is_anchor = (tag_len == 1) & (tag_codes[tag_start] == ord("a"))
     anchor_step = np.zeros(n, dtype=np.int64)
     anchor_step[open_at[is_anchor]] = 1
     anchor_closes = close_at[is_anchor[closed]]
