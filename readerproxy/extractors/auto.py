@@ -13,13 +13,15 @@ and `.extraction.params` name what really produced the text.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..convert import check_range
 from ..document import TEXT, Document
-from ..extraction import Extraction, get_extractor, register
+from ..extraction import Extraction, Extractor, get_extractor, register
 
 #: (algorithm, parameters), tried in order; the first whose selection is large enough wins.
 FALLBACKS: tuple[tuple[str, dict[str, object]], ...] = (
@@ -45,6 +47,15 @@ class AutoParams:
         check_range("min_share", self.min_share, 0, 1)
 
 
+@functools.cache
+def _fallback(index: int) -> tuple[Extractor[Any], object]:
+    """Extractor and checked parameters of FALLBACKS[index], made once (for speed: `make_params`
+    reads the parameter type hints, which cost more than a small page's extraction)."""
+    name, overrides = FALLBACKS[index]
+    extractor = get_extractor(name)
+    return extractor, extractor.make_params(overrides)
+
+
 def selected_chars(doc: Document, selection: np.ndarray) -> int:
     """Non-whitespace characters of the selected text tokens."""
     t = doc.tokens
@@ -63,9 +74,9 @@ def extract_auto(doc: Document, params: AutoParams) -> Extraction:
     enough = max(1, min(params.min_chars, int(page_chars * params.min_share)))
     extraction: Extraction | None = None
     tried = 0
-    for name, overrides in FALLBACKS:
-        extractor = get_extractor(name)
-        extraction = extractor.run(doc, extractor.make_params(overrides))
+    for index in range(len(FALLBACKS)):
+        extractor, fallback_params = _fallback(index)
+        extraction = extractor.run(doc, fallback_params)
         tried += 1
         if selected_chars(doc, extraction.selection) >= enough:
             break
