@@ -198,14 +198,22 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     semantic = [weights.context_tag.get(name, 0.0) for name in tags]
     hints = [0.0] * n
     unlikely = np.zeros(n, dtype=bool)
+    # For speed: both scores read only the tag, role, class and id, which pages repeat many times.
+    seen: dict[tuple[str, str | None, str | None, str | None], tuple[float, float, bool]] = {}
     for index, node in enumerate(doc.elements):
         attrs = node.attributes
         if not attrs:
             continue
-        role, hint = attribute_weights(attrs, weights)
-        semantic[index] += role
-        hints[index] = hint
-        unlikely[index] = is_unlikely_candidate(tags[index], attrs)
+        key = (tags[index], attrs.get("role"), attrs.get("class"), attrs.get("id"))
+        scores = seen.get(key)
+        if scores is None:
+            scores = seen[key] = (
+                *attribute_weights(attrs, weights),
+                is_unlikely_candidate(tags[index], attrs),
+            )
+        semantic[index] += scores[0]
+        hints[index] = scores[1]
+        unlikely[index] = scores[2]
     holder, context = inherit(doc, semantic, hints, weights.hint_decay)
     words, chars, anchor_chars = own_text(doc, holder, n)
     return ElementFeatures(holder, words, chars, anchor_chars, own, context, unlikely)
