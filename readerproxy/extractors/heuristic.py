@@ -432,16 +432,17 @@ def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
         owner = np.where(t.element >= 0, t.element, 0)
         selection = within & chosen[features.holder[owner]] & (t.element >= 0) & ~dropped
 
+    # For speed: one tolist() per array rather than a numpy scalar per block and field.
     blocks = [
-        Block(
-            int(doc.start[i]),
-            int(doc.end[i]),
-            float(scores[i]),
-            bool(chosen[i]),
-            element=int(i),
-            label=_label(doc, int(i)),
+        Block(first, last, score, keep, element=i, label=_label(doc, i))
+        for i, first, last, score, keep in zip(
+            holders.tolist(),
+            doc.start[holders].tolist(),
+            doc.end[holders].tolist(),
+            scores[holders].tolist(),
+            chosen[holders].tolist(),
+            strict=True,
         )
-        for i in holders.tolist()
     ]
     positive = np.clip(scores[holders], 0.0, None)
     score = float(positive[chosen[holders]].sum() / positive.sum()) if positive.sum() > 0 else 0.0
