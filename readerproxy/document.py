@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress
+from operator import attrgetter
 from urllib.parse import urljoin
 
 import numpy as np
@@ -70,6 +71,7 @@ _TOKEN = re.compile(
 )
 _BAD_ATTRIBUTE_NAME = re.compile(r'["\'<>=/`]')
 _WS = re.compile(r"\s+")
+_TAG_NAME = attrgetter("tag")
 #: str.isspace by code point (no whitespace above U+3000); the last entry stands for the rest.
 _WHITESPACE = np.array([chr(c).isspace() for c in range(0x3002)])
 
@@ -207,7 +209,7 @@ def parse(html: str, url: str | None = None) -> Document:
     json_ld = [node.text() for node in tree.css('script[type="application/ld+json" i]')]
     _clean(tree)
     elements = tree.css("*")
-    tag = [node.tag.lower() if node.tag else "" for node in elements]
+    tag = _tag_names(elements)
     serialised = tree.html or ""
     scan = _scan_fast(serialised, tag)
     if scan is None:
@@ -240,6 +242,15 @@ def _clean(tree: LexborHTMLParser) -> None:
         if "fallback-image" in classes:  # Readability.js keeps these despite aria-hidden
             continue
         node.decompose()
+
+
+def _tag_names(elements: list[LexborNode]) -> list[str]:
+    """Lower-case tag name of every element ("" for none); one lower() for the page, for speed."""
+    names = list(map(_TAG_NAME, elements))
+    if None in names or "" in names:
+        return [name.lower() if name else "" for name in names]
+    lowered = "\x00".join(names).lower().split("\x00")
+    return lowered if len(lowered) == len(names) else [name.lower() for name in names]
 
 
 def _title(tree: LexborHTMLParser) -> str:
@@ -601,10 +612,15 @@ def _document(
         in_anchor=scan.in_anchor,
         text=scan.text,
     )
-    root = tree.css_first("html")
+    # For speed, the first <html> and the first <base href> from the element list (document
+    # order, as css_first would find them) rather than two more CSS walks of the tree.
+    root = elements[tag.index("html")] if "html" in tag else None
     lang = (root.attributes.get("lang") or root.attributes.get("xml:lang")) if root else None
     direction = root.attributes.get("dir") if root else None
-    base = tree.css_first("base[href]")
+    base = None
+    if "base" in tag:
+        bases = (elements[i] for i, name in enumerate(tag) if name == "base")
+        base = next((node for node in bases if "href" in node.attributes), None)
     base_url = url
     if base is not None:
         href = (base.attributes.get("href") or "").strip()
