@@ -197,26 +197,24 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     own = np.array([weights.own_tag.get(name, 0.0) for name in tags], dtype=np.float64)
     semantic = [weights.context_tag.get(name, 0.0) for name in tags]
     hints = [0.0] * n
-    unlikely = np.zeros(n, dtype=bool)
+    unlikely = [False] * n
     # For speed: both scores read only the tag, role, class and id, which pages repeat many times.
     seen: dict[tuple[str, str | None, str | None, str | None], tuple[float, float, bool]] = {}
-    for index, node in enumerate(doc.elements):
+    for index, (name, node) in enumerate(zip(tags, doc.elements, strict=True)):
         attrs = node.attributes
         if not attrs:
             continue
-        key = (tags[index], attrs.get("role"), attrs.get("class"), attrs.get("id"))
+        get = attrs.get
+        key = (name, get("role"), get("class"), get("id"))
         scores = seen.get(key)
         if scores is None:
-            scores = seen[key] = (
-                *attribute_weights(attrs, weights),
-                is_unlikely_candidate(tags[index], attrs),
-            )
+            scores = seen[key] = (*attribute_weights(attrs, weights), is_unlikely_candidate(name, attrs))
         semantic[index] += scores[0]
         hints[index] = scores[1]
         unlikely[index] = scores[2]
     holder, context = inherit(doc, semantic, hints, weights.hint_decay)
     words, chars, anchor_chars = own_text(doc, holder, n)
-    return ElementFeatures(holder, words, chars, anchor_chars, own, context, unlikely)
+    return ElementFeatures(holder, words, chars, anchor_chars, own, context, np.array(unlikely, dtype=bool))
 
 
 #: Readability.js's REGEXPS.unlikelyCandidates, okMaybeItsACandidate and UNLIKELY_ROLES.
