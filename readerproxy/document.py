@@ -8,9 +8,11 @@ the linear view as "the HTML source"; DOM-based ones read the elements; any sele
 maps back to elements through `LinearView.element`, so the reader can render real HTML.
 
 How the linear view is built: the cleaned tree is serialised by Lexbor (C, fast) and that
-well-formed serialisation is tokenised with one regular expression. The n-th start tag of the
-serialisation is the n-th element of `tree.css("*")`, which is how tokens link to elements without
-a Python walk over node objects.
+well-formed serialisation is tokenised. The n-th start tag of the serialisation is the n-th element
+of `tree.css("*")`, which is how tokens link to elements without a Python walk over node objects.
+For speed, `_scan_fast` tokenises with numpy over the serialisation's code points (no Python step
+per token); `_scan`, one regular expression and a stack, is the general path for the rare pages
+whose serialisation the fast one declines, and both give the same answer where both answer.
 """
 
 from __future__ import annotations
