@@ -47,17 +47,21 @@ def plan(total: int, upstream: Upstream, seed: int = 13) -> list[tuple[str, str]
     for i in range(total):
         roll = rng.random()
         if roll < 0.70:
-            requests.append(("cached", "/read?" + urlencode({"url": upstream.url(f"/generated/hot-{rng.randrange(20)}")})))
+            requests.append(
+                ("cached", "/read?" + urlencode({"url": upstream.url(f"/generated/hot-{rng.randrange(20)}")}))
+            )
         elif roll < 0.85:
             requests.append(("uncached", "/read?" + urlencode({"url": upstream.url(f"/generated/cold-{i}")})))
         else:
-            bad = rng.choice([
-                {"url": "javascript:alert(1)"},
-                {"url": "http://does-not-exist.invalid/"},
-                {"url": upstream.url("/status/404")},
-                {"url": upstream.url("/article"), "algo": "nope"},
-                {"url": upstream.url("/article"), "algo": "accb", "iterations": "1000000000"},
-            ])
+            bad = rng.choice(
+                [
+                    {"url": "javascript:alert(1)"},
+                    {"url": "http://does-not-exist.invalid/"},
+                    {"url": upstream.url("/status/404")},
+                    {"url": upstream.url("/article"), "algo": "nope"},
+                    {"url": upstream.url("/article"), "algo": "accb", "iterations": "1000000000"},
+                ]
+            )
             requests.append(("bad", "/read?" + urlencode(bad)))
     return requests
 
@@ -79,11 +83,15 @@ async def run(base: str, requests: list[tuple[str, str]], connections: int, limi
         async def hostile_one() -> None:
             t0 = time.monotonic()
             hostile_window[0] = min(hostile_window[0], t0)
-            async with http.post(base + "/api/extract", data=nested, headers={"Content-Type": "text/html"}) as r:
+            async with http.post(
+                base + "/api/extract", data=nested, headers={"Content-Type": "text/html"}
+            ) as r:
                 body = await r.json()
             t1 = time.monotonic()
             hostile_window[1] = max(hostile_window[1], t1)
-            hostile.append({"status": r.status, "kind": body.get("error", {}).get("kind"), "seconds": round(t1 - t0, 2)})
+            hostile.append(
+                {"status": r.status, "kind": body.get("error", {}).get("kind"), "seconds": round(t1 - t0, 2)}
+            )
 
         async def worker() -> None:
             while not queue.empty():
@@ -116,11 +124,15 @@ async def run(base: str, requests: list[tuple[str, str]], connections: int, limi
     latencies.sort()
     done = len(latencies)
     return {
-        "requests": done, "seconds": round(elapsed, 2), "throughput_rps": round(done / elapsed, 1),
+        "requests": done,
+        "seconds": round(elapsed, 2),
+        "throughput_rps": round(done / elapsed, 1),
         "p50_ms": round(statistics.median(latencies) * 1000, 1) if latencies else None,
         "p99_ms": round(latencies[int(done * 0.99) - 1] * 1000, 1) if latencies else None,
-        "by_status": dict(by_status), "by_class": {k: dict(v) for k, v in by_class.items()},
-        "hostile": hostile, "uncached_during_hostile": dict(overlapped),
+        "by_status": dict(by_status),
+        "by_class": {k: dict(v) for k, v in by_class.items()},
+        "hostile": hostile,
+        "uncached_during_hostile": dict(overlapped),
     }
 
 
@@ -136,14 +148,19 @@ def main() -> None:
     port = free_port()
     server = start_server(port, "--extract-timeout", "10", "--extract-queue", "64")
     try:
+
         def memory() -> dict:
             kids = children(server.pid)
             main_kb = rss_kb(server.pid)
-            return {"server_mb": round(main_kb / 1024, 1),
-                    "server_and_workers_mb": round((main_kb + sum(rss_kb(k) for k in kids)) / 1024, 1)}
+            return {
+                "server_mb": round(main_kb / 1024, 1),
+                "server_and_workers_mb": round((main_kb + sum(rss_kb(k) for k in kids)) / 1024, 1),
+            }
+
         before = memory()
-        result = asyncio.run(run(f"http://127.0.0.1:{port}", plan(args.requests, upstream), args.connections,
-                                 args.limit))
+        result = asyncio.run(
+            run(f"http://127.0.0.1:{port}", plan(args.requests, upstream), args.connections, args.limit)
+        )
         result["rss_before"] = before
         result["rss_after"] = memory()
         print(json.dumps(result, indent=1))

@@ -23,9 +23,13 @@ DATASETS = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
 
 
 def pages(limit: int | None) -> list[tuple[str, bytes]]:
-    found = [(p.name.removesuffix(".html.gz"), gzip.decompress(p.read_bytes()))
-             for p in sorted((DATASETS / "scrapinghub" / "html").glob("*.html.gz"))]
-    found += [(p.parent.name, p.read_bytes()) for p in sorted((DATASETS / "readability").glob("*/source.html"))]
+    found = [
+        (p.name.removesuffix(".html.gz"), gzip.decompress(p.read_bytes()))
+        for p in sorted((DATASETS / "scrapinghub" / "html").glob("*.html.gz"))
+    ]
+    found += [
+        (p.parent.name, p.read_bytes()) for p in sorted((DATASETS / "readability").glob("*/source.html"))
+    ]
     return found[:limit] if limit else found
 
 
@@ -40,8 +44,9 @@ def main() -> int:
     ratios, originals, readers, gz_originals, gz_readers = [], [], [], [], []
     for name, body in pages(args.limit):
         url = f"https://example.com/{name}"
-        article = process(body, url=url, algorithm=extractor, params=params,
-                          rewrite_link=link_rewriter(url, args.algo))
+        article = process(
+            body, url=url, algorithm=extractor, params=params, rewrite_link=link_rewriter(url, args.algo)
+        )
         data = article.to_dict() | {"final_url": url}
         page = renderer.reader_page(data, Preferences(), args.algo).encode()
         originals.append(len(body))
@@ -51,12 +56,18 @@ def main() -> int:
         ratios.append(len(page) / len(body))
     css = sum(len(asset.body) for asset in renderer.static.values())
     print(f"pages: {len(ratios)}  algorithm: {extractor.name}")
-    print(f"original HTML   median {statistics.median(originals) / 1024:8.1f} KB   total {sum(originals) / 2**20:7.1f} MB")
-    print(f"reader page     median {statistics.median(readers) / 1024:8.1f} KB   total {sum(readers) / 2**20:7.1f} MB")
+    print(
+        f"original HTML   median {statistics.median(originals) / 1024:8.1f} KB   total {sum(originals) / 2**20:7.1f} MB"
+    )
+    print(
+        f"reader page     median {statistics.median(readers) / 1024:8.1f} KB   total {sum(readers) / 2**20:7.1f} MB"
+    )
     print(f"gzip original   median {statistics.median(gz_originals) / 1024:8.1f} KB")
     print(f"gzip reader     median {statistics.median(gz_readers) / 1024:8.1f} KB")
-    print(f"reader/original median {statistics.median(ratios):.3f}  p90 {sorted(ratios)[int(len(ratios) * 0.9)]:.3f}"
-          f"  overall {sum(readers) / sum(originals):.3f}")
+    print(
+        f"reader/original median {statistics.median(ratios):.3f}  p90 {sorted(ratios)[int(len(ratios) * 0.9)]:.3f}"
+        f"  overall {sum(readers) / sum(originals):.3f}"
+    )
     print(f"stylesheet (once, cached a year): {css / 1024:.1f} KB")
     return 0
 

@@ -65,13 +65,17 @@ async def measure(upstream: Upstream, proxy_url: str, pid: int, n: int, mb: int)
     direct_host = f"http://127.0.0.1:{upstream.port}"
     named = f"http://news.test:{upstream.port}"
     async with aiohttp.ClientSession() as http:
-        for label, path, accept in (("pass-through /binary", "/binary", "*/*"),
-                                    ("reader navigation /article", "/article", HTML_ACCEPT)):
+        for label, path, accept in (
+            ("pass-through /binary", "/binary", "*/*"),
+            ("reader navigation /article", "/article", HTML_ACCEPT),
+        ):
             direct = await timed(http, direct_host + path, n, None, accept)
             proxied = await timed(http, named + path, n, proxy_url, accept)
             added = statistics.median(proxied) - statistics.median(direct)
-            print(f"{label}: direct {summary(direct)}; through the proxy {summary(proxied)}; "
-                  f"added (median) {added:.2f} ms")
+            print(
+                f"{label}: direct {summary(direct)}; through the proxy {summary(proxied)}; "
+                f"added (median) {added:.2f} ms"
+            )
         baseline = rss_kib(pid)
         peak = baseline
         received = 0
@@ -81,25 +85,44 @@ async def measure(upstream: Upstream, proxy_url: str, pid: int, n: int, mb: int)
                 received += len(chunk)
                 peak = max(peak, rss_kib(pid))
         seconds = time.perf_counter() - began
-        print(f"download {mb} MB through the proxy: {received / 1e6:.1f} MB in {seconds:.2f} s "
-              f"({received / 1e6 / seconds:.0f} MB/s); proxy RSS before {baseline / 1024:.1f} MiB, "
-              f"peak while streaming {peak / 1024:.1f} MiB (+{(peak - baseline) / 1024:.1f} MiB), "
-              f"VmHWM {rss_kib(pid, 'VmHWM') / 1024:.1f} MiB")
+        print(
+            f"download {mb} MB through the proxy: {received / 1e6:.1f} MB in {seconds:.2f} s "
+            f"({received / 1e6 / seconds:.0f} MB/s); proxy RSS before {baseline / 1024:.1f} MiB, "
+            f"peak while streaming {peak / 1024:.1f} MiB (+{(peak - baseline) / 1024:.1f} MiB), "
+            f"VmHWM {rss_kib(pid, 'VmHWM') / 1024:.1f} MiB"
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--mb", type=int, default=20)
     args = parser.parse_args()
     upstream = Upstream()
     upstream.start()
     port, proxy_port = free_port(), free_port()
-    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-               "--proxy-port", str(proxy_port), "--cache", "memory", "--allow-private",
-               "--resolve", "news.test:127.0.0.1"]
-    process = subprocess.Popen(command, cwd=REPO, env=os.environ.copy(), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    command = [
+        sys.executable,
+        "-m",
+        "readerproxy.cli",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--proxy-port",
+        str(proxy_port),
+        "--cache",
+        "memory",
+        "--allow-private",
+        "--resolve",
+        "news.test:127.0.0.1",
+    ]
+    process = subprocess.Popen(
+        command, cwd=REPO, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 30
         while True:

@@ -57,8 +57,9 @@ def start_upstream(body: bytes) -> tuple[str, threading.Event]:
     ready, stop = threading.Event(), threading.Event()
 
     async def page(request: web.Request) -> web.Response:
-        return web.Response(body=body, content_type="text/html", charset="utf-8",
-                            headers={"Cache-Control": "max-age=3600"})
+        return web.Response(
+            body=body, content_type="text/html", charset="utf-8", headers={"Cache-Control": "max-age=3600"}
+        )
 
     def run() -> None:
         async def main() -> None:
@@ -82,8 +83,20 @@ def start_upstream(body: bytes) -> tuple[str, threading.Event]:
 def start_server() -> tuple[str, subprocess.Popen[bytes]]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "readerproxy.cli", "serve", "--port", str(port), "--cache", "memory",
-         "--allow-private"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "readerproxy.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--cache",
+            "memory",
+            "--allow-private",
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -105,13 +118,19 @@ def _ms(text: str) -> float:
 def run_wrk(url: str, connections: int, duration: int) -> dict[str, float]:
     out = subprocess.run(
         ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", url],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     percentiles = dict(re.findall(r"^\s+(50|75|90|99)%\s+(\S+)", out, re.M))
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"requests_per_s": rps, "p50_ms": _ms(percentiles["50"]), "p99_ms": _ms(percentiles["99"]),
-            "non_2xx": float(errors.group(1)) if errors else 0.0}
+    return {
+        "requests_per_s": rps,
+        "p50_ms": _ms(percentiles["50"]),
+        "p99_ms": _ms(percentiles["99"]),
+        "non_2xx": float(errors.group(1)) if errors else 0.0,
+    }
 
 
 async def run_generator(url: str, connections: int, duration: int) -> dict[str, float]:
@@ -120,6 +139,7 @@ async def run_generator(url: str, connections: int, duration: int) -> dict[str, 
     failures = 0
     deadline = time.perf_counter() + duration
     async with ClientSession(connector=TCPConnector(limit=connections)) as session:
+
         async def worker() -> None:
             nonlocal failures
             while time.perf_counter() < deadline:
@@ -133,8 +153,12 @@ async def run_generator(url: str, connections: int, duration: int) -> dict[str, 
         await asyncio.gather(*(worker() for _ in range(connections)))
         elapsed = time.perf_counter() - began
     latencies.sort()
-    return {"requests_per_s": len(latencies) / elapsed, "p50_ms": latencies[len(latencies) // 2],
-            "p99_ms": latencies[int(len(latencies) * 0.99)], "non_2xx": float(failures)}
+    return {
+        "requests_per_s": len(latencies) / elapsed,
+        "p50_ms": latencies[len(latencies) // 2],
+        "p99_ms": latencies[int(len(latencies) * 0.99)],
+        "non_2xx": float(failures),
+    }
 
 
 async def miss_overhead(upstream: str, server: str, rounds: int) -> dict[str, float]:
@@ -150,7 +174,9 @@ async def miss_overhead(upstream: str, server: str, rounds: int) -> dict[str, fl
                 await response.read()
             bare_ms = (time.perf_counter() - began) * 1000
             began = time.perf_counter()
-            async with session.get(server + "/read?" + urlencode({"url": target, "refresh": "1"})) as response:
+            async with session.get(
+                server + "/read?" + urlencode({"url": target, "refresh": "1"})
+            ) as response:
                 await response.read()
                 assert response.headers["X-Cache"] == "miss", response.headers
             read_ms = (time.perf_counter() - began) * 1000
@@ -166,7 +192,9 @@ async def miss_overhead(upstream: str, server: str, rounds: int) -> dict[str, fl
         "read_miss_p50_ms": statistics.median(read),
         "added_p50_ms": statistics.median(r - b for r, b in zip(read, bare, strict=True)),
     }
-    result.update({f"{stage}_p50_ms": statistics.median(values) for stage, values in stages.items() if stage != "fetch"})
+    result.update(
+        {f"{stage}_p50_ms": statistics.median(values) for stage, values in stages.items() if stage != "fetch"}
+    )
     return result
 
 
@@ -196,8 +224,14 @@ def main() -> int:
         process.terminate()
         process.wait(10)
         stop_upstream.set()
-    report = {"page_bytes": len(body), "reader_page_bytes": reader_bytes, "tool": tool,
-              "connections": args.connections, "cached_read": load, "miss": misses}
+    report = {
+        "page_bytes": len(body),
+        "reader_page_bytes": reader_bytes,
+        "tool": tool,
+        "connections": args.connections,
+        "cached_read": load,
+        "miss": misses,
+    }
     print(json.dumps(report, indent=2))
     return 0
 

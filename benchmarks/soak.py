@@ -58,8 +58,22 @@ def children(pid: int) -> list[int]:
 
 
 def start_server(port: int, *extra: str) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-               "--cache", "memory", "--allow-private", "--rate-limit", "0", *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "readerproxy.cli",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--cache",
+        "memory",
+        "--allow-private",
+        "--rate-limit",
+        "0",
+        *extra,
+    ]
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert process.stdout is not None
     process.stdout.readline()
@@ -102,10 +116,20 @@ def main() -> None:
             kids = children(server.pid)
             main_rss = rss_kb(server.pid)
             total = main_rss + sum(rss_kb(k) for k in kids)
-            samples.append({"page": i + 1, "status": status, "seconds": round(took, 2),
-                            "server_mb": round(main_rss / 1024, 1), "total_mb": round(total / 1024, 1)})
-            print(f"page {i + 1:3d} status {status} {took:5.2f} s  server {main_rss / 1024:6.1f} MB  "
-                  f"server+workers {total / 1024:6.1f} MB", flush=True)
+            samples.append(
+                {
+                    "page": i + 1,
+                    "status": status,
+                    "seconds": round(took, 2),
+                    "server_mb": round(main_rss / 1024, 1),
+                    "total_mb": round(total / 1024, 1),
+                }
+            )
+            print(
+                f"page {i + 1:3d} status {status} {took:5.2f} s  server {main_rss / 1024:6.1f} MB  "
+                f"server+workers {total / 1024:6.1f} MB",
+                flush=True,
+            )
         # the peak for one 9 MB page: the worker's high-water mark (fresh workers: restart the server)
         server.terminate()
         server.wait(10)
@@ -116,13 +140,20 @@ def main() -> None:
         status, _ = get(f"{base}/read?{urlencode({'url': upstream.url('/generated/nine?kb=9216')})}")
         worker_peak = max((hwm_kb(k) - worker_before.get(k, 0) for k in children(server.pid)), default=0)
         main_after = rss_kb(server.pid)
-        peak = {"status": status, "page_mb": 9, "worker_peak_growth_mb": round(worker_peak / 1024, 1),
-                "worker_peak_mb": round(max((hwm_kb(k) for k in children(server.pid)), default=0) / 1024, 1),
-                "server_growth_mb": round((main_after - main_before) / 1024, 1)}
+        peak = {
+            "status": status,
+            "page_mb": 9,
+            "worker_peak_growth_mb": round(worker_peak / 1024, 1),
+            "worker_peak_mb": round(max((hwm_kb(k) for k in children(server.pid)), default=0) / 1024, 1),
+            "server_growth_mb": round((main_after - main_before) / 1024, 1),
+        }
         print("9 MB page:", json.dumps(peak))
         if args.json:
-            args.json.write_text(json.dumps({"before_mb": round(before / 1024, 1), "samples": samples,
-                                             "nine_mb_page": peak}, indent=1))
+            args.json.write_text(
+                json.dumps(
+                    {"before_mb": round(before / 1024, 1), "samples": samples, "nine_mb_page": peak}, indent=1
+                )
+            )
     finally:
         server.terminate()
         try:

@@ -64,5 +64,3 @@ def markdown_document(title: str | None, html: str, source: str | None = None) -
     link = markdown_url(source)
     origin = f"Source: [{escape_markdown(source or '')}]({link})\n\n" if link else ""
     return heading + origin + html_to_markdown(html)
-
-

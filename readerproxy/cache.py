@@ -32,9 +32,12 @@ from .lru import LRU, bytes_size
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-EventHook = Callable[[str, str], None]  # on_event(layer, event): "memory"|"sqlite"|"redis", "hit"|"miss"|"error"
+EventHook = Callable[
+    [str, str], None
+]  # on_event(layer, event): "memory"|"sqlite"|"redis", "hit"|"miss"|"error"
 
 # ---- layers ------------------------------------------------------------------------------------------
+
 
 class CacheBackend(Protocol):
     """A persistent cache layer: bytes in, bytes out; raises on failure (LayeredCache handles it)."""
@@ -48,11 +51,15 @@ class CacheBackend(Protocol):
     async def delete(self, key: str) -> None: ...
     async def close(self) -> None: ...
 
+
 class MemoryLRU(LRU[str, bytes]):
     """The in-process layer: str keys, bytes values, bounded by their total size (see `lru.LRU`)."""
 
-    def __init__(self, max_bytes: int = 64 * 1024 * 1024, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, max_bytes: int = 64 * 1024 * 1024, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         super().__init__(max_bytes, bytes_size, clock)
+
 
 def is_corruption(exc: sqlite3.DatabaseError) -> bool:
     """A file that is not an SQLite database, or a damaged one (not a lock, a full disk, a read-only file)."""
@@ -101,22 +108,31 @@ class SQLiteBackend:
             source = self.path.with_name(self.path.name + suffix)
             with contextlib.suppress(FileNotFoundError):
                 source.rename(moved.with_name(moved.name + suffix))
-        log.warning("SQLite cache file %s is corrupt (%s); moved it aside to %s and started a new one",
-                    self.path, exc, moved)
+        log.warning(
+            "SQLite cache file %s is corrupt (%s); moved it aside to %s and started a new one",
+            self.path,
+            exc,
+            moved,
+        )
 
     def _open(self) -> sqlite3.Connection:
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=self.BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
-                                   isolation_level=None)
+            conn = sqlite3.connect(
+                self.path, timeout=self.BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
+            )
             try:
                 conn.execute(f"PRAGMA busy_timeout = {self.BUSY_TIMEOUT_MS}")
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
-                conn.execute("CREATE TABLE IF NOT EXISTS cache "
-                             "(key TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at REAL)")
-                conn.execute("CREATE TABLE IF NOT EXISTS locks "
-                             "(key TEXT PRIMARY KEY, token TEXT NOT NULL, expires_at REAL NOT NULL)")
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS cache "
+                    "(key TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at REAL)"
+                )
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS locks "
+                    "(key TEXT PRIMARY KEY, token TEXT NOT NULL, expires_at REAL NOT NULL)"
+                )
             except BaseException:
                 conn.close()
                 raise
@@ -144,9 +160,12 @@ class SQLiteBackend:
 
     def _get(self, key: str) -> bytes | None:
         def op(conn: sqlite3.Connection) -> bytes | None:
-            row = conn.execute("SELECT value FROM cache WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)",
-                               (key, time.time())).fetchone()
+            row = conn.execute(
+                "SELECT value FROM cache WHERE key = ? AND (expires_at IS NULL OR expires_at > ?)",
+                (key, time.time()),
+            ).fetchone()
             return None if row is None else bytes(row[0])
+
         return self._run(op)
 
     def _set(self, key: str, value: bytes, ttl: float | None) -> None:
@@ -155,10 +174,15 @@ class SQLiteBackend:
         purge = self._sets % self.PURGE_EVERY == 0
 
         def op(conn: sqlite3.Connection) -> None:
-            conn.execute("INSERT OR REPLACE INTO cache (key, value, expires_at) VALUES (?, ?, ?)",
-                         (key, value, expires_at))
+            conn.execute(
+                "INSERT OR REPLACE INTO cache (key, value, expires_at) VALUES (?, ?, ?)",
+                (key, value, expires_at),
+            )
             if purge:
-                conn.execute("DELETE FROM cache WHERE expires_at IS NOT NULL AND expires_at <= ?", (time.time(),))
+                conn.execute(
+                    "DELETE FROM cache WHERE expires_at IS NOT NULL AND expires_at <= ?", (time.time(),)
+                )
+
         self._run(op)
 
     def _delete(self, key: str) -> None:
@@ -168,9 +192,12 @@ class SQLiteBackend:
         def op(conn: sqlite3.Connection) -> bool:
             now = time.time()
             conn.execute("DELETE FROM locks WHERE key = ? AND expires_at <= ?", (key, now))
-            inserted = conn.execute("INSERT OR IGNORE INTO locks (key, token, expires_at) VALUES (?, ?, ?)",
-                                    (key, token, now + ttl))
+            inserted = conn.execute(
+                "INSERT OR IGNORE INTO locks (key, token, expires_at) VALUES (?, ?, ?)",
+                (key, token, now + ttl),
+            )
             return inserted.rowcount == 1
+
         return self._run(op)
 
     def _release(self, key: str, token: str) -> None:
@@ -207,8 +234,9 @@ class RedisBackend:
         from redis.asyncio import Redis
 
         self.url = url
-        self._redis: Any = Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout,
-                                          health_check_interval=0)
+        self._redis: Any = Redis.from_url(
+            url, socket_connect_timeout=timeout, socket_timeout=timeout, health_check_interval=0
+        )
 
     async def get(self, key: str) -> bytes | None:
         value = await self._redis.get(self.PREFIX + key)
@@ -222,7 +250,9 @@ class RedisBackend:
         await self._redis.delete(self.PREFIX + key)
 
     #: Delete the lock only if it still holds our token (it may have expired and been taken by another).
-    _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+    _RELEASE = (
+        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+    )
 
     async def acquire(self, key: str, token: str, ttl: float) -> bool:
         """SET NX PX: a lock shared by every server using this Redis (expires after `ttl` seconds)."""
@@ -243,9 +273,16 @@ _EXPIRY = struct.Struct("!d")  # backend values carry their wall-clock expiry (0
 class LayeredCache:
     """Memory LRU over an optional persistent backend; a failing backend degrades to memory-only."""
 
-    def __init__(self, memory: MemoryLRU, backend: CacheBackend | None, on_event: EventHook | None = None,
-                 *, retry_interval: float = 2.0, max_retry_interval: float = 30.0,
-                 op_timeout: float = 2.0) -> None:
+    def __init__(
+        self,
+        memory: MemoryLRU,
+        backend: CacheBackend | None,
+        on_event: EventHook | None = None,
+        *,
+        retry_interval: float = 2.0,
+        max_retry_interval: float = 30.0,
+        op_timeout: float = 2.0,
+    ) -> None:
         self.memory = memory
         self.backend = backend
         self.on_event = on_event
@@ -271,10 +308,14 @@ class LayeredCache:
         assert self.backend is not None
         self._event(self.backend.name, "error")
         if not self.degraded:
-            log.warning("cache backend %s (%s) failed (%s: %s); continuing with the memory cache only and "
-                        "retrying in the background", self.backend.name,
-                        getattr(self.backend, "location", None) or getattr(self.backend, "url", ""),
-                        type(exc).__name__, exc)
+            log.warning(
+                "cache backend %s (%s) failed (%s: %s); continuing with the memory cache only and "
+                "retrying in the background",
+                self.backend.name,
+                getattr(self.backend, "location", None) or getattr(self.backend, "url", ""),
+                type(exc).__name__,
+                exc,
+            )
             self.degraded = True
             self._backoff = self.retry_interval
         else:
@@ -370,6 +411,7 @@ class LayeredCache:
             except Exception as exc:
                 log.warning("closing cache backend %s failed: %s", self.backend.name, exc)
 
+
 @dataclass(frozen=True, slots=True)
 class CacheSpec:
     """A parsed cache spec: kind "memory" | "sqlite" | "redis", and the path or URL it names."""
@@ -388,16 +430,23 @@ def parse_cache_spec(spec: str) -> CacheSpec:
     if spec.startswith("sqlite:"):
         path = spec.removeprefix("sqlite:").removeprefix("//")
         if not path.strip("/ "):
-            raise ValueError(f"the sqlite cache needs a file path: sqlite:PATH, e.g. sqlite:~/readerproxy.sqlite3 "
-                             f"(got {spec!r})")
+            raise ValueError(
+                f"the sqlite cache needs a file path: sqlite:PATH, e.g. sqlite:~/readerproxy.sqlite3 "
+                f"(got {spec!r})"
+            )
         return CacheSpec("sqlite", path)
     if spec.startswith(("redis://", "rediss://", "unix://")):
         return CacheSpec("redis", spec)
     raise ValueError(f"unknown cache {spec!r}: {CACHE_SPEC_HELP}")
 
 
-def open_cache(spec: str, on_event: EventHook | None = None, *, memory_bytes: int = 64 * 1024 * 1024,
-               retry_interval: float = 2.0) -> LayeredCache:
+def open_cache(
+    spec: str,
+    on_event: EventHook | None = None,
+    *,
+    memory_bytes: int = 64 * 1024 * 1024,
+    retry_interval: float = 2.0,
+) -> LayeredCache:
     """A LayeredCache from a spec (see `parse_cache_spec`)."""
     parsed = parse_cache_spec(spec)
     backend: CacheBackend | None = None

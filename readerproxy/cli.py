@@ -52,13 +52,23 @@ def cmd_extract(args: argparse.Namespace) -> int:
         if args.overlay:  # the page with every scored block outlined, in one self-contained file
             from .overlay import overlay_file
 
-            page = overlay_file(data, url=args.url or fetched_url, content_type=content_type, algorithm=args.algo,
-                                params=_params(args.param))
+            page = overlay_file(
+                data,
+                url=args.url or fetched_url,
+                content_type=content_type,
+                algorithm=args.algo,
+                params=_params(args.param),
+            )
             Path(args.overlay).write_text(page, encoding="utf-8")
             print(f"readerproxy: overlay written to {args.overlay}", file=sys.stderr)
             return 0
-        article = process(data, url=args.url or fetched_url, content_type=content_type, algorithm=args.algo,
-                          params=_params(args.param))
+        article = process(
+            data,
+            url=args.url or fetched_url,
+            content_type=content_type,
+            algorithm=args.algo,
+            params=_params(args.param),
+        )
     except DecompressionError as exc:
         print(f"readerproxy: {exc}", file=sys.stderr)
         return 2
@@ -100,8 +110,10 @@ def missing_extra(command: str) -> str | None:
     missing = [name for name in modules if importlib.util.find_spec(name) is None]
     if not missing:
         return None
-    return (f"readerproxy {command} needs the {extra!r} extra ({', '.join(missing)} not installed): "
-            f"pip install 'readerproxy[{extra}]'")
+    return (
+        f"readerproxy {command} needs the {extra!r} extra ({', '.join(missing)} not installed): "
+        f"pip install 'readerproxy[{extra}]'"
+    )
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -130,7 +142,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         if option.metavar is None:
             parser.add_argument(option.flag, dest=option.name, action="store_true", default=None, help=text)
         else:
-            parser.add_argument(option.flag, dest=option.name, metavar=option.metavar, default=None, help=text)
+            parser.add_argument(
+                option.flag, dest=option.name, metavar=option.metavar, default=None, help=text
+            )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -169,11 +183,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--algo", default="auto", help="algorithm name (see `readerproxy algorithms`)")
     p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument("--url", help="the page's URL, for resolving relative links in a local file")
-    p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
-                   help="algorithm parameter, repeatable (e.g. -p c1=0.5)")
+    p.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="algorithm parameter, repeatable (e.g. -p c1=0.5)",
+    )
     p.add_argument("--timeout", type=float, default=20.0, help="seconds, for URLs")
-    p.add_argument("--overlay", metavar="FILE.html",
-                   help="write the page with every scored block outlined and the signal charts (self-contained)")
+    p.add_argument(
+        "--overlay",
+        metavar="FILE.html",
+        help="write the page with every scored block outlined and the signal charts (self-contained)",
+    )
     p.set_defaults(handler=cmd_extract)
 
     p = sub.add_parser("algorithms", help="list the algorithms")
@@ -186,13 +209,18 @@ def build_parser() -> argparse.ArgumentParser:
     evaluation_arguments.add_eval_arguments(p)
     p.set_defaults(handler=cmd_eval)
 
-    p = sub.add_parser("bench", help="parse and extraction speed per algorithm, beside trafilatura (extra: bench)")
+    p = sub.add_parser(
+        "bench", help="parse and extraction speed per algorithm, beside trafilatura (extra: bench)"
+    )
     evaluation_arguments.add_bench_arguments(p)
     p.set_defaults(handler=cmd_bench)
 
-    p = sub.add_parser("serve", help="run the reader server",
-                       description="Run the reader server. Options also come from environment variables "
-                                   "and a TOML config file; the command line wins.")
+    p = sub.add_parser(
+        "serve",
+        help="run the reader server",
+        description="Run the reader server. Options also come from environment variables "
+        "and a TOML config file; the command line wins.",
+    )
     add_serve_arguments(p)
     p.set_defaults(handler=cmd_serve)
 

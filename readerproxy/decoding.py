@@ -32,9 +32,27 @@ _META_CHARSET = re.compile(rb"""\bcharset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", 
 
 
 _LATIN_SINGLE_BYTE = frozenset(
-    {"cp1250", "cp1252", "iso8859-1", "cp1254", "cp1257", "iso8859-2", "iso8859-15", "latin-1", "mac-roman",
-     "iso8859-3", "iso8859-4", "iso8859-9", "iso8859-10", "iso8859-13", "iso8859-14", "iso8859-16",
-     "cp850", "cp437", "mac-latin2"}
+    {
+        "cp1250",
+        "cp1252",
+        "iso8859-1",
+        "cp1254",
+        "cp1257",
+        "iso8859-2",
+        "iso8859-15",
+        "latin-1",
+        "mac-roman",
+        "iso8859-3",
+        "iso8859-4",
+        "iso8859-9",
+        "iso8859-10",
+        "iso8859-13",
+        "iso8859-14",
+        "iso8859-16",
+        "cp850",
+        "cp437",
+        "mac-latin2",
+    }
 )
 
 
@@ -157,7 +175,7 @@ def decode_html(data: bytes, content_type: str | None = None) -> Decoded:
     """Decode page bytes: BOM, HTTP charset, <meta>, detector, then UTF-8 with replacement."""
     for bom, encoding in _BOMS:
         if data.startswith(bom):
-            return Decoded(data[len(bom):].decode(encoding, "replace"), encoding, "bom")
+            return Decoded(data[len(bom) :].decode(encoding, "replace"), encoding, "bom")
     candidates = (
         (charset_from_content_type(content_type), "http"),
         (charset_from_meta(data), "meta"),

@@ -109,9 +109,17 @@ class FetchedPage:
 class FetchError(ReaderproxyError):
     """A fetch that cannot give a page; `status` is the HTTP status our server should answer with."""
 
-    def __init__(self, kind: str, status: int, message: str, url: str | None = None, *,
-                 final_url: str | None = None, content_type: str | None = None,
-                 upstream_status: int | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        status: int,
+        message: str,
+        url: str | None = None,
+        *,
+        final_url: str | None = None,
+        content_type: str | None = None,
+        upstream_status: int | None = None,
+    ) -> None:
         # kind: "bad_url" | "refused" | "too_large" | "not_html" | "upstream" | "empty" | "timeout"
         # status: 400 | 403 | 413 | 415 | 502 | 504
         super().__init__(message, status=status, kind=kind)
@@ -133,6 +141,7 @@ def refused(address: str, url: str | None) -> FetchError:
 
 
 # ---- step 1: the URL ---------------------------------------------------------------------------------
+
 
 def validate_url(url: str) -> str:
     """Normalised absolute http(s) URL (lower-case scheme and host, IDNA host, no fragment) or bad_url 400."""
@@ -187,8 +196,15 @@ def is_public_address(address: str) -> bool:
         return False  # an IPv4 address in IPv6 clothing: refuse rather than unwrap
     if isinstance(ip, ipaddress.IPv4Address) and ip in _CGNAT:
         return False
-    return not (ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_multicast
-                or ip.is_unspecified or ip.is_reserved or not ip.is_global)
+    return not (
+        ip.is_loopback
+        or ip.is_private
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_unspecified
+        or ip.is_reserved
+        or not ip.is_global
+    )
 
 
 def embeds_ipv4(ip: ipaddress.IPv6Address) -> bool:
@@ -242,8 +258,9 @@ class GuardedResolver(AbstractResolver):
         self.allow_private = allow_private
         self._resolver = DefaultResolver()
 
-    async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
         results = await self._resolver.resolve(host, port, family)
         if self.allow_private:
             return results
@@ -271,6 +288,7 @@ def is_refusal(error: OSError | None) -> bool:
 
 # ---- steps 4 and 5: the response ---------------------------------------------------------------------
 
+
 def media_type(content_type: str) -> str:
     """'text/html; charset=utf-8' -> 'text/html'."""
     return content_type.split(";", 1)[0].strip().lower()
@@ -280,8 +298,14 @@ def check_content_type(content_type: str, url: str, final_url: str) -> None:
     """Only HTML is read: anything else is a 415 that carries the final URL for a link to the original."""
     kind = media_type(content_type)
     if kind and kind not in HTML_TYPES:
-        raise FetchError("not_html", 415, f"the page is not HTML ({kind}); open the original instead",
-                         url, final_url=final_url, content_type=kind)
+        raise FetchError(
+            "not_html",
+            415,
+            f"the page is not HTML ({kind}); open the original instead",
+            url,
+            final_url=final_url,
+            content_type=kind,
+        )
 
 
 def too_large(message: str, url: str) -> FetchError:
@@ -352,10 +376,16 @@ class BodyDecoder:
             return
         self.decoded += len(out)
         if self.decoded > self.settings.max_decoded_bytes:
-            raise too_large(f"the page decodes to more than {self.settings.max_decoded_bytes} bytes", self.url)
-        if self.decoded > RATIO_CHECK_FLOOR and self.decoded > self.settings.max_ratio * max(self.consumed, 1):
-            raise too_large(f"the page expands more than {self.settings.max_ratio:g}x when decoded "
-                            "(a compression bomb?)", self.url)
+            raise too_large(
+                f"the page decodes to more than {self.settings.max_decoded_bytes} bytes", self.url
+            )
+        if self.decoded > RATIO_CHECK_FLOOR and self.decoded > self.settings.max_ratio * max(
+            self.consumed, 1
+        ):
+            raise too_large(
+                f"the page expands more than {self.settings.max_ratio:g}x when decoded (a compression bomb?)",
+                self.url,
+            )
         self.parts.append(out)
 
     def finish(self) -> bytes:
@@ -393,13 +423,16 @@ def header_map(response: aiohttp.ClientResponse) -> dict[str, str]:
 
 # ---- the fetcher -------------------------------------------------------------------------------------
 
+
 class Fetcher:
     """Fetches pages through one shared, pooled aiohttp.ClientSession (created in start, closed in close)."""
 
     def __init__(self, settings: FetchSettings | None = None) -> None:
         self.settings = settings or FetchSettings()
         self._session: aiohttp.ClientSession | None = None
-        self.slots = FetchSlots(self.settings.max_fetches, self.settings.max_per_host, self.settings.queue_timeout)
+        self.slots = FetchSlots(
+            self.settings.max_fetches, self.settings.max_per_host, self.settings.queue_timeout
+        )
 
     async def start(self) -> None:
         if self._session is not None:
@@ -407,13 +440,16 @@ class Fetcher:
         connector = aiohttp.TCPConnector(
             resolver=GuardedResolver(self.settings.allow_private),
             socket_factory=None if self.settings.allow_private else guarded_socket,
-            limit=0, limit_per_host=0, ttl_dns_cache=60,  # `slots` caps fetches, outside the site's timeouts
+            limit=0,
+            limit_per_host=0,
+            ttl_dns_cache=60,  # `slots` caps fetches, outside the site's timeouts
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
             # sock_connect times the site's TCP/TLS connect only (`connect` would include a pool wait)
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.settings.connect_timeout,
-                                          sock_read=self.settings.read_timeout),
+            timeout=aiohttp.ClientTimeout(
+                total=None, sock_connect=self.settings.connect_timeout, sock_read=self.settings.read_timeout
+            ),
             auto_decompress=False,  # BodyDecoder decodes with caps
             trust_env=False,  # no proxy from the environment: the SSRF guard must see the real target
             cookie_jar=aiohttp.DummyCookieJar(),  # one session serves every reader: never share cookies
@@ -432,7 +468,9 @@ class Fetcher:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def fetch(self, url: str, *, etag: str | None = None, last_modified: str | None = None) -> FetchedPage:
+    async def fetch(
+        self, url: str, *, etag: str | None = None, last_modified: str | None = None
+    ) -> FetchedPage:
         """Fetch an HTML page (validators make it conditional: a 304 gives not_modified=True, empty body)."""
         if self._session is None:
             raise RuntimeError("Fetcher.start() was not called")
@@ -448,13 +486,20 @@ class Fetcher:
             async with asyncio.timeout(s.total_timeout):
                 return await self._follow(original, etag, last_modified, started)
         except aiohttp.ConnectionTimeoutError as exc:
-            raise FetchError("timeout", 504, f"the site did not accept a connection within {s.connect_timeout:g} s",
-                             original) from exc
+            raise FetchError(
+                "timeout",
+                504,
+                f"the site did not accept a connection within {s.connect_timeout:g} s",
+                original,
+            ) from exc
         except aiohttp.SocketTimeoutError as exc:
-            raise FetchError("timeout", 504, f"the site stopped sending for {s.read_timeout:g} s", original) from exc
+            raise FetchError(
+                "timeout", 504, f"the site stopped sending for {s.read_timeout:g} s", original
+            ) from exc
         except TimeoutError as exc:
-            raise FetchError("timeout", 504, f"the site took longer than {s.total_timeout:g} s to answer in full",
-                             original) from exc
+            raise FetchError(
+                "timeout", 504, f"the site took longer than {s.total_timeout:g} s to answer in full", original
+            ) from exc
         except aiohttp.ClientConnectorError as exc:
             if isinstance(exc.os_error, AddressRefused):
                 raise refused(", ".join(exc.os_error.addresses), original) from exc
@@ -464,15 +509,19 @@ class Fetcher:
         except aiohttp.TooManyRedirects as exc:
             raise FetchError("upstream", 502, "too many redirects", original) from exc
         except (aiohttp.ClientError, OSError) as exc:
-            raise FetchError("upstream", 502, f"the site could not be read ({type(exc).__name__})",
-                             original) from exc
+            raise FetchError(
+                "upstream", 502, f"the site could not be read ({type(exc).__name__})", original
+            ) from exc
 
-    async def _follow(self, original: str, etag: str | None, last_modified: str | None,
-                      started: float) -> FetchedPage:
+    async def _follow(
+        self, original: str, etag: str | None, last_modified: str | None, started: float
+    ) -> FetchedPage:
         """Step 3: follow redirects by hand, re-validating every hop."""
         assert self._session is not None
-        headers = {"Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
-                   "Accept-Encoding": "gzip, deflate, br"}
+        headers = {
+            "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
+            "Accept-Encoding": "gzip, deflate, br",
+        }
         if etag:
             headers["If-None-Match"] = etag
         if last_modified:
@@ -488,31 +537,65 @@ class Fetcher:
                 return await self._page(response, original, current, started, bool(etag or last_modified))
         raise FetchError("upstream", 502, f"more than {self.settings.max_redirects} redirects", original)
 
-    async def _page(self, response: aiohttp.ClientResponse, original: str, final: str,
-                    started: float, conditional: bool) -> FetchedPage:
+    async def _page(
+        self, response: aiohttp.ClientResponse, original: str, final: str, started: float, conditional: bool
+    ) -> FetchedPage:
         headers = header_map(response)
         content_type = headers.get("content-type", "")
         if response.status == 304 and conditional:
             return self._make(original, final, response.status, headers, content_type, b"", started, True)
         if response.status == 204:
-            raise FetchError("empty", 502, "the page has no content (the site answered 204 No Content)", original,
-                             final_url=final, upstream_status=204)
+            raise FetchError(
+                "empty",
+                502,
+                "the page has no content (the site answered 204 No Content)",
+                original,
+                final_url=final,
+                upstream_status=204,
+            )
         if not 200 <= response.status < 300:  # errors, unasked 304s, redirects without a Location
-            raise FetchError("upstream", 502, f"the site answered HTTP {response.status}", original,
-                             final_url=final, upstream_status=response.status)
+            raise FetchError(
+                "upstream",
+                502,
+                f"the site answered HTTP {response.status}",
+                original,
+                final_url=final,
+                upstream_status=response.status,
+            )
         check_content_type(content_type, original, final)
         body = await read_body(response, original, self.settings)
         if not body.strip():
-            raise FetchError("empty", 502, "the page has no content (the site sent an empty body)", original,
-                             final_url=final, upstream_status=response.status)
+            raise FetchError(
+                "empty",
+                502,
+                "the page has no content (the site sent an empty body)",
+                original,
+                final_url=final,
+                upstream_status=response.status,
+            )
         return self._make(original, final, response.status, headers, content_type, body, started, False)
 
     @staticmethod
-    def _make(original: str, final: str, status: int, headers: dict[str, str], content_type: str,
-              body: bytes, started: float, not_modified: bool) -> FetchedPage:
+    def _make(
+        original: str,
+        final: str,
+        status: int,
+        headers: dict[str, str],
+        content_type: str,
+        body: bytes,
+        started: float,
+        not_modified: bool,
+    ) -> FetchedPage:
         return FetchedPage(
-            url=original, final_url=final, status=status, headers=headers, content_type=content_type,
-            body=body, etag=headers.get("etag"), last_modified=headers.get("last-modified"),
-            fetched_at=time.time(), elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            url=original,
+            final_url=final,
+            status=status,
+            headers=headers,
+            content_type=content_type,
+            body=body,
+            etag=headers.get("etag"),
+            last_modified=headers.get("last-modified"),
+            fetched_at=time.time(),
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
             not_modified=not_modified,
         )

@@ -49,8 +49,14 @@ class Busy(ReaderproxyError):
 class RateLimiter:
     """Token buckets by client key; `take(key)` spends one token or raises RateLimited."""
 
-    def __init__(self, rate: float, burst: int, *, max_clients: int = 65536,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        rate: float,
+        burst: int,
+        *,
+        max_clients: int = 65536,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.rate = rate
         self.burst = max(1, burst)
         self.max_clients = max_clients
@@ -107,9 +113,12 @@ class FetchSlots:
                     acquired_total = True
             except TimeoutError:
                 which = "this site" if not acquired_host else "all sites"
-                raise Busy(f"too many reads of {which} are in progress (waited {self.queue_timeout:g} s for a "
-                           "free connection; the site itself was not contacted); try again shortly",
-                           retry_after=max(1, round(self.queue_timeout / 2)), url=url) from None
+                raise Busy(
+                    f"too many reads of {which} are in progress (waited {self.queue_timeout:g} s for a "
+                    "free connection; the site itself was not contacted); try again shortly",
+                    retry_after=max(1, round(self.queue_timeout / 2)),
+                    url=url,
+                ) from None
             finally:
                 self.waiting -= 1
             self.active += 1

@@ -24,8 +24,9 @@ class LRU(Generic[K, V]):
 
     ENTRY_OVERHEAD = ENTRY_OVERHEAD
 
-    def __init__(self, max_bytes: int, sizeof: Callable[[K, V], int],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, max_bytes: int, sizeof: Callable[[K, V], int], clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.max_bytes = max_bytes
         self.sizeof = sizeof
         self.clock = clock

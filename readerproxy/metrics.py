@@ -32,27 +32,39 @@ class Metrics:
             "readerproxy_requests", "HTTP requests by route and status.", ["route", "status"], registry=r
         )
         self.latency = Histogram(
-            "readerproxy_request_seconds", "HTTP request latency by route.", ["route"],
-            buckets=LATENCY_BUCKETS, registry=r,
+            "readerproxy_request_seconds",
+            "HTTP request latency by route.",
+            ["route"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
         )
         self.cache_events = Counter(
-            "readerproxy_cache_events", "Cache lookups by layer and outcome (hit, miss, error).",
-            ["layer", "event"], registry=r,
+            "readerproxy_cache_events",
+            "Cache lookups by layer and outcome (hit, miss, error).",
+            ["layer", "event"],
+            registry=r,
         )
         self.page_cache = Counter(
-            "readerproxy_page_cache", "Upstream page lookups by X-Cache status (hit, miss, revalidated).",
-            ["status"], registry=r,
+            "readerproxy_page_cache",
+            "Upstream page lookups by X-Cache status (hit, miss, revalidated).",
+            ["status"],
+            registry=r,
         )
         self.upstream_errors = Counter(
             "readerproxy_upstream_errors", "Failed upstream fetches by kind.", ["kind"], registry=r
         )
         self.extraction = Histogram(
-            "readerproxy_extraction_seconds", "Parse + extract + render time by algorithm.", ["algorithm"],
-            buckets=EXTRACTION_BUCKETS, registry=r,
+            "readerproxy_extraction_seconds",
+            "Parse + extract + render time by algorithm.",
+            ["algorithm"],
+            buckets=EXTRACTION_BUCKETS,
+            registry=r,
         )
         self.worker_events = Counter(
-            "readerproxy_extraction_jobs", "Extraction jobs by outcome (timed_out, cancelled, crashed, rejected, "
-            "retired).", ["event"], registry=r,
+            "readerproxy_extraction_jobs",
+            "Extraction jobs by outcome (timed_out, cancelled, crashed, rejected, retired).",
+            ["event"],
+            registry=r,
         )
         self.rate_limited = Counter(
             "readerproxy_rate_limited", "Requests refused with 429 by the per-client rate limit.", registry=r
@@ -61,14 +73,20 @@ class Metrics:
         self.workers_waiting = Gauge(
             "readerproxy_extraction_waiting", "Extractions waiting for a worker now.", registry=r
         )
-        self.fetches_active = Gauge("readerproxy_fetches_active", "Upstream fetches in progress now.", registry=r)
+        self.fetches_active = Gauge(
+            "readerproxy_fetches_active", "Upstream fetches in progress now.", registry=r
+        )
         self.fetches_waiting = Gauge(
-            "readerproxy_fetches_waiting", "Upstream fetches waiting for a slot (global or per host).", registry=r
+            "readerproxy_fetches_waiting",
+            "Upstream fetches waiting for a slot (global or per host).",
+            registry=r,
         )
         self.limits = Gauge("readerproxy_limit", "Configured limits by name.", ["name"], registry=r)
         self.proxy_requests = Counter(
-            "readerproxy_proxy_requests", "Proxied requests by outcome (reader_view, passed_through, tunnelled, "
-            "refused, error).", ["outcome"], registry=r,
+            "readerproxy_proxy_requests",
+            "Proxied requests by outcome (reader_view, passed_through, tunnelled, refused, error).",
+            ["outcome"],
+            registry=r,
         )
         self._children: dict[tuple[Any, ...], Any] = {}
 

@@ -837,7 +837,11 @@ def overlay_page(
 
 
 def overlay_file(
-    source: str | bytes, *, url: str | None = None, content_type: str | None = None, algorithm: str = "auto",
+    source: str | bytes,
+    *,
+    url: str | None = None,
+    content_type: str | None = None,
+    algorithm: str = "auto",
     params: Mapping[str, Any] | None = None,
 ) -> str:
     """A self-contained overlay of a page (CSS and SVG inline, no script): `readerproxy extract --overlay`."""

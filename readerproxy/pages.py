@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+
 @dataclass(frozen=True)
 class CachePolicy:
     """What the response headers allow (RFC 9111 §5.2, as a shared cache that also accepts `private`)."""
@@ -84,6 +85,7 @@ def freshness(headers: Mapping[str, str], default_ttl: float, max_ttl: float) ->
 def has_validators(page: FetchedPage) -> bool:
     return bool(page.etag or page.last_modified)
 
+
 class DecodedMemo(Generic[T]):
     """Decoded forms of cached values, reused while the cache hands back the very same bytes object.
 
@@ -95,7 +97,9 @@ class DecodedMemo(Generic[T]):
 
     def __init__(self, decode: Callable[[bytes], T], max_bytes: int = 32 * 1024 * 1024) -> None:
         self._decode = decode
-        self._entries: LRU[str, tuple[bytes, T]] = LRU(max_bytes, lambda key, entry: len(key) + 2 * len(entry[0]))
+        self._entries: LRU[str, tuple[bytes, T]] = LRU(
+            max_bytes, lambda key, entry: len(key) + 2 * len(entry[0])
+        )
 
     def decode(self, key: str, raw: bytes) -> T:
         entry = self._entries.get(key)
@@ -108,7 +112,9 @@ class DecodedMemo(Generic[T]):
 
 def page_version(page: FetchedPage) -> str:
     """Identifies the fetched copy a result was computed from (a refetch gives a new version)."""
-    return f"{page.final_url}|{page.fetched_at!r}|{page.etag or ''}|{page.last_modified or ''}|{len(page.body)}"
+    return (
+        f"{page.final_url}|{page.fetched_at!r}|{page.etag or ''}|{page.last_modified or ''}|{len(page.body)}"
+    )
 
 
 class PageStore:
@@ -124,8 +130,9 @@ class PageStore:
     LOCK_PREFIX = "lock:"
     POLL_INTERVAL = 0.05  # seconds between looks at the backend while another process fetches
 
-    def __init__(self, cache: LayeredCache, fetcher: Fetcher, default_ttl: float = 300.0,
-                 max_ttl: float = 86400.0) -> None:
+    def __init__(
+        self, cache: LayeredCache, fetcher: Fetcher, default_ttl: float = 300.0, max_ttl: float = 86400.0
+    ) -> None:
         self.cache = cache
         self.fetcher = fetcher
         # a fetch holds the shared lock at most this long; waiters give up and fetch themselves then
@@ -151,8 +158,12 @@ class PageStore:
             return entry[0], "hit"
         return await self.flights.run(key, lambda: self._fetch_once_across_processes(url, key, cached))
 
-    async def _fetch_once_across_processes(self, url: str, key: str, cached: FetchedPage | None,
-                                           ) -> tuple[FetchedPage, str]:
+    async def _fetch_once_across_processes(
+        self,
+        url: str,
+        key: str,
+        cached: FetchedPage | None,
+    ) -> tuple[FetchedPage, str]:
         """`_fetch` by the one process holding the shared lock; the others take its copy."""
         lock = self.LOCK_PREFIX + key
         deadline = time.monotonic() + self.lock_wait
@@ -230,7 +241,20 @@ class PageStore:
 
 def revalidated(cached: FetchedPage, response: FetchedPage) -> FetchedPage:
     """The cached page refreshed by a 304: new fetch time, headers updated from the 304 (RFC 9111 §4.3.4)."""
-    headers = {**cached.headers, **{k: v for k, v in response.headers.items()
-                                    if k not in ("content-length", "content-encoding", "content-type")}}
-    return replace(cached, headers=headers, fetched_at=response.fetched_at, elapsed_ms=response.elapsed_ms,
-                   etag=headers.get("etag"), last_modified=headers.get("last-modified"), not_modified=False)
+    headers = {
+        **cached.headers,
+        **{
+            k: v
+            for k, v in response.headers.items()
+            if k not in ("content-length", "content-encoding", "content-type")
+        },
+    }
+    return replace(
+        cached,
+        headers=headers,
+        fetched_at=response.fetched_at,
+        elapsed_ms=response.elapsed_ms,
+        etag=headers.get("etag"),
+        last_modified=headers.get("last-modified"),
+        not_modified=False,
+    )

@@ -37,8 +37,10 @@ def parse(text: str, url: str | None = None) -> Document:
     return parse_document(text, url)
 
 
-def resolve(algorithm: str | Extractor[Any], params: Mapping[str, Any] | object | None = None,
-            ) -> tuple[Extractor[Any], object]:
+def resolve(
+    algorithm: str | Extractor[Any],
+    params: Mapping[str, Any] | object | None = None,
+) -> tuple[Extractor[Any], object]:
     """The extractor and its validated parameters: names and overrides are checked here (ValueError)."""
     extractor = get_extractor(algorithm) if isinstance(algorithm, str) else algorithm
     if params is None or isinstance(params, Mapping):

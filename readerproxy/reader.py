@@ -41,7 +41,9 @@ T = TypeVar("T")
 RESULT_VERSION = 3  # bump when the cached result's shape changes
 
 #: An address typed without a scheme: a host name with a dot, an optional port, then a path.
-_SCHEMELESS = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,63}(?::\d{1,5})?(?:[/?#].*)?$")
+_SCHEMELESS = re.compile(
+    r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,63}(?::\d{1,5})?(?:[/?#].*)?$"
+)
 
 
 def target_url(raw: str) -> str:
@@ -102,8 +104,10 @@ def algorithm_params(query: Mapping[str, str], algorithm: str) -> dict[str, str]
         if takers is None or key in NOT_PARAMETERS:
             continue
         if algorithm not in takers:
-            raise RequestError(f"parameter {key} is not a parameter of {algorithm!r} "
-                               f"(it belongs to {', '.join(sorted(takers))})")
+            raise RequestError(
+                f"parameter {key} is not a parameter of {algorithm!r} "
+                f"(it belongs to {', '.join(sorted(takers))})"
+            )
         params[key] = value
     return params
 
@@ -144,13 +148,18 @@ class Reader:
         await fetcher.start()
         self.metrics.watch_fetches(fetcher.slots)
         cache: LayeredCache | None = None
-        workers = WorkerPool(settings.extract_workers, deadline=settings.extract_timeout,
-                             queue_limit=settings.extract_queue, max_rss_bytes=settings.worker_max_rss_bytes,
-                             on_event=self.metrics.worker_event)
+        workers = WorkerPool(
+            settings.extract_workers,
+            deadline=settings.extract_timeout,
+            queue_limit=settings.extract_queue,
+            max_rss_bytes=settings.worker_max_rss_bytes,
+            on_event=self.metrics.worker_event,
+        )
         try:
             await workers.start()
-            cache = open_cache(settings.cache, on_event=self.metrics.cache_event,
-                               memory_bytes=settings.memory_cache_bytes)
+            cache = open_cache(
+                settings.cache, on_event=self.metrics.cache_event, memory_bytes=settings.memory_cache_bytes
+            )
             self.fetcher, self.cache, self.workers = fetcher, cache, workers
             self.metrics.watch_workers(workers)
             self.pages = PageStore(cache, fetcher, default_ttl=settings.page_ttl, max_ttl=settings.max_ttl)
@@ -226,12 +235,22 @@ class Reader:
         return result if isinstance(result, dict) else None
 
     async def _compute(
-        self, key: str, version: str, page: FetchedPage, request: ReadRequest,
-        extractor: Extractor[Any], params: object,
+        self,
+        key: str,
+        version: str,
+        page: FetchedPage,
+        request: ReadRequest,
+        extractor: Extractor[Any],
+        params: object,
     ) -> dict[str, Any]:
         data = await self.extract_bytes(
-            page.body, page.final_url, page.content_type, extractor, params,
-            images=request.images, reader_links=request.reader_links,
+            page.body,
+            page.final_url,
+            page.content_type,
+            extractor,
+            params,
+            images=request.images,
+            reader_links=request.reader_links,
         )
         assert self.cache is not None
         stored = json.dumps({"v": RESULT_VERSION, "page": version, "result": data}, ensure_ascii=False)
@@ -239,14 +258,23 @@ class Reader:
         return data
 
     async def extract_bytes(
-        self, body: bytes | str, url: str | None, content_type: str | None,
-        extractor: Extractor[Any], params: object, *, images: bool = True, reader_links: bool = False,
+        self,
+        body: bytes | str,
+        url: str | None,
+        content_type: str | None,
+        extractor: Extractor[Any],
+        params: object,
+        *,
+        images: bool = True,
+        reader_links: bool = False,
     ) -> dict[str, Any]:
         """The pipeline in a worker process, within the extraction deadline; the JSON view of the article."""
         if self.workers is None:
             raise RuntimeError("Reader used outside of opened()")
         began = time.perf_counter()
-        data = await self.workers.run(Job(body, url, content_type, extractor.name, params, images, reader_links))
+        data = await self.workers.run(
+            Job(body, url, content_type, extractor.name, params, images, reader_links)
+        )
         self.metrics.observe_extraction(extractor.name, time.perf_counter() - began)
         return data
 
@@ -259,15 +287,25 @@ class Reader:
         """`finish` of the page's Inspection (text, Document, Extraction, Article) for `request`."""
         page = await self._gated_page(request)
         extractor, params = self.resolve_request(request.algorithm, request.params)
-        return await self.inspect_bytes(page.body, page.final_url, page.content_type, extractor, params, finish)
+        return await self.inspect_bytes(
+            page.body, page.final_url, page.content_type, extractor, params, finish
+        )
 
     async def inspect_bytes(
-        self, body: bytes | str, url: str | None, content_type: str | None,
-        extractor: Extractor[Any], params: object, finish: Callable[[Inspection], T],
+        self,
+        body: bytes | str,
+        url: str | None,
+        content_type: str | None,
+        extractor: Extractor[Any],
+        params: object,
+        finish: Callable[[Inspection], T],
     ) -> T:
         """`finish` of the Inspection of a page given as bytes (POST /api/extract?blocks=1)."""
+
         def work() -> T:
-            return finish(inspect_page(body, url=url, content_type=content_type, algorithm=extractor, params=params))
+            return finish(
+                inspect_page(body, url=url, content_type=content_type, algorithm=extractor, params=params)
+            )
 
         return await self._in_thread(work)
 

@@ -43,8 +43,13 @@ from .settings import Settings
 
 log = logging.getLogger("readerproxy.server")
 
-FORMATS = {"html": "text/html", "md": "text/markdown", "markdown": "text/markdown", "text": "text/plain",
-           "json": "application/json"}
+FORMATS = {
+    "html": "text/html",
+    "md": "text/markdown",
+    "markdown": "text/markdown",
+    "text": "text/plain",
+    "json": "application/json",
+}
 #: Content-Security-Policy of every response: no script but our own optional one from /static/ (the
 #: page's own scripts never reach the output), our stylesheet, images from anywhere.
 CSP = (
@@ -149,7 +154,9 @@ async def proxy_pac(request: web.Request) -> web.Response:
     from .proxy import pac_file
 
     host = (request.url.host or settings.host) if request.host else settings.host
-    return web.Response(text=pac_file(host, settings.proxy_port), content_type="application/x-ns-proxy-autoconfig")
+    return web.Response(
+        text=pac_file(host, settings.proxy_port), content_type="application/x-ns-proxy-autoconfig"
+    )
 
 
 #: Routes open without credentials: health checks, and the PAC file (browsers fetch it without any).
@@ -162,11 +169,17 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     from .proxy.addons import basic_matches, configured_credentials
 
     credentials = configured_credentials(request.app[SETTINGS])
-    if request.path in OPEN_PATHS or credentials is None or basic_matches(
-            request.headers.get("Authorization"), credentials):
+    if (
+        request.path in OPEN_PATHS
+        or credentials is None
+        or basic_matches(request.headers.get("Authorization"), credentials)
+    ):
         return await handler(request)
-    return web.Response(status=401, text="Authentication required.\n",
-                        headers={"WWW-Authenticate": 'Basic realm="readerproxy", charset="UTF-8"'})
+    return web.Response(
+        status=401,
+        text="Authentication required.\n",
+        headers={"WWW-Authenticate": 'Basic realm="readerproxy", charset="UTF-8"'},
+    )
 
 
 async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
@@ -217,8 +230,14 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except FetchError as exc:
-        return error_response(request, exc.status, exc.kind, exc.message, exc.final_url or exc.url,
-                              upstream_status=exc.upstream_status)
+        return error_response(
+            request,
+            exc.status,
+            exc.kind,
+            exc.message,
+            exc.final_url or exc.url,
+            upstream_status=exc.upstream_status,
+        )
     except ReaderproxyError as exc:
         response = error_response(request, exc.status, exc.kind, exc.message, getattr(exc, "url", None))
         retry_after = getattr(exc, "retry_after", None)
@@ -249,8 +268,13 @@ def error_title(kind: str, upstream_status: int | None = None) -> str:
 
 
 def error_response(
-    request: web.Request, status: int, kind: str, message: str, original: str | None = None,
-    *, upstream_status: int | None = None,
+    request: web.Request,
+    status: int,
+    kind: str,
+    message: str,
+    original: str | None = None,
+    *,
+    upstream_status: int | None = None,
 ) -> web.Response:
     """A JSON error for the API (and format=json), an HTML page for everything else."""
     if request.path.startswith("/api/") or request.query.get("format") == "json":
@@ -259,8 +283,9 @@ def error_response(
             body["error"]["upstream_status"] = upstream_status
         return web.json_response(body, status=status)
     prefs, _ = preferences(request.query, request.cookies)
-    page = request.app[RENDERER].error_page(status, error_title(kind, upstream_status), _sentence(message),
-                                            prefs, original)
+    page = request.app[RENDERER].error_page(
+        status, error_title(kind, upstream_status), _sentence(message), prefs, original
+    )
     return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
 
 
@@ -312,7 +337,9 @@ async def read(request: web.Request) -> web.Response:
     if fmt == "json":
         response: web.Response = _json(request, data)
     elif fmt in ("md", "markdown"):
-        markdown = markdown_document(data.get("title"), data.get("html") or "", data.get("final_url") or data.get("url"))
+        markdown = markdown_document(
+            data.get("title"), data.get("html") or "", data.get("final_url") or data.get("url")
+        )
         response = encoded_response(request, markdown.encode("utf-8"), "text/markdown; charset=utf-8")
     elif fmt == "text":
         title = f"{data['title']}\n\n" if data.get("title") else ""
@@ -329,7 +356,9 @@ async def read(request: web.Request) -> web.Response:
         response = encoded_response(request, page, "text/html; charset=utf-8")
         if changed:
             for name, value in prefs.cookies().items():
-                response.set_cookie(name, value, max_age=COOKIE_MAX_AGE, path="/", samesite="Lax", httponly=True)
+                response.set_cookie(
+                    name, value, max_age=COOKIE_MAX_AGE, path="/", samesite="Lax", httponly=True
+                )
     response.headers["X-Cache"] = result.cache
     return response
 
@@ -401,8 +430,10 @@ async def api_extract_post(request: web.Request) -> web.Response:
 
 async def healthz(request: web.Request) -> web.Response:
     ready = request.app[READER].pages is not None
-    return web.json_response({"status": "ok" if ready else "starting", "version": __version__, "pid": os.getpid()},
-                             status=200 if ready else 503)
+    return web.json_response(
+        {"status": "ok" if ready else "starting", "version": __version__, "pid": os.getpid()},
+        status=200 if ready else 503,
+    )
 
 
 async def metrics_handler(request: web.Request) -> web.Response:
@@ -451,8 +482,12 @@ def _precompressed(body: bytes) -> Encoded:
     return encoded
 
 
-def encoded_response(request: web.Request, body: bytes | Encoded, content_type: str, status: int = 200,
-                     ) -> web.Response:
+def encoded_response(
+    request: web.Request,
+    body: bytes | Encoded,
+    content_type: str,
+    status: int = 200,
+) -> web.Response:
     """A response compressed as the client's Accept-Encoding allows (brotli, gzip), with `Vary`."""
     encoded = body if isinstance(body, Encoded) else Encoded(body)
     payload, coding = encoded.for_coding(negotiate(request.headers.get("Accept-Encoding")))
@@ -488,8 +523,10 @@ def _run_workers(settings: Settings) -> None:
     if settings.cache == "memory":
         log.warning("--workers with a memory cache: each worker keeps its own cache")
     context = multiprocessing.get_context("spawn")
-    processes = [context.Process(target=_worker, args=(settings, index), name=f"readerproxy-worker-{index}")
-                 for index in range(settings.workers)]
+    processes = [
+        context.Process(target=_worker, args=(settings, index), name=f"readerproxy-worker-{index}")
+        for index in range(settings.workers)
+    ]
     stopping = False
 
     def stop(signum: int, frame: Any) -> None:
@@ -517,19 +554,27 @@ def _run_workers(settings: Settings) -> None:
 
 def _worker(settings: Settings, index: int) -> None:
     """One of `--workers` server processes (started by spawn: a fresh interpreter)."""
-    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s worker-{index} %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format=f"%(asctime)s %(levelname)s worker-{index} %(name)s: %(message)s"
+    )
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor stops us with SIGTERM
     asyncio.run(_serve_until_stopped(settings, reuse_port=True, announce=index == 0))
 
 
-async def _serve_until_stopped(settings: Settings, *, reuse_port: bool = False, announce: bool = True) -> None:
+async def _serve_until_stopped(
+    settings: Settings, *, reuse_port: bool = False, announce: bool = True
+) -> None:
     app = create_app(settings)
     # keepalive_timeout also bounds the wait for a new connection's first request line and headers
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=settings.header_timeout)
+    runner = web.AppRunner(
+        app, access_log=None, handle_signals=False, keepalive_timeout=settings.header_timeout
+    )
     await runner.setup()
     _harden_protocol(runner)
-    site = web.TCPSite(runner, settings.host, settings.port, shutdown_timeout=3.0, reuse_port=reuse_port or None)
+    site = web.TCPSite(
+        runner, settings.host, settings.port, shutdown_timeout=3.0, reuse_port=reuse_port or None
+    )
     await site.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -538,9 +583,12 @@ async def _serve_until_stopped(settings: Settings, *, reuse_port: bool = False, 
     for address in runner.addresses if announce else ():
         host, port = address[0], address[1]
         shown = f"[{host}]" if ":" in host else host
-        print(f"readerproxy {__version__}: open http://{shown}:{port}/ in a browser "
-              f"(cache {settings.cache}{', private addresses allowed' if settings.allow_private else ''}; "
-              f"{f'{settings.workers} workers; ' if settings.workers > 1 else ''}Ctrl+C stops)", flush=True)
+        print(
+            f"readerproxy {__version__}: open http://{shown}:{port}/ in a browser "
+            f"(cache {settings.cache}{', private addresses allowed' if settings.allow_private else ''}; "
+            f"{f'{settings.workers} workers; ' if settings.workers > 1 else ''}Ctrl+C stops)",
+            flush=True,
+        )
     # Everything imported and built so far lives for the whole process: keep it out of the garbage
     # collector's scans (shorter pauses, a steadier p99 under load).
     gc.collect()
@@ -559,8 +607,9 @@ class _HardenedHandler(web_protocol.RequestHandler):
     """aiohttp's connection handler, with its protocol-level errors (over-long request line or header,
     malformed request) answered with our security headers and logged as one WARNING line."""
 
-    def handle_error(self, request: Any, status: int = 500, exc: BaseException | None = None,
-                     message: str | None = None) -> web.StreamResponse:
+    def handle_error(
+        self, request: Any, status: int = 500, exc: BaseException | None = None, message: str | None = None
+    ) -> web.StreamResponse:
         if status >= 500:
             response = super().handle_error(request, status, exc, message)
         else:

@@ -62,18 +62,32 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption("result_ttl", "seconds an extraction result is kept", "SECONDS"),
     ServeOption("extract_workers", "worker processes for parsing and extraction", "N"),
     ServeOption("workers", "server processes sharing the port (SO_REUSEPORT) and the cache", "N"),
-    ServeOption("extract_timeout", "seconds an extraction may run before its worker is killed (503)", "SECONDS"),
+    ServeOption(
+        "extract_timeout", "seconds an extraction may run before its worker is killed (503)", "SECONDS"
+    ),
     ServeOption("extract_queue", "extractions that may wait for a worker; more get 503 + Retry-After", "N"),
-    ServeOption("rate_limit", "requests per second per client address on /read and /api (0: no limit)", "RATE"),
+    ServeOption(
+        "rate_limit", "requests per second per client address on /read and /api (0: no limit)", "RATE"
+    ),
     ServeOption("rate_burst", "requests a client may make at once before the rate limit applies", "N"),
     ServeOption("header_timeout", "seconds a connection may take to send its request headers", "SECONDS"),
-    ServeOption("proxy_port", "also listen as a browser proxy on this port (proxy mode; off by default)", "PORT"),
-    ServeOption("auth", "USER:PASS required from proxy clients (Proxy-Authorization) and reader routes", "USER:PASS"),
+    ServeOption(
+        "proxy_port", "also listen as a browser proxy on this port (proxy mode; off by default)", "PORT"
+    ),
+    ServeOption(
+        "auth", "USER:PASS required from proxy clients (Proxy-Authorization) and reader routes", "USER:PASS"
+    ),
     ServeOption("auth_file", "file whose first line is USER:PASS (instead of --auth)", "FILE"),
     ServeOption("insecure_open_proxy", "allow a proxy on a non-loopback address without --auth"),
-    ServeOption("intercept_https", "decrypt HTTPS with a local CA (see `readerproxy ca`) to show reader views"),
-    ServeOption("resolve", "HOST:IP[,HOST:IP…] host names mapped to addresses inside the proxy (tests)", "MAP"),
-    ServeOption("upstream_ca", "extra CA certificates (PEM) trusted for upstream HTTPS in proxy mode", "FILE"),
+    ServeOption(
+        "intercept_https", "decrypt HTTPS with a local CA (see `readerproxy ca`) to show reader views"
+    ),
+    ServeOption(
+        "resolve", "HOST:IP[,HOST:IP…] host names mapped to addresses inside the proxy (tests)", "MAP"
+    ),
+    ServeOption(
+        "upstream_ca", "extra CA certificates (PEM) trusted for upstream HTTPS in proxy mode", "FILE"
+    ),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
@@ -176,8 +190,10 @@ def check_open_proxy(settings: Settings) -> None:
     if settings.proxy_port is None or settings.auth or settings.auth_file or settings.insecure_open_proxy:
         return
     if settings.host not in ("127.0.0.1", "::1", "localhost") and not settings.host.startswith("127."):
-        raise SettingsError(f"refusing to run an open proxy on {settings.host}: give --auth USER:PASS "
-                            "(or --insecure-open-proxy if you really mean it)")
+        raise SettingsError(
+            f"refusing to run an open proxy on {settings.host}: give --auth USER:PASS "
+            "(or --insecure-open-proxy if you really mean it)"
+        )
 
 
 def check_cache_spec(spec: str) -> None:
@@ -220,7 +236,9 @@ def _typed(cls: type, values: Mapping[str, Any], source: str) -> dict[str, Any]:
     fields = {f.name for f in dataclasses.fields(cls) if f.name != "fetch"}
     unknown = sorted(set(values) - fields)
     if unknown:
-        raise SettingsError(f"unknown {source} option(s): {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
+        raise SettingsError(
+            f"unknown {source} option(s): {', '.join(unknown)}; valid: {', '.join(sorted(fields))}"
+        )
     return {name: _convert(name, value, hints[name]) for name, value in values.items()}
 
 

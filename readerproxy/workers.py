@@ -95,8 +95,15 @@ def run_job(job: Job) -> dict[str, Any]:
     extractor = get_extractor(job.extractor)
     url = job.url
     rewrite = link_rewriter(url, extractor.name, lite=not job.images) if job.reader_links and url else None
-    article = process(job.body, url=url, content_type=job.content_type, algorithm=extractor, params=job.params,
-                      rewrite_link=rewrite, images=job.images)
+    article = process(
+        job.body,
+        url=url,
+        content_type=job.content_type,
+        algorithm=extractor,
+        params=job.params,
+        rewrite_link=rewrite,
+        images=job.images,
+    )
     data = article.to_dict()
     data["final_url"] = url
     return data
@@ -213,9 +220,15 @@ class PoolStats:
 class WorkerPool:
     """`size` worker processes, a deadline per job and at most `queue_limit` callers waiting."""
 
-    def __init__(self, size: int = 2, *, deadline: float = 10.0, queue_limit: int = 32,
-                 max_rss_bytes: int = 768 * 1024 * 1024,
-                 on_event: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        size: int = 2,
+        *,
+        deadline: float = 10.0,
+        queue_limit: int = 32,
+        max_rss_bytes: int = 768 * 1024 * 1024,
+        on_event: Callable[[str], None] | None = None,
+    ) -> None:
         self.size = max(1, size)
         self.deadline = deadline
         self.queue_limit = max(0, queue_limit)
@@ -235,7 +248,9 @@ class WorkerPool:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._idle = asyncio.Queue()
-        workers = await asyncio.gather(*(loop.run_in_executor(self._threads, Worker) for _ in range(self.size)))
+        workers = await asyncio.gather(
+            *(loop.run_in_executor(self._threads, Worker) for _ in range(self.size))
+        )
         for worker in workers:
             self._workers.add(worker)
             self._idle.put_nowait(worker)
@@ -251,8 +266,10 @@ class WorkerPool:
         if self._idle.empty() and self.waiting >= self.queue_limit:
             self.stats.rejected += 1
             self._event("rejected")
-            raise Overloaded("too many pages are being extracted; try again in a moment",
-                             retry_after=max(1, round(self.deadline / 2)))
+            raise Overloaded(
+                "too many pages are being extracted; try again in a moment",
+                retry_after=max(1, round(self.deadline / 2)),
+            )
         began = time.monotonic()
         self.waiting += 1
         try:
@@ -261,8 +278,10 @@ class WorkerPool:
         except TimeoutError:
             self.stats.rejected += 1
             self._event("rejected")
-            raise Overloaded("too many pages are being extracted; try again in a moment",
-                             retry_after=max(1, round(self.deadline / 2))) from None
+            raise Overloaded(
+                "too many pages are being extracted; try again in a moment",
+                retry_after=max(1, round(self.deadline / 2)),
+            ) from None
         finally:
             self.waiting -= 1
         self.busy += 1
@@ -283,7 +302,8 @@ class WorkerPool:
             self._event("timed_out")
             await self._replace(worker, kill=True, call=call)
             raise ExtractionTimeout(
-                f"extracting this page took longer than {self.deadline:g} s and was stopped") from None
+                f"extracting this page took longer than {self.deadline:g} s and was stopped"
+            ) from None
         except asyncio.CancelledError:
             self.stats.cancelled += 1
             self._event("cancelled")
@@ -355,8 +375,9 @@ class WorkerPool:
             with contextlib.suppress(OSError, ValueError):
                 worker.process.kill()
         loop = asyncio.get_running_loop()
-        await asyncio.gather(*(loop.run_in_executor(self._threads, worker._reap) for worker in workers),
-                             return_exceptions=True)
+        await asyncio.gather(
+            *(loop.run_in_executor(self._threads, worker._reap) for worker in workers), return_exceptions=True
+        )
         self._threads.shutdown(wait=False, cancel_futures=True)
 
     def pids(self) -> list[int]:

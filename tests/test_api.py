@@ -88,5 +88,7 @@ def test_the_article_says_whether_the_page_is_readerable_and_links_the_next_page
     assert data["readerable"] is article.readerable
     assert isinstance(article.readerable, bool)
     assert data["next_page_url"] == "https://news.example.com/features/river-changed-course?page=2"
-    menu = extract("<html><body><ul><li><a href='/a'>A</a></li><li><a href='/b'>B</a></li></ul></body></html>")
+    menu = extract(
+        "<html><body><ul><li><a href='/a'>A</a></li><li><a href='/b'>B</a></li></ul></body></html>"
+    )
     assert menu.readerable is False and menu.to_dict()["next_page_url"] is None

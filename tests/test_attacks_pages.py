@@ -20,17 +20,27 @@ RESULTS = Path(__file__).resolve().parent.parent / "artifacts" / "attacks"
 def _pages() -> dict[str, bytes]:
     words = "lorem ipsum dolor sit amet "
     return {
-        "nested-divs-100k": ("<html><body>" + "<div>" * 100_000 + "deep" + "</div>" * 100_000 + "</body></html>").encode(),
-        "single-line-5mb": ("<html><body><p>" + words * (5 * 1024 * 1024 // len(words)) + "</p></body></html>").encode(),
-        "links-200k": ("<html><body>" + "".join(f'<a href="/l{i}">link {i}</a> ' for i in range(200_000))
-                       + "</body></html>").encode(),
+        "nested-divs-100k": (
+            "<html><body>" + "<div>" * 100_000 + "deep" + "</div>" * 100_000 + "</body></html>"
+        ).encode(),
+        "single-line-5mb": (
+            "<html><body><p>" + words * (5 * 1024 * 1024 // len(words)) + "</p></body></html>"
+        ).encode(),
+        "links-200k": (
+            "<html><body>"
+            + "".join(f'<a href="/l{i}">link {i}</a> ' for i in range(200_000))
+            + "</body></html>"
+        ).encode(),
         "text-nodes-20k": ("<html><body><p>" + "<b>a</b>" * 20_000 + "</p></body></html>").encode(),
-        "table-300x300": ("<html><body><table>" + ("<tr>" + "<td>c</td>" * 300 + "</tr>") * 300
-                          + "</table></body></html>").encode(),
-        "nested-tables-2k": ("<html><body>" + "<table><tr><td>" * 2000 + "x" + "</td></tr></table>" * 2000
-                             + "</body></html>").encode(),
-        "invalid-utf8": b"<html><head><meta charset=utf-8></head><body><p>" + bytes(range(128, 256)) * 20_000
-                        + b"</p></body></html>",
+        "table-300x300": (
+            "<html><body><table>" + ("<tr>" + "<td>c</td>" * 300 + "</tr>") * 300 + "</table></body></html>"
+        ).encode(),
+        "nested-tables-2k": (
+            "<html><body>" + "<table><tr><td>" * 2000 + "x" + "</td></tr></table>" * 2000 + "</body></html>"
+        ).encode(),
+        "invalid-utf8": b"<html><head><meta charset=utf-8></head><body><p>"
+        + bytes(range(128, 256)) * 20_000
+        + b"</p></body></html>",
     }
 
 
@@ -54,14 +64,23 @@ async def test_every_adversarial_page_finishes_or_is_cut_off(algorithm: str, res
         for name, body in PAGES.items():
             began = time.monotonic()
             try:
-                await pool.run(Job(body, "https://example.com/", "text/html", extractor.name,
-                                   extractor.make_params({})))
+                await pool.run(
+                    Job(body, "https://example.com/", "text/html", extractor.name, extractor.make_params({}))
+                )
                 outcome = "finished"
             except ExtractionTimeout:
                 outcome = "cut off"
             seconds = time.monotonic() - began
-            RECORDS.append({"algorithm": algorithm, "page": name, "bytes": len(body), "outcome": outcome,
-                            "seconds": round(seconds, 2), "worker_peak_mb": round(pool.last_peak / 2**20, 1)})
+            RECORDS.append(
+                {
+                    "algorithm": algorithm,
+                    "page": name,
+                    "bytes": len(body),
+                    "outcome": outcome,
+                    "seconds": round(seconds, 2),
+                    "worker_peak_mb": round(pool.last_peak / 2**20, 1),
+                }
+            )
             assert seconds < DEADLINE + 3.0, (name, seconds)
     finally:
         await pool.close()

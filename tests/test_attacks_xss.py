@@ -27,7 +27,7 @@ markdown_it = pytest.importorskip("markdown_it")
 pytestmark = pytest.mark.browser
 GROUP = 10
 CASES = corpus()
-GROUPS = [CASES[i:i + GROUP] for i in range(0, len(CASES), GROUP)]
+GROUPS = [CASES[i : i + GROUP] for i in range(0, len(CASES), GROUP)]
 RESULTS = Path(__file__).resolve().parent.parent / "artifacts" / "attacks"
 
 
@@ -51,8 +51,11 @@ class AttackSite:
         return web.Response(text=page(GROUPS[int(request.match_info["n"])]), content_type="text/html")
 
     async def title(self, request: web.Request) -> web.Response:
-        title = "\"><img src=x onerror=window.__xss=900;alert(900)><script>alert(901)</script>"
-        html = page([(902, "alt", f'<img src="https://ok.example/a.png" alt="{title}">')], title=title.replace('"', "&quot;").replace("<", "&lt;"))
+        title = '"><img src=x onerror=window.__xss=900;alert(900)><script>alert(901)</script>'
+        html = page(
+            [(902, "alt", f'<img src="https://ok.example/a.png" alt="{title}">')],
+            title=title.replace('"', "&quot;").replace("<", "&lt;"),
+        )
         return web.Response(text=html, content_type="text/html")
 
     async def redirect_js(self, request: web.Request) -> web.Response:
@@ -66,7 +69,9 @@ class AttackSite:
         async with aiohttp.ClientSession() as http, http.get(url) as response:
             text = await response.text()
         rendered = markdown_it.MarkdownIt("commonmark", {"html": True}).render(text)
-        return web.Response(text=f"<!doctype html><html><body>{rendered}</body></html>", content_type="text/html")
+        return web.Response(
+            text=f"<!doctype html><html><body>{rendered}</body></html>", content_type="text/html"
+        )
 
 
 @contextlib.asynccontextmanager
@@ -98,7 +103,10 @@ class Watch:
             await self.page.send(method)
         dialogs = self.page.browser.subscribe("Page.javascriptDialogOpening", self.page.session)
         requests = self.page.browser.subscribe("Network.requestWillBeSent", self.page.session)
-        self._tasks = [asyncio.ensure_future(self._dialogs(dialogs)), asyncio.ensure_future(self._requests(requests))]
+        self._tasks = [
+            asyncio.ensure_future(self._dialogs(dialogs)),
+            asyncio.ensure_future(self._requests(requests)),
+        ]
 
     async def _dialogs(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
         while True:
@@ -120,13 +128,20 @@ class Watch:
         await asyncio.sleep(0.4)
         # interact a little: hover and focus everything with a handler
         with contextlib.suppress(Exception):
-            await self.page.evaluate("document.querySelectorAll('*').forEach(e => { try { e.focus(); "
-                                     "e.dispatchEvent(new MouseEvent('mouseover', {bubbles: true})); } catch (x) {} })")
+            await self.page.evaluate(
+                "document.querySelectorAll('*').forEach(e => { try { e.focus(); "
+                "e.dispatchEvent(new MouseEvent('mouseover', {bubbles: true})); } catch (x) {} })"
+            )
         await asyncio.sleep(0.1)
         marker = None
         with contextlib.suppress(Exception):
             marker = await self.page.evaluate("window.__xss === undefined ? null : String(window.__xss)")
-        return {"url": url, "marker": marker, "dialogs": list(self.dialogs), "attacker": list(self.attacker_requests)}
+        return {
+            "url": url,
+            "marker": marker,
+            "dialogs": list(self.dialogs),
+            "attacker": list(self.attacker_requests),
+        }
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -136,8 +151,11 @@ class Watch:
 def _record(name: str, results: list[dict[str, Any]], cases: int) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     held = all(not r["marker"] and not r["dialogs"] and not r["attacker"] for r in results)
-    (RESULTS / f"xss-{name}.json").write_text(json.dumps({"view": name, "cases": cases, "pages": len(results),
-                                                          "held": held, "results": results}, indent=1))
+    (RESULTS / f"xss-{name}.json").write_text(
+        json.dumps(
+            {"view": name, "cases": cases, "pages": len(results), "held": held, "results": results}, indent=1
+        )
+    )
 
 
 async def _run_view(chromium: Chromium, name: str, urls: list[str], cases: int) -> list[dict[str, Any]]:
@@ -183,9 +201,11 @@ async def test_xss_corpus_in_html_views(chromium: Chromium, view: str) -> None:
     _assert_held(results)
 
 
-@pytest.mark.xfail(reason="the overlay view keeps page styles, so CSS @import/url() reach third-party hosts "
-                          "(a tracking leak, not script execution); reported, overlay is not this suite's",
-                   strict=False)
+@pytest.mark.xfail(
+    reason="the overlay view keeps page styles, so CSS @import/url() reach third-party hosts "
+    "(a tracking leak, not script execution); reported, overlay is not this suite's",
+    strict=False,
+)
 async def test_overlay_makes_no_requests_to_the_attacker_host(chromium: Chromium) -> None:
     async with serve(test_settings(rate_limit=0)) as server, attack_site() as site:
         urls = [server.read_url(f"{site.base}/case/{n}", view="overlay") for n in range(len(GROUPS))]
@@ -202,10 +222,16 @@ async def test_xss_corpus_in_markdown_rendered_with_html_allowed(chromium: Chrom
         async with aiohttp.ClientSession() as http:
             for n in range(len(GROUPS)):
                 async with http.get(server.read_url(f"{site.base}/case/{n}", format="md")) as response:
-                    rendered = markdown_it.MarkdownIt("commonmark", {"html": True}).render(await response.text())
-                assert not re.search(r"<(?:script|svg|iframe|math|style|object|embed|form|input|details|video|"
-                                     r"audio|body|div|textarea|title|noscript|template|base|meta|link)\b"
-                                     r"|<[^>]*\son\w+\s*=", rendered, re.I), rendered[:2000]
+                    rendered = markdown_it.MarkdownIt("commonmark", {"html": True}).render(
+                        await response.text()
+                    )
+                assert not re.search(
+                    r"<(?:script|svg|iframe|math|style|object|embed|form|input|details|video|"
+                    r"audio|body|div|textarea|title|noscript|template|base|meta|link)\b"
+                    r"|<[^>]*\son\w+\s*=",
+                    rendered,
+                    re.I,
+                ), rendered[:2000]
                 for href in re.findall(r'(?:href|src)="([^"]*)"', rendered):
                     assert re.match(r"^(https?:|/|#|[^:]*$)", href), href
     _assert_held(results)
@@ -218,7 +244,7 @@ ERROR_TARGETS = [
     "vbscript:msgbox(1)",
     " javascript:alert(1)",
     "http://exa mple.com/<script>alert(1)</script>",
-    "http://127.0.0.1:1/\"><script>alert(1)</script>",
+    'http://127.0.0.1:1/"><script>alert(1)</script>',
     "file:///etc/passwd",
 ]
 
@@ -226,9 +252,15 @@ ERROR_TARGETS = [
 async def test_error_pages_link_only_http_originals(chromium: Chromium) -> None:
     async with serve(test_settings(rate_limit=0)) as server, attack_site() as site:
         urls = [server.read_url(target) for target in ERROR_TARGETS]
-        urls += [server.read_url(f"{site.base}/redirect-js?" + urlencode({"to": to}))
-                 for to in ("javascript:window.__xss=903;alert(903)", "data:text/html,<script>alert(1)</script>",
-                            "vbscript:msgbox(1)", "JAVASCRIPT:alert(1)")]
+        urls += [
+            server.read_url(f"{site.base}/redirect-js?" + urlencode({"to": to}))
+            for to in (
+                "javascript:window.__xss=903;alert(903)",
+                "data:text/html,<script>alert(1)</script>",
+                "vbscript:msgbox(1)",
+                "JAVASCRIPT:alert(1)",
+            )
+        ]
         results = await _run_view(chromium, "error-pages", urls, len(urls))
         async with aiohttp.ClientSession() as http:
             for url in urls:

@@ -111,8 +111,10 @@ async def test_scrapinghub_page_and_code_blocks(chromium: Chromium, upstream: Up
         page_id = upstream.scrapinghub_ids()[0]
         check(await measure_page(chromium, server.read_url(upstream.url(f"/sh/{page_id}")), f"sh-{page_id}"))
         # Code blocks keep their lines and scroll inside their own box rather than widening the page.
-        check(await measure_page(chromium, server.read_url(upstream.url("/rd/001")), "code-001"),
-              line_length=False)
+        check(
+            await measure_page(chromium, server.read_url(upstream.url("/rd/001")), "code-001"),
+            line_length=False,
+        )
 
 
 async def test_sepia_large_lite_and_error_page(chromium: Chromium, upstream: Upstream) -> None:
@@ -121,7 +123,9 @@ async def test_sepia_large_lite_and_error_page(chromium: Chromium, upstream: Ups
         page = await chromium.new_page()
         await page.set_viewport(375, 812, True)
         await page.set_color_scheme("dark")  # an explicit theme wins over the system's
-        await page.navigate(server.read_url(upstream.url("/rd/keep-images"), theme="sepia", size="xl", lite="1"))
+        await page.navigate(
+            server.read_url(upstream.url("/rd/keep-images"), theme="sepia", size="xl", lite="1")
+        )
         state = await page.evaluate(
             "({bg: getComputedStyle(document.body).backgroundColor,"
             " size: parseFloat(getComputedStyle(document.body).fontSize),"

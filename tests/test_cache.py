@@ -49,8 +49,9 @@ async def test_sqlite_persists_across_instances(tmp_path: Path) -> None:
     assert (tmp_path / "sub" / "cache.sqlite3").is_file()
 
 
-async def test_sqlite_corrupt_file_is_moved_aside_and_named(tmp_path: Path,
-                                                            caplog: pytest.LogCaptureFixture) -> None:
+async def test_sqlite_corrupt_file_is_moved_aside_and_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "cache.sqlite3"
     path.write_bytes(b"this is not a database" * 100)
     cache = LayeredCache(MemoryLRU(), SQLiteBackend(path), retry_interval=0)
@@ -90,8 +91,13 @@ def _immutable(path: Path, on: bool) -> None:
     """Make a path read-only even for root: chattr +i when root (skip if unsupported), chmod otherwise."""
     if os.geteuid() == 0:
         chattr = shutil.which("chattr")
-        result = subprocess.run([chattr or "chattr", "+i" if on else "-i", str(path)], capture_output=True,
-                                check=False) if chattr else None
+        result = (
+            subprocess.run(
+                [chattr or "chattr", "+i" if on else "-i", str(path)], capture_output=True, check=False
+            )
+            if chattr
+            else None
+        )
         if on and (result is None or result.returncode != 0):
             pytest.skip("running as root without a working chattr: cannot make a file read-only")
     else:
@@ -108,8 +114,9 @@ def read_only_dir(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.mark.parametrize("what", ["directory", "file"])
-async def test_sqlite_read_only_degrades_then_recovers(read_only_dir: Path, what: str,
-                                                       caplog: pytest.LogCaptureFixture) -> None:
+async def test_sqlite_read_only_degrades_then_recovers(
+    read_only_dir: Path, what: str, caplog: pytest.LogCaptureFixture
+) -> None:
     path = read_only_dir / "cache.sqlite3"
     if what == "file":
         seeded = open_cache(f"sqlite:{path}")
@@ -118,8 +125,9 @@ async def test_sqlite_read_only_degrades_then_recovers(read_only_dir: Path, what
         _immutable(path, True)
     _immutable(read_only_dir, True)
     events: Events = []
-    cache = LayeredCache(MemoryLRU(), SQLiteBackend(path), lambda layer, event: events.append((layer, event)),
-                         retry_interval=0)
+    cache = LayeredCache(
+        MemoryLRU(), SQLiteBackend(path), lambda layer, event: events.append((layer, event)), retry_interval=0
+    )
     for i in range(3):
         await cache.set(f"k{i}", b"v", ttl=60)
         assert await cache.get(f"k{i}") == b"v"
@@ -165,7 +173,9 @@ class FailingBackend:
         return None
 
 
-async def test_degraded_backend_is_left_alone_until_the_back_off_ends(caplog: pytest.LogCaptureFixture) -> None:
+async def test_degraded_backend_is_left_alone_until_the_back_off_ends(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     backend = FailingBackend()
     cache = LayeredCache(MemoryLRU(), backend, retry_interval=3600)
     await cache.set("a", b"1", ttl=None)
@@ -190,6 +200,7 @@ def test_open_cache_specs(tmp_path: Path) -> None:
 
 # ---- Redis (a real redis-server) ---------------------------------------------------------------------
 
+
 @pytest.mark.redis
 async def test_two_caches_share_one_redis(redis_url: str) -> None:
     events: Events = []
@@ -208,8 +219,9 @@ async def test_two_caches_share_one_redis(redis_url: str) -> None:
 
 
 @pytest.mark.redis
-async def test_redis_down_degrades_and_recovers_on_restart(redis_server: RedisServer,
-                                                           caplog: pytest.LogCaptureFixture) -> None:
+async def test_redis_down_degrades_and_recovers_on_restart(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
     events: Events = []
     cache = open_cache(redis_server.url, lambda layer, event: events.append((layer, event)), retry_interval=0)
     other = open_cache(redis_server.url)

@@ -100,7 +100,9 @@ def test_charts_parse_and_plot_the_extraction_arrays(algorithm: str) -> None:
         np.testing.assert_array_equal(by_name["ccr"].y, ex.signals["ccr"])
     else:
         scores = sorted((b.score for b in ex.blocks), reverse=True)
-        drawn_scores = sorted(np.concatenate([by_name["kept"].y, by_name["dropped"].y]).tolist(), reverse=True)
+        drawn_scores = sorted(
+            np.concatenate([by_name["kept"].y, by_name["dropped"].y]).tolist(), reverse=True
+        )
         assert drawn_scores == scores
 
 

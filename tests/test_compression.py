@@ -13,20 +13,23 @@ from support.upstream import Upstream
 from readerproxy.compression import MIN_SIZE, Encoded, negotiate
 
 
-@pytest.mark.parametrize(("header", "coding"), [
-    (None, None),
-    ("", None),
-    ("identity", None),
-    ("gzip", "gzip"),
-    ("gzip, deflate, br", "br"),
-    ("br;q=0, gzip", "gzip"),
-    ("gzip;q=0, br;q=0", None),
-    ("*", "br"),
-    ("*;q=0", None),
-    ("deflate", None),
-    ("BR", "br"),
-    ("gzip;q=bogus", None),
-])
+@pytest.mark.parametrize(
+    ("header", "coding"),
+    [
+        (None, None),
+        ("", None),
+        ("identity", None),
+        ("gzip", "gzip"),
+        ("gzip, deflate, br", "br"),
+        ("br;q=0, gzip", "gzip"),
+        ("gzip;q=0, br;q=0", None),
+        ("*", "br"),
+        ("*;q=0", None),
+        ("deflate", None),
+        ("BR", "br"),
+        ("gzip;q=bogus", None),
+    ],
+)
 def test_negotiate(header: str | None, coding: str | None) -> None:
     assert negotiate(header) == coding
 
@@ -47,7 +50,10 @@ def test_variants_are_made_once_and_small_bodies_stay_identity() -> None:
 async def _raw_get(url: str, accept: str | None) -> tuple[int, dict[str, str], bytes]:
     """A GET that leaves the body as sent (no automatic decompression)."""
     headers = {"Accept-Encoding": accept} if accept is not None else {"Accept-Encoding": "identity"}
-    async with aiohttp.ClientSession(auto_decompress=False) as session, session.get(url, headers=headers) as response:
+    async with (
+        aiohttp.ClientSession(auto_decompress=False) as session,
+        session.get(url, headers=headers) as response,
+    ):
         return response.status, dict(response.headers), await response.read()
 
 
@@ -57,8 +63,12 @@ async def test_reader_page_json_and_static_files_are_compressed_as_accepted(
 ) -> None:
     decode = {"br": brotli.decompress, "gzip": gzip.decompress, None: lambda b: b}[accept]
     target = upstream.url("/article")
-    urls = [reader_server.read_url(target), reader_server.read_url(target, format="json"),
-            reader_server.read_url(target, format="md"), reader_server.url("/static/reader.css")]
+    urls = [
+        reader_server.read_url(target),
+        reader_server.read_url(target, format="json"),
+        reader_server.read_url(target, format="md"),
+        reader_server.url("/static/reader.css"),
+    ]
     for url in urls:
         status, headers, body = await _raw_get(url, accept)
         assert status == 200
@@ -68,7 +78,9 @@ async def test_reader_page_json_and_static_files_are_compressed_as_accepted(
         assert b"Reader mode proxies" in text or b"body" in text
 
 
-async def test_a_cached_reader_page_is_compressed_once(reader_server: RunningServer, upstream: Upstream) -> None:
+async def test_a_cached_reader_page_is_compressed_once(
+    reader_server: RunningServer, upstream: Upstream
+) -> None:
     from readerproxy.server import RENDERED
 
     target = upstream.url("/cached/compressed-once")

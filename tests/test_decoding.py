@@ -51,10 +51,7 @@ def test_meta_charset_is_used_without_http_charset() -> None:
 
 
 def test_meta_http_equiv_is_used() -> None:
-    page = (
-        '<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">'
-        "<p>Привет мир</p>"
-    )
+    page = '<meta http-equiv="Content-Type" content="text/html; charset=koi8-r"><p>Привет мир</p>'
     decoded = decode_html(page.encode("koi8-r"))
     assert "Привет мир" in decoded.text
     assert decoded.source == "meta"
@@ -74,7 +71,9 @@ def test_undeclared_utf8_is_recognised() -> None:
 
 
 def test_detector_for_undeclared_legacy_encoding() -> None:
-    data = ("<p>" + "Съешь же ещё этих мягких французских булок, да выпей чаю. " * 10 + "</p>").encode("cp1251")
+    data = ("<p>" + "Съешь же ещё этих мягких французских булок, да выпей чаю. " * 10 + "</p>").encode(
+        "cp1251"
+    )
     decoded = decode_html(data)
     assert "французских булок" in decoded.text
     assert decoded.source == "detector"
@@ -89,7 +88,13 @@ def test_unknown_labels_are_ignored() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=2000), st.one_of(st.none(), st.sampled_from(["text/html; charset=utf-8", "text/html; charset=shift_jis", "text/html; charset=x"])))
+@given(
+    st.binary(max_size=2000),
+    st.one_of(
+        st.none(),
+        st.sampled_from(["text/html; charset=utf-8", "text/html; charset=shift_jis", "text/html; charset=x"]),
+    ),
+)
 def test_arbitrary_bytes_never_crash(data: bytes, content_type: str | None) -> None:
     decoded = decode_html(data, content_type)
     assert isinstance(decoded.text, str)

@@ -226,3 +226,17 @@ def test_fast_scan_answers_for_ordinary_pages() -> None:
         document._clean(tree)
         tag = [node.tag.lower() for node in tree.css("*")]
         assert document._scan_fast(tree.html or "", tag) is not None, page
+
+
+def test_a_quote_in_a_tag_name_goes_to_the_general_scan() -> None:
+    # The general expression reads a quote in a tag name as part of the name, which can carry its
+    # match past the first ">"; the fast scan must not guess.
+    from selectolax.lexbor import LexborHTMLParser
+
+    from readerproxy import document
+
+    tree = LexborHTMLParser('<p"x a"b="1">odd</p"x><p>next</p>')
+    document._clean(tree)
+    tag = [node.tag.lower() for node in tree.css("*")]
+    assert document._scan_fast(tree.html or "", tag) is None
+    assert "next" in "".join(document.parse('<p"x a"b="1">odd</p"x><p>next</p>').tokens.text)

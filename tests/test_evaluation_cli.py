@@ -24,8 +24,20 @@ def test_eval_prints_one_table_and_density_beats_baseline(
     datasets_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_json = tmp_path / "eval.json"
-    code = main(["eval", "--dataset", "scrapinghub", "--algo", "baseline,density", "--limit", "8",
-                 "--json", str(out_json), "--no-progress"])
+    code = main(
+        [
+            "eval",
+            "--dataset",
+            "scrapinghub",
+            "--algo",
+            "baseline,density",
+            "--limit",
+            "8",
+            "--json",
+            str(out_json),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     table = capsys.readouterr().out
     assert "dataset scrapinghub: 8 pages" in table
@@ -42,18 +54,37 @@ def test_eval_prints_one_table_and_density_beats_baseline(
     assert summaries["baseline"]["shingles"]["recall"] > 0.9  # all text contains the article
     density_pages = data["algorithms"][1]["pages"]
     assert len(density_pages) == 8
-    assert {"shingles", "lcs_sequence", "lcs_string", "bag_of_words", "total_ms", "error"} <= set(density_pages[0])
+    assert {"shingles", "lcs_sequence", "lcs_string", "bag_of_words", "total_ms", "error"} <= set(
+        density_pages[0]
+    )
 
 
 def test_eval_on_the_readability_set_reports_title_matches(
     datasets_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_json = tmp_path / "eval.json"
-    assert main(["eval", "--dataset", "readability", "--algo", "baseline,density", "--limit", "3",
-                 "--json", str(out_json), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--dataset",
+                "readability",
+                "--algo",
+                "baseline,density",
+                "--limit",
+                "3",
+                "--json",
+                str(out_json),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     table = capsys.readouterr().out
     assert "title" in table.splitlines()[1] and "match" in table
-    summaries = {a["label"]: a["summary"] for a in json.loads(out_json.read_text(encoding="utf-8"))["algorithms"]}
+    summaries = {
+        a["label"]: a["summary"] for a in json.loads(out_json.read_text(encoding="utf-8"))["algorithms"]
+    }
     for summary in summaries.values():
         assert 0.0 <= summary["title_accuracy"] <= 1.0
     # The reference (visible text of expected.html) is part of the page: all text recalls it.
@@ -71,8 +102,23 @@ def test_report_is_self_contained_with_svg_charts(
     datasets_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report = tmp_path / "report.html"
-    assert main(["eval", "--dataset", "scrapinghub", "--algo", "baseline,density", "--limit", "4",
-                 "--report", str(report), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--dataset",
+                "scrapinghub",
+                "--algo",
+                "baseline,density",
+                "--limit",
+                "4",
+                "--report",
+                str(report),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     page = report.read_text(encoding="utf-8")
     assert page.startswith("<!doctype html>")
@@ -86,10 +132,29 @@ def test_report_is_self_contained_with_svg_charts(
         assert external not in lowered, external
 
 
-def test_bench_output_structure(datasets_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_output_structure(
+    datasets_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out_json = tmp_path / "bench.json"
-    assert main(["bench", "--dataset", "scrapinghub", "--algo", "baseline,density", "--limit", "2",
-                 "--repeat", "1", "--json", str(out_json), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "--dataset",
+                "scrapinghub",
+                "--algo",
+                "baseline,density",
+                "--limit",
+                "2",
+                "--repeat",
+                "1",
+                "--json",
+                str(out_json),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     table = capsys.readouterr().out
     assert table.startswith("bench scrapinghub: 2 pages")
     for column in ("MB/s", "ms p50", "ms p95", "x trafil.", "extract p50", "parse share", "peak KiB p50"):
@@ -118,8 +183,11 @@ def test_eval_on_wcxb_prints_page_types_and_snippets(
     out = capsys.readouterr().out
     assert "dataset wcxb-dev: 5 pages" in out
     assert "F1 by page type" in out and "article" in out and "all" in out
-    snippet_row = next(line for line in out.splitlines() if line.startswith("baseline") and "|" in line
-                       and len(line.split("|")) == 3)
+    snippet_row = next(
+        line
+        for line in out.splitlines()
+        if line.startswith("baseline") and "|" in line and len(line.split("|")) == 3
+    )
     tp, fn, _fp, _tn = (int(x) for x in snippet_row.split("|")[1].split())
     assert tp > fn  # all text contains most of what must appear
 
@@ -127,10 +195,38 @@ def test_eval_on_wcxb_prints_page_types_and_snippets(
 def test_eval_metadata_table_on_the_readability_set(
     datasets_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["eval", "--dataset", "readability", "--algo", "baseline", "--limit", "4",
-                 "--metadata", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--dataset",
+                "readability",
+                "--algo",
+                "baseline",
+                "--limit",
+                "4",
+                "--metadata",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     for field in ("title", "byline", "excerpt", "dir", "siteName", "publishedTime", "lang", "readerable"):
         assert re.search(rf"^{field}\s+\d+\s+\d+\s+", out, re.M), field
-    assert main(["eval", "--dataset", "scrapinghub", "--algo", "baseline", "--limit", "1",
-                 "--metadata", "--no-progress"]) == 2
+    assert (
+        main(
+            [
+                "eval",
+                "--dataset",
+                "scrapinghub",
+                "--algo",
+                "baseline",
+                "--limit",
+                "1",
+                "--metadata",
+                "--no-progress",
+            ]
+        )
+        == 2
+    )

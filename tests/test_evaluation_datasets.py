@@ -35,7 +35,9 @@ def make_readability(root: Path) -> Path:
         (folder / "expected.html").write_text(
             "<div><h2>Heading</h2><p>First &amp; paragraph.</p><p>Second one.</p></div>", encoding="utf-8"
         )
-        (folder / "expected-metadata.json").write_text(json.dumps({"title": f"Title {name}"}), encoding="utf-8")
+        (folder / "expected-metadata.json").write_text(
+            json.dumps({"title": f"Title {name}"}), encoding="utf-8"
+        )
     (root / "LICENSE.md").write_text("licence", encoding="utf-8")
     return root
 
@@ -66,7 +68,9 @@ def test_visible_text_skips_hidden_and_script_content() -> None:
     assert text == "Shown\n\nAlso"
 
 
-def test_named_datasets_are_found_through_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_named_datasets_are_found_through_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     make_scrapinghub(tmp_path / "scrapinghub")
     monkeypatch.setenv(datasets.DATASETS_ENV, str(tmp_path))
     dataset = load_dataset("scrapinghub")

@@ -26,7 +26,13 @@ from readerproxy.evaluation.metrics import (
 
 
 def test_tokenize_is_unicode_word_runs_with_case_kept() -> None:
-    assert tokenize("Hello, wörld! 42 -- naïve_case Ελλάδα") == ["Hello", "wörld", "42", "naïve_case", "Ελλάδα"]
+    assert tokenize("Hello, wörld! 42 -- naïve_case Ελλάδα") == [
+        "Hello",
+        "wörld",
+        "42",
+        "naïve_case",
+        "Ελλάδα",
+    ]
     assert tokenize(None) == []
 
 

@@ -45,8 +45,13 @@ def test_all_expands_to_every_registered_extractor_and_installed_peer() -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("nosuch", "unknown algorithm"), ("density:zz=1", "unknown parameter"), ("density:c1", "name=value"),
-     ("density:c2=abc", "expects int"), ("", "no algorithm")],
+    [
+        ("nosuch", "unknown algorithm"),
+        ("density:zz=1", "unknown parameter"),
+        ("density:c1", "name=value"),
+        ("density:c2=abc", "expects int"),
+        ("", "no algorithm"),
+    ],
 )
 def test_bad_specs_raise_value_errors_naming_the_problem(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -72,7 +77,9 @@ def test_every_page_is_scored_against_its_reference(tmp_path: Path) -> None:
     assert summary.title_accuracy is None
 
 
-def test_a_failing_page_is_counted_and_the_run_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_page_is_counted_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def fragile_parse(html: str, url: str | None = None) -> Document:
         if "EXPLODE" in html:
             raise RuntimeError("boom")

@@ -53,33 +53,72 @@ async def fetch_error(fetcher: Fetcher, url: str) -> FetchError:
 
 # ---- URL and address checks (pure) -------------------------------------------------------------------
 
-@pytest.mark.parametrize(("url", "expected"), [
-    ("HTTP://Example.COM/a?b=1#frag", "http://example.com/a?b=1"),
-    ("https://example.com:443", "https://example.com/"),
-    ("http://example.com:8080/x", "http://example.com:8080/x"),
-    ("  https://bücher.example/  ", "https://xn--bcher-kva.example/"),
-    ("http://[2001:db8::1]:81/", "http://[2001:db8::1]:81/"),
-])
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("HTTP://Example.COM/a?b=1#frag", "http://example.com/a?b=1"),
+        ("https://example.com:443", "https://example.com/"),
+        ("http://example.com:8080/x", "http://example.com:8080/x"),
+        ("  https://bücher.example/  ", "https://xn--bcher-kva.example/"),
+        ("http://[2001:db8::1]:81/", "http://[2001:db8::1]:81/"),
+    ],
+)
 def test_validate_url_normalises(url: str, expected: str) -> None:
     assert validate_url(url) == expected
 
 
-@pytest.mark.parametrize("url", [
-    "", "   ", "ftp://example.com/", "javascript:alert(1)", "file:///etc/passwd", "http://",
-    "example.com/no-scheme", "http://user:pw@example.com/", "http://exa mple.com/", "http://example.com:99999/",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "",
+        "   ",
+        "ftp://example.com/",
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "http://",
+        "example.com/no-scheme",
+        "http://user:pw@example.com/",
+        "http://exa mple.com/",
+        "http://example.com:99999/",
+    ],
+)
 def test_validate_url_rejects(url: str) -> None:
     with pytest.raises(FetchError) as info:
         validate_url(url)
     assert (info.value.kind, info.value.status) == ("bad_url", 400)
 
 
-@pytest.mark.parametrize("address", [
-    "127.0.0.1", "127.8.9.10", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1",
-    "100.127.255.254", "224.0.0.1", "239.255.255.250", "0.0.0.0", "255.255.255.255", "240.0.0.1",
-    "::1", "::", "fc00::1", "fd12:3456::1", "fe80::1", "fe80::1%eth0", "ff02::1", "::ffff:127.0.0.1",
-    "::ffff:8.8.8.8", "64:ff9b::a9fe:a9fe", "2002:7f00:1::1", "not-an-address",
-])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "127.8.9.10",
+        "10.1.2.3",
+        "172.16.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "100.127.255.254",
+        "224.0.0.1",
+        "239.255.255.250",
+        "0.0.0.0",
+        "255.255.255.255",
+        "240.0.0.1",
+        "::1",
+        "::",
+        "fc00::1",
+        "fd12:3456::1",
+        "fe80::1",
+        "fe80::1%eth0",
+        "ff02::1",
+        "::ffff:127.0.0.1",
+        "::ffff:8.8.8.8",
+        "64:ff9b::a9fe:a9fe",
+        "2002:7f00:1::1",
+        "not-an-address",
+    ],
+)
 def test_non_public_addresses_are_refused(address: str) -> None:
     assert not is_public_address(address)
 
@@ -89,10 +128,17 @@ def test_public_addresses_pass(address: str) -> None:
     assert is_public_address(address)
 
 
-@pytest.mark.parametrize(("host", "expected"), [
-    ("127.1", "127.0.0.1"), ("2130706433", "127.0.0.1"), ("0x7f.0.0.1", "127.0.0.1"),
-    ("[::1]", "::1"), ("10.0.0.1", "10.0.0.1"), ("example.com", None),
-])
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("127.1", "127.0.0.1"),
+        ("2130706433", "127.0.0.1"),
+        ("0x7f.0.0.1", "127.0.0.1"),
+        ("[::1]", "::1"),
+        ("10.0.0.1", "10.0.0.1"),
+        ("example.com", None),
+    ],
+)
 def test_literal_address_includes_legacy_ipv4_spellings(host: str, expected: str | None) -> None:
     assert literal_address(host) == expected
 
@@ -103,10 +149,13 @@ class StubResolver:
     def __init__(self, hosts: list[str]) -> None:
         self.hosts = hosts
 
-    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-                      ) -> list[ResolveResult]:
-        return [ResolveResult(hostname=host, host=h, port=port, family=family, proto=0, flags=0)
-                for h in self.hosts]
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        return [
+            ResolveResult(hostname=host, host=h, port=port, family=family, proto=0, flags=0)
+            for h in self.hosts
+        ]
 
     async def close(self) -> None:
         return None
@@ -126,16 +175,25 @@ async def test_guarded_resolver_keeps_only_public_addresses() -> None:
 
 
 def test_fetched_page_round_trips_through_bytes() -> None:
-    page = FetchedPage(url="http://a.example/", final_url="http://a.example/b", status=200,
-                       headers={"content-type": "text/html", "etag": '"x"'}, content_type="text/html",
-                       body=b"<p>\x00\xff body</p>", etag='"x"', last_modified=None, fetched_at=1.5,
-                       elapsed_ms=2.5)
+    page = FetchedPage(
+        url="http://a.example/",
+        final_url="http://a.example/b",
+        status=200,
+        headers={"content-type": "text/html", "etag": '"x"'},
+        content_type="text/html",
+        body=b"<p>\x00\xff body</p>",
+        etag='"x"',
+        last_modified=None,
+        fetched_at=1.5,
+        elapsed_ms=2.5,
+    )
     assert FetchedPage.from_bytes(page.to_bytes()) == page
     with pytest.raises(ValueError):
         FetchedPage.from_bytes(b"\x00\x00\x00\x09{broken}")
 
 
 # ---- fetching from the upstream site -----------------------------------------------------------------
+
 
 async def test_fetch_article(fetcher: Fetcher, upstream: Upstream) -> None:
     page = await fetcher.fetch(upstream.url("/article"))
@@ -195,7 +253,9 @@ async def test_upstream_error_status(fetcher: Fetcher, upstream: Upstream, code:
 
 
 @pytest.mark.parametrize(("path", "media"), [("/binary", "image/png"), ("/pdf", "application/pdf")])
-async def test_not_html_is_415_with_final_url(fetcher: Fetcher, upstream: Upstream, path: str, media: str) -> None:
+async def test_not_html_is_415_with_final_url(
+    fetcher: Fetcher, upstream: Upstream, path: str, media: str
+) -> None:
     error = await fetch_error(fetcher, upstream.url(f"/redirect-to?url={path}"))
     assert (error.kind, error.status, error.content_type) == ("not_html", 415, media)
     assert error.final_url == upstream.url(path)
@@ -208,8 +268,9 @@ async def test_huge_body_is_413(fetcher: Fetcher, upstream: Upstream, path: str)
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br"])
-async def test_decompression_bomb_is_413_without_big_memory(fetcher: Fetcher, upstream: Upstream,
-                                                            encoding: str) -> None:
+async def test_decompression_bomb_is_413_without_big_memory(
+    fetcher: Fetcher, upstream: Upstream, encoding: str
+) -> None:
     compressed = bomb_body(encoding)  # built before measuring: the upstream lives in this process
     assert len(compressed) < 200_000
     tracemalloc.start()
@@ -243,10 +304,13 @@ async def test_expansion_ratio_cap_applies_before_the_size_cap(upstream: Upstrea
     assert (error.kind, error.status) == ("too_large", 413) and "expands" in error.message
 
 
-@pytest.mark.parametrize(("path", "settings"), [
-    ("/slow?s=30", FetchSettings(allow_private=True, total_timeout=0.5)),
-    ("/slow-body?s=30", FetchSettings(allow_private=True, read_timeout=0.3)),
-])
+@pytest.mark.parametrize(
+    ("path", "settings"),
+    [
+        ("/slow?s=30", FetchSettings(allow_private=True, total_timeout=0.5)),
+        ("/slow-body?s=30", FetchSettings(allow_private=True, read_timeout=0.3)),
+    ],
+)
 async def test_timeouts_are_504(upstream: Upstream, path: str, settings: FetchSettings) -> None:
     async with Fetcher(settings) as fetcher:
         error = await fetch_error(fetcher, upstream.url(path))
@@ -284,6 +348,7 @@ async def test_redirect_to_a_bad_scheme_is_refused(fetcher: Fetcher, upstream: U
 
 # ---- the SSRF guard, WITHOUT allow_private -----------------------------------------------------------
 
+
 @pytest.fixture
 async def guarded() -> AsyncIterator[Fetcher]:
     async with Fetcher(FetchSettings()) as f:
@@ -292,16 +357,25 @@ async def guarded() -> AsyncIterator[Fetcher]:
 
 async def test_loopback_literal_is_refused_before_connecting(guarded: Fetcher, upstream: Upstream) -> None:
     before = upstream.count("/article")
-    for url in (upstream.url("/article"), f"http://127.1:{upstream.port}/article",
-                f"http://2130706433:{upstream.port}/article", f"http://[::ffff:127.0.0.1]:{upstream.port}/article",
-                f"http://[::1]:{upstream.port}/article", "http://169.254.169.254/latest/meta-data/",
-                "http://10.0.0.1/", "http://100.64.0.1/", "http://0.0.0.0/"):
+    for url in (
+        upstream.url("/article"),
+        f"http://127.1:{upstream.port}/article",
+        f"http://2130706433:{upstream.port}/article",
+        f"http://[::ffff:127.0.0.1]:{upstream.port}/article",
+        f"http://[::1]:{upstream.port}/article",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/",
+        "http://100.64.0.1/",
+        "http://0.0.0.0/",
+    ):
         error = await fetch_error(guarded, url)
         assert (error.kind, error.status) == ("refused", 403), url
     assert upstream.count("/article") == before  # nothing reached the site
 
 
-async def test_name_resolving_to_loopback_is_refused_by_the_resolver(guarded: Fetcher, upstream: Upstream) -> None:
+async def test_name_resolving_to_loopback_is_refused_by_the_resolver(
+    guarded: Fetcher, upstream: Upstream
+) -> None:
     before = upstream.count("/article")
     error = await fetch_error(guarded, f"http://localhost:{upstream.port}/article")
     assert (error.kind, error.status) == ("refused", 403)
@@ -329,8 +403,9 @@ async def test_redirect_to_metadata_address_is_refused(guarded: Fetcher, upstrea
         assert (error.kind, error.status) == ("refused", 403), target
 
 
-async def test_socket_factory_refuses_even_without_the_literal_check(guarded: Fetcher, upstream: Upstream,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_socket_factory_refuses_even_without_the_literal_check(
+    guarded: Fetcher, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Defence in depth: with the up-front literal-address check switched off, the connector's socket
     factory still refuses the exact address it was about to connect to."""
     monkeypatch.setattr(fetch_module, "check_host", lambda url, settings: None)

@@ -45,8 +45,14 @@ class Installed:
         return str(self.venv / "bin" / "python")
 
     def run(self, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run([self.readerproxy, *args], cwd=self.workdir, input=stdin, capture_output=True,
-                              timeout=120, env=_clean_env(self.workdir))
+        return subprocess.run(
+            [self.readerproxy, *args],
+            cwd=self.workdir,
+            input=stdin,
+            capture_output=True,
+            timeout=120,
+            env=_clean_env(self.workdir),
+        )
 
 
 def _clean_env(home: Path) -> dict[str, str]:
@@ -55,8 +61,9 @@ def _clean_env(home: Path) -> dict[str, str]:
 
 
 def _pip(python: str, *args: str, cwd: Path) -> None:
-    result = subprocess.run([python, "-m", "pip", "--disable-pip-version-check", *args], cwd=cwd,
-                            capture_output=True, timeout=900)
+    result = subprocess.run(
+        [python, "-m", "pip", "--disable-pip-version-check", *args], cwd=cwd, capture_output=True, timeout=900
+    )
     assert result.returncode == 0, result.stderr.decode(errors="replace")[-3000:]
 
 
@@ -76,8 +83,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 def test_the_wheel_carries_templates_and_static_files(installed: Installed) -> None:
     check = subprocess.run(
-        [installed.python, "-c", "import readerproxy.render as r; print(r.TEMPLATES_DIR); print(r.STATIC_DIR)"],
-        cwd=installed.workdir, capture_output=True, text=True, env=_clean_env(installed.workdir), check=True,
+        [
+            installed.python,
+            "-c",
+            "import readerproxy.render as r; print(r.TEMPLATES_DIR); print(r.STATIC_DIR)",
+        ],
+        cwd=installed.workdir,
+        capture_output=True,
+        text=True,
+        env=_clean_env(installed.workdir),
+        check=True,
     )
     templates, static = (Path(line) for line in check.stdout.split())
     assert installed.venv in templates.parents and installed.venv in static.parents
@@ -86,8 +101,14 @@ def test_the_wheel_carries_templates_and_static_files(installed: Installed) -> N
 
 def test_only_the_base_dependencies_are_installed(installed: Installed) -> None:
     code = f"import importlib.util as u; print([m for m in {EXTRA_MODULES!r} if u.find_spec(m)])"
-    check = subprocess.run([installed.python, "-c", code], capture_output=True, text=True, check=True,
-                           cwd=installed.workdir, env=_clean_env(installed.workdir))
+    check = subprocess.run(
+        [installed.python, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=installed.workdir,
+        env=_clean_env(installed.workdir),
+    )
     assert check.stdout.strip() == "[]"
 
 
@@ -96,15 +117,19 @@ def test_version_algorithms_and_extract_work_without_extras(installed: Installed
     assert version.returncode == 0 and re.fullmatch(rb"readerproxy \d+\.\d+\.\d+\n", version.stdout)
     listing = installed.run("algorithms")
     assert listing.returncode == 0 and listing.stdout.startswith(b"auto ")
-    page = f"<html><head><title>Installed</title></head><body><nav>Menu</nav><article><h1>Installed</h1>" \
-           f"<p>{ARTICLE_TEXT * 3}</p></article></body></html>"
+    page = (
+        f"<html><head><title>Installed</title></head><body><nav>Menu</nav><article><h1>Installed</h1>"
+        f"<p>{ARTICLE_TEXT * 3}</p></article></body></html>"
+    )
     extracted = installed.run("extract", "-", stdin=page.encode())
     assert extracted.returncode == 0, extracted.stderr
     assert ARTICLE_TEXT.split(".")[0].encode() in extracted.stdout
 
 
 @pytest.mark.parametrize(("command", "extra"), [("eval", "eval"), ("bench", "bench")])
-def test_commands_needing_an_extra_name_it_in_one_line(installed: Installed, command: str, extra: str) -> None:
+def test_commands_needing_an_extra_name_it_in_one_line(
+    installed: Installed, command: str, extra: str
+) -> None:
     result = installed.run(command)
     assert result.returncode == 2
     message = result.stderr.decode()
@@ -116,9 +141,13 @@ def test_serve_help_lists_every_option_with_default_and_environment_variable(ins
     result = installed.run("serve", "--help")
     assert result.returncode == 0
     text = " ".join(result.stdout.decode().split())
-    for flag, env in [("--host", "READERPROXY_HOST"), ("--port", "READERPROXY_PORT"),
-                      ("--cache", "READERPROXY_CACHE"), ("--allow-private", "READERPROXY_ALLOW_PRIVATE"),
-                      ("--config", "READERPROXY_CONFIG")]:
+    for flag, env in [
+        ("--host", "READERPROXY_HOST"),
+        ("--port", "READERPROXY_PORT"),
+        ("--cache", "READERPROXY_CACHE"),
+        ("--allow-private", "READERPROXY_ALLOW_PRIVATE"),
+        ("--config", "READERPROXY_CONFIG"),
+    ]:
         assert flag in text and env in text
     assert text.count("(default:") == text.count("; env READERPROXY_")
     assert text.count("; env READERPROXY_") >= 5
@@ -130,7 +159,10 @@ def served(installed: Installed) -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen(
         [installed.readerproxy, "serve", "--port", str(port), "--allow-private"],
-        cwd=installed.workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_clean_env(installed.workdir),
+        cwd=installed.workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_clean_env(installed.workdir),
     )
     try:
         assert process.stdout is not None
@@ -149,7 +181,9 @@ def _get(url: str) -> tuple[int, str, bytes]:
         return response.status, response.headers.get("Content-Type", ""), response.read()
 
 
-def test_the_installed_server_serves_styled_pages(installed: Installed, served: str, upstream: Upstream) -> None:
+def test_the_installed_server_serves_styled_pages(
+    installed: Installed, served: str, upstream: Upstream
+) -> None:
     status, _, body = _get(served + "/healthz")
     assert status == 200 and b'"ok"' in body
     status, content_type, landing = _get(served + "/")

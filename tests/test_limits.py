@@ -55,13 +55,19 @@ async def test_fetch_slots_cap_per_host_and_time_the_queue_apart() -> None:
         async with slots.slot("a.example"):
             pass
     assert 0.25 < time.monotonic() - began < 1.0
-    assert caught.value.status == 503 and "this site" in caught.value.message and "not contacted" in caught.value.message
+    assert (
+        caught.value.status == 503
+        and "this site" in caught.value.message
+        and "not contacted" in caught.value.message
+    )
     for cm in held:
         await cm.__aexit__(None, None, None)
     assert slots.active == 0 and not slots._hosts
 
 
-async def test_a_burst_to_one_site_queues_instead_of_timing_out(http: aiohttp.ClientSession, upstream: Upstream) -> None:
+async def test_a_burst_to_one_site_queues_instead_of_timing_out(
+    http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
     """100 distinct URLs at once on one site answering in 0.5 s, 8 connections per host, a 2 s connect
     timeout: the wait for a connection is not the site's timeout, so every read succeeds."""
     fetch = dataclasses.replace(TEST_FETCH, total_timeout=5.0, queue_timeout=30.0)
@@ -77,7 +83,9 @@ async def test_a_burst_to_one_site_queues_instead_of_timing_out(http: aiohttp.Cl
     assert statuses.count(200) == 100, sorted(set(statuses))
 
 
-async def test_rate_limit_answers_429_with_retry_after(http: aiohttp.ClientSession, upstream: Upstream) -> None:
+async def test_rate_limit_answers_429_with_retry_after(
+    http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
     async with serve(test_settings(rate_limit=1.0, rate_burst=3)) as server:
         statuses = []
         for _ in range(5):
@@ -103,7 +111,9 @@ async def test_head_read_does_not_fetch(http: aiohttp.ClientSession, upstream: U
 
 
 @pytest.mark.parametrize("route", ["/empty", "/no-content"])
-async def test_an_empty_page_is_an_error_saying_so(http: aiohttp.ClientSession, upstream: Upstream, route: str) -> None:
+async def test_an_empty_page_is_an_error_saying_so(
+    http: aiohttp.ClientSession, upstream: Upstream, route: str
+) -> None:
     async with serve(test_settings()) as server:
         async with http.get(server.url("/api/extract", url=upstream.url(route))) as response:
             error = (await response.json())["error"]
@@ -112,13 +122,17 @@ async def test_an_empty_page_is_an_error_saying_so(http: aiohttp.ClientSession, 
             assert response.status == 502 and "The page has no content" in await response.text()
 
 
-@pytest.mark.parametrize(("route", "kind", "words"), [
-    ("/reset-mid-body", "upstream", "could not be read"),
-    ("/slowloris?every=0.2&s=30", "timeout", "longer than 3 s"),
-    ("/slow-body?s=30", "timeout", "stopped sending"),
-])
-async def test_upstream_faults_are_named(http: aiohttp.ClientSession, upstream: Upstream, route: str, kind: str,
-                                         words: str) -> None:
+@pytest.mark.parametrize(
+    ("route", "kind", "words"),
+    [
+        ("/reset-mid-body", "upstream", "could not be read"),
+        ("/slowloris?every=0.2&s=30", "timeout", "longer than 3 s"),
+        ("/slow-body?s=30", "timeout", "stopped sending"),
+    ],
+)
+async def test_upstream_faults_are_named(
+    http: aiohttp.ClientSession, upstream: Upstream, route: str, kind: str, words: str
+) -> None:
     async with serve(test_settings()) as server:
         began = time.monotonic()
         async with http.get(server.url("/api/extract", url=upstream.url(route))) as response:

@@ -18,6 +18,7 @@ class FakeClock:
 
 # ---- MemoryLRU ---------------------------------------------------------------------------------------
 
+
 def test_lru_evicts_least_recently_used_by_bytes() -> None:
     size = len("a") + 300 + MemoryLRU.ENTRY_OVERHEAD
     lru = MemoryLRU(max_bytes=3 * size)
@@ -55,7 +56,6 @@ def test_lru_ttl_expires_entries() -> None:
     clock.now += 0.1
     assert lru.get("short") is None and "short" not in lru
     assert lru.get("forever") == b"2" and lru.ttl("forever") is None
-
 
 
 def test_lru_charges_what_its_size_function_says() -> None:

@@ -16,34 +16,42 @@ from readerproxy.fetch import Fetcher, FetchError, FetchSettings, validate_url
 from readerproxy.pages import PageStore, freshness
 
 
-@pytest.mark.parametrize(("url", "expected"), [
-    ("HTTP://Example.COM:80/Path?b=2&a=1#top", "http://example.com/Path?b=2&a=1"),
-    ("https://example.com:443", "https://example.com/"),
-    ("https://example.com:8443/x", "https://example.com:8443/x"),
-    ("http://[2001:DB8::1]:80/", "http://[2001:db8::1]/"),
-])
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("HTTP://Example.COM:80/Path?b=2&a=1#top", "http://example.com/Path?b=2&a=1"),
+        ("https://example.com:443", "https://example.com/"),
+        ("https://example.com:8443/x", "https://example.com:8443/x"),
+        ("http://[2001:DB8::1]:80/", "http://[2001:db8::1]/"),
+    ],
+)
 def test_page_keys_are_validated_urls(url: str, expected: str) -> None:
     assert PageStore.key(PageStore.__new__(PageStore), validate_url(url)) == "page:" + expected
 
 
-@pytest.mark.parametrize(("headers", "store", "lifetime"), [
-    ({}, True, 300.0),
-    ({"cache-control": "max-age=60"}, True, 60.0),
-    ({"cache-control": "public, s-maxage=30, max-age=60"}, True, 30.0),
-    ({"cache-control": "private, max-age=60"}, True, 60.0),
-    ({"cache-control": "max-age=999999"}, True, 86400.0),
-    ({"cache-control": "no-cache, max-age=60"}, True, 0.0),
-    ({"cache-control": "no-store"}, False, 0.0),
-    ({"cache-control": 'max-age="20"'}, True, 20.0),
-    ({"expires": "Thu, 01 Jan 2015 00:01:00 GMT", "date": "Thu, 01 Jan 2015 00:00:00 GMT"}, True, 60.0),
-    ({"expires": "0"}, True, 0.0),
-    ({"cache-control": "max-age=10", "expires": "Thu, 01 Jan 2015 00:01:00 GMT"}, True, 10.0),
-])
+@pytest.mark.parametrize(
+    ("headers", "store", "lifetime"),
+    [
+        ({}, True, 300.0),
+        ({"cache-control": "max-age=60"}, True, 60.0),
+        ({"cache-control": "public, s-maxage=30, max-age=60"}, True, 30.0),
+        ({"cache-control": "private, max-age=60"}, True, 60.0),
+        ({"cache-control": "max-age=999999"}, True, 86400.0),
+        ({"cache-control": "no-cache, max-age=60"}, True, 0.0),
+        ({"cache-control": "no-store"}, False, 0.0),
+        ({"cache-control": 'max-age="20"'}, True, 20.0),
+        ({"expires": "Thu, 01 Jan 2015 00:01:00 GMT", "date": "Thu, 01 Jan 2015 00:00:00 GMT"}, True, 60.0),
+        ({"expires": "0"}, True, 0.0),
+        ({"cache-control": "max-age=10", "expires": "Thu, 01 Jan 2015 00:01:00 GMT"}, True, 10.0),
+    ],
+)
 def test_freshness(headers: dict[str, str], store: bool, lifetime: float) -> None:
     policy = freshness(headers, default_ttl=300.0, max_ttl=86400.0)
     assert (policy.store, policy.lifetime) == (store, lifetime)
 
+
 # ---- PageStore ---------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 async def fetcher() -> AsyncIterator[Fetcher]:
@@ -126,7 +134,9 @@ async def test_pages_persist_in_sqlite(fetcher: Fetcher, upstream: Upstream, tmp
 
 
 @pytest.mark.redis
-async def test_two_stores_share_pages_through_redis(fetcher: Fetcher, upstream: Upstream, redis_url: str) -> None:
+async def test_two_stores_share_pages_through_redis(
+    fetcher: Fetcher, upstream: Upstream, redis_url: str
+) -> None:
     one, two = PageStore(open_cache(redis_url), fetcher), PageStore(open_cache(redis_url), fetcher)
     try:
         _, status1 = await one.get(upstream.url("/cached/redis"))

@@ -47,12 +47,15 @@ class RunningProxy:
     def metric(self, outcome: str) -> float:
         assert self.server.app is not None
         value = self.server.app[METRICS].registry.get_sample_value(
-            "readerproxy_proxy_requests_total", {"outcome": outcome})
+            "readerproxy_proxy_requests_total", {"outcome": outcome}
+        )
         return value or 0.0
 
 
 @contextlib.asynccontextmanager
-async def running_proxy(ca: CertificateAuthority | None = None, **changes: Any) -> AsyncIterator[RunningProxy]:
+async def running_proxy(
+    ca: CertificateAuthority | None = None, **changes: Any
+) -> AsyncIterator[RunningProxy]:
     """A reader server and a proxy sharing its Reader, Renderer and Metrics (proxy on an ephemeral port)."""
     settings: Settings = test_settings(resolve=RESOLVE, intercept_https=ca is not None, **changes)
     async with serve(settings) as server:
@@ -91,6 +94,7 @@ async def raw(proxy: RunningProxy, data: bytes, *, read_until_close: bool = True
 
 # ---- units ----------------------------------------------------------------------------------------
 
+
 def test_marker_round_trip() -> None:
     assert with_marker("http://a.test/x") == f"http://a.test/x?{MARKER}"
     assert with_marker("http://a.test/x?q=1") == f"http://a.test/x?q=1&{MARKER}"
@@ -107,14 +111,23 @@ def test_prefers_html() -> None:
     assert not prefers_html(None)
 
 
-@pytest.mark.parametrize("head", [
-    b"GET", b"GET http://a.test/ HTTP/2.0", b"GET  http://a.test/ HTTP/1.1", b"G@T http://a.test/ HTTP/1.1",
-    b"GET /relative HTTP/1.1", b"GET ftp://a.test/ HTTP/1.1", b"GET http://u:p@a.test/ HTTP/1.1",
-    b"GET http://a.test/ HTTP/1.1\r\nBad Header: x", b"GET http://a.test/ HTTP/1.1\r\nNoColon",
-    b"POST http://a.test/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked",
-    b"POST http://a.test/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6",
-    b"CONNECT a.test HTTP/1.1",
-])
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET",
+        b"GET http://a.test/ HTTP/2.0",
+        b"GET  http://a.test/ HTTP/1.1",
+        b"G@T http://a.test/ HTTP/1.1",
+        b"GET /relative HTTP/1.1",
+        b"GET ftp://a.test/ HTTP/1.1",
+        b"GET http://u:p@a.test/ HTTP/1.1",
+        b"GET http://a.test/ HTTP/1.1\r\nBad Header: x",
+        b"GET http://a.test/ HTTP/1.1\r\nNoColon",
+        b"POST http://a.test/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked",
+        b"POST http://a.test/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6",
+        b"CONNECT a.test HTTP/1.1",
+    ],
+)
 def test_malformed_heads_are_refused(head: bytes) -> None:
     with pytest.raises(BadRequest):
         parse_request_head(head)
@@ -130,7 +143,10 @@ def test_open_proxy_refused_without_auth() -> None:
 
 # ---- through the proxy ----------------------------------------------------------------------------
 
-async def test_article_navigation_gets_the_reader_view(proxy: RunningProxy, upstream: Upstream, http: aiohttp.ClientSession) -> None:
+
+async def test_article_navigation_gets_the_reader_view(
+    proxy: RunningProxy, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
     async with http.get(site(upstream, "/article"), proxy=proxy.url, headers={"Accept": HTML_ACCEPT}) as r:
         body = await r.text()
         assert r.status == 200
@@ -143,19 +159,25 @@ async def test_article_navigation_gets_the_reader_view(proxy: RunningProxy, upst
     assert proxy.metric("reader_view") == 1
 
 
-async def test_way_back_passes_the_original_through(proxy: RunningProxy, upstream: Upstream, http: aiohttp.ClientSession) -> None:
-    async with http.get(site(upstream, f"/echo?a=1&{MARKER}"), proxy=proxy.url,
-                        headers={"Accept": HTML_ACCEPT}) as r:
+async def test_way_back_passes_the_original_through(
+    proxy: RunningProxy, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    async with http.get(
+        site(upstream, f"/echo?a=1&{MARKER}"), proxy=proxy.url, headers={"Accept": HTML_ACCEPT}
+    ) as r:
         data = await r.json()
     assert data["query"] == "a=1"  # the marker never reaches the site
-    async with http.get(site(upstream, f"/article?{MARKER}"), proxy=proxy.url,
-                        headers={"Accept": HTML_ACCEPT}) as r:
+    async with http.get(
+        site(upstream, f"/article?{MARKER}"), proxy=proxy.url, headers={"Accept": HTML_ACCEPT}
+    ) as r:
         body = await r.text()
         assert "X-Readerproxy" not in r.headers
     assert "Copyright the upstream site" in body  # the original page, as the site sent it
 
 
-async def test_non_article_and_non_navigation_pass_through(proxy: RunningProxy, upstream: Upstream, http: aiohttp.ClientSession) -> None:
+async def test_non_article_and_non_navigation_pass_through(
+    proxy: RunningProxy, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
     async with http.get(site(upstream, "/plain"), proxy=proxy.url, headers={"Accept": HTML_ACCEPT}) as r:
         assert "Not an article" in await r.text()
         assert "X-Readerproxy" not in r.headers
@@ -167,11 +189,22 @@ async def test_non_article_and_non_navigation_pass_through(proxy: RunningProxy, 
     assert proxy.metric("passed_through") == 3
 
 
-async def test_hop_by_hop_headers_and_via(proxy: RunningProxy, upstream: Upstream, http: aiohttp.ClientSession) -> None:
-    async with http.get(site(upstream, "/echo"), proxy=proxy.url, headers={
-        "Connection": "keep-alive, X-Secret", "X-Secret": "hop", "Keep-Alive": "timeout=5",
-        "TE": "trailers", "Proxy-Authorization": "Basic eDp5", "X-End": "kept", "Via": "1.0 earlier",
-    }) as r:
+async def test_hop_by_hop_headers_and_via(
+    proxy: RunningProxy, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    async with http.get(
+        site(upstream, "/echo"),
+        proxy=proxy.url,
+        headers={
+            "Connection": "keep-alive, X-Secret",
+            "X-Secret": "hop",
+            "Keep-Alive": "timeout=5",
+            "TE": "trailers",
+            "Proxy-Authorization": "Basic eDp5",
+            "X-End": "kept",
+            "Via": "1.0 earlier",
+        },
+    ) as r:
         data = await r.json()
     names = {k.lower(): v for k, v in data["headers"]}
     for hop in ("x-secret", "keep-alive", "te", "proxy-authorization", "proxy-connection"):
@@ -181,12 +214,14 @@ async def test_hop_by_hop_headers_and_via(proxy: RunningProxy, upstream: Upstrea
     assert names["host"] == f"news.test:{upstream.port}"
 
 
-async def test_post_body_arrives_intact_chunked_and_with_length(proxy: RunningProxy, upstream: Upstream) -> None:
+async def test_post_body_arrives_intact_chunked_and_with_length(
+    proxy: RunningProxy, upstream: Upstream
+) -> None:
     payload = bytes(range(256)) * 4096 + b"tail"  # 1 MiB and a bit
 
     async def chunks() -> AsyncIterator[bytes]:
         for i in range(0, len(payload), 10_000):
-            yield payload[i:i + 10_000]
+            yield payload[i : i + 10_000]
 
     async with aiohttp.ClientSession() as http:
         async with http.post(site(upstream, "/echo"), proxy=proxy.url, data=payload) as r:
@@ -211,13 +246,19 @@ async def test_redirects_cookies_head_and_chunked_responses(proxy: RunningProxy,
         async with http.get(site(upstream, "/chunked"), proxy=proxy.url) as r:
             assert r.headers.get("Transfer-Encoding") == "chunked"
             assert "The Upstream Test Article" in await r.text()
-        async with http.get(site(upstream, "/chunked"), proxy=proxy.url, headers={"Accept": HTML_ACCEPT}) as r:
+        async with http.get(
+            site(upstream, "/chunked"), proxy=proxy.url, headers={"Accept": HTML_ACCEPT}
+        ) as r:
             assert r.headers["X-Readerproxy"] == "reader-view"  # a chunked article is read too
 
 
-async def test_keep_alive_serves_several_requests_on_one_connection(proxy: RunningProxy, upstream: Upstream) -> None:
+async def test_keep_alive_serves_several_requests_on_one_connection(
+    proxy: RunningProxy, upstream: Upstream
+) -> None:
     request = (f"GET {site(upstream, '/binary')} HTTP/1.1\r\nHost: news.test\r\n\r\n" * 3).encode()
-    last = (f"GET {site(upstream, '/echo')} HTTP/1.1\r\nHost: news.test\r\nConnection: close\r\n\r\n").encode()
+    last = (
+        f"GET {site(upstream, '/echo')} HTTP/1.1\r\nHost: news.test\r\nConnection: close\r\n\r\n"
+    ).encode()
     answer = await raw(proxy, request + last)
     assert answer.count(b"HTTP/1.1 200 OK") == 4
     assert answer.count(b"\x89PNG") == 3
@@ -226,8 +267,12 @@ async def test_keep_alive_serves_several_requests_on_one_connection(proxy: Runni
 async def test_expect_100_continue(proxy: RunningProxy, upstream: Upstream) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", proxy.proxy.port)
     try:
-        writer.write((f"POST {site(upstream, '/echo')} HTTP/1.1\r\nHost: news.test\r\nContent-Length: 5\r\n"
-                      "Expect: 100-continue\r\nConnection: close\r\n\r\n").encode())
+        writer.write(
+            (
+                f"POST {site(upstream, '/echo')} HTTP/1.1\r\nHost: news.test\r\nContent-Length: 5\r\n"
+                "Expect: 100-continue\r\nConnection: close\r\n\r\n"
+            ).encode()
+        )
         await writer.drain()
         interim = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
         assert interim.startswith(b"HTTP/1.1 100 Continue")
@@ -270,9 +315,15 @@ async def test_ssrf_guard_applies_to_proxied_requests_and_tunnels(upstream: Upst
 async def test_connect_tunnel_to_https_site(proxy: RunningProxy, tls_upstream: Upstream) -> None:
     assert tls_upstream.ca_file is not None
     context = ssl.create_default_context(cafile=str(tls_upstream.ca_file))
-    async with aiohttp.ClientSession() as http, http.get(
-            f"https://secure.test:{tls_upstream.port}/article", proxy=proxy.url, ssl=context,
-            headers={"Accept": HTML_ACCEPT}) as r:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(
+            f"https://secure.test:{tls_upstream.port}/article",
+            proxy=proxy.url,
+            ssl=context,
+            headers={"Accept": HTML_ACCEPT},
+        ) as r,
+    ):
         body = await r.text()
     assert "Copyright the upstream site" in body  # a plain tunnel: HTTPS is not read
     for _ in range(50):  # a tunnel is counted when it closes
@@ -287,36 +338,52 @@ async def test_auth_407_then_accepted(upstream: Upstream) -> None:
         async with http.get(site(upstream, "/echo"), proxy=proxy.url) as r:
             assert r.status == 407
             assert r.headers["Proxy-Authenticate"].startswith("Basic")
-        async with http.get(site(upstream, "/echo"), proxy=proxy.url,
-                            headers={"Proxy-Authorization": aiohttp.encode_basic_auth("reader", "wrong")}) as r:
+        async with http.get(
+            site(upstream, "/echo"),
+            proxy=proxy.url,
+            headers={"Proxy-Authorization": aiohttp.encode_basic_auth("reader", "wrong")},
+        ) as r:
             assert r.status == 407
-        async with http.get(site(upstream, "/echo"), proxy=proxy.url,
-                            headers={"Proxy-Authorization": aiohttp.encode_basic_auth("reader", "s3cret")}) as r:
+        async with http.get(
+            site(upstream, "/echo"),
+            proxy=proxy.url,
+            headers={"Proxy-Authorization": aiohttp.encode_basic_auth("reader", "s3cret")},
+        ) as r:
             assert r.status == 200
             assert "proxy-authorization" not in {k.lower() for k, _ in (await r.json())["headers"]}
-        answer = await raw(proxy, f"CONNECT news.test:{upstream.port} HTTP/1.1\r\nConnection: close\r\n\r\n".encode())
+        answer = await raw(
+            proxy, f"CONNECT news.test:{upstream.port} HTTP/1.1\r\nConnection: close\r\n\r\n".encode()
+        )
         assert answer.startswith(b"HTTP/1.1 407")
         # the reader routes take the same credentials
         async with http.get(proxy.server.url("/read", url=upstream.url("/article"))) as r:
             assert r.status == 401 and r.headers["WWW-Authenticate"].startswith("Basic")
         token = base64.b64encode(b"reader:s3cret").decode()
-        async with http.get(proxy.server.url("/read", url=upstream.url("/article")),
-                            headers={"Authorization": f"Basic {token}"}) as r:
+        async with http.get(
+            proxy.server.url("/read", url=upstream.url("/article")),
+            headers={"Authorization": f"Basic {token}"},
+        ) as r:
             assert r.status == 200
         async with http.get(proxy.server.url("/healthz")) as r:
             assert r.status == 200
 
 
 async def test_host_rules(upstream: Upstream, http: aiohttp.ClientSession) -> None:
-    async with (running_proxy(direct_hosts=("news.test",)) as proxy,
-                http.get(site(upstream, "/article"), proxy=proxy.url, headers={"Accept": HTML_ACCEPT}) as r):
+    async with (
+        running_proxy(direct_hosts=("news.test",)) as proxy,
+        http.get(site(upstream, "/article"), proxy=proxy.url, headers={"Accept": HTML_ACCEPT}) as r,
+    ):
         assert "X-Readerproxy" not in r.headers
-    async with (running_proxy(reader_hosts="news.test") as proxy,
-                http.get(site(upstream, "/plain"), proxy=proxy.url, headers={"Accept": HTML_ACCEPT}) as r):
+    async with (
+        running_proxy(reader_hosts="news.test") as proxy,
+        http.get(site(upstream, "/plain"), proxy=proxy.url, headers={"Accept": HTML_ACCEPT}) as r,
+    ):
         assert r.headers["X-Readerproxy"] == "reader-view"  # always the reader view here
 
 
-async def test_reader_assets_served_on_the_proxied_origin(proxy: RunningProxy, upstream: Upstream, http: aiohttp.ClientSession) -> None:
+async def test_reader_assets_served_on_the_proxied_origin(
+    proxy: RunningProxy, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
     async with http.get(site(upstream, "/article"), proxy=proxy.url, headers={"Accept": HTML_ACCEPT}) as r:
         body = await r.text()
     css = body.split('rel="stylesheet" href="/.readerproxy/static/', 1)[1].split('"', 1)[0]
@@ -324,15 +391,18 @@ async def test_reader_assets_served_on_the_proxied_origin(proxy: RunningProxy, u
         assert r.status == 200 and r.headers["Content-Type"].startswith("text/css")
 
 
-async def test_pac_file_and_the_listener_started_by_the_app(upstream: Upstream, http: aiohttp.ClientSession) -> None:
+async def test_pac_file_and_the_listener_started_by_the_app(
+    upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
     port = free_port()
     async with serve(test_settings(proxy_port=port, resolve=RESOLVE)) as server:
         async with http.get(server.url("/proxy.pac")) as r:
             assert r.status == 200
             assert r.content_type == "application/x-ns-proxy-autoconfig"
             assert f"PROXY 127.0.0.1:{port}" in await r.text()
-        async with http.get(site(upstream, "/article"), proxy=f"http://127.0.0.1:{port}",
-                            headers={"Accept": HTML_ACCEPT}) as r:
+        async with http.get(
+            site(upstream, "/article"), proxy=f"http://127.0.0.1:{port}", headers={"Accept": HTML_ACCEPT}
+        ) as r:
             assert r.headers["X-Readerproxy"] == "reader-view"
         async with http.get(server.url("/metrics")) as r:
             assert 'readerproxy_proxy_requests_total{outcome="reader_view"} 1.0' in await r.text()
@@ -342,21 +412,33 @@ async def test_pac_file_and_the_listener_started_by_the_app(upstream: Upstream, 
 
 # ---- --intercept-https ----------------------------------------------------------------------------
 
+
 async def test_intercepted_https_reader_view_and_bad_upstream_certificate(
-        tls_upstream: Upstream, tmp_path: Path, http: aiohttp.ClientSession) -> None:
+    tls_upstream: Upstream, tmp_path: Path, http: aiohttp.ClientSession
+) -> None:
     ca = CertificateAuthority.load_or_create(tmp_path / "ca")
     assert (tmp_path / "ca" / "readerproxy-ca-key.pem").stat().st_mode & 0o777 == 0o600
     trust = ssl.create_default_context(cafile=str(ca.cert_path))
     async with running_proxy(upstream_ca=tls_upstream.ca_file, ca=ca) as proxy:
-        async with http.get(f"https://secure.test:{tls_upstream.port}/article", proxy=proxy.url, ssl=trust,
-                            headers={"Accept": HTML_ACCEPT}) as r:
+        async with http.get(
+            f"https://secure.test:{tls_upstream.port}/article",
+            proxy=proxy.url,
+            ssl=trust,
+            headers={"Accept": HTML_ACCEPT},
+        ) as r:
             body = await r.text()
             assert r.headers["X-Readerproxy"] == "reader-view"
         assert f'href="https://secure.test:{tls_upstream.port}/article?{MARKER}"' in body
-        async with http.get(f"https://secure.test:{tls_upstream.port}/binary", proxy=proxy.url, ssl=trust) as r:
+        async with http.get(
+            f"https://secure.test:{tls_upstream.port}/binary", proxy=proxy.url, ssl=trust
+        ) as r:
             assert (await r.read()).startswith(b"\x89PNG")
-        async with http.get(f"https://wrong.test:{tls_upstream.port}/article", proxy=proxy.url, ssl=trust,
-                            headers={"Accept": HTML_ACCEPT}) as r:
+        async with http.get(
+            f"https://wrong.test:{tls_upstream.port}/article",
+            proxy=proxy.url,
+            ssl=trust,
+            headers={"Accept": HTML_ACCEPT},
+        ) as r:
             assert r.status == 502
             assert "certificate" in await r.text()
         assert proxy.metric("reader_view") == 1 and proxy.metric("error") == 1
@@ -371,8 +453,9 @@ def test_ca_is_created_once_and_described(tmp_path: Path) -> None:
     assert first.context_for("example.test") is context  # cached
 
 
-def test_ca_command_prints_where_the_certificate_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_ca_command_prints_where_the_certificate_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from readerproxy.cli import main
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))

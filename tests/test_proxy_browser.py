@@ -28,8 +28,13 @@ pytestmark = pytest.mark.browser
 async def browser_through(proxy: RunningProxy, *flags: str) -> AsyncIterator[tuple[Chromium, Page]]:
     if not CHROMIUM.exists():
         pytest.skip("/usr/bin/chromium is not installed")
-    browser = Chromium(extra_flags=(f"--proxy-server=127.0.0.1:{proxy.proxy.port}",
-                                    "--proxy-bypass-list=<-loopback>", *flags))
+    browser = Chromium(
+        extra_flags=(
+            f"--proxy-server=127.0.0.1:{proxy.proxy.port}",
+            "--proxy-bypass-list=<-loopback>",
+            *flags,
+        )
+    )
     try:
         await browser.start()
         yield browser, await browser.new_page()
@@ -61,7 +66,9 @@ async def test_non_article_page_loads_its_image_and_stylesheet(upstream: Upstrea
     async with running_proxy() as proxy, browser_through(proxy) as (_, page):
         await page.navigate(f"http://news.test:{upstream.port}/plain")
         assert "Not an article" in await text_of(page)
-        assert await page.evaluate("getComputedStyle(document.getElementById('title')).color") == "rgb(1, 2, 3)"
+        assert (
+            await page.evaluate("getComputedStyle(document.getElementById('title')).color") == "rgb(1, 2, 3)"
+        )
         assert await page.evaluate("document.getElementById('pixel').naturalWidth") == 1
     assert upstream.count("/plain.css") == before_css + 1
     assert upstream.count("/binary") == before_png + 1
@@ -82,8 +89,10 @@ async def test_post_form_arrives_upstream_intact(upstream: Upstream) -> None:
 
 async def test_20mb_download_streams_with_bounded_memory(upstream: Upstream, tmp_path: Path) -> None:
     async with running_proxy() as proxy, browser_through(proxy) as (browser, page):
-        await browser.send("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path),
-                                                           "eventsEnabled": True})
+        await browser.send(
+            "Browser.setDownloadBehavior",
+            {"behavior": "allow", "downloadPath": str(tmp_path), "eventsEnabled": True},
+        )
         progress = browser.subscribe("Browser.downloadProgress")
         tracemalloc.start()
         try:
@@ -103,17 +112,23 @@ async def test_20mb_download_streams_with_bounded_memory(upstream: Upstream, tmp
 
 
 async def test_https_through_a_plain_tunnel(tls_upstream: Upstream) -> None:
-    async with (running_proxy() as proxy,
-                browser_through(proxy, f"--ignore-certificate-errors-spki-list={tls_upstream.ca_spki}") as (_, page)):
+    async with (
+        running_proxy() as proxy,
+        browser_through(proxy, f"--ignore-certificate-errors-spki-list={tls_upstream.ca_spki}") as (_, page),
+    ):
         await page.navigate(f"https://secure.test:{tls_upstream.port}/article")
         assert "Copyright the upstream site" in await text_of(page)  # not read: a tunnel
     assert proxy.metric("tunnelled") >= 1
 
 
-async def test_intercepted_https_reader_view_and_bad_certificate(tls_upstream: Upstream, tmp_path: Path) -> None:
+async def test_intercepted_https_reader_view_and_bad_certificate(
+    tls_upstream: Upstream, tmp_path: Path
+) -> None:
     ca = CertificateAuthority.load_or_create(tmp_path)
-    async with (running_proxy(ca=ca, upstream_ca=tls_upstream.ca_file) as proxy,
-                browser_through(proxy, f"--ignore-certificate-errors-spki-list={ca.spki_sha256}") as (_, page)):
+    async with (
+        running_proxy(ca=ca, upstream_ca=tls_upstream.ca_file) as proxy,
+        browser_through(proxy, f"--ignore-certificate-errors-spki-list={ca.spki_sha256}") as (_, page),
+    ):
         await page.navigate(f"https://secure.test:{tls_upstream.port}/article")
         text = await text_of(page)
         assert "The Upstream Test Article" in text and "Copyright the upstream site" not in text
@@ -136,8 +151,17 @@ async def test_407_without_credentials_then_the_page_with_them(upstream: Upstrea
                     task.cancel()
                 event = done.pop().result()
                 if "authChallenge" in event:
-                    await page.send("Fetch.continueWithAuth", {"requestId": event["requestId"], "authChallengeResponse": {
-                        "response": "ProvideCredentials", "username": "reader", "password": "s3cret"}})
+                    await page.send(
+                        "Fetch.continueWithAuth",
+                        {
+                            "requestId": event["requestId"],
+                            "authChallengeResponse": {
+                                "response": "ProvideCredentials",
+                                "username": "reader",
+                                "password": "s3cret",
+                            },
+                        },
+                    )
                     return event
                 await page.send("Fetch.continueRequest", {"requestId": event["requestId"]})
 
@@ -146,7 +170,9 @@ async def test_407_without_credentials_then_the_page_with_them(upstream: Upstrea
         challenge = await asyncio.wait_for(answering, 30)
         assert challenge["authChallenge"]["source"] == "Proxy"
         for _ in range(100):
-            if "The Upstream Test Article" in (await page.evaluate("document.body ? document.body.innerText : ''")):
+            if "The Upstream Test Article" in (
+                await page.evaluate("document.body ? document.body.innerText : ''")
+            ):
                 break
             await asyncio.sleep(0.1)
         assert "The Upstream Test Article" in await text_of(page)

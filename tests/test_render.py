@@ -276,8 +276,14 @@ def test_links_to_files_that_are_not_pages_go_straight_to_the_original() -> None
 
 
 def test_the_reader_view_links_to_the_next_page_through_the_reader(renderer: Renderer) -> None:
-    article = {"url": "https://example.com/story", "final_url": "https://example.com/story", "title": "Story",
-               "html": "<p>Text</p>", "text": "Text", "next_page_url": "https://example.com/story?page=2"}
+    article = {
+        "url": "https://example.com/story",
+        "final_url": "https://example.com/story",
+        "title": "Story",
+        "html": "<p>Text</p>",
+        "text": "Text",
+        "next_page_url": "https://example.com/story?page=2",
+    }
     tree = LexborHTMLParser(renderer.reader_page(article, Preferences()))
     link = tree.css_first(".next-page a")
     assert link is not None and link.attributes["rel"] == "next"

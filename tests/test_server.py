@@ -18,8 +18,24 @@ from readerproxy.reader import Reader, ReadRequest, result_key
 from readerproxy.server import CSP
 
 API_FIELDS = {
-    "url", "final_url", "title", "byline", "published", "site_name", "lang", "dir", "excerpt", "text", "html",
-    "word_count", "reading_minutes", "algorithm", "parameters", "timings_ms", "cache", "score",
+    "url",
+    "final_url",
+    "title",
+    "byline",
+    "published",
+    "site_name",
+    "lang",
+    "dir",
+    "excerpt",
+    "text",
+    "html",
+    "word_count",
+    "reading_minutes",
+    "algorithm",
+    "parameters",
+    "timings_ms",
+    "cache",
+    "score",
 }
 
 
@@ -62,8 +78,10 @@ async def test_read_article_html_then_cached(
     assert "Reader mode proxies" in tree.css_first(".content").text()
     assert tree.css_first("a.original").attributes["href"] == target
     # no inline script; only our own optional script from /static/ (the CSP allows 'self' only)
-    assert all((s.attributes.get("src") or "").startswith("/static/") and not s.text().strip()
-               for s in tree.css("script"))
+    assert all(
+        (s.attributes.get("src") or "").startswith("/static/") and not s.text().strip()
+        for s in tree.css("script")
+    )
 
 
 async def test_links_go_through_read_unless_switched_off(
@@ -74,7 +92,9 @@ async def test_links_go_through_read_unless_switched_off(
         tree = LexborHTMLParser(await response.text())
     hrefs = [a.attributes["href"] or "" for a in tree.css(".content a")]
     assert hrefs and all(h.startswith("/read?") for h in hrefs)
-    assert {"url": [upstream.url("/other")], "algo": ["baseline"]} in [parse_qs(urlsplit(h).query) for h in hrefs]
+    assert {"url": [upstream.url("/other")], "algo": ["baseline"]} in [
+        parse_qs(urlsplit(h).query) for h in hrefs
+    ]
     async with http.get(reader_server.read_url(target, algo="baseline", links="original")) as response:
         tree = LexborHTMLParser(await response.text())
     assert upstream.url("/other") in [a.attributes["href"] for a in tree.css(".content a")]
@@ -90,7 +110,10 @@ async def test_preferences_set_cookies_that_stick(
         assert root is not None and root.attributes["data-theme"] == "sepia"
     async with http.get(reader_server.read_url(target)) as response:  # the cookie jar sends them back
         root = LexborHTMLParser(await response.text()).css_first("html")
-    assert root is not None and (root.attributes["data-theme"], root.attributes["data-size"]) == ("sepia", "xl")
+    assert root is not None and (root.attributes["data-theme"], root.attributes["data-size"]) == (
+        "sepia",
+        "xl",
+    )
 
 
 async def test_lite_mode_drops_images(
@@ -114,7 +137,9 @@ async def test_lite_mode_drops_images(
 async def test_read_formats(
     reader_server: RunningServer, http: aiohttp.ClientSession, upstream: Upstream, fmt: str, content_type: str
 ) -> None:
-    async with http.get(reader_server.read_url(upstream.url("/article"), format=fmt, algo="baseline")) as response:
+    async with http.get(
+        reader_server.read_url(upstream.url("/article"), format=fmt, algo="baseline")
+    ) as response:
         assert response.status == 200 and response.content_type == content_type
         assert response.charset == "utf-8"
         body = await response.text()
@@ -149,7 +174,12 @@ async def test_results_are_cached_per_algorithm_and_parameters(
 ) -> None:
     target = upstream.url("/cached/per-algo")
     seen = []
-    for query in ({"algo": "density"}, {"algo": "baseline"}, {"algo": "density", "c1": "0.9"}, {"algo": "density"}):
+    for query in (
+        {"algo": "density"},
+        {"algo": "baseline"},
+        {"algo": "density", "c1": "0.9"},
+        {"algo": "density"},
+    ):
         async with http.get(reader_server.url("/api/extract", url=target, **query)) as response:
             data = await response.json()
             seen.append((data["algorithm"], data["cache"]["result"]))
@@ -162,14 +192,17 @@ async def test_api_extract_post_html_body_and_json_body(
 ) -> None:
     html = (
         '<html lang="de"><head><title>Posted page</title></head><body><article><h1>Posted page</h1>'
-        '<p>Enough text here to be the main content of the posted page, with a '
+        "<p>Enough text here to be the main content of the posted page, with a "
         '<a href="../other.html">relative link</a> and <a href="javascript:alert(1)">a trap</a>.</p>'
         '<p onclick="alert(1)">Another paragraph with words, words and words.<script>alert(2)</script></p>'
         '<img src="pic.png" onerror="alert(3)"><form><input name=q></form><iframe src="https://x.org"></iframe>'
         "</article></body></html>"
     )
-    async with http.post(reader_server.url("/api/extract", url="https://example.com/a/b/page.html", algo="baseline"),
-                         data=html.encode(), headers={"Content-Type": "text/html"}) as response:
+    async with http.post(
+        reader_server.url("/api/extract", url="https://example.com/a/b/page.html", algo="baseline"),
+        data=html.encode(),
+        headers={"Content-Type": "text/html"},
+    ) as response:
         assert response.status == 200
         data = await response.json()
     assert data["title"] == "Posted page" and data["lang"] == "de" and data["algorithm"] == "baseline"
@@ -177,8 +210,10 @@ async def test_api_extract_post_html_body_and_json_body(
     assert 'src="https://example.com/a/b/pic.png"' in data["html"]
     for unsafe in ("javascript:", "onclick", "onerror", "<script", "<form", "<input", "<iframe", "alert(2)"):
         assert unsafe not in data["html"]
-    async with http.post(reader_server.url("/api/extract"),
-                         json={"html": html, "url": "https://example.com/x", "algo": "density"}) as response:
+    async with http.post(
+        reader_server.url("/api/extract"),
+        json={"html": html, "url": "https://example.com/x", "algo": "density"},
+    ) as response:
         assert response.status == 200
         assert (await response.json())["algorithm"] == "density"
 
@@ -203,12 +238,22 @@ async def test_posted_compression_bomb_is_refused_as_too_large(
         ("/api/extract", {"url": "http://x.org/", "algo": "density", "c1": "big"}, 400, "bad_request"),
         ("/api/extract", {"url": "http://x.org/", "algo": "density", "radius": "3"}, 400, "bad_request"),
         ("/api/extract", {"url": "http://x.org/", "algo": "density", "c1": "-1"}, 400, "bad_request"),
-        ("/api/extract", {"url": "http://x.org/", "algo": "accb", "iterations": "1000000000"}, 400, "bad_request"),
+        (
+            "/api/extract",
+            {"url": "http://x.org/", "algo": "accb", "iterations": "1000000000"},
+            400,
+            "bad_request",
+        ),
         ("/read", {"url": "http://x.org/", "algo": "nonesuch"}, 400, "bad_request"),
     ],
 )
 async def test_bad_requests_are_400_json(
-    reader_server: RunningServer, http: aiohttp.ClientSession, path: str, query: dict[str, str], status: int, kind: str
+    reader_server: RunningServer,
+    http: aiohttp.ClientSession,
+    path: str,
+    query: dict[str, str],
+    status: int,
+    kind: str,
 ) -> None:
     query = {**query, "format": "json"} if path == "/read" else query
     async with http.get(reader_server.url(path, **query)) as response:
@@ -231,7 +276,12 @@ async def test_bad_requests_are_400_json(
     ],
 )
 async def test_upstream_failures_are_pages_for_read_and_json_for_api(
-    reader_server: RunningServer, http: aiohttp.ClientSession, upstream: Upstream, route: str, status: int, kind: str
+    reader_server: RunningServer,
+    http: aiohttp.ClientSession,
+    upstream: Upstream,
+    route: str,
+    status: int,
+    kind: str,
 ) -> None:
     target = upstream.url(route)
     async with http.get(reader_server.url("/api/extract", url=target)) as response:
@@ -249,7 +299,9 @@ async def test_upstream_failures_are_pages_for_read_and_json_for_api(
         assert tree.css_first("a.original").attributes["href"] == target
 
 
-async def test_bad_read_request_is_an_html_page(reader_server: RunningServer, http: aiohttp.ClientSession) -> None:
+async def test_bad_read_request_is_an_html_page(
+    reader_server: RunningServer, http: aiohttp.ClientSession
+) -> None:
     async with http.get(reader_server.read_url("http://x.org/", format="pdf")) as response:
         assert response.status == 400 and response.content_type == "text/html"
         assert "Format must be one of" in await response.text()
@@ -257,9 +309,15 @@ async def test_bad_read_request_is_an_html_page(reader_server: RunningServer, ht
         assert response.status == 400 and response.content_type == "text/html"
 
 
-async def test_private_addresses_refused_without_allow_private(http: aiohttp.ClientSession, upstream: Upstream) -> None:
+async def test_private_addresses_refused_without_allow_private(
+    http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
     async with serve(test_settings(allow_private=False)) as server:
-        for target in (upstream.url("/article"), upstream.url("/redirect-to-private"), "http://169.254.169.254/"):
+        for target in (
+            upstream.url("/article"),
+            upstream.url("/redirect-to-private"),
+            "http://169.254.169.254/",
+        ):
             async with http.get(server.url("/api/extract", url=target)) as response:
                 assert response.status == 403
                 assert (await response.json())["error"]["kind"] == "refused"
@@ -273,7 +331,9 @@ async def test_wrong_charset_is_read_correctly(
     reader_server: RunningServer, http: aiohttp.ClientSession, upstream: Upstream
 ) -> None:
     for route in ("/wrong-charset", "/wrong-charset/reverse"):
-        async with http.get(reader_server.url("/api/extract", url=upstream.url(route), algo="baseline")) as response:
+        async with http.get(
+            reader_server.url("/api/extract", url=upstream.url(route), algo="baseline")
+        ) as response:
             assert response.status == 200
             assert WRONG_CHARSET_TEXT.split()[0] in (await response.json())["text"]
 
@@ -285,7 +345,9 @@ async def test_broken_html_and_dataset_pages_read(
         assert response.status == 200
     upstream.require_datasets()
     for page_id in upstream.scrapinghub_ids()[:3]:
-        async with http.get(reader_server.url("/api/extract", url=upstream.url(f"/sh/{page_id}"))) as response:
+        async with http.get(
+            reader_server.url("/api/extract", url=upstream.url(f"/sh/{page_id}"))
+        ) as response:
             assert response.status == 200
             assert (await response.json())["word_count"] > 50
 
@@ -316,7 +378,9 @@ async def test_concurrent_reads_make_one_upstream_fetch(
     assert upstream.count("/counter/server-flight") == 1
 
 
-async def test_metrics_exposition(reader_server: RunningServer, http: aiohttp.ClientSession, upstream: Upstream) -> None:
+async def test_metrics_exposition(
+    reader_server: RunningServer, http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
     target = upstream.url("/cached/metrics")
     for _ in range(2):
         async with http.get(reader_server.read_url(target)) as response:
@@ -336,7 +400,9 @@ async def test_metrics_exposition(reader_server: RunningServer, http: aiohttp.Cl
     assert re.search(r'readerproxy_extraction_seconds_count\{algorithm="\w+"\} 1\.0', text)
 
 
-async def test_static_assets_long_cache_and_404(reader_server: RunningServer, http: aiohttp.ClientSession) -> None:
+async def test_static_assets_long_cache_and_404(
+    reader_server: RunningServer, http: aiohttp.ClientSession
+) -> None:
     async with http.get(reader_server.url("/")) as response:
         href = LexborHTMLParser(await response.text()).css_first('link[rel="stylesheet"]').attributes["href"]
     async with http.get(reader_server.base + (href or "")) as response:
@@ -351,7 +417,10 @@ async def test_static_assets_long_cache_and_404(reader_server: RunningServer, ht
 
 
 async def test_unexpected_error_is_a_500_page_without_traceback(
-    reader_server: RunningServer, http: aiohttp.ClientSession, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+    reader_server: RunningServer,
+    http: aiohttp.ClientSession,
+    upstream: Upstream,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async def explode(self: Reader, request: ReadRequest) -> None:
         raise RuntimeError("secret internal detail")
@@ -377,8 +446,14 @@ async def test_query_keys_no_algorithm_knows_are_ignored(
     reader_server: RunningServer, http: aiohttp.ClientSession, upstream: Upstream
 ) -> None:
     """Links shared with tracking parameters beside `url` still read (utm_source, fbclid)."""
-    url = reader_server.url("/api/extract", url=upstream.url("/article"), algo="density", c1="0.5",
-                            utm_source="newsletter", fbclid="abc123")
+    url = reader_server.url(
+        "/api/extract",
+        url=upstream.url("/article"),
+        algo="density",
+        c1="0.5",
+        utm_source="newsletter",
+        fbclid="abc123",
+    )
     async with http.get(url) as response:
         assert response.status == 200
         data = await response.json()

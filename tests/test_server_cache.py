@@ -28,7 +28,9 @@ async def read_status(http: aiohttp.ClientSession, server: RunningServer, target
         return response.status, response.headers.get("X-Cache", "")
 
 
-async def test_sqlite_cache_survives_a_restart(tmp_path: Path, http: aiohttp.ClientSession, upstream: Upstream) -> None:
+async def test_sqlite_cache_survives_a_restart(
+    tmp_path: Path, http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
     settings = test_settings(cache=f"sqlite:{tmp_path / 'cache.sqlite3'}")
     target = upstream.url("/cached/sqlite-restart")
     async with serve(settings) as server:
@@ -42,7 +44,7 @@ async def test_sqlite_cache_survives_a_restart(tmp_path: Path, http: aiohttp.Cli
     assert upstream.count("/cached/sqlite-restart") == 1
 
 
-async def test_corrupt_sqlite_file_degrades_to_memory(
+async def test_a_corrupt_sqlite_file_is_moved_aside_and_the_cache_goes_on(
     tmp_path: Path, http: aiohttp.ClientSession, upstream: Upstream
 ) -> None:
     path = tmp_path / "cache.sqlite3"
@@ -50,11 +52,15 @@ async def test_corrupt_sqlite_file_degrades_to_memory(
     target = upstream.url("/cached/sqlite-corrupt")
     async with serve(test_settings(cache=f"sqlite:{path}")) as server:
         assert await read_status(http, server, target) == (200, "miss")
-        assert await read_status(http, server, target) == (200, "hit")  # from the memory layer
+        assert await read_status(http, server, target) == (200, "hit")
         async with http.get(server.url("/metrics")) as response:
             metrics = await response.text()
-    assert 'readerproxy_cache_events_total{event="error",layer="sqlite"}' in metrics
     assert 'status="500"' not in metrics
+    (moved,) = tmp_path.glob("cache.sqlite3.corrupt-*")
+    assert moved.read_bytes().startswith(b"this is not a database")
+    # a fresh cache took its place and kept the page: a restart still has it
+    async with serve(test_settings(cache=f"sqlite:{path}")) as server:
+        assert await read_status(http, server, target) == (200, "hit")
 
 
 async def test_unusable_sqlite_location_degrades_to_memory(
@@ -117,7 +123,10 @@ def test_a_single_flight_holds_across_server_processes_sharing_redis(
     assert upstream.count("/counter/across-redis") == 1
     # the instance that fetched answers "miss" (its concurrent callers share its one fetch); the other
     # took the copy from Redis
-    by_instance = {frozenset(cache for _, cache in answers[0::2]), frozenset(cache for _, cache in answers[1::2])}
+    by_instance = {
+        frozenset(cache for _, cache in answers[0::2]),
+        frozenset(cache for _, cache in answers[1::2]),
+    }
     assert by_instance == {frozenset({"miss"}), frozenset({"hit"})}
 
 
@@ -142,8 +151,19 @@ def test_workers_share_one_port_and_stop_together(tmp_path: Path, upstream: Upst
     from support.reader_server import free_port
 
     port = free_port()
-    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--port", str(port), "--workers", "2",
-               "--cache", f"sqlite:{tmp_path / 'workers.sqlite3'}", "--allow-private"]
+    command = [
+        sys.executable,
+        "-m",
+        "readerproxy.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--workers",
+        "2",
+        "--cache",
+        f"sqlite:{tmp_path / 'workers.sqlite3'}",
+        "--allow-private",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:

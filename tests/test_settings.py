@@ -19,14 +19,26 @@ def test_defaults_are_loopback_8080_sqlite_in_the_user_data_dir(tmp_path: Path) 
 
 def test_data_dir_falls_back_to_home() -> None:
     assert data_dir({"HOME": "/home/ada"}) == Path("/home/ada/.local/share/readerproxy")
-    assert default_cache_spec({"HOME": "/home/ada"}) == "sqlite:/home/ada/.local/share/readerproxy/cache.sqlite3"
+    assert (
+        default_cache_spec({"HOME": "/home/ada"}) == "sqlite:/home/ada/.local/share/readerproxy/cache.sqlite3"
+    )
 
 
 def test_environment_overrides_defaults() -> None:
-    env = {"READERPROXY_HOST": "0.0.0.0", "READERPROXY_PORT": "9000", "READERPROXY_CACHE": "memory",
-           "READERPROXY_ALLOW_PRIVATE": "yes", "HOME": "/tmp"}
+    env = {
+        "READERPROXY_HOST": "0.0.0.0",
+        "READERPROXY_PORT": "9000",
+        "READERPROXY_CACHE": "memory",
+        "READERPROXY_ALLOW_PRIVATE": "yes",
+        "HOME": "/tmp",
+    }
     settings = load_settings({}, env=env)
-    assert (settings.host, settings.port, settings.cache, settings.allow_private) == ("0.0.0.0", 9000, "memory", True)
+    assert (settings.host, settings.port, settings.cache, settings.allow_private) == (
+        "0.0.0.0",
+        9000,
+        "memory",
+        True,
+    )
     assert settings.fetch.allow_private
 
 
@@ -38,8 +50,15 @@ def test_config_file_then_environment_then_cli(tmp_path: Path) -> None:
     )
     env = {"READERPROXY_CONFIG": str(config), "READERPROXY_PORT": "7001", "HOME": str(tmp_path)}
     settings = load_settings({}, env=env)
-    assert (settings.host, settings.port, settings.cache, settings.result_ttl) == ("10.0.0.1", 7001, "memory", 60.0)
-    assert settings.fetch.total_timeout == 3.5 and settings.fetch.max_redirects == 4 and settings.allow_private
+    assert (settings.host, settings.port, settings.cache, settings.result_ttl) == (
+        "10.0.0.1",
+        7001,
+        "memory",
+        60.0,
+    )
+    assert (
+        settings.fetch.total_timeout == 3.5 and settings.fetch.max_redirects == 4 and settings.allow_private
+    )
     settings = load_settings({"port": 7002, "host": None, "allow_private": None}, env=env)
     assert settings.port == 7002 and settings.host == "10.0.0.1" and settings.allow_private
     env["READERPROXY_ALLOW_PRIVATE"] = "0"

@@ -8,6 +8,7 @@ from readerproxy.singleflight import SingleFlight
 
 # ---- SingleFlight ------------------------------------------------------------------------------------
 
+
 async def test_single_flight_shares_one_call() -> None:
     flights = SingleFlight()
     calls = 0

@@ -19,7 +19,11 @@ from support.reader_server import REPO, free_port, serve, test_settings
 from readerproxy.extraction import get_extractor
 from readerproxy.workers import ExtractionTimeout, Job, Overloaded, WorkerPool
 
-ARTICLE = "<html><body><article><h1>T</h1>" + "<p>Some words of the article body here.</p>" * 20 + "</article></body></html>"
+ARTICLE = (
+    "<html><body><article><h1>T</h1>"
+    + "<p>Some words of the article body here.</p>" * 20
+    + "</article></body></html>"
+)
 
 
 def nested(depth: int) -> str:
@@ -102,13 +106,15 @@ async def test_server_answers_503_extraction_timeout_and_keeps_serving(http: aio
     settings = test_settings(extract_timeout=1.5, extract_workers=1)
     async with serve(settings) as server:
         began = time.monotonic()
-        async with http.post(server.url("/api/extract"), data=nested(100_000),
-                             headers={"Content-Type": "text/html"}) as response:
+        async with http.post(
+            server.url("/api/extract"), data=nested(100_000), headers={"Content-Type": "text/html"}
+        ) as response:
             body = await response.json()
         assert response.status == 503 and body["error"]["kind"] == "extraction_timeout"
         assert time.monotonic() - began < 4.0
-        async with http.post(server.url("/api/extract"), data=ARTICLE,
-                             headers={"Content-Type": "text/html"}) as response:
+        async with http.post(
+            server.url("/api/extract"), data=ARTICLE, headers={"Content-Type": "text/html"}
+        ) as response:
             assert response.status == 200
         async with http.get(server.url("/metrics")) as response:
             metrics = await response.text()
@@ -118,8 +124,12 @@ async def test_server_answers_503_extraction_timeout_and_keeps_serving(http: aio
 
 @pytest.mark.parametrize("query", ["algo=accb&iterations=1000000000", "algo=cetr&radius=1e8"])
 async def test_parameters_out_of_range_are_400(http: aiohttp.ClientSession, query: str) -> None:
-    async with serve(test_settings()) as server, http.post(
-            server.url("/api/extract") + "?" + query, data=ARTICLE, headers={"Content-Type": "text/html"}) as response:
+    async with (
+        serve(test_settings()) as server,
+        http.post(
+            server.url("/api/extract") + "?" + query, data=ARTICLE, headers={"Content-Type": "text/html"}
+        ) as response,
+    ):
         body = await response.json()
     assert response.status == 400 and body["error"]["kind"] == "bad_request"
 
@@ -127,9 +137,23 @@ async def test_parameters_out_of_range_are_400(http: aiohttp.ClientSession, quer
 def test_sigterm_stops_the_server_and_its_workers_within_seconds() -> None:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "readerproxy.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--cache", "memory", "--extract-timeout", "60"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "readerproxy.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--cache",
+            "memory",
+            "--extract-timeout",
+            "60",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     try:
         assert process.stdout is not None
@@ -137,8 +161,11 @@ def test_sigterm_stops_the_server_and_its_workers_within_seconds() -> None:
         import urllib.request
 
         def post() -> None:
-            request = urllib.request.Request(f"http://127.0.0.1:{port}/api/extract", data=nested(200_000).encode(),
-                                             headers={"Content-Type": "text/html"})
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/api/extract",
+                data=nested(200_000).encode(),
+                headers={"Content-Type": "text/html"},
+            )
             with contextlib.suppress(OSError):
                 urllib.request.urlopen(request, timeout=30).read()
 
@@ -147,7 +174,9 @@ def test_sigterm_stops_the_server_and_its_workers_within_seconds() -> None:
         thread = threading.Thread(target=post, daemon=True)
         thread.start()
         time.sleep(1.5)  # the hostile page is being extracted
-        children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        children = subprocess.run(
+            ["pgrep", "-P", str(process.pid)], capture_output=True, text=True
+        ).stdout.split()
         began = time.monotonic()
         process.send_signal(signal.SIGTERM)
         process.wait(15)

@@ -11,27 +11,42 @@ import argparse
 
 def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `readerproxy eval`."""
-    parser.add_argument("--dataset", default="scrapinghub",
-                        help="scrapinghub, readability, wcxb-dev (F1 per page type and snippets), "
-                             "or a directory laid out like one of them")
-    parser.add_argument("--algo", default="baseline,density",
-                        help="comma-separated specs: NAME or NAME:param=value[:param=value], "
-                             "ext:trafilatura, ext:readability-lxml, or all")
+    parser.add_argument(
+        "--dataset",
+        default="scrapinghub",
+        help="scrapinghub, readability, wcxb-dev (F1 per page type and snippets), "
+        "or a directory laid out like one of them",
+    )
+    parser.add_argument(
+        "--algo",
+        default="baseline,density",
+        help="comma-separated specs: NAME or NAME:param=value[:param=value], "
+        "ext:trafilatura, ext:readability-lxml, or all",
+    )
     parser.add_argument("--limit", type=int, default=None, help="evaluate the first N pages only")
     parser.add_argument("--json", metavar="FILE", help="write per-page and aggregate numbers as JSON")
     parser.add_argument("--report", metavar="FILE", help="write a self-contained HTML report")
-    parser.add_argument("--metadata", action="store_true",
-                        help="readability set: also print per-field exact match of the metadata "
-                             "(title, byline, excerpt, dir, site name, published, lang, readerable)")
+    parser.add_argument(
+        "--metadata",
+        action="store_true",
+        help="readability set: also print per-field exact match of the metadata "
+        "(title, byline, excerpt, dir, site name, published, lang, readerable)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `readerproxy bench`."""
-    parser.add_argument("--dataset", default="scrapinghub",
-                        help="scrapinghub, readability, or a directory laid out like either")
-    parser.add_argument("--algo", default="all",
-                        help="comma-separated algorithm specs (ours), or all; peers run when installed")
+    parser.add_argument(
+        "--dataset",
+        default="scrapinghub",
+        help="scrapinghub, readability, or a directory laid out like either",
+    )
+    parser.add_argument(
+        "--algo",
+        default="all",
+        help="comma-separated algorithm specs (ours), or all; peers run when installed",
+    )
     parser.add_argument("--limit", type=int, default=None, help="use the first N pages only")
     parser.add_argument("--repeat", type=int, default=3, help="time each call R times, keep the fastest")
     parser.add_argument("--json", metavar="FILE", help="write the measurements as JSON")

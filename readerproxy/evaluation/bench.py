@@ -240,7 +240,9 @@ def summarize_rows(result: BenchResult) -> list[BenchLine]:
                 p95_ms=float(np.percentile(times, 95)),
                 vs_trafilatura=speeds[row.name] / reference if reference else None,
                 extract_median_ms=statistics.median(row.extract_ms) if row.extract_ms else None,
-                parse_share=sum(row.parse_ms) / sum(row.page_ms) if row.parse_ms and sum(row.page_ms) else None,
+                parse_share=sum(row.parse_ms) / sum(row.page_ms)
+                if row.parse_ms and sum(row.page_ms)
+                else None,
                 peak_kib_median=statistics.median(row.peak_kib) if row.peak_kib else None,
                 errors=row.errors,
             )

@@ -141,7 +141,14 @@ def readability_pages(directory: Path, limit: int | None = None) -> list[Page]:
             continue
         metadata = _read_json(folder / "expected-metadata.json")
         title = metadata.get("title")
-        pages.append(Page(folder.name, source, visible_text(expected.read_bytes()), reference_title=title if isinstance(title, str) else None))
+        pages.append(
+            Page(
+                folder.name,
+                source,
+                visible_text(expected.read_bytes()),
+                reference_title=title if isinstance(title, str) else None,
+            )
+        )
         if limit is not None and len(pages) >= limit:
             break
     return pages
@@ -160,13 +167,17 @@ def wcxb_pages(directory: Path, limit: int | None = None) -> list[Page]:
         if path is None or not isinstance(truth, dict) or not truth.get("main_content"):
             continue
         kind = info.get(page_id, {})
-        pages.append(Page(
-            page_id, path, str(truth["main_content"]),
-            url=entry.get("url") if isinstance(entry.get("url"), str) else None,  # type: ignore[arg-type]
-            page_type=kind.get("page_type") if isinstance(kind, dict) else None,
-            with_snippets=tuple(str(x) for x in truth.get("with") or ()),
-            without_snippets=tuple(str(x) for x in truth.get("without") or ()),
-        ))
+        pages.append(
+            Page(
+                page_id,
+                path,
+                str(truth["main_content"]),
+                url=entry.get("url") if isinstance(entry.get("url"), str) else None,  # type: ignore[arg-type]
+                page_type=kind.get("page_type") if isinstance(kind, dict) else None,
+                with_snippets=tuple(str(x) for x in truth.get("with") or ()),
+                without_snippets=tuple(str(x) for x in truth.get("without") or ()),
+            )
+        )
         if limit is not None and len(pages) >= limit:
             break
     return pages

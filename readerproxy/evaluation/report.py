@@ -16,8 +16,24 @@ import numpy as np
 
 from .runner import AlgorithmResult, Evaluation, PageResult, Summary
 
-PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-           "#9c755f", "#bab0ac", "#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#17becf")
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+    "#1f77b4",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#17becf",
+)
 LABEL_WIDTH = 190
 CHART_WIDTH = 720
 ROW_HEIGHT = 22
@@ -72,8 +88,14 @@ def _axis(height: int, top: float = 1.0, ticks: Sequence[float] = (0, 0.25, 0.5,
     return parts
 
 
-def bar_chart(title: str, labels: Sequence[str], values: Sequence[float | None], top: float = 1.0,
-              ticks: Sequence[float] = (0, 0.25, 0.5, 0.75, 1.0), fmt: str = ".3f") -> str:
+def bar_chart(
+    title: str,
+    labels: Sequence[str],
+    values: Sequence[float | None],
+    top: float = 1.0,
+    ticks: Sequence[float] = (0, 0.25, 0.5, 0.75, 1.0),
+    fmt: str = ".3f",
+) -> str:
     """Horizontal bars, one per algorithm, with the value written at the end of each bar."""
     height = ROW_HEIGHT * len(labels) + 28
     body = _axis(height, top, ticks)
@@ -84,8 +106,10 @@ def bar_chart(title: str, labels: Sequence[str], values: Sequence[float | None],
             body.append(f'<text x="{LABEL_WIDTH + 4}" y="{y + 14}" class="value">n/a</text>')
             continue
         end = _x(min(value, top), top)
-        body.append(f'<rect x="{LABEL_WIDTH}" y="{y + 2}" width="{max(end - LABEL_WIDTH, 0.5):.1f}" '
-                    f'height="{ROW_HEIGHT - 6}" fill="{_color(i)}"/>')
+        body.append(
+            f'<rect x="{LABEL_WIDTH}" y="{y + 2}" width="{max(end - LABEL_WIDTH, 0.5):.1f}" '
+            f'height="{ROW_HEIGHT - 6}" fill="{_color(i)}"/>'
+        )
         body.append(f'<text x="{end + 4:.1f}" y="{y + 14}" class="value">{format(value, fmt)}</text>')
     return _svg(CHART_WIDTH, height, body, title)
 
@@ -102,14 +126,20 @@ def strip_plot(title: str, labels: Sequence[str], samples: Sequence[Sequence[flo
         if not values:
             continue
         q1, median, q3 = np.percentile(values, [25, 50, 75])
-        body.append(f'<rect x="{_x(q1):.1f}" y="{top + 4}" width="{max(_x(q3) - _x(q1), 1):.1f}" '
-                    f'height="{2 * ROW_HEIGHT - 8}" class="box"/>')
+        body.append(
+            f'<rect x="{_x(q1):.1f}" y="{top + 4}" width="{max(_x(q3) - _x(q1), 1):.1f}" '
+            f'height="{2 * ROW_HEIGHT - 8}" class="box"/>'
+        )
         jitter = rng.uniform(-ROW_HEIGHT * 0.7, ROW_HEIGHT * 0.7, len(values))
         for value, dy in zip(values, jitter, strict=True):
-            body.append(f'<circle cx="{_x(value):.1f}" cy="{middle + dy:.1f}" r="2.6" '
-                        f'fill="{_color(i)}" fill-opacity="0.55"/>')
-        body.append(f'<line x1="{_x(median):.1f}" y1="{top + 2}" x2="{_x(median):.1f}" '
-                    f'y2="{top + 2 * ROW_HEIGHT - 2}" class="median"/>')
+            body.append(
+                f'<circle cx="{_x(value):.1f}" cy="{middle + dy:.1f}" r="2.6" '
+                f'fill="{_color(i)}" fill-opacity="0.55"/>'
+            )
+        body.append(
+            f'<line x1="{_x(median):.1f}" y1="{top + 2}" x2="{_x(median):.1f}" '
+            f'y2="{top + 2 * ROW_HEIGHT - 2}" class="median"/>'
+        )
     return _svg(CHART_WIDTH, height, body, title)
 
 
@@ -123,8 +153,10 @@ def histogram(title: str, values: Sequence[float], color: str, bins: int = HISTO
     for k, count in enumerate(counts.tolist()):
         h = (height - 2 * pad - 8) * count / peak
         x = pad + k * bar
-        body.append(f'<rect x="{x + 1:.1f}" y="{height - pad - h:.1f}" width="{bar - 2:.1f}" height="{h:.1f}" '
-                    f'fill="{color}"><title>{k / bins:.1f}-{(k + 1) / bins:.1f}: {count} pages</title></rect>')
+        body.append(
+            f'<rect x="{x + 1:.1f}" y="{height - pad - h:.1f}" width="{bar - 2:.1f}" height="{h:.1f}" '
+            f'fill="{color}"><title>{k / bins:.1f}-{(k + 1) / bins:.1f}: {count} pages</title></rect>'
+        )
     body.append(f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" class="grid"/>')
     body.append(f'<text x="{pad}" y="{height - 4}" class="tick">0</text>')
     body.append(f'<text x="{width - pad}" y="{height - 4}" class="tick">1</text>')
@@ -132,21 +164,45 @@ def histogram(title: str, values: Sequence[float], color: str, bins: int = HISTO
 
 
 def _table(evaluation: Evaluation) -> str:
-    head = ["algorithm", "pages", "errors", "shingle P", "shingle R", "shingle F1", "accuracy",
-            "LCSeq F1", "LCStr F1", "BoW F1"]
+    head = [
+        "algorithm",
+        "pages",
+        "errors",
+        "shingle P",
+        "shingle R",
+        "shingle F1",
+        "accuracy",
+        "LCSeq F1",
+        "LCStr F1",
+        "BoW F1",
+    ]
     if evaluation.has_titles:
         head.append("title match")
     head += ["ms p50", "ms p95", "MB/s"]
     rows = []
     for result in evaluation.results:
         s = result.summary
-        cells = [s.pages, s.errors, f"{s.shingles.precision:.3f}", f"{s.shingles.recall:.3f}",
-                 f"{s.shingles.f1:.3f}", f"{s.shingles.accuracy:.3f}", f"{s.lcs_sequence.f1:.3f}",
-                 f"{s.lcs_string.f1:.3f}", f"{s.bag_of_words.f1:.3f}"]
+        cells = [
+            s.pages,
+            s.errors,
+            f"{s.shingles.precision:.3f}",
+            f"{s.shingles.recall:.3f}",
+            f"{s.shingles.f1:.3f}",
+            f"{s.shingles.accuracy:.3f}",
+            f"{s.lcs_sequence.f1:.3f}",
+            f"{s.lcs_string.f1:.3f}",
+            f"{s.bag_of_words.f1:.3f}",
+        ]
         if evaluation.has_titles:
             cells.append("-" if s.title_accuracy is None else f"{s.title_accuracy:.3f}")
         cells += [f"{s.median_ms:.1f}", f"{s.p95_ms:.1f}", f"{s.mb_per_s:.1f}"]
-        rows.append("<tr><th>" + _esc(result.label) + "</th>" + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>")
+        rows.append(
+            "<tr><th>"
+            + _esc(result.label)
+            + "</th>"
+            + "".join(f"<td>{_esc(c)}</td>" for c in cells)
+            + "</tr>"
+        )
     header = "".join(f"<th>{_esc(h)}</th>" for h in head)
     return f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
@@ -197,8 +253,10 @@ def render_report(evaluation: Evaluation) -> str:
     if evaluation.has_titles:
         parts.append("<h3>Title exact match</h3>")
         parts.append(bar_chart("Title exact match", labels, [s.title_accuracy for s in summaries]))
-    parts.append("<h2>Per-page scores</h2><p class=note>Each dot is one page; the box spans the middle "
-                 "half of the pages and the dark line is the median.</p>")
+    parts.append(
+        "<h2>Per-page scores</h2><p class=note>Each dot is one page; the box spans the middle "
+        "half of the pages and the dark line is the median.</p>"
+    )
     for metric in METRICS:
         samples = [[metric.per_page(p) for p in result.pages] for result in evaluation.results]
         parts.append(f"<h3>{_esc(metric.title)}, per page</h3>")
@@ -209,8 +267,16 @@ def render_report(evaluation: Evaluation) -> str:
     parts.append("</div><h2>Speed</h2>")
     fastest = max([s.mb_per_s for s in summaries] + [1.0])
     top = float(np.ceil(fastest / 10) * 10)
-    parts.append(bar_chart("MB/s (parse + extract + render)", labels, [s.mb_per_s for s in summaries],
-                           top=top, ticks=[top * k / 4 for k in range(5)], fmt=".1f"))
+    parts.append(
+        bar_chart(
+            "MB/s (parse + extract + render)",
+            labels,
+            [s.mb_per_s for s in summaries],
+            top=top,
+            ticks=[top * k / 4 for k in range(5)],
+            fmt=".1f",
+        )
+    )
     parts.append("<h2>Worst pages per algorithm (shingle F1)</h2>")
     parts.extend(_worst_pages(result) for result in evaluation.results)
     parts.append("</body></html>")

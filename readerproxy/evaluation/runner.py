@@ -179,7 +179,9 @@ def score_page(page: Page, size_bytes: int, prediction: Prediction, error: str |
         lcs_sequence=metrics.lcs_sequence_score(true, pred),
         lcs_string=metrics.lcs_string_score(true, pred),
         bag_of_words=metrics.bag_of_words_score(true, pred),
-        title_ok=None if page.reference_title is None else metrics.title_match(page.reference_title, prediction.title),
+        title_ok=None
+        if page.reference_title is None
+        else metrics.title_match(page.reference_title, prediction.title),
         total_ms=prediction.total_ms,
         parse_ms=prediction.parse_ms,
         text_chars=len(pred),

@@ -31,15 +31,20 @@ log = logging.getLogger("readerproxy.proxy")
 
 
 @contextlib.asynccontextmanager
-async def proxy_listener(settings: Settings, reader: Reader, renderer: Renderer,
-                         metrics: Metrics) -> AsyncIterator[ProxyServer]:
+async def proxy_listener(
+    settings: Settings, reader: Reader, renderer: Renderer, metrics: Metrics
+) -> AsyncIterator[ProxyServer]:
     """The proxy listening on settings.host:settings.proxy_port until the block ends."""
     assert settings.proxy_port is not None
     proxy = ProxyServer(settings, reader, renderer, metrics, ca=load_ca(settings))
     # with --workers N every server process runs a proxy listener on the one port (SO_REUSEPORT)
     await proxy.start(settings.host, settings.proxy_port, reuse_port=getattr(settings, "workers", 1) > 1)
-    log.info("proxy listening on %s:%d%s", settings.host, proxy.port,
-             " (intercepting HTTPS)" if proxy.ca is not None else "")
+    log.info(
+        "proxy listening on %s:%d%s",
+        settings.host,
+        proxy.port,
+        " (intercepting HTTPS)" if proxy.ca is not None else "",
+    )
     try:
         yield proxy
     finally:
@@ -49,8 +54,4 @@ async def proxy_listener(settings: Settings, reader: Reader, renderer: Renderer,
 def pac_file(host: str, port: int) -> str:
     """A proxy auto-config file sending every http and https request through this proxy."""
     host = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    return (
-        "function FindProxyForURL(url, host) {\n"
-        f'  return "PROXY {host}:{port}";\n'
-        "}\n"
-    )
+    return f'function FindProxyForURL(url, host) {{\n  return "PROXY {host}:{port}";\n}}\n'

@@ -46,8 +46,11 @@ ASSET_PREFIX = "/.readerproxy/"
 MIN_ARTICLE_CHARS = 500
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 SECURITY_HEADERS = [
-    ("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src http: https: "
-                                "data:; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'"),
+    (
+        "Content-Security-Policy",
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src http: https: "
+        "data:; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'",
+    ),
     ("X-Content-Type-Options", "nosniff"),
     ("Referrer-Policy", "no-referrer"),
 ]
@@ -70,16 +73,22 @@ class Addon:
         return None
 
 
-def simple_response(status: int, reason: str, text: str, headers: Sequence[tuple[str, str]] = (),
-                    content_type: str = "text/plain; charset=utf-8") -> Response:
+def simple_response(
+    status: int,
+    reason: str,
+    text: str,
+    headers: Sequence[tuple[str, str]] = (),
+    content_type: str = "text/plain; charset=utf-8",
+) -> Response:
     body = text.encode("utf-8")
     return Response(status, reason, [("Content-Type", content_type), *headers], body)
 
 
 # ---- access control ----------------------------------------------------------------------------
 
+
 def configured_credentials(settings: Settings) -> str | None:
-    """"USER:PASS" from `--auth`, or the first line of `--auth-file`; None when auth is off."""
+    """ "USER:PASS" from `--auth`, or the first line of `--auth-file`; None when auth is off."""
     if settings.auth:
         value = settings.auth
     elif settings.auth_file:
@@ -114,16 +123,23 @@ class AuthAddon(Addon):
         if self.credentials is None or flow.notes.get("in_tunnel"):  # a tunnel was authorised once
             return
         if not basic_matches(header(flow.request.headers, "proxy-authorization"), self.credentials):
-            flow.response = simple_response(407, "Proxy Authentication Required", "Proxy authentication required.\n",
-                                            [("Proxy-Authenticate", 'Basic realm="readerproxy", charset="UTF-8"')])
+            flow.response = simple_response(
+                407,
+                "Proxy Authentication Required",
+                "Proxy authentication required.\n",
+                [("Proxy-Authenticate", 'Basic realm="readerproxy", charset="UTF-8"')],
+            )
             flow.outcome = Outcome.REFUSED
 
 
 # ---- rules and the way back ---------------------------------------------------------------------
 
+
 def host_list(value: object) -> tuple[str, ...]:
     """Host names from a config value: a list, or a comma-separated string."""
-    items = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else []
+    items = (
+        value.split(",") if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else []
+    )
     return tuple(str(item).strip().lower().lstrip(".") for item in items if str(item).strip())
 
 
@@ -169,12 +185,16 @@ class RulesAddon(Addon):
 
 # ---- the reader view ----------------------------------------------------------------------------
 
+
 def is_navigation(flow: Flow) -> bool:
     """A top-level navigation to a page: GET, Accept prefers HTML, and (when the browser says) a document."""
     request = flow.request
     dest = header(request.headers, "sec-fetch-dest")
-    return (request.method == "GET" and prefers_html(header(request.headers, "accept"))
-            and dest in (None, "document"))
+    return (
+        request.method == "GET"
+        and prefers_html(header(request.headers, "accept"))
+        and dest in (None, "document")
+    )
 
 
 def is_article(data: dict[str, Any], rule: str | None) -> bool:
@@ -207,23 +227,35 @@ class ReaderAddon(Addon):
         request = flow.request
         if request.method not in ("GET", "HEAD") or not request.path.startswith(ASSET_PREFIX):
             return
-        rest = request.path[len(ASSET_PREFIX):]
+        rest = request.path[len(ASSET_PREFIX) :]
         if rest.startswith("static/"):
             asset = self.renderer.static.get(rest.removeprefix("static/").partition("?")[0])
             if asset is None:
                 flow.response = simple_response(404, "Not Found", "No such file.\n")
             else:
-                flow.response = Response(200, "OK", [("Content-Type", asset.content_type),
-                                                     ("Cache-Control", "public, max-age=31536000, immutable")],
-                                         asset.body)
+                flow.response = Response(
+                    200,
+                    "OK",
+                    [
+                        ("Content-Type", asset.content_type),
+                        ("Cache-Control", "public, max-age=31536000, immutable"),
+                    ],
+                    asset.body,
+                )
         else:  # /read?… (preference and format links): the reader server answers those
-            flow.response = Response(302, "Found", [("Location", self.reader_base + "/" + rest),
-                                                    ("Content-Length", "0")], b"")
+            flow.response = Response(
+                302, "Found", [("Location", self.reader_base + "/" + rest), ("Content-Length", "0")], b""
+            )
         flow.outcome = Outcome.READER
 
     async def response_headers(self, flow: Flow) -> None:
         response = flow.response
-        if response is None or flow.reader_rule == "never" or response.status != 200 or not is_navigation(flow):
+        if (
+            response is None
+            or flow.reader_rule == "never"
+            or response.status != 200
+            or not is_navigation(flow)
+        ):
             return
         if media_type(header(response.headers, "content-type") or "") not in HTML_TYPES:
             return
@@ -239,12 +271,21 @@ class ReaderAddon(Addon):
         upstream = flow.response
         url = flow.request.url
         try:
-            decoder = BodyDecoder(header(upstream.headers, "content-encoding") or "", self.settings.fetch, url)
+            decoder = BodyDecoder(
+                header(upstream.headers, "content-encoding") or "", self.settings.fetch, url
+            )
             decoder.feed(body)
             page = decoder.finish()
             extractor, params = self.reader.resolve_request(self.settings.default_algorithm, {})
-            data = await self.reader.extract_bytes(page, url, header(upstream.headers, "content-type"),
-                                                   extractor, params, images=True, reader_links=False)
+            data = await self.reader.extract_bytes(
+                page,
+                url,
+                header(upstream.headers, "content-type"),
+                extractor,
+                params,
+                images=True,
+                reader_links=False,
+            )
         except FetchError as exc:  # a corrupt or oversized encoding: leave the page to the browser
             flow.error = exc.message
             return
@@ -252,16 +293,27 @@ class ReaderAddon(Addon):
             return
         data["url"] = url
         data["final_url"] = with_marker(url)  # the reader page's "Original" links: the way back
-        html = same_origin_links(self.renderer.reader_page(data, Preferences(), extractor.name)).encode("utf-8")
+        html = same_origin_links(self.renderer.reader_page(data, Preferences(), extractor.name)).encode(
+            "utf-8"
+        )
         cookies = [(key, value) for key, value in upstream.headers if key.lower() == "set-cookie"]
-        flow.response = Response(200, "OK", [
-            ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
-            ("X-Readerproxy", "reader-view"), *SECURITY_HEADERS, *cookies,
-        ], html)
+        flow.response = Response(
+            200,
+            "OK",
+            [
+                ("Content-Type", "text/html; charset=utf-8"),
+                ("Cache-Control", "no-store"),
+                ("X-Readerproxy", "reader-view"),
+                *SECURITY_HEADERS,
+                *cookies,
+            ],
+            html,
+        )
         flow.outcome = Outcome.READER
 
 
 # ---- metrics ------------------------------------------------------------------------------------
+
 
 class MetricsAddon(Addon):
     """Every finished flow counted by outcome."""

@@ -19,10 +19,18 @@ MAX_HEAD = 64 * 1024
 MAX_HEADERS = 200
 #: Always hop-by-hop (RFC 9110 §7.6.1, plus the de-facto Proxy-Connection and the browser's
 #: credentials for this proxy, which are never for the site).
-HOP_BY_HOP = frozenset({
-    "connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
-    "proxy-authorization",
-})
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "proxy-connection",
+        "keep-alive",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "proxy-authorization",
+    }
+)
 VIA = "1.1 readerproxy"
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _VERSION = re.compile(r"^HTTP/1\.[01]$")
@@ -59,8 +67,13 @@ def header(headers: Headers, name: str) -> str | None:
 def header_values(headers: Headers, name: str) -> list[str]:
     """Every comma-separated element of every occurrence of a header, lower-cased and trimmed."""
     name = name.lower()
-    return [item.strip().lower() for key, value in headers if key.lower() == name
-            for item in value.split(",") if item.strip()]
+    return [
+        item.strip().lower()
+        for key, value in headers
+        if key.lower() == name
+        for item in value.split(",")
+        if item.strip()
+    ]
 
 
 def end_to_end(headers: Headers) -> Headers:
@@ -132,8 +145,13 @@ class Flow:
     notes: dict[str, object] = field(default_factory=dict)
 
 
-def parse_request_head(head: bytes, *, default_scheme: str = "http", default_host: str | None = None,
-                       default_port: int | None = None) -> Request:
+def parse_request_head(
+    head: bytes,
+    *,
+    default_scheme: str = "http",
+    default_host: str | None = None,
+    default_port: int | None = None,
+) -> Request:
     """A request head (request line and headers, CRLF-separated, without the empty line) as a Request.
 
     Absolute-form targets ("GET http://host/path HTTP/1.1") are required outside a tunnel; inside
@@ -186,7 +204,7 @@ def parse_request_head(head: bytes, *, default_scheme: str = "http", default_hos
 
 
 def split_authority(authority: str, default_port: int | None) -> tuple[str, int]:
-    """"host:port" (IPv6 in brackets) as (host, port); BadRequest when it is not one."""
+    """ "host:port" (IPv6 in brackets) as (host, port); BadRequest when it is not one."""
     try:
         parts = urlsplit("//" + authority)
         port = parts.port or default_port

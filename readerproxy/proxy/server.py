@@ -111,16 +111,20 @@ class ProxyResolver(AbstractResolver):
         self.allow_private = allow_private
         self.dns = GuardedResolver(allow_private)
 
-    async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
         address = self.mapping.get(host.lower())
         if address is None:
             return await self.dns.resolve(host, port, family)
         if not self.allow_private and not is_public_address(address):
             raise AddressRefused(host, [address])
         af = socket.AF_INET6 if ":" in address else socket.AF_INET
-        return [ResolveResult(hostname=host, host=address, port=port, family=af, proto=0,
-                              flags=socket.AI_NUMERICHOST)]
+        return [
+            ResolveResult(
+                hostname=host, host=address, port=port, family=af, proto=0, flags=socket.AI_NUMERICHOST
+            )
+        ]
 
     async def close(self) -> None:
         await self.dns.close()
@@ -129,8 +133,14 @@ class ProxyResolver(AbstractResolver):
 class ProxyServer:
     """The proxy listener, its upstream client and its addons."""
 
-    def __init__(self, settings: Settings, reader: Reader, renderer: Renderer, metrics: Metrics,
-                 ca: CertificateAuthority | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        reader: Reader,
+        renderer: Renderer,
+        metrics: Metrics,
+        ca: CertificateAuthority | None = None,
+    ) -> None:
         self.settings = settings
         self.fetch: FetchSettings = settings.fetch
         self.renderer = renderer
@@ -148,22 +158,34 @@ class ProxyServer:
 
     # ---- lifecycle --------------------------------------------------------------------------
     async def start(self, host: str, port: int, *, reuse_port: bool = False) -> None:
-        upstream_tls = ssl.create_default_context(cafile=str(self.settings.upstream_ca)) \
-            if self.settings.upstream_ca else ssl.create_default_context()
+        upstream_tls = (
+            ssl.create_default_context(cafile=str(self.settings.upstream_ca))
+            if self.settings.upstream_ca
+            else ssl.create_default_context()
+        )
         if self.settings.upstream_ca:
             upstream_tls.load_default_certs()
         connector = aiohttp.TCPConnector(
-            resolver=self.resolver, socket_factory=None if self.fetch.allow_private else guarded_socket,
-            ssl=upstream_tls, limit=256, limit_per_host=16, ttl_dns_cache=60,
+            resolver=self.resolver,
+            socket_factory=None if self.fetch.allow_private else guarded_socket,
+            ssl=upstream_tls,
+            limit=256,
+            limit_per_host=16,
+            ttl_dns_cache=60,
         )
         self.session = aiohttp.ClientSession(
-            connector=connector, auto_decompress=False, trust_env=False, cookie_jar=aiohttp.DummyCookieJar(),
-            timeout=aiohttp.ClientTimeout(total=None, connect=self.fetch.connect_timeout,
-                                          sock_read=max(self.fetch.read_timeout, 60.0)),
+            connector=connector,
+            auto_decompress=False,
+            trust_env=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            timeout=aiohttp.ClientTimeout(
+                total=None, connect=self.fetch.connect_timeout, sock_read=max(self.fetch.read_timeout, 60.0)
+            ),
             skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
         )
-        self.server = await asyncio.start_server(self._accept, host, port, limit=MAX_HEAD,
-                                                 reuse_port=reuse_port or None)
+        self.server = await asyncio.start_server(
+            self._accept, host, port, limit=MAX_HEAD, reuse_port=reuse_port or None
+        )
 
     @property
     def port(self) -> int:
@@ -198,25 +220,37 @@ class ProxyServer:
                 await writer.wait_closed()
 
     # ---- one browser connection -------------------------------------------------------------
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client: str,
-                          tunnel: tuple[str, int] | None = None) -> None:
+    async def _connection(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        client: str,
+        tunnel: tuple[str, int] | None = None,
+    ) -> None:
         """Requests one after another while the connection is kept alive; `tunnel` is the (host,
         port) of an intercepted CONNECT, whose requests come in origin form over TLS."""
         while True:
             try:
                 head = await self._read_head(reader)
             except BadRequest as exc:
-                await self._write_simple(writer, simple_response(exc.status, "Bad Request", exc.message + "\n"))
+                await self._write_simple(
+                    writer, simple_response(exc.status, "Bad Request", exc.message + "\n")
+                )
                 self._count(Outcome.REFUSED)
                 return
             if head is None:
                 return
             try:
-                request = parse_request_head(head, default_scheme="https",
-                                             default_host=tunnel[0] if tunnel else None,
-                                             default_port=tunnel[1] if tunnel else None)
+                request = parse_request_head(
+                    head,
+                    default_scheme="https",
+                    default_host=tunnel[0] if tunnel else None,
+                    default_port=tunnel[1] if tunnel else None,
+                )
             except BadRequest as exc:
-                await self._write_simple(writer, simple_response(exc.status, "Bad Request", exc.message + "\n"))
+                await self._write_simple(
+                    writer, simple_response(exc.status, "Bad Request", exc.message + "\n")
+                )
                 self._count(Outcome.REFUSED)
                 return
             flow = Flow(client, request)
@@ -299,7 +333,8 @@ class ProxyServer:
             return
         try:
             up_reader, up_writer = await asyncio.wait_for(
-                asyncio.open_connection(address, request.port), self.fetch.connect_timeout)
+                asyncio.open_connection(address, request.port), self.fetch.connect_timeout
+            )
         except (OSError, TimeoutError) as exc:
             flow.outcome = Outcome.ERROR
             await self._write_simple(writer, simple_response(502, "Bad Gateway", f"cannot connect: {exc}\n"))
@@ -334,36 +369,67 @@ class ProxyServer:
         if "100-continue" in (header(request.headers, "expect") or "").lower() and _has_body(request):
             writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
             await writer.drain()
-        headers = [(k, v) for k, v in with_via(end_to_end(request.headers)) if k.lower() not in ("host", "expect")]
+        headers = [
+            (k, v) for k, v in with_via(end_to_end(request.headers)) if k.lower() not in ("host", "expect")
+        ]
         body = _request_body(request, reader) if _has_body(request) else None
         try:
-            async with self.session.request(request.method, url, headers=headers, data=body,
-                                            allow_redirects=False, compress=None,
-                                            skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding")) as up:
-                flow.response = Response(up.status, up.reason or "", [
-                    (k.decode("latin-1"), v.decode("latin-1")) for k, v in up.raw_headers])
+            async with self.session.request(
+                request.method,
+                url,
+                headers=headers,
+                data=body,
+                allow_redirects=False,
+                compress=None,
+                skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding"),
+            ) as up:
+                flow.response = Response(
+                    up.status,
+                    up.reason or "",
+                    [(k.decode("latin-1"), v.decode("latin-1")) for k, v in up.raw_headers],
+                )
                 for addon in self.addons:
                     await addon.response_headers(flow)
                 return await self._answer(flow, up, writer)
         except aiohttp.ClientConnectorCertificateError as exc:
             flow.outcome = Outcome.ERROR
-            return await self._error_page(flow, writer, 502, "The site's certificate is not valid",
-                                          f"The certificate of {request.host} could not be verified "
-                                          f"({exc.certificate_error}); the connection was not made", url)
+            return await self._error_page(
+                flow,
+                writer,
+                502,
+                "The site's certificate is not valid",
+                f"The certificate of {request.host} could not be verified "
+                f"({exc.certificate_error}); the connection was not made",
+                url,
+            )
         except aiohttp.ClientConnectorError as exc:
             if is_refusal(exc.os_error):
                 flow.outcome = Outcome.REFUSED
                 error = refused(str(exc.os_error), url)
-                return await self._error_page(flow, writer, 403, "That address is not allowed", error.message, url)
+                return await self._error_page(
+                    flow, writer, 403, "That address is not allowed", error.message, url
+                )
             flow.outcome = Outcome.ERROR
-            return await self._error_page(flow, writer, 502, "The site could not be reached",
-                                          f"could not connect to {request.host}", url)
+            return await self._error_page(
+                flow,
+                writer,
+                502,
+                "The site could not be reached",
+                f"could not connect to {request.host}",
+                url,
+            )
         except _Sent:
             return False
         except (TimeoutError, aiohttp.ClientError) as exc:
             flow.outcome = Outcome.ERROR
-            return await self._error_page(flow, writer, 504 if isinstance(exc, TimeoutError) else 502,
-                                          "The site did not answer properly", f"{type(exc).__name__}", url)
+            return await self._error_page(
+                flow,
+                writer,
+                504 if isinstance(exc, TimeoutError) else 502,
+                "The site did not answer properly",
+                f"{type(exc).__name__}",
+                url,
+            )
 
     async def _answer(self, flow: Flow, up: aiohttp.ClientResponse, writer: asyncio.StreamWriter) -> bool:
         """The upstream answer to the browser: streamed, or buffered for the reader addon."""
@@ -392,8 +458,15 @@ class ProxyServer:
         headers = with_via(end_to_end(response.headers))
         no_body = request.method == "HEAD" or response.status in NO_BODY_STATUSES or response.status < 200
         length = header(response.headers, "content-length")
-        framing = "none" if no_body else "length" if length is not None and not _chunked(response) else \
-            "chunked" if request.version == "HTTP/1.1" else "close"
+        framing = (
+            "none"
+            if no_body
+            else "length"
+            if length is not None and not _chunked(response)
+            else "chunked"
+            if request.version == "HTTP/1.1"
+            else "close"
+        )
         if framing == "chunked":
             headers.append(("Transfer-Encoding", "chunked"))
         keep = request.keep_alive and framing != "close"
@@ -414,8 +487,14 @@ class ProxyServer:
         return keep
 
     # ---- writing answers --------------------------------------------------------------------
-    async def _write_simple(self, writer: asyncio.StreamWriter, response: Response, *, keep_alive: bool = False,
-                            passthrough: bool = False) -> None:
+    async def _write_simple(
+        self,
+        writer: asyncio.StreamWriter,
+        response: Response,
+        *,
+        keep_alive: bool = False,
+        passthrough: bool = False,
+    ) -> None:
         """A response whose body is known: Content-Length framing, Via, hop-by-hop headers dropped."""
         body = response.body or b""
         headers = [(k, v) for k, v in end_to_end(response.headers) if k.lower() != "content-length"]
@@ -426,15 +505,19 @@ class ProxyServer:
         writer.write(response_head(response.status, response.reason, headers) + body)
         await writer.drain()
 
-    async def _error_page(self, flow: Flow, writer: asyncio.StreamWriter, status: int, title: str, message: str,
-                          url: str) -> bool:
+    async def _error_page(
+        self, flow: Flow, writer: asyncio.StreamWriter, status: int, title: str, message: str, url: str
+    ) -> bool:
         """An HTML error page from the reader's templates, for a request that got no upstream answer."""
         flow.error = message
         message = message[0].upper() + message[1:] if message else message
         page = self.renderer.error_page(status, title, message.rstrip(".") + ".", Preferences(), url)
-        flow.response = Response(status, "Error", [("Content-Type", "text/html; charset=utf-8"),
-                                                   ("Cache-Control", "no-store"), *SECURITY_HEADERS],
-                                 same_origin_links(page).encode("utf-8"))
+        flow.response = Response(
+            status,
+            "Error",
+            [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"), *SECURITY_HEADERS],
+            same_origin_links(page).encode("utf-8"),
+        )
         keep = flow.request.keep_alive and not _has_body(flow.request)
         await self._write_simple(writer, flow.response, keep_alive=keep)
         return keep

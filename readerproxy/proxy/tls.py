@@ -35,8 +35,9 @@ CONTEXT_CACHE = 512
 def spki_sha256(certificate: x509.Certificate) -> str:
     """Base64 SHA-256 of the certificate's SubjectPublicKeyInfo (Chromium's
     --ignore-certificate-errors-spki-list and HPKP format)."""
-    spki = certificate.public_key().public_bytes(serialization.Encoding.DER,
-                                                 serialization.PublicFormat.SubjectPublicKeyInfo)
+    spki = certificate.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
     return base64.b64encode(hashlib.sha256(spki).digest()).decode("ascii")
 
 
@@ -48,8 +49,12 @@ def _write_private(path: Path, data: bytes) -> None:
 
 
 def _name(common_name: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name),
-                      x509.NameAttribute(NameOID.ORGANIZATION_NAME, "readerproxy")])
+    return x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "readerproxy"),
+        ]
+    )
 
 
 def make_ca(common_name: str = "readerproxy local CA") -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
@@ -59,22 +64,40 @@ def make_ca(common_name: str = "readerproxy local CA") -> tuple[ec.EllipticCurve
     name = _name(common_name)
     cert = (
         x509.CertificateBuilder()
-        .subject_name(name).issuer_name(name).public_key(key.public_key())
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=365 * CA_YEARS))
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                     content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                     key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
     return key, cert
 
 
-def make_leaf(host: str, ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certificate,
-              leaf_key: ec.EllipticCurvePrivateKey, days: int = LEAF_DAYS) -> x509.Certificate:
+def make_leaf(
+    host: str,
+    ca_key: ec.EllipticCurvePrivateKey,
+    ca_cert: x509.Certificate,
+    leaf_key: ec.EllipticCurvePrivateKey,
+    days: int = LEAF_DAYS,
+) -> x509.Certificate:
     """A server certificate for `host` (a DNS name or an IP address) signed by the CA."""
     try:
         alt: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(host))
@@ -83,14 +106,18 @@ def make_leaf(host: str, ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certi
     now = datetime.datetime.now(datetime.UTC)
     return (
         x509.CertificateBuilder()
-        .subject_name(_name(host[:64])).issuer_name(ca_cert.subject).public_key(leaf_key.public_key())
+        .subject_name(_name(host[:64]))
+        .issuer_name(ca_cert.subject)
+        .public_key(leaf_key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=days))
         .add_extension(x509.SubjectAlternativeName([alt]), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+        )
         .sign(ca_key, hashes.SHA256())
     )
 
@@ -100,8 +127,9 @@ def pem(cert: x509.Certificate) -> bytes:
 
 
 def key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
 
 
 @dataclass
@@ -165,17 +193,19 @@ def ca_directory(data_dir: Path) -> Path:
 def describe(ca: CertificateAuthority) -> str:
     """What `readerproxy ca` prints: where the certificate is and how to trust it."""
     fingerprint = ca.cert.fingerprint(hashes.SHA256()).hex(":").upper()
-    return "\n".join([
-        f"CA certificate: {ca.cert_path}",
-        f"SHA-256 fingerprint: {fingerprint}",
-        f"SPKI SHA-256 (base64): {ca.spki_sha256}",
-        "",
-        "Import the certificate into the browser or phone that uses this proxy with --intercept-https:",
-        "  Firefox: Settings > Privacy & Security > Certificates > View Certificates > Authorities > Import",
-        "  Chrome/Chromium (Linux): Settings > Privacy and security > Security > Manage certificates > Authorities",
-        "  Android: Settings > Security > Encryption & credentials > Install a certificate > CA certificate",
-        "  iOS: open the file, install the profile, then enable it in Settings > General > About >",
-        "       Certificate Trust Settings",
-        "Whoever has the key file can impersonate any HTTPS site to a device that trusts this CA:",
-        "keep it private, and remove the CA from the device when you stop using interception.",
-    ])
+    return "\n".join(
+        [
+            f"CA certificate: {ca.cert_path}",
+            f"SHA-256 fingerprint: {fingerprint}",
+            f"SPKI SHA-256 (base64): {ca.spki_sha256}",
+            "",
+            "Import the certificate into the browser or phone that uses this proxy with --intercept-https:",
+            "  Firefox: Settings > Privacy & Security > Certificates > View Certificates > Authorities > Import",
+            "  Chrome/Chromium (Linux): Settings > Privacy and security > Security > Manage certificates > Authorities",
+            "  Android: Settings > Security > Encryption & credentials > Install a certificate > CA certificate",
+            "  iOS: open the file, install the profile, then enable it in Settings > General > About >",
+            "       Certificate Trust Settings",
+            "Whoever has the key file can impersonate any HTTPS site to a device that trusts this CA:",
+            "keep it private, and remove the CA from the device when you stop using interception.",
+        ]
+    )

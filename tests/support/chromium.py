@@ -61,10 +61,15 @@ class Chromium:
     async def start(self) -> None:
         self.profile = tempfile.mkdtemp(prefix="readerproxy-chromium-")
         self.process = await asyncio.create_subprocess_exec(
-            str(self.executable), *FLAGS, *self.extra_flags, f"--user-data-dir={self.profile}",
+            str(self.executable),
+            *FLAGS,
+            *self.extra_flags,
+            f"--user-data-dir={self.profile}",
             "--remote-debugging-port=0",
             "about:blank",
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
         )
         ws_url = await asyncio.wait_for(self._devtools_url(), START_TIMEOUT)
         self._http = aiohttp.ClientSession()
@@ -76,7 +81,9 @@ class Chromium:
         while True:
             line = await self.process.stderr.readline()
             if not line:
-                raise RuntimeError("chromium exited before DevTools was ready: " + " | ".join(self.stderr_tail[-5:]))
+                raise RuntimeError(
+                    "chromium exited before DevTools was ready: " + " | ".join(self.stderr_tail[-5:])
+                )
             text = line.decode("utf-8", "replace").strip()
             self.stderr_tail.append(text)
             if text.startswith("DevTools listening on "):
@@ -106,7 +113,9 @@ class Chromium:
             if not future.done():
                 future.set_exception(ConnectionError("DevTools connection closed"))
 
-    async def send(self, method: str, params: dict[str, Any] | None = None, session: str | None = None) -> Any:
+    async def send(
+        self, method: str, params: dict[str, Any] | None = None, session: str | None = None
+    ) -> Any:
         """Send a command and wait for its result."""
         assert self._ws is not None
         ident = next(self._ids)
@@ -166,14 +175,23 @@ class Page:
         return await self.browser.send(method, params, session=self.session)
 
     async def set_viewport(self, width: int, height: int, mobile: bool) -> None:
-        await self.send("Emulation.setDeviceMetricsOverride", {
-            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile,
-        })
+        await self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {
+                "width": width,
+                "height": height,
+                "deviceScaleFactor": 1,
+                "mobile": mobile,
+            },
+        )
 
     async def set_color_scheme(self, scheme: str) -> None:
-        await self.send("Emulation.setEmulatedMedia", {
-            "features": [{"name": "prefers-color-scheme", "value": scheme}],
-        })
+        await self.send(
+            "Emulation.setEmulatedMedia",
+            {
+                "features": [{"name": "prefers-color-scheme", "value": scheme}],
+            },
+        )
 
     async def set_media(self, media: str = "", scheme: str | None = None) -> None:
         """Emulate a CSS media type ("print", "screen" or "" for none) and optionally a color scheme."""

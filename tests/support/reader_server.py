@@ -81,16 +81,35 @@ def free_port() -> int:
 def serve_process(cache: str, *extra: str, env: dict[str, str] | None = None) -> Iterator[RunningServer]:
     """`readerproxy serve` as a separate process (for several servers sharing one cache)."""
     port = free_port()
-    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-               "--cache", cache, "--allow-private", *extra]
-    process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **(env or {})},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    command = [
+        sys.executable,
+        "-m",
+        "readerproxy.cli",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--cache",
+        cache,
+        "--allow-private",
+        *extra,
+    ]
+    process = subprocess.Popen(
+        command,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"server exited: {process.stderr.read().decode() if process.stderr else ''}")
+                raise RuntimeError(
+                    f"server exited: {process.stderr.read().decode() if process.stderr else ''}"
+                )
             try:
                 with urllib.request.urlopen(base + "/healthz", timeout=1) as response:
                     if response.status == 200:

@@ -102,8 +102,10 @@ def _html(text: str, status: int = 200, headers: dict[str, str] | None = None) -
 
 
 def _page(title: str, body: str) -> str:
-    return f"<!doctype html><html><head><title>{title}</title></head><body><article><h1>{title}</h1>" \
-           f"<p>{body}</p><p>{ARTICLE_TEXT * 3}</p></article></body></html>"
+    return (
+        f"<!doctype html><html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
+        f"<p>{body}</p><p>{ARTICLE_TEXT * 3}</p></article></body></html>"
+    )
 
 
 @cache
@@ -280,8 +282,9 @@ class Upstream:
             raise web.HTTPNotFound()
         data = path.read_bytes()
         if "gzip" in request.headers.get("Accept-Encoding", ""):
-            return web.Response(body=data, headers={"Content-Type": "text/html; charset=utf-8",
-                                                    "Content-Encoding": "gzip"})
+            return web.Response(
+                body=data, headers={"Content-Type": "text/html; charset=utf-8", "Content-Encoding": "gzip"}
+            )
         return web.Response(body=gzip.decompress(data), headers={"Content-Type": "text/html; charset=utf-8"})
 
     async def readability(self, request: web.Request) -> web.Response:
@@ -303,8 +306,9 @@ class Upstream:
             body = zlib.compress(data)
         else:
             body = brotli.compress(data)
-        return web.Response(body=body, headers={"Content-Type": "text/html; charset=utf-8",
-                                                "Content-Encoding": encoding})
+        return web.Response(
+            body=body, headers={"Content-Type": "text/html; charset=utf-8", "Content-Encoding": encoding}
+        )
 
     async def slow(self, request: web.Request) -> web.Response:
         await asyncio.sleep(float(request.query.get("s", "60")))
@@ -339,8 +343,9 @@ class Upstream:
         if encoding not in ("gzip", "deflate", "br"):
             raise web.HTTPBadRequest()
         body = await asyncio.to_thread(bomb_body, encoding)
-        return web.Response(body=body, headers={"Content-Type": "text/html; charset=utf-8",
-                                                "Content-Encoding": encoding})
+        return web.Response(
+            body=body, headers={"Content-Type": "text/html; charset=utf-8", "Content-Encoding": encoding}
+        )
 
     async def redirect_loop(self, request: web.Request) -> web.Response:
         raise web.HTTPFound("/redirect-loop")
@@ -396,8 +401,10 @@ class Upstream:
 
     async def expires(self, request: web.Request) -> web.Response:
         key = request.match_info["key"]
-        return _html(_page(f"Expires {key}", "Fresh until the Expires date."),
-                     headers={"Expires": formatdate(time.time() + 60, usegmt=True)})
+        return _html(
+            _page(f"Expires {key}", "Fresh until the Expires date."),
+            headers={"Expires": formatdate(time.time() + 60, usegmt=True)},
+        )
 
     async def nostore(self, request: web.Request) -> web.Response:
         key = request.match_info.get("key", "")
@@ -414,8 +421,9 @@ class Upstream:
     # ---- hardening (issue 13) -------------------------------------------------------------------
     async def reset_mid_body(self, request: web.Request) -> web.StreamResponse:
         """Promises 100 KB, sends 10 KB, then resets the connection (RST)."""
-        response = web.StreamResponse(headers={"Content-Type": "text/html; charset=utf-8",
-                                               "Content-Length": "102400"})
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/html; charset=utf-8", "Content-Length": "102400"}
+        )
         await response.prepare(request)
         await response.write(b"<!doctype html><html><body><p>" + b"x" * 10_000)
         transport = request.transport
@@ -424,7 +432,10 @@ class Upstream:
             if sock is not None:  # SO_LINGER 0: close() sends a RST
                 import socket as socket_module
                 import struct as struct_module
-                sock.setsockopt(socket_module.SOL_SOCKET, socket_module.SO_LINGER, struct_module.pack("ii", 1, 0))
+
+                sock.setsockopt(
+                    socket_module.SOL_SOCKET, socket_module.SO_LINGER, struct_module.pack("ii", 1, 0)
+                )
             transport.abort()
         return response
 
@@ -452,11 +463,15 @@ class Upstream:
         """A distinct article of about `kb` KB (default 50) for each key: soak and load runs."""
         key = request.match_info["key"]
         size = int(request.query.get("kb", "50")) * 1024
-        paragraph = (f"<p>Paragraph of page {key}: the quick brown fox jumps over the lazy dog, "
-                     "and the reader keeps reading this sentence to the end. </p>\n")
+        paragraph = (
+            f"<p>Paragraph of page {key}: the quick brown fox jumps over the lazy dog, "
+            "and the reader keeps reading this sentence to the end. </p>\n"
+        )
         count = max(1, size // len(paragraph))
-        body = (f"<!doctype html><html><head><title>Generated {key}</title></head><body><article>"
-                f"<h1>Generated {key}</h1>{paragraph * count}</article></body></html>")
+        body = (
+            f"<!doctype html><html><head><title>Generated {key}</title></head><body><article>"
+            f"<h1>Generated {key}</h1>{paragraph * count}</article></body></html>"
+        )
         return _html(body)
 
     # ---- proxy mode -----------------------------------------------------------------------------
@@ -466,17 +481,27 @@ class Upstream:
         async for chunk in request.content.iter_chunked(64 * 1024):
             digest.update(chunk)
             length += len(chunk)
-        return web.json_response({
-            "method": request.method, "path": request.path, "query": request.query_string,
-            "headers": [[k, v] for k, v in request.headers.items()], "length": length,
-            "sha256": digest.hexdigest(), "chunked": "chunked" in request.headers.get("Transfer-Encoding", ""),
-        })
+        return web.json_response(
+            {
+                "method": request.method,
+                "path": request.path,
+                "query": request.query_string,
+                "headers": [[k, v] for k, v in request.headers.items()],
+                "length": length,
+                "sha256": digest.hexdigest(),
+                "chunked": "chunked" in request.headers.get("Transfer-Encoding", ""),
+            }
+        )
 
     async def download(self, request: web.Request) -> web.StreamResponse:
         size = int(float(request.query.get("mb", "20")) * 1024 * 1024)
-        response = web.StreamResponse(headers={
-            "Content-Type": "application/octet-stream", "Content-Length": str(size),
-            "Content-Disposition": 'attachment; filename="big.bin"'})
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "application/octet-stream",
+                "Content-Length": str(size),
+                "Content-Disposition": 'attachment; filename="big.bin"',
+            }
+        )
         await response.prepare(request)
         chunk = bytes(range(256)) * 256  # 64 KiB
         sent = 0
