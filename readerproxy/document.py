@@ -348,9 +348,9 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     spans = _tag_spans(serialised, codes)
     if spans is None:
         return None
-    start, end = spans
-    n_spans = len(start)
-    first = codes[start + 1]
+    span_start, span_end = spans
+    n_spans = len(span_start)
+    first = codes[span_start + 1]
     opening = _ascii_letter(first)
     closing = first == ord("/")
     n_elements = len(tag)
@@ -362,11 +362,11 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     # that character, as "\x00", with the "\x00"-terminated names.
     tag_codes = _code_points("\x00".join(tag) + "\x00")
     tag_end = np.flatnonzero(tag_codes == 0)
-    if len(tag_end) != n_elements:
+    if len(tag_end) != n_elements or (tag_codes == ord('"')).any():  # `_TOKEN` reads quoted names differently
         return None
     tag_start = np.concatenate(([0], tag_end[:-1] + 1))
     tag_len = tag_end - tag_start
-    open_start = start[opening] + 1
+    open_start = span_start[opening] + 1
     if n_elements and int((open_start + tag_len).max()) >= len(codes):
         return None
     names = _gather(codes, open_start, tag_len + 1)
@@ -380,9 +380,9 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     # Text: the page with every "<...>" replaced by "\x00\x00" (an empty item between two gaps),
     # cut into lines, one item each. One unescape, one replace and one split for the page.
     marked = codes.copy()
-    marked[start] = marked[end] = 0
-    gap_first = np.concatenate(([0], end))  # each gap with the ">" before it and the "<" after it
-    gap_last = np.concatenate((start, [len(serialised) - 1]))
+    marked[span_start] = marked[span_end] = 0
+    gap_first = np.concatenate(([0], span_end))  # each gap with the ">" before it and the "<" after it
+    gap_last = np.concatenate((span_start, [len(serialised) - 1]))
     text_codes = _gather(marked, gap_first, gap_last - gap_first + 1)
     separators = np.flatnonzero(text_codes == 0)
     newlines = np.bincount(
@@ -415,7 +415,7 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     solid = np.concatenate(([0], np.cumsum(~np.take(_WHITESPACE, item_codes, mode="clip"))))
     chars = solid[item_end] - solid[item_start]
 
-    item_len[head_item] = end - start + 1
+    item_len[head_item] = span_end - span_start + 1
     item_kind = np.full(len(items), TEXT, dtype=np.int8)
     item_kind[head_item] = np.where(opening, OPEN, CLOSE)
     kind = item_kind[keep]
@@ -442,8 +442,8 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     close_order = np.argsort((depth[close_at] + 1) * (n + 1) + close_at)
     closed = np.empty(len(close_at), dtype=np.int64)
     closed[close_order] = sorted_element
-    close_start = start[closing] + 2
-    if not np.array_equal(end[closing] - close_start, tag_len[closed]):
+    close_start = span_start[closing] + 2
+    if not np.array_equal(span_end[closing] - close_start, tag_len[closed]):
         return None
     expected = _gather(tag_codes, tag_start[closed], tag_len[closed])
     if not np.array_equal(_ascii_lower(_gather(codes, close_start, tag_len[closed])), expected):
