@@ -240,3 +240,40 @@ def test_a_quote_in_a_tag_name_goes_to_the_general_scan() -> None:
     tag = [node.tag.lower() for node in tree.css("*")]
     assert document._scan_fast(tree.html or "", tag) is None
     assert "next" in "".join(document.parse('<p"x a"b="1">odd</p"x><p>next</p>').tokens.text)
+
+
+def test_fast_scan_agrees_with_the_general_scan_on_random_markup() -> None:
+    import random
+
+    from selectolax.lexbor import LexborHTMLParser
+
+    from readerproxy import document
+
+    pieces = [
+        "<p>", "</p>", '<div class="a>b">', "<a href='x'>", "</a>", "<br>", "<img alt='<x>'>",
+        "<!-- c > d -->", "<!---->", "<!-->", "text", " ", "\n", "&amp;", "&lt;", "&nbsp;", "&#10;",
+        "<", ">", '"', "<b>", "</b>", "<svg><path d='M0'/></svg>", "<table><tr><td>", "</td>",
+        "<pre>\n x\n</pre>", '<p"q>', "<x-y z=1>", "</x-y>", "<li>", "é", "\u2003", "\U0001f600",
+        "<image>", "</image>", "<?pi x?>", "<!DOCTYPE html>", "<textarea>a<b</textarea>",
+        "<span hidden>h</span>", "\r\n", "\t", "<a\tb=c>", "</br>", "<p/>",
+    ]  # fmt: skip
+    rng = random.Random(7)
+    answered = 0
+    for _ in range(300):
+        page = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 40)))
+        tree = LexborHTMLParser(page)
+        document._clean(tree)
+        tag = [node.tag.lower() if node.tag else "" for node in tree.css("*")]
+        serialised = tree.html or ""
+        fast = document._scan_fast(serialised, tag)
+        if fast is None:
+            continue
+        answered += 1
+        general = document._scan(serialised, tag)
+        for name in general.__slots__:
+            mine, reference = getattr(fast, name), getattr(general, name)
+            if isinstance(reference, list):
+                assert mine == reference, (name, page)
+            else:
+                assert mine.dtype == reference.dtype and np.array_equal(mine, reference), (name, page)
+    assert answered > 100
