@@ -1,4 +1,4 @@
-"""Bounded load run (issue 13): a fixed number of mixed requests at a fixed concurrency, loopback only.
+"""Bounded load run: a fixed number of mixed requests at a fixed concurrency, loopback only.
 
     .venv/bin/python benchmarks/load_run.py [--requests 10000] [--connections 100] [--limit 300]
 

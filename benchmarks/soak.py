@@ -1,4 +1,4 @@
-"""Memory soak (issue 13): distinct big pages through /read, resident memory after each.
+"""Memory soak: distinct big pages through /read, resident memory after each.
 
     .venv/bin/python benchmarks/soak.py [--pages 100] [--kb 5120] [--limit 600]
 

@@ -1,4 +1,4 @@
-"""Adversarial pages for every algorithm (issue 13): each must finish or be cut off at the extraction
+"""Adversarial pages for every algorithm: each must finish or be cut off at the extraction
 deadline, in a worker process whose memory is measured. Times and peak memory are recorded in
 artifacts/attacks/pages.json (docs/security.md quotes them)."""
 

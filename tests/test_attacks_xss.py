@@ -1,4 +1,4 @@
-"""XSS attack suite (issue 13): the corpus in tests/attack_corpus.py through every view and format that
+"""XSS attack suite: the corpus in tests/attack_corpus.py through every view and format that
 renders HTML, in real headless Chromium: the reader view, the overlay view, the compare view, the
 error pages, and format=md rendered by a CommonMark renderer with raw HTML allowed (markdown-it-py)
 on a page with no Content-Security-Policy at all. Asserted for every page: no dialog opened, the

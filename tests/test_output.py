@@ -132,7 +132,7 @@ def test_media_inside_the_selected_range_are_kept() -> None:
     assert "<img" not in render_html(doc, doc.mask_elements(paragraphs), images=False)
 
 
-# Reader view fixes (issue 11): srcset, lazy images, layout tables, lite captions, jump links, header repeats.
+# Reader view fixes: srcset, lazy images, layout tables, lite captions, jump links, header repeats.
 
 from selectolax.lexbor import LexborHTMLParser  # noqa: E402
 

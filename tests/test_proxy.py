@@ -1,4 +1,4 @@
-"""Proxy mode (issue 10) with aiohttp and raw sockets as the client: reader views, pass-through,
+"""Proxy mode with aiohttp and raw sockets as the client: reader views, pass-through,
 hop-by-hop headers, the SSRF guard, CONNECT, auth, the way back, edge cases of HTTP/1.1.
 
 Every test talks to loopback only: the upstream test site is reached as `news.test` through the

@@ -1,4 +1,4 @@
-"""Proxy mode: set readerproxy as a browser's or phone's HTTP proxy and just browse (issue 10).
+"""Proxy mode: set readerproxy as a browser's or phone's HTTP proxy and just browse.
 
 - `flow.py`: the HTTP flow as data (request, response, outcome) and the HTTP/1.1 syntax the core needs.
 - `server.py`: the proxy core on its own listener (`--proxy-port`; why a separate listener is said

@@ -418,7 +418,7 @@ class Upstream:
     async def broken(self, request: web.Request) -> web.Response:
         return _html(BROKEN_HTML)
 
-    # ---- hardening (issue 13) -------------------------------------------------------------------
+    # ---- hardening: faults and hostile pages -------------------------------------------------------------------
     async def reset_mid_body(self, request: web.Request) -> web.StreamResponse:
         """Promises 100 KB, sends 10 KB, then resets the connection (RST)."""
         response = web.StreamResponse(
