@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .document import OPEN, TEXT, Document
+from .readability_rules import UNLIKELY_ROLES, unlikely_by_class_id
 
 _WS = re.compile(r"\s+")
 #: Readability.js's jsonLdArticleTypes, alternation unanchored as there (a type containing one of
@@ -53,14 +54,6 @@ _NAME = re.compile(
     re.I,
 )
 _BYLINE_HINT = re.compile(r"byline|author|dateline|writtenby|p-author", re.I)
-_UNLIKELY = re.compile(
-    r"-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer|gdpr|"
-    r"header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|sponsor|"
-    r"supplemental|ad-break|agegate|pagination|pager|popup|yom-remote",
-    re.I,
-)
-_MAYBE_CANDIDATE = re.compile(r"and|article|body|column|content|main|mathjax|shadow", re.I)
-_UNLIKELY_ROLES = frozenset("menu menubar complementary navigation alert alertdialog dialog".split())
 #: Phrasing content (Readability.js PHRASING_ELEMS plus a, del, ins): a run of these inside a <div>
 #: is a paragraph; any other tag ends one.
 _PHRASING = frozenset(
@@ -266,10 +259,10 @@ def _dropped(node: Any) -> bool:
     if node.tag in ("body", "a", "html"):
         return False
     attrs = node.attributes
-    if attrs.get("role") in _UNLIKELY_ROLES:
+    if attrs.get("role") in UNLIKELY_ROLES:
         return True
     match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-    if not _UNLIKELY.search(match) or _MAYBE_CANDIDATE.search(match):
+    if not unlikely_by_class_id(match):
         return False
     above = node.parent
     while above is not None:

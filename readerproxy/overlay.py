@@ -3,9 +3,8 @@
 Works from the `Document` and the `Extraction` only (blocks, selection, signals, score, params);
 it never looks inside an algorithm. Pure functions, I/O at the edges:
 
-- `inspect(source, …)` runs the pipeline's phases (`pipeline.resolve`, `decode`, `parse`,
-  `run_extractor`, `render`) and keeps what an overlay needs: the text, the Document, the
-  Extraction and the Article.
+- `inspect(source, …)` runs the one pipeline (`pipeline.process_page`) and keeps what an overlay
+  needs: the text, the Document, the Extraction and the Article.
 - `block_marks(doc, blocks)` finds where each block sits in the page. An element block marks its
   element. A range of tokens (a line, a string, a segment: Block.start/end index the linear view)
   becomes the run of sibling nodes under the lowest element containing both ends; a run of several
@@ -29,7 +28,6 @@ import functools
 import html
 import json
 import re
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +43,7 @@ from . import charts as charts_module
 from .article import Article
 from .document import BLOCK_TAGS, CLOSE, OPEN, TEXT, VOID_TAGS, Document
 from .extraction import Block, Extraction, Extractor
-from .pipeline import decode, parse, render, resolve, run_extractor
+from .pipeline import process_page
 
 #: Elements under which a wrapping <span> would be moved by the HTML parser: blocks inside mark the element.
 NO_WRAP = frozenset("table thead tbody tfoot tr colgroup select optgroup datalist html head svg math".split())
@@ -143,16 +141,11 @@ def inspect(
     params: Mapping[str, Any] | object | None = None,
 ) -> Inspection:
     """The pipeline on one page, keeping its Document (for overlays, compare and the blocks JSON)."""
-    extractor, checked = resolve(algorithm, params)
-    began = time.perf_counter()
-    text = decode(source, content_type)
-    decoded = time.perf_counter()
-    doc = parse(text, url)
-    parsed = time.perf_counter()
-    extraction = run_extractor(doc, extractor, checked)
-    timings = {"decode": round((decoded - began) * 1000, 3), "parse": round((parsed - decoded) * 1000, 3)}
-    article = render(doc, extraction, timings=timings)
-    return Inspection(text, doc, extraction, article, extractor.name, dataclasses.asdict(checked), url)  # type: ignore[call-overload]
+    done = process_page(source, url=url, content_type=content_type, algorithm=algorithm, params=params)
+    params_used = dataclasses.asdict(done.params)  # type: ignore[call-overload]
+    return Inspection(
+        done.text, done.doc, done.extraction, done.article, done.extractor.name, params_used, url
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .article import Article
@@ -95,6 +96,42 @@ def _readerable(doc: Document) -> bool | None:
     return is_probably_readerable(doc)
 
 
+@dataclass(slots=True)
+class Processed:
+    """Everything the pipeline made for one page: most callers want only `article`; the overlay,
+    compare and the blocks JSON also read the Document and the Extraction."""
+
+    text: str
+    doc: Document
+    extraction: Extraction
+    article: Article
+    extractor: Extractor[Any]
+    params: object  # the extractor's validated parameters
+
+
+def process_page(
+    source: str | bytes,
+    *,
+    url: str | None = None,
+    content_type: str | None = None,
+    algorithm: str | Extractor[Any] = "auto",
+    params: Mapping[str, Any] | object | None = None,
+    rewrite_link: LinkRewriter | None = None,
+    images: bool = True,
+) -> Processed:
+    """Bytes (or text) of a page through every phase: decode, parse, extract, render."""
+    extractor, checked = resolve(algorithm, params)
+    began = time.perf_counter()
+    text = decode(source, content_type)
+    decoded = time.perf_counter()
+    doc = parse(text, url)
+    parsed = time.perf_counter()
+    extraction = run_extractor(doc, extractor, checked)
+    timings = {"decode": round((decoded - began) * 1000, 3), "parse": round((parsed - decoded) * 1000, 3)}
+    article = render(doc, extraction, rewrite_link=rewrite_link, images=images, timings=timings)
+    return Processed(text, doc, extraction, article, extractor, checked)
+
+
 def process(
     source: str | bytes,
     *,
@@ -105,13 +142,13 @@ def process(
     rewrite_link: LinkRewriter | None = None,
     images: bool = True,
 ) -> Article:
-    """Bytes (or text) of a page to its Article: decode, parse, extract, render."""
-    extractor, checked = resolve(algorithm, params)
-    began = time.perf_counter()
-    text = decode(source, content_type)
-    decoded = time.perf_counter()
-    doc = parse(text, url)
-    parsed = time.perf_counter()
-    extraction = run_extractor(doc, extractor, checked)
-    timings = {"decode": round((decoded - began) * 1000, 3), "parse": round((parsed - decoded) * 1000, 3)}
-    return render(doc, extraction, rewrite_link=rewrite_link, images=images, timings=timings)
+    """Bytes (or text) of a page to its Article (`process_page` when you need more than the Article)."""
+    return process_page(
+        source,
+        url=url,
+        content_type=content_type,
+        algorithm=algorithm,
+        params=params,
+        rewrite_link=rewrite_link,
+        images=images,
+    ).article

@@ -137,6 +137,7 @@ class Reader:
         self.pages: PageStore | None = None
         self.workers: WorkerPool | None = None
         self.flights = SingleFlight()
+        self._inspect_gate = asyncio.Semaphore(1)  # overlay/compare work: one thread at a time
         self._decoded_results: DecodedMemo[dict[str, Any]] = DecodedMemo(json.loads)
 
     @contextlib.asynccontextmanager
@@ -325,10 +326,10 @@ class Reader:
         return page
 
     async def _in_thread(self, work: Callable[[], T]) -> T:
-        gate = self.__dict__.get("_inspect_gate")
-        if gate is None:
-            gate = self.__dict__["_inspect_gate"] = asyncio.Semaphore(1)
-        async with gate:
+        """Overlay work in a thread, one at a time. It cannot be killed like the worker processes,
+        so `_gated_page` first proves through the pool (and its deadline) that the page extracts in
+        time; that costs a second extraction on an overlay miss, the price of the guard."""
+        async with self._inspect_gate:
             return await asyncio.to_thread(work)
 
 

@@ -16,22 +16,13 @@ WCXB articles 0.986 -> 0.97 readerable, listings 0.54 -> 0.40, collections 0.56 
 
 from __future__ import annotations
 
-import re
-
 from .document import Document
+from .readability_rules import MAYBE_CANDIDATE_READERABLE, unlikely_by_class_id
 
 MIN_CONTENT_LENGTH = 140
 MIN_SCORE = 20.0
 MIN_SIBLING_SCORE = 40.0
 MAX_LINK_DENSITY = 0.4
-
-_UNLIKELY = re.compile(
-    r"-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer|gdpr|"
-    r"header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|sponsor|"
-    r"supplemental|ad-break|agegate|pagination|pager|popup|yom-remote",
-    re.I,
-)
-_MAYBE_CANDIDATE = re.compile(r"and|article|body|column|content|main|shadow", re.I)
 
 
 def _inside(doc: Document, index: int, tag: str) -> bool:
@@ -56,7 +47,7 @@ def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
     for index in sorted(candidates):
         attrs = doc.elements[index].attributes
         match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-        if _UNLIKELY.search(match) and not _MAYBE_CANDIDATE.search(match):
+        if unlikely_by_class_id(match, MAYBE_CANDIDATE_READERABLE):
             continue
         if doc.tag[index] == "p" and _inside(doc, index, "li"):
             continue

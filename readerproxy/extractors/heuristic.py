@@ -40,6 +40,7 @@ import numpy as np
 from ..convert import check_choice, check_range
 from ..document import BLOCK_TAGS, TEXT, VOID_TAGS, Document
 from ..extraction import Block, Extraction, register
+from ..readability_rules import UNLIKELY_ROLES, unlikely_by_class_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,18 +218,6 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     return ElementFeatures(holder, words, chars, anchor_chars, own, context, np.array(unlikely, dtype=bool))
 
 
-#: Readability.js's REGEXPS.unlikelyCandidates, okMaybeItsACandidate and UNLIKELY_ROLES.
-UNLIKELY_CANDIDATES = re.compile(
-    r"-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer|gdpr|"
-    r"header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|sponsor|"
-    r"supplemental|ad-break|agegate|pagination|pager|popup|yom-remote"
-)
-MAYBE_CANDIDATE = re.compile(r"and|article|body|column|content|main|mathjax|shadow")
-UNLIKELY_ROLES = frozenset(
-    {"menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog"}
-)
-
-
 def is_unlikely_candidate(tag: str, attrs: dict[str, str | None]) -> bool:
     """Readability.js _grabArticle: class/id says boilerplate (and nothing says content), or the role does."""
     if tag in ("html", "body", "a", "article", "main"):  # semantic content tags outrank class names
@@ -241,8 +230,7 @@ def is_unlikely_candidate(tag: str, attrs: dict[str, str | None]) -> bool:
 
 @functools.lru_cache(maxsize=16384)
 def _unlikely_match(match_string: str) -> bool:
-    lowered = match_string.lower()
-    return bool(UNLIKELY_CANDIDATES.search(lowered)) and not MAYBE_CANDIDATE.search(lowered)
+    return unlikely_by_class_id(match_string)
 
 
 def attribute_weights(attrs: dict[str, str | None], weights: Weights) -> tuple[float, float]:
