@@ -381,11 +381,6 @@ class LayeredCache:
         if self.backend is not None and self._backend_usable():
             await self._backend_call(self.backend.delete(key))
 
-    @property
-    def shared(self) -> bool:
-        """Whether other processes may share this cache (a persistent backend that is healthy now)."""
-        return self.backend is not None and self._backend_usable()
-
     async def try_lock(self, key: str, ttl: float) -> tuple[bool, str]:
         """A lock across every process sharing the backend: (go ahead, token to release).
 
