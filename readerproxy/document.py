@@ -234,8 +234,36 @@ class _Misaligned(Exception):
     pass
 
 
+def unwrap_noscript_images(tree: LexborHTMLParser) -> None:
+    """Replace a lazy-loading placeholder with the real image from the `<noscript>` beside it.
+
+    For the page's cleaner, before `<noscript>` is removed (Readability's _unwrapNoscriptImages):
+    a `<noscript>` holding one image that follows an image (or a wrapper of one image) replaces
+    that image; the placeholder's own attributes survive as `data-old-*`.
+    """
+    for noscript in tree.css("noscript"):
+        images = noscript.css("img")
+        if len(images) != 1 or (noscript.text() or "").strip():
+            continue
+        previous = noscript.prev
+        while previous is not None and not previous.is_element_node:
+            previous = previous.prev
+        if previous is None:
+            continue
+        placeholders = [previous] if previous.tag == "img" else previous.css("img")
+        if len(placeholders) != 1:
+            continue
+        placeholders[0].replace_with(images[0].clone())
+        noscript.decompose()
+
+
 def _clean(tree: LexborHTMLParser) -> None:
-    """Remove scripts, styles, raw-text containers and hidden elements (comments are skipped later)."""
+    """Remove scripts, styles, raw-text containers and hidden elements (comments are skipped later).
+
+    Lazy-loading placeholders are first replaced by the real image of the `<noscript>` beside them
+    (Readability.js's _unwrapNoscriptImages), since `<noscript>` is one of the removed tags.
+    """
+    unwrap_noscript_images(tree)
     tree.strip_tags(list(REMOVED_TAGS))
     for node in tree.css(HIDDEN_SELECTOR):
         if node.tag in ("html", "body"):

@@ -500,29 +500,6 @@ def fit_under_header(fragment: str, title: str | None, byline: str | None = None
     return html
 
 
-def unwrap_noscript_images(tree: LexborHTMLParser) -> None:
-    """Replace a lazy-loading placeholder with the real image from the `<noscript>` beside it.
-
-    For the page's cleaner, before `<noscript>` is removed (Readability's _unwrapNoscriptImages):
-    a `<noscript>` holding one image that follows an image (or a wrapper of one image) replaces
-    that image; the placeholder's own attributes survive as `data-old-*`.
-    """
-    for noscript in tree.css("noscript"):
-        images = noscript.css("img")
-        if len(images) != 1 or (noscript.text() or "").strip():
-            continue
-        previous = noscript.prev
-        while previous is not None and not previous.is_element_node:
-            previous = previous.prev
-        if previous is None:
-            continue
-        placeholders = [previous] if previous.tag == "img" else previous.css("img")
-        if len(placeholders) != 1:
-            continue
-        placeholders[0].replace_with(images[0].clone())
-        noscript.decompose()
-
-
 def render_text(doc: Document, selection: np.ndarray) -> str:
     """Plain text of the selected tokens: one block per paragraph, a blank line between blocks."""
     if not selection.any():

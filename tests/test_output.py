@@ -136,7 +136,8 @@ def test_media_inside_the_selected_range_are_kept() -> None:
 
 from selectolax.lexbor import LexborHTMLParser  # noqa: E402
 
-from readerproxy.output import fit_under_header, parse_srcset, unwrap_noscript_images  # noqa: E402
+from readerproxy.document import unwrap_noscript_images  # noqa: E402
+from readerproxy.output import fit_under_header, parse_srcset  # noqa: E402
 
 
 def test_srcset_is_split_as_the_html_standard_says() -> None:
