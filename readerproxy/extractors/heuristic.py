@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Literal
 
@@ -218,6 +219,18 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     return ElementFeatures(holder, words, chars, anchor_chars, own, context, np.array(unlikely, dtype=bool))
 
 
+_FEATURES: weakref.WeakKeyDictionary[Document, ElementFeatures] = weakref.WeakKeyDictionary()
+
+
+def features_of(doc: Document) -> ElementFeatures:
+    """`element_features(doc)` with the default weights, computed once per Document (the learned
+    block scorer reads them after the heuristic has run on the same page)."""
+    features = _FEATURES.get(doc)
+    if features is None:
+        features = _FEATURES[doc] = element_features(doc)
+    return features
+
+
 def is_unlikely_candidate(tag: str, attrs: dict[str, str | None]) -> bool:
     """Readability.js _grabArticle: class/id says boilerplate (and nothing says content), or the role does."""
     if tag in ("html", "body", "a", "article", "main"):  # semantic content tags outrank class names
@@ -387,7 +400,7 @@ def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
     selection = np.zeros(n_tokens, dtype=bool)
     if n_tokens == 0 or not doc.elements:
         return Extraction(blocks=[], selection=selection, signals={"element_score": np.zeros(0)})
-    features = element_features(doc)
+    features = features_of(doc)
     holders = np.flatnonzero(features.chars > 0)
     scores = evaluate(features)
     scores = add_neighbours(scores, holders, params.neighbour_share, WEIGHTS.neighbour_floor)
@@ -420,7 +433,7 @@ def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
 
     # For speed: one tolist() per array rather than a numpy scalar per block and field.
     blocks = [
-        Block(first, last, score, keep, element=i, label=_label(doc, i))
+        Block(first, last, score, keep, element=i, label=element_label(doc, i))
         for i, first, last, score, keep in zip(
             holders.tolist(),
             doc.start[holders].tolist(),
@@ -444,7 +457,7 @@ def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
     )
 
 
-def _label(doc: Document, index: int) -> str:
+def element_label(doc: Document, index: int) -> str:
     node = doc.elements[index]
     name = doc.tag[index]
     ident = node.id

@@ -1,0 +1,140 @@
+"""Gradient-boosted trees as arrays, evaluated in numpy; the shipped weights, loaded once.
+
+A model file (`.npz`) holds every tree's internal nodes in one table (`feature`, `threshold`,
+`left`, `right`: a child >= 0 is an internal node, a child < 0 is leaf `-child - 1`), the leaf
+values, each tree's root, the initial score and the names of the features it was trained on, which
+must equal `blocks.FEATURES`. Prediction walks all trees for all blocks at once, one numpy gather per
+level (Friedman 2001's additive model: the sum of the trees' leaf values is the log-odds).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: The weights shipped with the package (written by `readerproxy train`).
+SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "models" / "blocks.npz"
+
+
+@dataclass(frozen=True, slots=True)
+class TreeModel:
+    """An additive ensemble of binary trees over `features` (log-odds of "content")."""
+
+    feature: np.ndarray  # int32 per internal node
+    threshold: np.ndarray  # float64 per internal node: go left when x <= threshold
+    left: np.ndarray  # int32 per internal node
+    right: np.ndarray  # int32 per internal node
+    value: np.ndarray  # float64 per leaf
+    roots: np.ndarray  # int32 per tree: its root (an internal node, or < 0 for a one-leaf tree)
+    init: float
+    features: tuple[str, ...]
+    max_depth: int
+
+    def log_odds(self, x: np.ndarray) -> np.ndarray:
+        """Sum of the trees' leaves for every row of x (shape rows × features)."""
+        rows = x.shape[0]
+        if rows == 0 or len(self.roots) == 0:
+            return np.full(rows, self.init)
+        node = np.broadcast_to(self.roots, (rows, len(self.roots))).copy()
+        row = np.arange(rows)[:, None]
+        for _ in range(self.max_depth):
+            inner = node >= 0
+            if not inner.any():
+                break
+            at = np.maximum(node, 0)
+            go_left = x[row, self.feature[at]] <= self.threshold[at]
+            node = np.where(inner, np.where(go_left, self.left[at], self.right[at]), node)
+        return self.init + self.value[-node - 1].sum(axis=1)
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-self.log_odds(x)))
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as out:
+            np.savez_compressed(
+                out,
+                feature=self.feature,
+                threshold=self.threshold,
+                left=self.left,
+                right=self.right,
+                value=self.value,
+                roots=self.roots,
+                init=np.array([self.init]),
+                features=np.array(self.features),
+                max_depth=np.array([self.max_depth]),
+            )
+
+
+def from_lightgbm_dump(dump: dict[str, Any]) -> TreeModel:
+    """Convert LightGBM's `Booster.dump_model()` (numerical splits, `<=`) into arrays."""
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    value: list[float] = []
+    roots: list[int] = []
+    depth = 0
+
+    def walk(node: dict[str, Any], level: int) -> int:
+        nonlocal depth
+        depth = max(depth, level)
+        if "leaf_value" in node:
+            value.append(float(node["leaf_value"]))
+            return -len(value)
+        if node.get("decision_type", "<=") != "<=":
+            raise ValueError(f"unsupported split {node.get('decision_type')!r} (numerical <= only)")
+        index = len(feature)
+        feature.append(int(node["split_feature"]))
+        threshold.append(float(node["threshold"]))
+        left.append(0)
+        right.append(0)
+        left[index] = walk(node["left_child"], level + 1)
+        right[index] = walk(node["right_child"], level + 1)
+        return index
+
+    for tree in dump["tree_info"]:
+        roots.append(walk(tree["tree_structure"], 0))
+    return TreeModel(
+        feature=np.array(feature, dtype=np.int32),
+        threshold=np.array(threshold, dtype=np.float64),
+        left=np.array(left, dtype=np.int32),
+        right=np.array(right, dtype=np.int32),
+        value=np.array(value, dtype=np.float64),
+        roots=np.array(roots, dtype=np.int32),
+        init=0.0,
+        features=tuple(dump["feature_names"]),
+        max_depth=depth + 1,
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def load_model(path: str = "") -> TreeModel:
+    """The model at `path` ("" = the shipped one), read once per path; ValueError if unusable."""
+    source = Path(path) if path else SHIPPED_MODEL
+    try:
+        with np.load(source, allow_pickle=False) as data:
+            model = TreeModel(
+                feature=data["feature"].astype(np.int32),
+                threshold=data["threshold"].astype(np.float64),
+                left=data["left"].astype(np.int32),
+                right=data["right"].astype(np.int32),
+                value=data["value"].astype(np.float64),
+                roots=data["roots"].astype(np.int32),
+                init=float(data["init"][0]),
+                features=tuple(str(name) for name in data["features"]),
+                max_depth=int(data["max_depth"][0]),
+            )
+    except (OSError, KeyError, ValueError) as exc:
+        raise ValueError(f"cannot load block model {str(source)!r}: {exc}") from None
+    from .blocks import FEATURES  # here: learn.blocks imports the extractors, which import this module
+
+    if model.features != FEATURES:
+        raise ValueError(
+            f"block model {str(source)!r} was trained on other features; retrain with `readerproxy train`"
+        )
+    return model
