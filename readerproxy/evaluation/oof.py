@@ -35,7 +35,9 @@ class OutOfFold:
             manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
             folds = int(manifest["folds"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"--oof {directory}: no usable manifest.json from `readerproxy train` ({exc})") from None
+            raise ValueError(
+                f"--oof {directory}: no usable manifest.json from `readerproxy train` ({exc})"
+            ) from None
         missing = [k for k in range(folds) if not (directory / f"fold-{k}.npz").is_file()]
         if missing:
             raise ValueError(f"--oof {directory}: fold model(s) {missing} missing; rerun `readerproxy train`")

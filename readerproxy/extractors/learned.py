@@ -17,10 +17,19 @@ import numpy as np
 from ..convert import check_range
 from ..document import Document
 from ..extraction import Block, Extraction, register
+
 # Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
 from ..learn import blocks as learn_blocks
 from ..learn import model as learn_model
-from .auto import MIN_CHARS, MIN_SHARE, AutoParams, enough_chars, extract_auto, first_extractor, selected_chars
+from .auto import (
+    MIN_CHARS,
+    MIN_SHARE,
+    AutoParams,
+    enough_chars,
+    extract_auto,
+    first_extractor,
+    selected_chars,
+)
 from .heuristic import element_label
 
 

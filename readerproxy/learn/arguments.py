@@ -9,7 +9,7 @@ from .model import SHIPPED_MODEL
 
 DEFAULT_DATASETS = ("scrapinghub", "readability", "wcxb-dev")
 DEFAULT_OOF_DIR = Path("artifacts/learn")
-ROUNDS = 300  # boosting rounds
+ROUNDS = 100  # boosting rounds
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

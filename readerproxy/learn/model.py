@@ -1,8 +1,7 @@
 """Gradient-boosted trees as arrays, evaluated in numpy; the shipped weights, loaded once.
 
-A model file (`.npz`) holds every tree's internal nodes in one table (`feature`, `threshold`,
-`left`, `right`: a child >= 0 is an internal node, a child < 0 is leaf `-child - 1`), the leaf
-values, each tree's root, the initial score and the names of the features it was trained on, which
+A model file (`.npz`) holds the nodes of every tree in one table (`feature`, `threshold`, `left`,
+`right`, `value`; a leaf points to itself), each tree's root, the initial score and the names of the features it was trained on, which
 must equal `blocks.FEATURES`. Prediction walks all trees for all blocks at once, one numpy gather per
 level (Friedman 2001's additive model: the sum of the trees' leaf values is the log-odds).
 """
@@ -22,33 +21,35 @@ SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "models" / "blocks.npz"
 
 @dataclass(frozen=True, slots=True)
 class TreeModel:
-    """An additive ensemble of binary trees over `features` (log-odds of "content")."""
+    """An additive ensemble of binary trees over `features` (log-odds of "content").
 
-    feature: np.ndarray  # int32 per internal node
-    threshold: np.ndarray  # float64 per internal node: go left when x <= threshold
-    left: np.ndarray  # int32 per internal node
-    right: np.ndarray  # int32 per internal node
-    value: np.ndarray  # float64 per leaf
-    roots: np.ndarray  # int32 per tree: its root (an internal node, or < 0 for a one-leaf tree)
+    Nodes of all trees share one table. A leaf is a node that points to itself with an infinite
+    threshold, so every row walks exactly `max_depth` steps with no test for having arrived.
+    """
+
+    feature: np.ndarray  # int32 per node (0 for leaves)
+    threshold: np.ndarray  # float64 per node: go left when x <= threshold (+inf for leaves)
+    left: np.ndarray  # int32 per node (a leaf: itself)
+    right: np.ndarray  # int32 per node (a leaf: itself)
+    value: np.ndarray  # float64 per node: the leaf value (0 for internal nodes)
+    roots: np.ndarray  # int32 per tree
     init: float
     features: tuple[str, ...]
     max_depth: int
 
     def log_odds(self, x: np.ndarray) -> np.ndarray:
         """Sum of the trees' leaves for every row of x (shape rows × features)."""
-        rows = x.shape[0]
-        if rows == 0 or len(self.roots) == 0:
+        rows, width = x.shape
+        trees = len(self.roots)
+        if rows == 0 or trees == 0:
             return np.full(rows, self.init)
-        node = np.broadcast_to(self.roots, (rows, len(self.roots))).copy()
-        row = np.arange(rows)[:, None]
+        flat = np.ascontiguousarray(x, dtype=np.float64).ravel()
+        offset = np.repeat(np.arange(rows, dtype=np.int64) * width, trees)
+        node = np.tile(self.roots, rows)
         for _ in range(self.max_depth):
-            inner = node >= 0
-            if not inner.any():
-                break
-            at = np.maximum(node, 0)
-            go_left = x[row, self.feature[at]] <= self.threshold[at]
-            node = np.where(inner, np.where(go_left, self.left[at], self.right[at]), node)
-        return self.init + self.value[-node - 1].sum(axis=1)
+            go_left = flat[offset + self.feature[node]] <= self.threshold[node]
+            node = np.where(go_left, self.left[node], self.right[node])
+        return self.init + self.value[node].reshape(rows, trees).sum(axis=1)
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-self.log_odds(x)))
@@ -82,17 +83,20 @@ def from_lightgbm_dump(dump: dict[str, Any]) -> TreeModel:
 
     def walk(node: dict[str, Any], level: int) -> int:
         nonlocal depth
-        depth = max(depth, level)
+        index = len(feature)
+        feature.append(0)
+        threshold.append(np.inf)
+        left.append(index)
+        right.append(index)
         if "leaf_value" in node:
             value.append(float(node["leaf_value"]))
-            return -len(value)
+            return index
+        depth = max(depth, level + 1)
         if node.get("decision_type", "<=") != "<=":
             raise ValueError(f"unsupported split {node.get('decision_type')!r} (numerical <= only)")
-        index = len(feature)
-        feature.append(int(node["split_feature"]))
-        threshold.append(float(node["threshold"]))
-        left.append(0)
-        right.append(0)
+        value.append(0.0)
+        feature[index] = int(node["split_feature"])
+        threshold[index] = float(node["threshold"])
         left[index] = walk(node["left_child"], level + 1)
         right[index] = walk(node["right_child"], level + 1)
         return index
@@ -108,7 +112,7 @@ def from_lightgbm_dump(dump: dict[str, Any]) -> TreeModel:
         roots=np.array(roots, dtype=np.int32),
         init=0.0,
         features=tuple(dump["feature_names"]),
-        max_depth=depth + 1,
+        max_depth=depth,
     )
 
 

@@ -30,18 +30,18 @@ from ..document import parse
 from ..evaluation.datasets import load_dataset
 from ..evaluation.metrics import tokenize
 from ..extractors.auto import first_extractor
+from .arguments import ROUNDS
 from .blocks import FEATURES, page_blocks
 from .folds import fold_of_site, site_of_page
 from .labels import CONTENT_OVERLAP, label_blocks
-from .arguments import DEFAULT_DATASETS, DEFAULT_OOF_DIR, ROUNDS
 from .model import TreeModel, from_lightgbm_dump
 
 #: LightGBM settings: small trees, shrinkage, row and feature subsampling (Friedman 2002).
 BOOSTING: dict[str, Any] = {
     "objective": "binary",
-    "learning_rate": 0.05,
+    "learning_rate": 0.1,
     "num_leaves": 31,
-    "max_depth": 8,
+    "max_depth": 6,
     "min_data_in_leaf": 40,
     "feature_fraction": 0.8,
     "bagging_fraction": 0.8,
@@ -231,7 +231,9 @@ def write_manifest(path: Path, training: TrainingSet, folds: int, seed: int) -> 
         "rounds": ROUNDS,
         "boosting": BOOSTING,
         "features": list(FEATURES),
-        "pages": {f"{d}/{p}": {"site": s, "fold": f} for (d, p, s), f in zip(training.pages, page_fold, strict=True)},
+        "pages": {
+            f"{d}/{p}": {"site": s, "fold": f} for (d, p, s), f in zip(training.pages, page_fold, strict=True)
+        },
     }
     path.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
 
@@ -269,5 +271,7 @@ def run_train(args: argparse.Namespace) -> int:
         print(f"  {name:<12} learned {learned.f1:.3f}  heuristic {base.f1:.3f}  ({len(pages)} pages)")
     model, _ = fit(training, args.seed, args.rounds)
     model.save(args.out)
-    print(f"wrote {args.out}, {args.folds} fold models in {args.oof_dir} ({time.perf_counter() - began:.1f} s)")
+    print(
+        f"wrote {args.out}, {args.folds} fold models in {args.oof_dir} ({time.perf_counter() - began:.1f} s)"
+    )
     return 0
