@@ -28,6 +28,8 @@ from urllib.parse import urljoin
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from .nesting import cap_depth
+
 TEXT, OPEN, CLOSE = 0, 1, 2
 
 #: Elements removed before anything else sees the page (scripts, styles, raw-text containers).
@@ -205,8 +207,8 @@ def ranges_mask(size: int, first: np.ndarray, last: np.ndarray) -> np.ndarray:
 
 
 def parse(html: str, url: str | None = None) -> Document:
-    """Parse a page once: clean it, tokenise it, link tokens to elements."""
-    tree = LexborHTMLParser(html)
+    """Parse a page once: clean it, tokenise it, link tokens to elements (nesting capped first)."""
+    tree = LexborHTMLParser(cap_depth(html).html)
     title = _title(tree)
     json_ld = [node.text() for node in tree.css('script[type="application/ld+json" i]')]
     _clean(tree)
