@@ -225,6 +225,8 @@ def _start_tag(
     if name is None or (name in ("img", "picture", "source") and not images):
         return ""
     attrs = doc.elements[element].attributes
+    if name == "img" and doc.noscript_images:
+        attrs = doc.noscript_images.get((attrs.get("src") or "").strip(), attrs)  # the real image
     anchor = (attrs.get("id") or (attrs.get("name") if name == "a" else None) or "").strip()
     target = f' id="{html_lib.escape(anchor, quote=True)}"' if anchor and len(anchor) < 200 else ""
     allowed = ATTRIBUTES.get(name)
