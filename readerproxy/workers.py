@@ -86,6 +86,25 @@ class Job:
     reader_links: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Any other bounded work: `function(*args)` in a worker, under the same deadline and kill.
+
+    The function is pickled by reference (a module-level function) and its arguments and result by
+    value; the overlay and compare views use this to build their pages in the pool.
+    """
+
+    function: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+def perform(job: Job | Call) -> Any:
+    """What a worker runs for one job."""
+    if isinstance(job, Call):
+        return job.function(*job.args)
+    return run_job(job)
+
+
 def run_job(job: Job) -> dict[str, Any]:
     """The CPU part of a read: page to the article's JSON view (what a worker runs)."""
     from .extraction import get_extractor
@@ -136,7 +155,7 @@ def worker_main(conn: Connection) -> None:
         if job is None:
             return
         try:
-            reply: tuple[Any, ...] = ("ok", run_job(job), _peak_rss())
+            reply: tuple[Any, ...] = ("ok", perform(job), _peak_rss())
         except ReaderproxyError as exc:
             reply = ("error", exc.kind, exc.status, exc.message, _peak_rss())
         except MemoryError:
@@ -176,7 +195,7 @@ class Worker:
         child.close()
         self.jobs = 0
 
-    def call(self, job: Job) -> tuple[Any, ...]:
+    def call(self, job: Job | Call) -> tuple[Any, ...]:
         """Send a job and wait for the reply (in a helper thread); EOFError if the worker died."""
         self.conn.send(job)
         reply: tuple[Any, ...] = self.conn.recv()
@@ -259,8 +278,9 @@ class WorkerPool:
         if self.on_event is not None:
             self.on_event(name)
 
-    async def run(self, job: Job) -> dict[str, Any]:
-        """The job's result from a worker, within the deadline (ExtractionTimeout) or Overloaded."""
+    async def run(self, job: Job | Call) -> Any:
+        """The job's result from a worker, within the deadline (ExtractionTimeout) or Overloaded:
+        the article's JSON view for a `Job`, the function's value for a `Call`."""
         if self._idle is None or self._closed:
             raise RuntimeError("WorkerPool used before start() or after close()")
         if self._idle.empty() and self.waiting >= self.queue_limit:
@@ -290,7 +310,7 @@ class WorkerPool:
         finally:
             self.busy -= 1
 
-    async def _call(self, worker: Worker, job: Job, began: float) -> dict[str, Any]:
+    async def _call(self, worker: Worker, job: Job | Call, began: float) -> Any:
         loop = asyncio.get_running_loop()
         call = loop.run_in_executor(self._threads, worker.call, job)
         try:
@@ -329,8 +349,7 @@ class WorkerPool:
             self._give_back(worker)
         if status == "ok":
             self.stats.completed += 1
-            data: dict[str, Any] = reply[1]
-            return data
+            return reply[1]
         if status == "error":
             _, kind, code, message, _ = reply
             raise ReaderproxyError(message, status=code, kind=kind)

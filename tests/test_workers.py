@@ -17,7 +17,7 @@ import pytest
 from support.reader_server import REPO, free_port, serve, test_settings
 
 from readerproxy.extraction import get_extractor
-from readerproxy.workers import ExtractionTimeout, Job, Overloaded, WorkerPool
+from readerproxy.workers import Call, ExtractionTimeout, Job, Overloaded, WorkerPool
 
 ARTICLE = (
     "<html><body><article><h1>T</h1>"
@@ -26,8 +26,13 @@ ARTICLE = (
 )
 
 
-def nested(depth: int) -> str:
-    return "<html><body>" + "<div>" * depth + "deep text" + "</div>" * depth + "</body></html>"
+def links(count: int) -> str:
+    """A page that is slow for every algorithm without being pathological: linear, but big."""
+    return "<html><body>" + "".join(f'<a href="/l{i}">link {i}</a> ' for i in range(count)) + "</body></html>"
+
+
+#: Work that outlives any deadline in these tests (a worker runs it like an extraction).
+ENDLESS = Call(time.sleep, (120,))
 
 
 def job(html: str, algorithm: str = "auto") -> Job:
@@ -64,7 +69,7 @@ async def test_past_the_deadline_the_worker_is_killed_and_replaced(pool: WorkerP
     [before] = pool.pids()
     began = time.monotonic()
     with pytest.raises(ExtractionTimeout) as caught:
-        await pool.run(job(nested(100_000)))
+        await pool.run(ENDLESS)
     assert time.monotonic() - began < 3.0
     assert caught.value.status == 503 and caught.value.kind == "extraction_timeout"
     assert not alive(before)  # the work stopped
@@ -75,7 +80,7 @@ async def test_past_the_deadline_the_worker_is_killed_and_replaced(pool: WorkerP
 
 async def test_a_caller_that_gives_up_stops_its_work(pool: WorkerPool) -> None:
     [before] = pool.pids()
-    task = asyncio.ensure_future(pool.run(job(nested(100_000))))
+    task = asyncio.ensure_future(pool.run(ENDLESS))
     await asyncio.sleep(0.3)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -89,7 +94,7 @@ async def test_a_caller_that_gives_up_stops_its_work(pool: WorkerPool) -> None:
 
 
 async def test_the_queue_is_bounded(pool: WorkerPool) -> None:
-    running = asyncio.ensure_future(pool.run(job(nested(100_000))))
+    running = asyncio.ensure_future(pool.run(ENDLESS))
     await asyncio.sleep(0.1)
     waiting = asyncio.ensure_future(pool.run(job(ARTICLE)))  # the one queue place
     await asyncio.sleep(0.1)
@@ -107,7 +112,7 @@ async def test_server_answers_503_extraction_timeout_and_keeps_serving(http: aio
     async with serve(settings) as server:
         began = time.monotonic()
         async with http.post(
-            server.url("/api/extract"), data=nested(100_000), headers={"Content-Type": "text/html"}
+            server.url("/api/extract"), data=links(200_000), headers={"Content-Type": "text/html"}
         ) as response:
             body = await response.json()
         assert response.status == 503 and body["error"]["kind"] == "extraction_timeout"
@@ -163,7 +168,7 @@ def test_sigterm_stops_the_server_and_its_workers_within_seconds() -> None:
         def post() -> None:
             request = urllib.request.Request(
                 f"http://127.0.0.1:{port}/api/extract",
-                data=nested(200_000).encode(),
+                data=links(200_000).encode(),
                 headers={"Content-Type": "text/html"},
             )
             with contextlib.suppress(OSError):
