@@ -17,7 +17,7 @@ import pytest
 from support.reader_server import REPO, free_port, serve, test_settings
 
 from readerproxy.extraction import get_extractor
-from readerproxy.workers import Call, ExtractionTimeout, Job, Overloaded, WorkerPool
+from readerproxy.workers import CLIENT, Call, ExtractionTimeout, Job, Overloaded, WorkerPool
 
 ARTICLE = (
     "<html><body><article><h1>T</h1>"
@@ -193,3 +193,53 @@ def test_sigterm_stops_the_server_and_its_workers_within_seconds() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+async def _as_client(client: str, pool: WorkerPool, work: Job | Call) -> object:
+    CLIENT.set(client)  # what the server's middleware does per request (this task's own context)
+    return await pool.run(work)
+
+
+async def test_one_client_cannot_hold_every_worker() -> None:
+    pool = WorkerPool(2, deadline=30.0, queue_limit=8)  # per client: half the workers, one
+    await pool.start()
+    try:
+        hostile = [asyncio.ensure_future(_as_client("10.0.0.66", pool, ENDLESS)) for _ in range(2)]
+        await asyncio.sleep(0.3)
+        assert pool.busy == 1 and pool.waiting == 1  # its second job waits for its own worker
+        served = await asyncio.wait_for(_as_client("10.0.0.1", pool, job(ARTICLE)), 20)
+        assert isinstance(served, dict) and "Some words" in served["text"]
+        assert not any(task.done() for task in hostile)
+        assert pool.clients() == 1
+        for task in hostile:
+            task.cancel()
+        await asyncio.gather(*hostile, return_exceptions=True)
+    finally:
+        await pool.close()
+
+
+async def test_a_client_past_its_queue_share_is_refused_at_once() -> None:
+    events: list[str] = []
+    pool = WorkerPool(2, deadline=30.0, queue_limit=4, on_event=events.append)  # share: 1 running + 2 waiting
+    await pool.start()
+    try:
+        held = [asyncio.ensure_future(_as_client("10.0.0.66", pool, ENDLESS)) for _ in range(3)]
+        await asyncio.sleep(0.3)
+        with pytest.raises(Overloaded, match="this address already has 3"):
+            await _as_client("10.0.0.66", pool, ENDLESS)
+        assert events == ["client_limited"] and pool.stats.client_limited == 1
+        for task in held:
+            task.cancel()
+        await asyncio.gather(*held, return_exceptions=True)
+    finally:
+        await pool.close()
+
+
+async def test_metrics_show_the_per_client_share(http: aiohttp.ClientSession) -> None:
+    async with (
+        serve(test_settings(extract_workers=2, extract_per_client=2)) as server,
+        http.get(server.url("/metrics")) as response,
+    ):
+        metrics = await response.text()
+    assert 'readerproxy_limit{name="extract_per_client"} 2.0' in metrics
+    assert "readerproxy_extraction_clients 0.0" in metrics
