@@ -35,6 +35,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import ClientSession, TCPConnector, web
@@ -287,7 +288,7 @@ def main() -> int:
                     report["reader_page_bytes"] = len(reader_page)
                     bare, bare_process = start_bare(reader_page, content_type, Path(scratch))
                     try:
-                        rounds = []
+                        rounds: list[dict[str, Any]] = []
                         for _ in range(args.rounds):
                             cached = load(url, args.connections, args.duration, args.generator)
                             reference = load(bare + "/", args.connections, args.duration, args.generator)
