@@ -23,10 +23,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress
 from operator import attrgetter
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+if TYPE_CHECKING:
+    from .layout import Layout
 
 TEXT, OPEN, CLOSE = 0, 1, 2
 
@@ -122,6 +126,7 @@ class Document:
     source_length: int = 0  # characters of the page as given, before cleaning
     rebroken: bool = False  # lines were re-broken because the source had almost none
     json_ld: list[str] = field(default_factory=list)  # <script type="application/ld+json"> bodies
+    layout: Layout | None = None  # what a browser saw of each element, when the page was rendered
 
     @property
     def n_lines(self) -> int:
