@@ -162,6 +162,7 @@ class Reader:
             settings.extract_workers,
             deadline=settings.extract_timeout,
             queue_limit=settings.extract_queue,
+            per_client=settings.extract_per_client,
             max_rss_bytes=settings.worker_max_rss_bytes,
             on_event=self.metrics.worker_event,
         )

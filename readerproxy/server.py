@@ -40,6 +40,7 @@ from .overlay_views import add_blocks, add_blocks_posted, compare_view, overlay_
 from .reader import Reader, ReadRequest, algorithm_params, browser_unavailable_reason, target_url
 from .render import COOKIE_MAX_AGE, Preferences, Renderer, preferences, safe_base_url
 from .settings import Settings
+from .workers import CLIENT
 
 log = logging.getLogger("readerproxy.server")
 
@@ -217,7 +218,9 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
 
 @web.middleware
 async def limits_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """The per-client token bucket (429 + Retry-After) on the routes that fetch or extract."""
+    """The per-client token bucket (429 + Retry-After) on the routes that fetch or extract; the
+    client's address is also what the extraction pool shares its workers by (`workers.CLIENT`)."""
+    CLIENT.set(request.remote or "")
     if request.path.startswith(LIMITED_PREFIXES):
         try:
             request.app[LIMITER].take(request.remote or "")

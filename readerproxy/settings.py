@@ -70,6 +70,11 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ),
     ServeOption("extract_queue", "extractions that may wait for a worker; more get 503 + Retry-After", "N"),
     ServeOption(
+        "extract_per_client",
+        "extraction workers one client address may hold at once (0: half the workers)",
+        "N",
+    ),
+    ServeOption(
         "rate_limit", "requests per second per client address on /read and /api (0: no limit)", "RATE"
     ),
     ServeOption("rate_burst", "requests a client may make at once before the rate limit applies", "N"),
@@ -132,6 +137,7 @@ class Settings:
     workers: int = 1  # server processes on one port (SO_REUSEPORT), sharing the SQLite or Redis cache
     extract_timeout: float = 10.0  # an extraction's deadline; then its worker is killed (503)
     extract_queue: int = 32  # extractions waiting for a worker; one more gets 503 + Retry-After
+    extract_per_client: int = 0  # workers one client address may hold at once (0: half, at least 1)
     worker_max_rss_bytes: int = 768 * 1024 * 1024  # a worker whose peak passes this is replaced
     rate_limit: float = 20.0  # token bucket per client address on /read and /api/*: requests per second
     rate_burst: int = 100  # the bucket's size (0 rate: no limit)
