@@ -26,8 +26,11 @@ async def test_the_browser_killed_mid_request_then_the_next_request_succeeds(
 ) -> None:
     async with serve(test_settings()) as server:
         service = server.app[READER].browser  # type: ignore[index]
-        slow = upstream.url("/fixture/visual_columns_slow.html")
-        request = asyncio.create_task(http.get(server.url("/api/extract", url=slow, algo="visual")))
+        # the page's stylesheet answers after 1.5 s, so the render is still open when the browser dies
+        page = (REPO / "tests" / "fixtures" / "visual_columns.html").read_text()
+        slow = page.replace('href="visual_columns.css"', 'href="visual_columns.css?delay=1.5"')
+        target = server.url("/api/extract", url=upstream.url("/fixture/visual_columns.html"), algo="visual")
+        request = asyncio.create_task(http.post(target, data=slow, headers={"Content-Type": "text/html"}))
         for _ in range(200):  # until the tab waits for the slow stylesheet
             if service.open_pages and service.pid:
                 break
