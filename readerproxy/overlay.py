@@ -43,6 +43,7 @@ from . import charts as charts_module
 from .article import Article
 from .document import BLOCK_TAGS, CLOSE, OPEN, TEXT, VOID_TAGS, Document
 from .extraction import Block, Extraction, Extractor
+from .layout import LayoutSnapshot
 from .pipeline import process_page
 
 #: Elements under which a wrapping <span> would be moved by the HTML parser: blocks inside mark the element.
@@ -144,9 +145,12 @@ def inspect(
     content_type: str | None = None,
     algorithm: str | Extractor[Any] = "auto",
     params: Mapping[str, Any] | object | None = None,
+    layout: LayoutSnapshot | None = None,
 ) -> Inspection:
     """The pipeline on one page, keeping its Document (for overlays, compare and the blocks JSON)."""
-    done = process_page(source, url=url, content_type=content_type, algorithm=algorithm, params=params)
+    done = process_page(
+        source, url=url, content_type=content_type, algorithm=algorithm, params=params, layout=layout
+    )
     params_used = dataclasses.asdict(done.params)  # type: ignore[call-overload]
     return Inspection(
         done.text, done.doc, done.extraction, done.article, done.extractor.name, params_used, url
@@ -914,12 +918,15 @@ def overlay_file(
     content_type: str | None = None,
     algorithm: str = "auto",
     params: Mapping[str, Any] | None = None,
+    layout: LayoutSnapshot | None = None,
 ) -> str:
     """A self-contained overlay of a page (CSS and SVG inline, no script): `readerproxy extract --overlay`."""
     from .api import algorithms
     from .render import STATIC_DIR
 
-    insp = inspect(source, url=url, content_type=content_type, algorithm=algorithm, params=params)
+    insp = inspect(
+        source, url=url, content_type=content_type, algorithm=algorithm, params=params, layout=layout
+    )
     css = (STATIC_DIR / "overlay.css").read_text(encoding="utf-8")
     links = OverlayLinks(url=url or "", original=_safe_url(url, None) if url else None, form_action=None)
     page, _ = overlay_page(insp, links, algorithms(), inline_css=css)

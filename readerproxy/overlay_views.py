@@ -102,11 +102,19 @@ async def add_blocks_posted(
     content_type: str | None,
     extractor: Any,
     params: object,
+    *,
+    render: bool = False,
 ) -> None:
     """`blocks=1` of POST /api/extract."""
     from .server import READER
 
     extra = await request.app[READER].inspect_bytes(
-        body, url, content_type, extractor, params, lambda insp: blocks_json(insp.doc, insp.extraction)
+        body,
+        url,
+        content_type,
+        extractor,
+        params,
+        lambda insp: blocks_json(insp.doc, insp.extraction),
+        render=render,
     )
     data.update(extra)

@@ -484,9 +484,20 @@ class Renderer:
             ],
         )
 
-    def index_page(self, algorithms: Mapping[str, str], base_url: str, prefs: Preferences) -> str:
+    def index_page(
+        self,
+        algorithms: Mapping[str, str],
+        base_url: str,
+        prefs: Preferences,
+        unavailable: Mapping[str, str] | None = None,
+    ) -> str:
         """The landing page: URL box, algorithm selector and bookmarklet."""
-        return self._index.render(algorithms=algorithms, bookmarklet=bookmarklet(base_url), prefs=prefs)
+        return self._index.render(
+            algorithms=algorithms,
+            bookmarklet=bookmarklet(base_url),
+            prefs=prefs,
+            unavailable=unavailable or {},
+        )
 
     def error_page(
         self, status: int, title: str, message: str, prefs: Preferences, original: str | None = None

@@ -22,11 +22,14 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cache import parse_cache_spec
 from .convert import coerce
 from .fetch import FetchSettings
+
+if TYPE_CHECKING:
+    from .browser import BrowserSettings
 
 ENV_PREFIX = "READERPROXY_"
 
@@ -93,6 +96,9 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption(
         "upstream_ca", "extra CA certificates (PEM) trusted for upstream HTTPS in proxy mode", "FILE"
     ),
+    ServeOption("browser", "Chromium for algorithm visual and render=1 (started on first use)", "PATH"),
+    ServeOption("browser_pages", "pages the browser renders at once", "N"),
+    ServeOption("render_timeout", "seconds a page may take to render in the browser (504)", "SECONDS"),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
@@ -149,6 +155,16 @@ class Settings:
     upstream_ca: Path | None = None
     reader_hosts: tuple[str, ...] = ()  # config only: always the reader view (a list, or "a.com,b.org")
     direct_hosts: tuple[str, ...] = ()  # config only: never the reader view
+    # The browser service (browser.py): started on the first `visual` or render=1 request.
+    browser: str = "/usr/bin/chromium"
+    browser_pages: int = 2
+    render_timeout: float = 15.0
+
+    def browser_settings(self) -> BrowserSettings:
+        """The browser service's settings (ValueError for a pool size or timeout out of range)."""
+        from .browser import BrowserSettings
+
+        return BrowserSettings(executable=self.browser, pages=self.browser_pages, timeout=self.render_timeout)
 
     @property
     def allow_private(self) -> bool:
@@ -188,6 +204,10 @@ def load_settings(
     )
     check_cache_spec(settings.cache)
     check_open_proxy(settings)
+    try:
+        settings.browser_settings()
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
     return settings
 
 

@@ -51,6 +51,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .errors import ReaderproxyError
+from .layout import LayoutSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,7 @@ class Job:
     params: object  # the extractor's (frozen dataclass) parameters
     images: bool = True
     reader_links: bool = False
+    layout: LayoutSnapshot | None = None  # the browser's snapshot of `body` (rendered pages only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,7 @@ def run_job(job: Job) -> dict[str, Any]:
         params=job.params,
         rewrite_link=rewrite,
         images=job.images,
+        layout=job.layout,
     )
     data = article.to_dict()
     data["final_url"] = url

@@ -1,5 +1,5 @@
 """One module per algorithm; importing this package registers them all."""
 
-from . import accb, auto, baseline, cetr, danag, density, heuristic, lineblock
+from . import accb, auto, baseline, cetr, danag, density, heuristic, lineblock, visual
 
-__all__ = ["accb", "auto", "baseline", "cetr", "danag", "density", "heuristic", "lineblock"]
+__all__ = ["accb", "auto", "baseline", "cetr", "danag", "density", "heuristic", "lineblock", "visual"]
