@@ -8,13 +8,21 @@ from .article import Article
 from .extraction import registry
 from .pipeline import decode, process
 
-__all__ = ["Article", "algorithms", "extract", "to_text"]
+__all__ = ["Article", "algorithms", "extract", "to_text", "unavailable_algorithms"]
 
 
 def algorithms() -> dict[str, str]:
     """Stable algorithm names with a one-line description each (`auto` first)."""
     described = {name: spec.description for name, spec in sorted(registry().items())}
     return {"auto": described.pop("auto"), **described}
+
+
+def unavailable_algorithms(browser_reason: str | None) -> dict[str, str]:
+    """Algorithms that cannot run now and why: those that need the browser, when it cannot run
+    (`browser.unavailable_reason`); every other algorithm is always available."""
+    if browser_reason is None:
+        return {}
+    return {name: browser_reason for name, spec in sorted(registry().items()) if spec.needs_browser}
 
 
 def to_text(html: str | bytes, content_type: str | None = None) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .api import algorithms
+from .api import algorithms, unavailable_algorithms
 from .decoding import DecompressionError
 from .pipeline import process
 from .settings import SERVE_OPTIONS, Settings, SettingsError, load_settings
@@ -42,32 +42,81 @@ def _read_source(source: str, timeout: float) -> tuple[bytes, str | None, str | 
     return Path(source).read_bytes(), None, None
 
 
+def _render(
+    data: bytes, url: str | None, content_type: str | None, *, javascript: bool, browser: str, layout: bool
+) -> tuple[bytes | str, str | None, Any]:
+    """The page run in the browser service: rendered HTML, its content type and the layout snapshot.
+    Its stylesheets (and scripts, with JavaScript on) load from its own host through the guarded fetcher."""
+    import asyncio
+
+    from .browser import BrowserService, BrowserSettings
+    from .fetch import Fetcher
+    from .reader import BLANK_PAGE_URL
+
+    async def run() -> Any:
+        async with Fetcher() as fetcher:
+            service = BrowserService(BrowserSettings(executable=browser), fetcher)
+            try:
+                return await service.render(
+                    url or BLANK_PAGE_URL, data, content_type, javascript=javascript, layout=layout
+                )
+            finally:
+                await service.close()
+
+    page = asyncio.run(run())
+    return page.html, "text/html; charset=utf-8", page.layout
+
+
 def cmd_extract(args: argparse.Namespace) -> int:
+    from .errors import ReaderproxyError
+    from .extraction import get_extractor
+
     try:
         data, content_type, fetched_url = _read_source(args.source, args.timeout)
     except OSError as exc:
         print(f"readerproxy: cannot read {args.source}: {exc}", file=sys.stderr)
+        return 2
+    layout = None
+    source: bytes | str = data
+    try:
+        needs_browser = get_extractor(args.algo).needs_browser
+        if args.render or needs_browser:
+            source, content_type, layout = _render(
+                data,
+                args.url or fetched_url,
+                content_type,
+                javascript=args.render,
+                browser=args.browser,
+                layout=needs_browser,
+            )
+    except ReaderproxyError as exc:
+        print(f"readerproxy: {exc.message}", file=sys.stderr)
+        return 3
+    except ValueError as exc:
+        print(f"readerproxy: {exc}", file=sys.stderr)
         return 2
     try:
         if args.overlay:  # the page with every scored block outlined, in one self-contained file
             from .overlay import overlay_file
 
             page = overlay_file(
-                data,
+                source,
                 url=args.url or fetched_url,
                 content_type=content_type,
                 algorithm=args.algo,
                 params=_params(args.param),
+                layout=layout,
             )
             Path(args.overlay).write_text(page, encoding="utf-8")
             print(f"readerproxy: overlay written to {args.overlay}", file=sys.stderr)
             return 0
         article = process(
-            data,
+            source,
             url=args.url or fetched_url,
             content_type=content_type,
             algorithm=args.algo,
             params=_params(args.param),
+            layout=layout,
         )
     except DecompressionError as exc:
         print(f"readerproxy: {exc}", file=sys.stderr)
@@ -88,10 +137,14 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
 
 def cmd_algorithms(args: argparse.Namespace) -> int:
+    from .browser import unavailable_reason
+
     listing = algorithms()
+    unavailable = unavailable_algorithms(unavailable_reason(args.browser))
     width = max(len(name) for name in listing)
     for name, description in listing.items():
-        print(f"{name:<{width}}  {description}")
+        note = f" [unavailable: {unavailable[name]}]" if name in unavailable else ""
+        print(f"{name:<{width}}  {description}{note}")
     return 0
 
 
@@ -204,9 +257,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE.html",
         help="write the page with every scored block outlined and the signal charts (self-contained)",
     )
+    p.add_argument(
+        "--render",
+        action="store_true",
+        help="run the page in the browser with JavaScript on first, then extract from the rendered DOM",
+    )
+    p.add_argument(
+        "--browser", default=Settings.browser, metavar="PATH", help="Chromium for visual and --render"
+    )
     p.set_defaults(handler=cmd_extract)
 
     p = sub.add_parser("algorithms", help="list the algorithms")
+    p.add_argument(
+        "--browser",
+        default=Settings.browser,
+        metavar="PATH",
+        help="Chromium for visual (checked for the listing)",
+    )
     p.set_defaults(handler=cmd_algorithms)
 
     # eval and bench: their arguments are declared without importing the optional extras.

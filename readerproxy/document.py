@@ -23,10 +23,16 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress
 from operator import attrgetter
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from .nesting import cap_depth
+
+if TYPE_CHECKING:
+    from .layout import Layout
 
 TEXT, OPEN, CLOSE = 0, 1, 2
 
@@ -79,7 +85,30 @@ _WHITESPACE = np.array([chr(c).isspace() for c in range(0x3002)])
 
 
 def _code_points(text: str) -> np.ndarray:
+    """One array entry per character of `text`, in the narrowest unsigned type that holds them all.
+
+    Chosen for speed: most pages need 8 or 16 bits, and every numpy pass of the scan over 1 or 2
+    bytes per character is faster than over 4. UTF-16 has one unit per character only without
+    surrogates (lone ones in a str would pair up on the way back), so those pages get 32 bits.
+    """
+    try:
+        return np.frombuffer(text.encode("latin-1"), dtype=np.uint8)
+    except UnicodeEncodeError:
+        pass
+    wide = text.encode("utf-16-le", "surrogatepass")
+    if len(wide) == 2 * len(text):
+        codes = np.frombuffer(wide, dtype=np.uint16)
+        if not ((codes >= 0xD800) & (codes <= 0xDFFF)).any():
+            return codes
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+_CODECS = {1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}
+
+
+def _text(codes: np.ndarray) -> str:
+    """The string of an array made by `_code_points` (or cut from one)."""
+    return codes.tobytes().decode(_CODECS[codes.dtype.itemsize], "surrogatepass")
 
 
 def _ascii_letter(code: np.ndarray) -> np.ndarray:
@@ -122,6 +151,9 @@ class Document:
     source_length: int = 0  # characters of the page as given, before cleaning
     rebroken: bool = False  # lines were re-broken because the source had almost none
     json_ld: list[str] = field(default_factory=list)  # <script type="application/ld+json"> bodies
+    #: placeholder src -> attributes of its real image from <noscript> (see `noscript_images`)
+    noscript_images: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    layout: Layout | None = None  # what a browser saw of each element, when the page was rendered
 
     @property
     def n_lines(self) -> int:
@@ -205,10 +237,11 @@ def ranges_mask(size: int, first: np.ndarray, last: np.ndarray) -> np.ndarray:
 
 
 def parse(html: str, url: str | None = None) -> Document:
-    """Parse a page once: clean it, tokenise it, link tokens to elements."""
-    tree = LexborHTMLParser(html)
+    """Parse a page once: clean it, tokenise it, link tokens to elements (nesting capped first)."""
+    tree = LexborHTMLParser(cap_depth(html).html)
     title = _title(tree)
     json_ld = [node.text() for node in tree.css('script[type="application/ld+json" i]')]
+    lazy_images = noscript_images(tree)  # before <noscript> goes
     _clean(tree)
     elements = tree.css("*")
     tag = _tag_names(elements)
@@ -227,6 +260,7 @@ def parse(html: str, url: str | None = None) -> Document:
             scan = _scan(tree.html or "", tag)
     doc = _document(tree, elements, tag, scan, url, title, len(html))
     doc.json_ld = json_ld
+    doc.noscript_images = lazy_images
     return doc
 
 
@@ -234,36 +268,56 @@ class _Misaligned(Exception):
     pass
 
 
-def unwrap_noscript_images(tree: LexborHTMLParser) -> None:
-    """Replace a lazy-loading placeholder with the real image from the `<noscript>` beside it.
+_IMAGE_URL = re.compile(r"\.(jpg|jpeg|png|webp)", re.I)
+_IMAGE_ATTRIBUTES = frozenset(("src", "srcset", "data-src", "data-srcset"))
 
-    For the page's cleaner, before `<noscript>` is removed (Readability's _unwrapNoscriptImages):
-    a `<noscript>` holding one image that follows an image (or a wrapper of one image) replaces
-    that image; the placeholder's own attributes survive as `data-old-*`.
+
+def _has_image_source(img: LexborNode) -> bool:
+    """An attribute that names the image: src, srcset, data-src(set), or any value ending like one."""
+    return any(
+        name in _IMAGE_ATTRIBUTES or (value and _IMAGE_URL.search(value))
+        for name, value in img.attributes.items()
+    )
+
+
+def _single_image(node: LexborNode) -> LexborNode | None:
+    """The one <img> of `node` when it is an image or wraps only one (no text), else None."""
+    while node.tag != "img":
+        children = [child for child in node.iter(include_text=False)]
+        if len(children) != 1 or (node.text(deep=True) or "").strip():
+            return None
+        node = children[0]
+    return node
+
+
+def noscript_images(tree: LexborHTMLParser) -> dict[str, dict[str, str | None]]:
+    """The real images of lazy-loading placeholders: placeholder src -> the `<noscript>` copy's attributes.
+
+    Readability.js's _unwrapNoscriptImages: a `<noscript>` holding a single image stands for the image
+    before it, alone or in wrappers of one image (the blurred placeholder), skipping images that name
+    no source (the empty slot a lazy loader fills in). Readability.js swaps the elements; here the
+    tree is left as it is and the renderer swaps the attributes, because the linear view counts
+    markup bytes per line (DANAg, Pan et al.) and a swap would change what the extractors see.
     """
+    found: dict[str, dict[str, str | None]] = {}
     for noscript in tree.css("noscript"):
         images = noscript.css("img")
         if len(images) != 1 or (noscript.text() or "").strip():
             continue
         previous = noscript.prev
-        while previous is not None and not previous.is_element_node:
-            previous = previous.prev
-        if previous is None:
-            continue
-        placeholders = [previous] if previous.tag == "img" else previous.css("img")
-        if len(placeholders) != 1:
-            continue
-        placeholders[0].replace_with(images[0].clone())
-        noscript.decompose()
+        while previous is not None and (
+            not previous.is_element_node or (previous.tag == "img" and not _has_image_source(previous))
+        ):
+            previous = previous.prev  # text, and the empty slot a lazy loader fills in
+        placeholder = _single_image(previous) if previous is not None else None
+        source = ((placeholder.attributes.get("src") or "") if placeholder is not None else "").strip()
+        if source:
+            found[source] = dict(images[0].attributes)
+    return found
 
 
 def _clean(tree: LexborHTMLParser) -> None:
-    """Remove scripts, styles, raw-text containers and hidden elements (comments are skipped later).
-
-    Lazy-loading placeholders are first replaced by the real image of the `<noscript>` beside them
-    (Readability.js's _unwrapNoscriptImages), since `<noscript>` is one of the removed tags.
-    """
-    unwrap_noscript_images(tree)
+    """Remove scripts, styles, raw-text containers and hidden elements (comments are skipped later)."""
     tree.strip_tags(list(REMOVED_TAGS))
     for node in tree.css(HIDDEN_SELECTOR):
         if node.tag in ("html", "body"):
@@ -416,7 +470,7 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     newlines = np.bincount(
         np.searchsorted(separators, np.flatnonzero(text_codes == ord("\n"))) // 2, minlength=n_spans + 1
     )
-    joined = text_codes.tobytes().decode("utf-32-le", "surrogatepass")
+    joined = _text(text_codes)
     if "&" in joined:
         joined = html_lib.unescape(joined)  # only &amp; &lt; &gt; &nbsp;, never across "\x00"
         if joined.count("\n") != int(newlines.sum()):

@@ -61,6 +61,7 @@ class Extractor(Generic[P]):
     function: Callable[[Document, P], Extraction]
     params_type: type[P]
     reference: str = ""  # the paper and section
+    needs_browser: bool = False  # reads `Document.layout`: callers render the page first (browser.py)
 
     def defaults(self) -> P:
         return self.params_type()
@@ -97,14 +98,14 @@ _REGISTRY: dict[str, Extractor[Any]] = {}
 
 
 def register(
-    name: str, description: str, params_type: type[P], reference: str = ""
+    name: str, description: str, params_type: type[P], reference: str = "", *, needs_browser: bool = False
 ) -> Callable[[Callable[[Document, P], Extraction]], Callable[[Document, P], Extraction]]:
     """Decorator: register an extractor function under a stable name."""
 
     def decorate(function: Callable[[Document, P], Extraction]) -> Callable[[Document, P], Extraction]:
         if name in _REGISTRY:
             raise ValueError(f"extractor {name!r} registered twice")
-        _REGISTRY[name] = Extractor(name, description, function, params_type, reference)
+        _REGISTRY[name] = Extractor(name, description, function, params_type, reference, needs_browser)
         return function
 
     return decorate

@@ -469,22 +469,27 @@ class Fetcher:
         await self.close()
 
     async def fetch(
-        self, url: str, *, etag: str | None = None, last_modified: str | None = None
+        self, url: str, *, etag: str | None = None, last_modified: str | None = None, html_only: bool = True
     ) -> FetchedPage:
-        """Fetch an HTML page (validators make it conditional: a 304 gives not_modified=True, empty body)."""
+        """Fetch an HTML page (validators make it conditional: a 304 gives not_modified=True, empty body).
+
+        `html_only=False` reads any type, for the browser service's subresources (same guard and caps).
+        """
         if self._session is None:
             raise RuntimeError("Fetcher.start() was not called")
         original = validate_url(url)
         async with self.slots.slot(urlsplit(original).hostname or "", original):
-            return await self._timed_fetch(original, etag, last_modified)
+            return await self._timed_fetch(original, etag, last_modified, html_only)
 
-    async def _timed_fetch(self, original: str, etag: str | None, last_modified: str | None) -> FetchedPage:
+    async def _timed_fetch(
+        self, original: str, etag: str | None, last_modified: str | None, html_only: bool = True
+    ) -> FetchedPage:
         """The fetch proper, timed from when a slot is held: these timeouts are the site's."""
         s = self.settings
         started = time.perf_counter()
         try:
             async with asyncio.timeout(s.total_timeout):
-                return await self._follow(original, etag, last_modified, started)
+                return await self._follow(original, etag, last_modified, started, html_only)
         except aiohttp.ConnectionTimeoutError as exc:
             raise FetchError(
                 "timeout",
@@ -514,7 +519,12 @@ class Fetcher:
             ) from exc
 
     async def _follow(
-        self, original: str, etag: str | None, last_modified: str | None, started: float
+        self,
+        original: str,
+        etag: str | None,
+        last_modified: str | None,
+        started: float,
+        html_only: bool = True,
     ) -> FetchedPage:
         """Step 3: follow redirects by hand, re-validating every hop."""
         assert self._session is not None
@@ -534,11 +544,19 @@ class Fetcher:
                 if response.status in REDIRECT_STATUSES and location:
                     current = validate_url(urljoin(current, location))
                     continue
-                return await self._page(response, original, current, started, bool(etag or last_modified))
+                return await self._page(
+                    response, original, current, started, bool(etag or last_modified), html_only
+                )
         raise FetchError("upstream", 502, f"more than {self.settings.max_redirects} redirects", original)
 
     async def _page(
-        self, response: aiohttp.ClientResponse, original: str, final: str, started: float, conditional: bool
+        self,
+        response: aiohttp.ClientResponse,
+        original: str,
+        final: str,
+        started: float,
+        conditional: bool,
+        html_only: bool = True,
     ) -> FetchedPage:
         headers = header_map(response)
         content_type = headers.get("content-type", "")
@@ -562,7 +580,8 @@ class Fetcher:
                 final_url=final,
                 upstream_status=response.status,
             )
-        check_content_type(content_type, original, final)
+        if html_only:
+            check_content_type(content_type, original, final)
         body = await read_body(response, original, self.settings)
         if not body.strip():
             raise FetchError(

@@ -62,7 +62,7 @@ class Metrics:
         )
         self.worker_events = Counter(
             "readerproxy_extraction_jobs",
-            "Extraction jobs by outcome (timed_out, cancelled, crashed, rejected, retired).",
+            "Extraction jobs by outcome (timed_out, cancelled, crashed, rejected, client_limited, retired).",
             ["event"],
             registry=r,
         )
@@ -72,6 +72,11 @@ class Metrics:
         self.workers_busy = Gauge("readerproxy_extraction_busy", "Extraction workers busy now.", registry=r)
         self.workers_waiting = Gauge(
             "readerproxy_extraction_waiting", "Extractions waiting for a worker now.", registry=r
+        )
+        self.workers_clients = Gauge(
+            "readerproxy_extraction_clients",
+            "Client addresses with an extraction running or waiting now.",
+            registry=r,
         )
         self.fetches_active = Gauge(
             "readerproxy_fetches_active", "Upstream fetches in progress now.", registry=r
@@ -125,6 +130,8 @@ class Metrics:
         self.workers_waiting.set_function(lambda: pool.waiting)
         self.limits.labels("extract_workers").set(pool.size)
         self.limits.labels("extract_queue").set(pool.queue_limit)
+        self.limits.labels("extract_per_client").set(pool.per_client)
+        self.workers_clients.set_function(pool.clients)
         self.limits.labels("extract_timeout_seconds").set(pool.deadline)
 
     def watch_fetches(self, slots: Any) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+from collections import Counter
 from collections.abc import Callable
 
 import nh3
@@ -152,12 +153,16 @@ def layout_table_parts(doc: Document) -> dict[int, str | None]:
     """
     tables: dict[int, list[int]] = {}  # table -> its own parts (not those of nested tables)
     nested: set[int] = set()
+    parents = doc.parent.tolist()
+    # The innermost table around each element, in one pass (a parent comes before its children).
+    around: list[int] = [-1] * len(parents)
+    for element, parent in enumerate(parents):
+        if parent >= 0:
+            around[element] = parent if doc.tag[parent] == "table" else around[parent]
     for element, name in enumerate(doc.tag):
         if name not in _TABLE_PARTS:
             continue
-        owner = int(doc.parent[element])
-        while owner >= 0 and doc.tag[owner] != "table":
-            owner = int(doc.parent[owner])
+        owner = around[element]
         if owner < 0:
             continue
         tables.setdefault(owner, []).append(element)
@@ -177,14 +182,8 @@ def layout_table_parts(doc: Document) -> dict[int, str | None]:
         else:
             rows = names.count("tr")
             cells = names.count("td")
-            columns = max(
-                (
-                    sum(1 for c in own if doc.tag[c] == "td" and int(doc.parent[c]) == r)
-                    for r in own
-                    if doc.tag[r] == "tr"
-                ),
-                default=0,
-            )
+            cells_by_row = Counter(parents[c] for c in own if doc.tag[c] == "td")
+            columns = max((cells_by_row[r] for r in own if doc.tag[r] == "tr"), default=0)
             is_layout = rows <= 1 or columns <= 1 or (rows < 10 and columns <= 4 and cells <= 10)
         if is_layout:
             parts[table] = None
@@ -226,6 +225,8 @@ def _start_tag(
     if name is None or (name in ("img", "picture", "source") and not images):
         return ""
     attrs = doc.elements[element].attributes
+    if name == "img" and doc.noscript_images:
+        attrs = doc.noscript_images.get((attrs.get("src") or "").strip(), attrs)  # the real image
     anchor = (attrs.get("id") or (attrs.get("name") if name == "a" else None) or "").strip()
     target = f' id="{html_lib.escape(anchor, quote=True)}"' if anchor and len(anchor) < 200 else ""
     allowed = ATTRIBUTES.get(name)

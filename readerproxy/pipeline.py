@@ -5,7 +5,8 @@ The library (`readerproxy.extract`), the command line, the reader server and pro
 phases, each a named function that can also be called on its own:
 
 1. `decode`: bytes to text (gzip undone, charset from BOM, HTTP header, `<meta>`, a detector);
-2. `parse`: text to the one `Document` (cleaned DOM and its linear view);
+2. `parse`: text to the one `Document` (cleaned DOM and its linear view), with the browser's layout
+   snapshot aligned to its elements when the page was rendered (`layout.align`);
 3. `run_extractor`: the chosen algorithm, `Document -> Extraction`;
 4. `render`: the selection to sanitised HTML, plain text and metadata, the `Article`.
 """
@@ -22,6 +23,7 @@ from .decoding import decode_html, maybe_gunzip
 from .document import Document
 from .document import parse as parse_document
 from .extraction import Extraction, Extractor, get_extractor
+from .layout import LayoutSnapshot, align
 from .metadata import extract_metadata
 from .output import LinkRewriter, render_html, render_text
 
@@ -118,13 +120,20 @@ def process_page(
     params: Mapping[str, Any] | object | None = None,
     rewrite_link: LinkRewriter | None = None,
     images: bool = True,
+    layout: LayoutSnapshot | None = None,
 ) -> Processed:
-    """Bytes (or text) of a page through every phase: decode, parse, extract, render."""
+    """Bytes (or text) of a page through every phase: decode, parse, extract, render.
+
+    `layout` is the browser's snapshot of this very text (`browser.RenderedPage`), which algorithms
+    that need the browser (`visual`) read.
+    """
     extractor, checked = resolve(algorithm, params)
     began = time.perf_counter()
     text = decode(source, content_type)
     decoded = time.perf_counter()
     doc = parse(text, url)
+    if layout is not None:
+        doc.layout = align(layout, doc)
     parsed = time.perf_counter()
     extraction = run_extractor(doc, extractor, checked)
     timings = {"decode": round((decoded - began) * 1000, 3), "parse": round((parsed - decoded) * 1000, 3)}
@@ -141,6 +150,7 @@ def process(
     params: Mapping[str, Any] | object | None = None,
     rewrite_link: LinkRewriter | None = None,
     images: bool = True,
+    layout: LayoutSnapshot | None = None,
 ) -> Article:
     """Bytes (or text) of a page to its Article (`process_page` when you need more than the Article)."""
     return process_page(
@@ -151,4 +161,5 @@ def process(
         params=params,
         rewrite_link=rewrite_link,
         images=images,
+        layout=layout,
     ).article

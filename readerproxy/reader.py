@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .browser import BrowserService, BrowserUnavailable
 from .cache import LayeredCache, open_cache, parse_cache_spec
 from .compare import Comparison, compare_page_source
 from .errors import RequestError
 from .extraction import Extractor, get_extractor, registry
 from .fetch import FetchedPage, Fetcher, FetchError, canonical_url
+from .layout import LayoutSnapshot
 from .metrics import Metrics
 from .overlay import Inspection
 from .overlay import inspect as inspect_page
@@ -38,6 +40,8 @@ from .singleflight import SingleFlight
 from .workers import Job, WorkerPool
 
 T = TypeVar("T")
+#: The address a page posted without a URL is rendered at (nothing is ever fetched from it).
+BLANK_PAGE_URL = "http://page.invalid/"
 RESULT_VERSION = 3  # bump when the cached result's shape changes
 
 #: An address typed without a scheme: a host name with a dot, an optional port, then a path.
@@ -65,6 +69,7 @@ class ReadRequest:
     images: bool = True
     reader_links: bool = False  # rewrite links in the content to go through /read
     refresh: bool = False
+    render: bool = False  # run the page in the browser with JavaScript on first (render=1)
 
 
 @dataclass(slots=True)
@@ -77,7 +82,7 @@ class ReadResult:
 
 
 #: Query keys of the server's own (request options and reader preferences): never algorithm parameters.
-NOT_PARAMETERS = frozenset({"url", "algo", "format", "refresh", "view", "blocks", *PREFERENCE_KEYS})
+NOT_PARAMETERS = frozenset({"url", "algo", "format", "refresh", "view", "blocks", "render", *PREFERENCE_KEYS})
 
 
 @functools.lru_cache(maxsize=1)
@@ -122,7 +127,10 @@ def _params_signature(params: object) -> str:
 def result_key(url: str, request: ReadRequest, extractor: Extractor[Any], params: object) -> str:
     """Cache key of an extraction result: URL (as validated), algorithm, sorted parameters, render options."""
     settings = _params_signature(params)
-    options = f"images={int(request.images)},links={'reader' if request.reader_links else 'original'}"
+    options = (
+        f"images={int(request.images)},links={'reader' if request.reader_links else 'original'},"
+        f"render={int(request.render)}"
+    )
     return f"result:{canonical_url(url)}|{extractor.name}|{settings}|{options}"
 
 
@@ -136,6 +144,7 @@ class Reader:
         self.cache: LayeredCache | None = None
         self.pages: PageStore | None = None
         self.workers: WorkerPool | None = None
+        self.browser: BrowserService | None = None  # started on the first render, not here
         self.flights = SingleFlight()
         self._inspect_gate = asyncio.Semaphore(1)  # overlay/compare work: one thread at a time
         self._decoded_results: DecodedMemo[dict[str, Any]] = DecodedMemo(json.loads)
@@ -153,6 +162,7 @@ class Reader:
             settings.extract_workers,
             deadline=settings.extract_timeout,
             queue_limit=settings.extract_queue,
+            per_client=settings.extract_per_client,
             max_rss_bytes=settings.worker_max_rss_bytes,
             on_event=self.metrics.worker_event,
         )
@@ -162,11 +172,14 @@ class Reader:
                 settings.cache, on_event=self.metrics.cache_event, memory_bytes=settings.memory_cache_bytes
             )
             self.fetcher, self.cache, self.workers = fetcher, cache, workers
+            self.browser = BrowserService(settings.browser_settings(), fetcher)
             self.metrics.watch_workers(workers)
             self.pages = PageStore(cache, fetcher, default_ttl=settings.page_ttl, max_ttl=settings.max_ttl)
             yield self
         finally:
             self.pages = None
+            if self.browser is not None:
+                await self.browser.close()
             await workers.close()
             if cache is not None:
                 await cache.close()
@@ -196,6 +209,7 @@ class Reader:
             raise RuntimeError("Reader used outside of opened()")
         url = target_url(request.url)
         extractor, params = self.resolve_request(request.algorithm, request.params)
+        self.check_browser(extractor, request.render)
         began = time.perf_counter()
         try:
             page, page_status = await self.pages.get(url, refresh=request.refresh)
@@ -252,6 +266,7 @@ class Reader:
             params,
             images=request.images,
             reader_links=request.reader_links,
+            render=request.render,
         )
         assert self.cache is not None
         stored = json.dumps({"v": RESULT_VERSION, "page": version, "result": data}, ensure_ascii=False)
@@ -268,16 +283,57 @@ class Reader:
         *,
         images: bool = True,
         reader_links: bool = False,
+        render: bool = False,
     ) -> dict[str, Any]:
-        """The pipeline in a worker process, within the extraction deadline; the JSON view of the article."""
+        """The pipeline in a worker process, within the extraction deadline; the JSON view of the article.
+
+        With `render` (JavaScript on) or an algorithm that needs the browser, the page is first run in
+        the browser service and its rendered DOM (with the layout snapshot) is what is extracted.
+        """
         if self.workers is None:
             raise RuntimeError("Reader used outside of opened()")
+        body, content_type, layout, render_ms = await self._rendered(
+            body, url, content_type, extractor, render
+        )
         began = time.perf_counter()
         data = await self.workers.run(
-            Job(body, url, content_type, extractor.name, params, images, reader_links)
+            Job(body, url, content_type, extractor.name, params, images, reader_links, layout)
         )
         self.metrics.observe_extraction(extractor.name, time.perf_counter() - began)
+        if render_ms is not None:
+            data["timings_ms"] = {**data.get("timings_ms", {}), "browser": round(render_ms, 3)}
+            data["rendered"] = {"javascript": render, "layout": layout is not None}
         return data
+
+    def check_browser(self, extractor: Extractor[Any], render: bool) -> None:
+        """BrowserUnavailable (503) at once when the request needs a browser that cannot run."""
+        if not (render or extractor.needs_browser):
+            return
+        reason = (
+            self.browser.unavailable_reason()
+            if self.browser is not None
+            else browser_unavailable_reason(self.settings)
+        )
+        if reason is not None:
+            raise BrowserUnavailable(reason)
+
+    async def _rendered(
+        self,
+        body: bytes | str,
+        url: str | None,
+        content_type: str | None,
+        extractor: Extractor[Any],
+        render: bool,
+    ) -> tuple[bytes | str, str | None, LayoutSnapshot | None, float | None]:
+        """The page as the browser left it (body, content type, layout, milliseconds), when needed."""
+        if not (render or extractor.needs_browser):
+            return body, content_type, None, None
+        self.check_browser(extractor, render)
+        assert self.browser is not None
+        page = await self.browser.render(
+            url or BLANK_PAGE_URL, body, content_type, javascript=render, layout=extractor.needs_browser
+        )
+        return page.html, "text/html; charset=utf-8", page.layout, page.elapsed_ms
 
     # Overlays, compare and blocks=1 need the Document and the Extraction, which cannot cross a
     # process boundary: the page is first read through the worker pool (deadline, result cache: a
@@ -289,7 +345,7 @@ class Reader:
         page = await self._gated_page(request)
         extractor, params = self.resolve_request(request.algorithm, request.params)
         return await self.inspect_bytes(
-            page.body, page.final_url, page.content_type, extractor, params, finish
+            page.body, page.final_url, page.content_type, extractor, params, finish, render=request.render
         )
 
     async def inspect_bytes(
@@ -300,12 +356,22 @@ class Reader:
         extractor: Extractor[Any],
         params: object,
         finish: Callable[[Inspection], T],
+        *,
+        render: bool = False,
     ) -> T:
         """`finish` of the Inspection of a page given as bytes (POST /api/extract?blocks=1)."""
+        body, content_type, layout, _ = await self._rendered(body, url, content_type, extractor, render)
 
         def work() -> T:
             return finish(
-                inspect_page(body, url=url, content_type=content_type, algorithm=extractor, params=params)
+                inspect_page(
+                    body,
+                    url=url,
+                    content_type=content_type,
+                    algorithm=extractor,
+                    params=params,
+                    layout=layout,
+                )
             )
 
         return await self._in_thread(work)
@@ -331,6 +397,13 @@ class Reader:
         time; that costs a second extraction on an overlay miss, the price of the guard."""
         async with self._inspect_gate:
             return await asyncio.to_thread(work)
+
+
+def browser_unavailable_reason(settings: Settings) -> str | None:
+    """Why the configured browser cannot run (None: it looks runnable)."""
+    from .browser import unavailable_reason
+
+    return unavailable_reason(settings.browser)
 
 
 def _prepare_cache_location(spec: str) -> None:

@@ -213,18 +213,46 @@ def display_date(value: str | None) -> str | None:
 _TITLE_SEPARATORS = ("|", "-", "–", "—", "·", "•", ":", "::", "»", "/")
 
 
-def display_title(title: str | None, site_name: str | None) -> str | None:
-    """The title without the site's name around it ("Story – Site" -> "Story")."""
-    if not title or not site_name:
+_SECOND_LEVEL = frozenset(("co", "com", "org", "net", "ac", "gov", "edu", "ne", "or"))
+
+
+def _alnum(text: str | None) -> str:
+    """Letters and digits only, case-folded: "LWN.net" and "lwn.net" compare equal."""
+    return "".join(ch for ch in (text or "").casefold() if ch.isalnum())
+
+
+def _host_names(url: str | None) -> list[str]:
+    """Names a site goes by when only its address is known: "lwn.net", "lwn" (www. and the public
+    suffix left out; "bbc.co.uk" -> "bbc")."""
+    host = display_host(url)
+    labels = host.split(".")
+    if len(labels) < 2 or host.replace(".", "").isdigit():
+        return [host] if host else []
+    index = -3 if len(labels) > 2 and labels[-2] in _SECOND_LEVEL and len(labels[-1]) == 2 else -2
+    return [host, labels[index]]
+
+
+def display_title(title: str | None, site_name: str | None, url: str | None = None) -> str | None:
+    """The title without the site's name around it: "Story – Site" -> "Story", "Site | Story" ->
+    "Story", "Story [LWN.net]" -> "Story". Without a site name, the names of the page's host are
+    looked for instead ("Story | Example" on example.com). Letters and digits are compared, so
+    spacing, case and punctuation do not matter; a title that is only the site's name stays."""
+    if not title:
         return title
-    text, site = title.strip(), site_name.strip()
+    text = title.strip()
+    names = {_alnum(name) for name in ([site_name] if site_name else _host_names(url))} - {""}
+    if not names:
+        return text
+    bracketed = re.fullmatch(r"(.+?)\s*[\[(]([^\[\]()]+)[\])]", text)
+    if bracketed and _alnum(bracketed[2]) in names:
+        return bracketed[1]
     for separator in _TITLE_SEPARATORS:
-        for joined in (f" {separator} {site}", f"{separator}{site}"):
-            if text.casefold().endswith(joined.casefold()) and len(text) > len(joined):
-                return text[: -len(joined)].rstrip()
-        for joined in (f"{site} {separator} ", f"{site}{separator}"):
-            if text.casefold().startswith(joined.casefold()) and len(text) > len(joined):
-                return text[len(joined) :].lstrip()
+        head, found, tail = text.rpartition(separator)
+        if found and _alnum(head) and _alnum(tail) in names:
+            return head.strip()
+        head, found, tail = text.partition(separator)
+        if found and _alnum(tail) and _alnum(head) in names:
+            return tail.strip()
     return text
 
 
@@ -403,7 +431,7 @@ class Renderer:
             return [(labels[value], with_prefs(**{key: value}), value == current) for value in values]
 
         size_index = SIZES.index(prefs.size)
-        title = display_title(article.get("title"), article.get("site_name"))
+        title = display_title(article.get("title"), article.get("site_name"), original)
         fragment = article.get("html") or ""
         if fragment:
             fragment = wrap_tables(
@@ -456,9 +484,20 @@ class Renderer:
             ],
         )
 
-    def index_page(self, algorithms: Mapping[str, str], base_url: str, prefs: Preferences) -> str:
+    def index_page(
+        self,
+        algorithms: Mapping[str, str],
+        base_url: str,
+        prefs: Preferences,
+        unavailable: Mapping[str, str] | None = None,
+    ) -> str:
         """The landing page: URL box, algorithm selector and bookmarklet."""
-        return self._index.render(algorithms=algorithms, bookmarklet=bookmarklet(base_url), prefs=prefs)
+        return self._index.render(
+            algorithms=algorithms,
+            bookmarklet=bookmarklet(base_url),
+            prefs=prefs,
+            unavailable=unavailable or {},
+        )
 
     def error_page(
         self, status: int, title: str, message: str, prefs: Preferences, original: str | None = None

@@ -27,7 +27,7 @@ from typing import Any
 from aiohttp import web, web_protocol
 
 from . import __version__
-from .api import algorithms
+from .api import algorithms, unavailable_algorithms
 from .article import markdown_document
 from .compression import CODINGS, Encoded, negotiate
 from .convert import parse_flag
@@ -37,9 +37,10 @@ from .limits import RateLimited, RateLimiter
 from .lru import LRU
 from .metrics import Metrics
 from .overlay_views import add_blocks, add_blocks_posted, compare_view, overlay_view, wants_blocks
-from .reader import Reader, ReadRequest, algorithm_params, target_url
+from .reader import Reader, ReadRequest, algorithm_params, browser_unavailable_reason, target_url
 from .render import COOKIE_MAX_AGE, Preferences, Renderer, preferences, safe_base_url
 from .settings import Settings
+from .workers import CLIENT
 
 log = logging.getLogger("readerproxy.server")
 
@@ -73,6 +74,8 @@ ERROR_TITLES = {
     "extraction_timeout": "This page took too long to extract",
     "extraction_failed": "This page could not be extracted",
     "overloaded": "The server is busy",
+    "browser_unavailable": "Visual rendering is unavailable",
+    "render_timeout": "The page took too long to render",
     "rate_limited": "Too many requests",
     "bad_request": "Bad request",
     "not_found": "Not found",
@@ -124,6 +127,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/read", read, name="read", allow_head=False)
     app.router.add_head("/read", read_head, name="read_head")
     app.router.add_get("/api/extract", api_extract_get, name="api_extract")
+    app.router.add_get("/api/algorithms", api_algorithms, name="api_algorithms")
     app.router.add_post("/api/extract", api_extract_post, name="api_extract_post")
     app.router.add_get("/healthz", healthz, name="healthz")
     app.router.add_get("/compare", compare_view, name="compare")
@@ -214,7 +218,9 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
 
 @web.middleware
 async def limits_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """The per-client token bucket (429 + Retry-After) on the routes that fetch or extract."""
+    """The per-client token bucket (429 + Retry-After) on the routes that fetch or extract; the
+    client's address is also what the extraction pool shares its workers by (`workers.CLIENT`)."""
+    CLIENT.set(request.remote or "")
     if request.path.startswith(LIMITED_PREFIXES):
         try:
             request.app[LIMITER].take(request.remote or "")
@@ -311,6 +317,7 @@ def _read_request(request: web.Request, prefs: Preferences, *, for_reader: bool)
         images=prefs.images if for_reader else True,
         reader_links=prefs.reader_links if for_reader else False,
         refresh=parse_flag(query.get("refresh")),
+        render=parse_flag(query.get("render")),
     )
 
 
@@ -318,8 +325,28 @@ async def index(request: web.Request) -> web.Response:
     prefs, _ = preferences(request.query, request.cookies)
     settings = request.app[SETTINGS]
     base = safe_base_url(request.scheme, request.host, f"http://{settings.host}:{settings.port}")
-    page = request.app[RENDERER].index_page(algorithms(), base, prefs)
+    page = request.app[RENDERER].index_page(algorithms(), base, prefs, _unavailable(request))
     return web.Response(text=page, content_type="text/html", charset="utf-8")
+
+
+def _unavailable(request: web.Request) -> dict[str, str]:
+    return unavailable_algorithms(browser_unavailable_reason(request.app[SETTINGS]))
+
+
+async def api_algorithms(request: web.Request) -> web.Response:
+    """GET /api/algorithms: every algorithm with its description and whether it can run now."""
+    unavailable = _unavailable(request)
+    return _json(
+        request,
+        {
+            name: {
+                "description": description,
+                "available": name not in unavailable,
+                "reason": unavailable.get(name),
+            }
+            for name, description in algorithms().items()
+        },
+    )
 
 
 async def read(request: web.Request) -> web.Response:
@@ -418,9 +445,11 @@ async def api_extract_post(request: web.Request) -> web.Response:
         url = validate_url(url)
     reader = request.app[READER]
     extractor, settings = reader.resolve_request(algorithm, params)
-    data = await reader.extract_bytes(body, url, content_type, extractor, settings)
+    render = parse_flag(query.get("render"))
+    reader.check_browser(extractor, render)
+    data = await reader.extract_bytes(body, url, content_type, extractor, settings, render=render)
     if wants_blocks(request):
-        await add_blocks_posted(request, data, body, url, content_type, extractor, settings)
+        await add_blocks_posted(request, data, body, url, content_type, extractor, settings, render=render)
     data["url"] = url
     data["cache"] = {"page": "none", "result": "none"}
     response = _json(request, data)

@@ -22,11 +22,14 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cache import parse_cache_spec
 from .convert import coerce
 from .fetch import FetchSettings
+
+if TYPE_CHECKING:
+    from .browser import BrowserSettings
 
 ENV_PREFIX = "READERPROXY_"
 
@@ -67,6 +70,11 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ),
     ServeOption("extract_queue", "extractions that may wait for a worker; more get 503 + Retry-After", "N"),
     ServeOption(
+        "extract_per_client",
+        "extraction workers one client address may hold at once (0: half the workers)",
+        "N",
+    ),
+    ServeOption(
         "rate_limit", "requests per second per client address on /read and /api (0: no limit)", "RATE"
     ),
     ServeOption("rate_burst", "requests a client may make at once before the rate limit applies", "N"),
@@ -88,6 +96,9 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption(
         "upstream_ca", "extra CA certificates (PEM) trusted for upstream HTTPS in proxy mode", "FILE"
     ),
+    ServeOption("browser", "Chromium for algorithm visual and render=1 (started on first use)", "PATH"),
+    ServeOption("browser_pages", "pages the browser renders at once", "N"),
+    ServeOption("render_timeout", "seconds a page may take to render in the browser (504)", "SECONDS"),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
@@ -126,6 +137,7 @@ class Settings:
     workers: int = 1  # server processes on one port (SO_REUSEPORT), sharing the SQLite or Redis cache
     extract_timeout: float = 10.0  # an extraction's deadline; then its worker is killed (503)
     extract_queue: int = 32  # extractions waiting for a worker; one more gets 503 + Retry-After
+    extract_per_client: int = 0  # workers one client address may hold at once (0: half, at least 1)
     worker_max_rss_bytes: int = 768 * 1024 * 1024  # a worker whose peak passes this is replaced
     rate_limit: float = 20.0  # token bucket per client address on /read and /api/*: requests per second
     rate_burst: int = 100  # the bucket's size (0 rate: no limit)
@@ -143,6 +155,16 @@ class Settings:
     upstream_ca: Path | None = None
     reader_hosts: tuple[str, ...] = ()  # config only: always the reader view (a list, or "a.com,b.org")
     direct_hosts: tuple[str, ...] = ()  # config only: never the reader view
+    # The browser service (browser.py): started on the first `visual` or render=1 request.
+    browser: str = "/usr/bin/chromium"
+    browser_pages: int = 2
+    render_timeout: float = 15.0
+
+    def browser_settings(self) -> BrowserSettings:
+        """The browser service's settings (ValueError for a pool size or timeout out of range)."""
+        from .browser import BrowserSettings
+
+        return BrowserSettings(executable=self.browser, pages=self.browser_pages, timeout=self.render_timeout)
 
     @property
     def allow_private(self) -> bool:
@@ -182,6 +204,10 @@ def load_settings(
     )
     check_cache_spec(settings.cache)
     check_open_proxy(settings)
+    try:
+        settings.browser_settings()
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
     return settings
 
 

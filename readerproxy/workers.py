@@ -7,6 +7,15 @@ caller gets `ExtractionTimeout` (503, kind "extraction_timeout"). A caller that 
 also has its worker killed, so the work stops with the request. At most `queue_limit` callers wait
 for a worker; one more gets `Overloaded` (503 with Retry-After) at once.
 
+Fairness: one client (the address the server saw, read from the `CLIENT` context variable that the
+server sets per request) may hold at most `per_client` workers at once; its further jobs wait for
+one of its own to finish without taking a worker, so a client sending hostile pages cannot occupy
+the whole pool, and other clients' reads keep being served by the rest. A client may also hold at
+most half the queue (`per_client_queue`); past that it gets `Overloaded` at once. The cap is not
+work-conserving on purpose: a job cannot be preempted, so a worker lent to a hostile client while
+the pool is idle would be gone for the full deadline when others arrive (fair queueing in the sense
+of Demers, Keshav & Shenker 1989, with whole jobs as the unit).
+
 Why processes and not threads or cooperative checks:
 
 - a Python thread cannot be stopped from outside: a thread running a hostile page keeps its core
@@ -36,16 +45,21 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 from .errors import ReaderproxyError
+from .layout import LayoutSnapshot
 
 log = logging.getLogger(__name__)
 
 #: Seconds a killed or retired worker is given to exit before it is left to the forkserver.
 JOIN_SECONDS = 2.0
+
+#: The client on whose behalf the current task extracts (the server sets it per request).
+CLIENT: ContextVar[str] = ContextVar("readerproxy_client", default="")
 
 
 class ExtractionTimeout(ReaderproxyError):
@@ -84,6 +98,26 @@ class Job:
     params: object  # the extractor's (frozen dataclass) parameters
     images: bool = True
     reader_links: bool = False
+    layout: LayoutSnapshot | None = None  # the browser's snapshot of `body` (rendered pages only)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Any other bounded work: `function(*args)` in a worker, under the same deadline and kill.
+
+    The function is pickled by reference (a module-level function) and its arguments and result by
+    value; the overlay and compare views use this to build their pages in the pool.
+    """
+
+    function: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+def perform(job: Job | Call) -> Any:
+    """What a worker runs for one job."""
+    if isinstance(job, Call):
+        return job.function(*job.args)
+    return run_job(job)
 
 
 def run_job(job: Job) -> dict[str, Any]:
@@ -103,6 +137,7 @@ def run_job(job: Job) -> dict[str, Any]:
         params=job.params,
         rewrite_link=rewrite,
         images=job.images,
+        layout=job.layout,
     )
     data = article.to_dict()
     data["final_url"] = url
@@ -136,7 +171,7 @@ def worker_main(conn: Connection) -> None:
         if job is None:
             return
         try:
-            reply: tuple[Any, ...] = ("ok", run_job(job), _peak_rss())
+            reply: tuple[Any, ...] = ("ok", perform(job), _peak_rss())
         except ReaderproxyError as exc:
             reply = ("error", exc.kind, exc.status, exc.message, _peak_rss())
         except MemoryError:
@@ -176,7 +211,7 @@ class Worker:
         child.close()
         self.jobs = 0
 
-    def call(self, job: Job) -> tuple[Any, ...]:
+    def call(self, job: Job | Call) -> tuple[Any, ...]:
         """Send a job and wait for the reply (in a helper thread); EOFError if the worker died."""
         self.conn.send(job)
         reply: tuple[Any, ...] = self.conn.recv()
@@ -215,6 +250,7 @@ class PoolStats:
     crashed: int = 0
     rejected: int = 0
     retired: int = 0
+    client_limited: int = 0  # refused because the client already had its share in progress
 
 
 class WorkerPool:
@@ -228,10 +264,15 @@ class WorkerPool:
         queue_limit: int = 32,
         max_rss_bytes: int = 768 * 1024 * 1024,
         on_event: Callable[[str], None] | None = None,
+        per_client: int = 0,
     ) -> None:
         self.size = max(1, size)
         self.deadline = deadline
         self.queue_limit = max(0, queue_limit)
+        # workers one client may hold at once (0: half the pool, at least one)
+        self.per_client = max(1, per_client if per_client > 0 else self.size // 2)
+        self.per_client_queue = max(1, self.queue_limit // 2)
+        self._clients: dict[str, tuple[asyncio.Semaphore, int]] = {}  # client -> (its workers, jobs)
         self.max_rss_bytes = max_rss_bytes
         self.on_event = on_event
         self.stats = PoolStats()
@@ -259,8 +300,9 @@ class WorkerPool:
         if self.on_event is not None:
             self.on_event(name)
 
-    async def run(self, job: Job) -> dict[str, Any]:
-        """The job's result from a worker, within the deadline (ExtractionTimeout) or Overloaded."""
+    async def run(self, job: Job | Call) -> Any:
+        """The job's result from a worker, within the deadline (ExtractionTimeout) or Overloaded:
+        the article's JSON view for a `Job`, the function's value for a `Call`."""
         if self._idle is None or self._closed:
             raise RuntimeError("WorkerPool used before start() or after close()")
         if self._idle.empty() and self.waiting >= self.queue_limit:
@@ -270,27 +312,53 @@ class WorkerPool:
                 "too many pages are being extracted; try again in a moment",
                 retry_after=max(1, round(self.deadline / 2)),
             )
+        client = CLIENT.get()
+        share, jobs = self._clients.get(client) or (asyncio.Semaphore(self.per_client), 0)
+        if jobs >= self.per_client + self.per_client_queue:
+            self.stats.client_limited += 1
+            self._event("client_limited")
+            raise Overloaded(
+                f"this address already has {jobs} pages being extracted; try again when they are done",
+                retry_after=max(1, round(self.deadline / 2)),
+            )
+        self._clients[client] = (share, jobs + 1)
         began = time.monotonic()
         self.waiting += 1
+        holding = False
         try:
-            async with asyncio.timeout(self.deadline):
-                worker = await self._idle.get()
-        except TimeoutError:
-            self.stats.rejected += 1
-            self._event("rejected")
-            raise Overloaded(
-                "too many pages are being extracted; try again in a moment",
-                retry_after=max(1, round(self.deadline / 2)),
-            ) from None
+            try:
+                async with asyncio.timeout(self.deadline):
+                    await share.acquire()  # one of this client's own workers first,
+                    holding = True
+                    worker = await self._idle.get()  # then any idle worker
+            except TimeoutError:
+                self.stats.rejected += 1
+                self._event("rejected")
+                raise Overloaded(
+                    "too many pages are being extracted; try again in a moment",
+                    retry_after=max(1, round(self.deadline / 2)),
+                ) from None
+            finally:
+                self.waiting -= 1
+            self.busy += 1
+            try:
+                return await self._call(worker, job, began)
+            finally:
+                self.busy -= 1
         finally:
-            self.waiting -= 1
-        self.busy += 1
-        try:
-            return await self._call(worker, job, began)
-        finally:
-            self.busy -= 1
+            if holding:
+                share.release()
+            _, left = self._clients[client]
+            if left <= 1:
+                del self._clients[client]
+            else:
+                self._clients[client] = (share, left - 1)
 
-    async def _call(self, worker: Worker, job: Job, began: float) -> dict[str, Any]:
+    def clients(self) -> int:
+        """Clients with an extraction running or waiting."""
+        return len(self._clients)
+
+    async def _call(self, worker: Worker, job: Job | Call, began: float) -> Any:
         loop = asyncio.get_running_loop()
         call = loop.run_in_executor(self._threads, worker.call, job)
         try:
@@ -329,8 +397,7 @@ class WorkerPool:
             self._give_back(worker)
         if status == "ok":
             self.stats.completed += 1
-            data: dict[str, Any] = reply[1]
-            return data
+            return reply[1]
         if status == "error":
             _, kind, code, message, _ = reply
             raise ReaderproxyError(message, status=code, kind=kind)

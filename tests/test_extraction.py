@@ -76,6 +76,15 @@ CHOICES: dict[str, dict[str, tuple[Any, list[Any]]]] = {
         "unlikely_candidates": ("2", ["on", "no", False]),
     },
 }
+#: visual takes heuristic's parameters and adds its own (Berg 2020, §6.1).
+RANGES["visual"] = {
+    **RANGES["heuristic"],
+    "boundary_trim": ([-0.1, 0.46], [0, 0.1, 0.45]),
+    "boundary_penalty": ([1, -10001], [0, -1000, -10000]),
+    "contrast_penalty": ([1, -10001], [0, -50, -10000]),
+    "contrast_margin": ([-0.1, 21], [0, 0.5, 20]),
+}
+CHOICES["visual"] = CHOICES["heuristic"]
 LINK_FILTERED = ("density", "danag", "cetr", "cetr-km", "cetr-tm", "lineblock")
 #: The papers' values (and the measured ones where the papers give none) stay the defaults.
 PAPER_DEFAULTS = {
@@ -84,6 +93,7 @@ PAPER_DEFAULTS = {
     "lineblock": {"ttr_threshold": 30.0, "attr_threshold": 0.2, "tkd_threshold": 2.0, "max_gap": 0},
     "danag": {"segment_length": 150, "radius": 1, "max_gap": 50, "link_filter": 0},
     "heuristic": {"threshold": 25.0, "coverage": 0.85},
+    "visual": {"threshold": 25.0, "boundary_trim": 0.1, "boundary_penalty": -1000.0},
     "accb": {"radius": 40, "iterations": 3, "threshold": 0.7, "anchors": "ignore", "unit": "token"},
 }
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from readerproxy.document import parse
 from readerproxy.output import html_to_markdown, render_html, render_text, sanitize
 
@@ -134,9 +136,7 @@ def test_media_inside_the_selected_range_are_kept() -> None:
 
 # Reader view fixes: srcset, lazy images, layout tables, lite captions, jump links, header repeats.
 
-from selectolax.lexbor import LexborHTMLParser  # noqa: E402
 
-from readerproxy.document import unwrap_noscript_images  # noqa: E402
 from readerproxy.output import fit_under_header, parse_srcset  # noqa: E402
 
 
@@ -173,15 +173,35 @@ def test_lazy_image_from_data_srcset_gets_a_real_src() -> None:
     assert "/f_auto" not in fragment and "c_fill 320w" not in fragment
 
 
-def test_noscript_copy_replaces_the_blurred_placeholder() -> None:
-    tree = LexborHTMLParser(
-        '<body><div><img src="https://m.example/max/60/a.png?q=20" width="1894">'
-        '<noscript><img src="https://m.example/max/3788/a.png" width="1894"></noscript>'
-        "</div></body>"
+def test_medium_lazy_figure_keeps_only_the_full_image() -> None:
+    """Medium's shape (readability's lazy-image-1): the blurred placeholder inside wrappers, an empty
+    <img> slot, then the <noscript> copy; Readability.js keeps only the full image, and so do we."""
+    doc = parse(
+        "<html><body><article><p>Text before the figure, long enough to be the article.</p><figure>"
+        '<div class="wrap"><div><img src="https://m.example/max/60/a.png?q=20" width="1894"></div>'
+        '<img class="slot" width="1894"><noscript><img src="https://m.example/max/3788/a.png" '
+        'width="1894"></noscript></div><figcaption>Memory leak in action</figcaption></figure>'
+        "</article></body></html>",
+        url="https://m.example/story",
     )
-    unwrap_noscript_images(tree)
-    assert [img.attributes["src"] for img in tree.css("img")] == ["https://m.example/max/3788/a.png"]
-    assert tree.css_first("noscript") is None
+    fragment = render_html(doc, doc.mask_elements([doc.tag.index("article")]))
+    assert re.findall(r'src="([^"]+)"', fragment) == ["https://m.example/max/3788/a.png"]
+    assert "Memory leak in action" in fragment
+    assert doc.noscript_images == {
+        "https://m.example/max/60/a.png?q=20": {"src": "https://m.example/max/3788/a.png", "width": "1894"}
+    }
+
+
+def test_noscript_images_leave_the_linear_view_as_it_was() -> None:
+    """The swap happens in the renderer: the extractors see the page's own markup."""
+    page = (
+        '<html><body><p>Words.</p><div><img src="https://m.example/small.png"></div>'
+        '<noscript><img src="https://m.example/large-image-with-a-longer-address.png"></noscript></body></html>'
+    )
+    with_copy, without = parse(page), parse(page.replace("<noscript>", "<noscript><b>text</b>"))
+    assert with_copy.noscript_images and not without.noscript_images
+    assert with_copy.tokens.text == without.tokens.text
+    assert (with_copy.tokens.line == without.tokens.line).all()
 
 
 def test_layout_tables_become_flow_and_data_tables_stay() -> None:

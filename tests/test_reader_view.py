@@ -8,6 +8,7 @@ the caption still; CJK reading time and language; RTL order. Screenshots go to a
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -283,7 +284,38 @@ async def test_screenshots_of_named_pages(chromium: Chromium, upstream: Upstream
             ".split(/,\\s+/)).filter(c => c && !/^https?:\\/\\/\\S+\\.(jpe?g|png|gif|webp)(\\s|$)/.test(c))"
         )
         assert not bad, bad[:5]
+        await open_page(page, server.read_url(upstream.url("/rd/lazy-image-1")), 375)
+        sources = await page.evaluate("[...document.querySelectorAll('.content img')].map(i => i.src)")
+        assert any("/max/3788/" in src for src in sources)  # the <noscript> copy, full size
+        assert not [src for src in sources if "/max/60/" in src]  # never the blurred placeholder
+        for name, header_only in (("lwn-1", "Nathan Willis"), ("quanta-1", "Joshua Sokol")):
+            await open_page(page, server.read_url(upstream.url(f"/rd/{name}")), 375)
+            shown = await page.evaluate(
+                "({h1: [...document.querySelectorAll('h1')].map(h => h.textContent.trim()),"
+                " byline: document.querySelector('.article-head .byline')?.textContent || '',"
+                " start: document.querySelector('.content').textContent.slice(0, 400)})"
+            )
+            assert len(shown["h1"]) == 1 and header_only in shown["byline"]  # shown once, in the header
+            assert header_only not in shown["start"] and "Read Later" not in shown["start"]
         await open_page(page, server.read_url(upstream.url("/rd/quanta-1"), theme="dark"), 375)
         await shot(page, "quanta-1-dark-375")
         await open_page(page, server.url("/"), 375)
         await shot(page, "landing-375")
+
+
+async def test_keyboard_shortcuts_from_our_one_script(chromium: Chromium, upstream: Upstream) -> None:
+    """static/reader.js: "+" follows the larger-text link and "t" the next theme; the same links work
+    without the script (the preference tests above)."""
+    upstream.require_datasets()
+    async with serve(test_settings()) as server:
+        page = await chromium.new_page()
+        await open_page(page, server.read_url(upstream.url("/rd/mozilla-1")), 1280)
+        size = "parseFloat(getComputedStyle(document.querySelector('.content p')).fontSize)"
+        before = await page.evaluate(size)
+        for key in ("+", "t"):
+            loaded = chromium.subscribe("Page.loadEventFired", page.session)  # the key navigates
+            await page.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": key, "text": key})
+            await page.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": key})
+            await asyncio.wait_for(loaded.get(), 10)
+        assert await page.evaluate(size) > before
+        assert await page.evaluate("new URL(location.href).searchParams.get('theme')") not in (None, "auto")

@@ -222,6 +222,25 @@ def test_display_title_strips_the_site_name() -> None:
     assert display_title("A - B", None) == "A - B"
 
 
+def test_display_title_without_a_site_name_looks_for_the_host() -> None:
+    lwn = "LWN.net Weekly Edition for March 26, 2015 [LWN.net]"
+    assert display_title(lwn, None, "https://lwn.net/Articles/637755/") == (
+        "LWN.net Weekly Edition for March 26, 2015"
+    )
+    assert display_title("Why CPU monitoring matters | Example", None, "https://www.example.com/a") == (
+        "Why CPU monitoring matters"
+    )
+    assert display_title("BBC - Home truths", None, "https://www.bbc.co.uk/news/1") == "Home truths"
+    assert display_title("Arduino vs Arduino - Ars Technica", None, "https://arstechnica.com/x") == (
+        "Arduino vs Arduino"
+    )
+    assert display_title("Well-known facts - a review", None, "https://example.com/") == (
+        "Well-known facts - a review"
+    )  # no part names the host
+    assert display_title("Example", None, "https://example.com/") == "Example"
+    assert display_title("Story [LWN.net]", None, "http://127.0.0.1:8080/rd/lwn-1") == "Story [LWN.net]"
+
+
 def test_guess_lang_by_script() -> None:
     assert guess_lang("中文" * 40) == "zh"
     assert guess_lang("日本語のテキストです。" * 10) == "ja"

@@ -439,7 +439,9 @@ def test_result_key_sorts_parameters_and_names_render_options() -> None:
     extractor, params = reader.resolve_request("density", {"c2": "5", "c1": "0.5"})
     key = result_key("HTTP://Example.COM:80/a#frag", ReadRequest(url="x", images=False), extractor, params)
     assert key.startswith("result:http://example.com/a|density|c1=0.5,c2=5")
-    assert key.endswith("|images=0,links=original")
+    assert key.endswith("|images=0,links=original,render=0")
+    rendered = result_key("http://example.com/a", ReadRequest(url="x", render=True), extractor, params)
+    assert rendered.endswith(",render=1") and rendered != key
 
 
 async def test_query_keys_no_algorithm_knows_are_ignored(

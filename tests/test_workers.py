@@ -17,7 +17,7 @@ import pytest
 from support.reader_server import REPO, free_port, serve, test_settings
 
 from readerproxy.extraction import get_extractor
-from readerproxy.workers import ExtractionTimeout, Job, Overloaded, WorkerPool
+from readerproxy.workers import CLIENT, Call, ExtractionTimeout, Job, Overloaded, WorkerPool
 
 ARTICLE = (
     "<html><body><article><h1>T</h1>"
@@ -26,8 +26,13 @@ ARTICLE = (
 )
 
 
-def nested(depth: int) -> str:
-    return "<html><body>" + "<div>" * depth + "deep text" + "</div>" * depth + "</body></html>"
+def links(count: int) -> str:
+    """A page that is slow for every algorithm without being pathological: linear, but big."""
+    return "<html><body>" + "".join(f'<a href="/l{i}">link {i}</a> ' for i in range(count)) + "</body></html>"
+
+
+#: Work that outlives any deadline in these tests (a worker runs it like an extraction).
+ENDLESS = Call(time.sleep, (120,))
 
 
 def job(html: str, algorithm: str = "auto") -> Job:
@@ -64,7 +69,7 @@ async def test_past_the_deadline_the_worker_is_killed_and_replaced(pool: WorkerP
     [before] = pool.pids()
     began = time.monotonic()
     with pytest.raises(ExtractionTimeout) as caught:
-        await pool.run(job(nested(100_000)))
+        await pool.run(ENDLESS)
     assert time.monotonic() - began < 3.0
     assert caught.value.status == 503 and caught.value.kind == "extraction_timeout"
     assert not alive(before)  # the work stopped
@@ -75,7 +80,7 @@ async def test_past_the_deadline_the_worker_is_killed_and_replaced(pool: WorkerP
 
 async def test_a_caller_that_gives_up_stops_its_work(pool: WorkerPool) -> None:
     [before] = pool.pids()
-    task = asyncio.ensure_future(pool.run(job(nested(100_000))))
+    task = asyncio.ensure_future(pool.run(ENDLESS))
     await asyncio.sleep(0.3)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -89,7 +94,7 @@ async def test_a_caller_that_gives_up_stops_its_work(pool: WorkerPool) -> None:
 
 
 async def test_the_queue_is_bounded(pool: WorkerPool) -> None:
-    running = asyncio.ensure_future(pool.run(job(nested(100_000))))
+    running = asyncio.ensure_future(pool.run(ENDLESS))
     await asyncio.sleep(0.1)
     waiting = asyncio.ensure_future(pool.run(job(ARTICLE)))  # the one queue place
     await asyncio.sleep(0.1)
@@ -107,7 +112,7 @@ async def test_server_answers_503_extraction_timeout_and_keeps_serving(http: aio
     async with serve(settings) as server:
         began = time.monotonic()
         async with http.post(
-            server.url("/api/extract"), data=nested(100_000), headers={"Content-Type": "text/html"}
+            server.url("/api/extract"), data=links(200_000), headers={"Content-Type": "text/html"}
         ) as response:
             body = await response.json()
         assert response.status == 503 and body["error"]["kind"] == "extraction_timeout"
@@ -163,7 +168,7 @@ def test_sigterm_stops_the_server_and_its_workers_within_seconds() -> None:
         def post() -> None:
             request = urllib.request.Request(
                 f"http://127.0.0.1:{port}/api/extract",
-                data=nested(200_000).encode(),
+                data=links(200_000).encode(),
                 headers={"Content-Type": "text/html"},
             )
             with contextlib.suppress(OSError):
@@ -188,3 +193,53 @@ def test_sigterm_stops_the_server_and_its_workers_within_seconds() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+async def _as_client(client: str, pool: WorkerPool, work: Job | Call) -> object:
+    CLIENT.set(client)  # what the server's middleware does per request (this task's own context)
+    return await pool.run(work)
+
+
+async def test_one_client_cannot_hold_every_worker() -> None:
+    pool = WorkerPool(2, deadline=30.0, queue_limit=8)  # per client: half the workers, one
+    await pool.start()
+    try:
+        hostile = [asyncio.ensure_future(_as_client("10.0.0.66", pool, ENDLESS)) for _ in range(2)]
+        await asyncio.sleep(0.3)
+        assert pool.busy == 1 and pool.waiting == 1  # its second job waits for its own worker
+        served = await asyncio.wait_for(_as_client("10.0.0.1", pool, job(ARTICLE)), 20)
+        assert isinstance(served, dict) and "Some words" in served["text"]
+        assert not any(task.done() for task in hostile)
+        assert pool.clients() == 1
+        for task in hostile:
+            task.cancel()
+        await asyncio.gather(*hostile, return_exceptions=True)
+    finally:
+        await pool.close()
+
+
+async def test_a_client_past_its_queue_share_is_refused_at_once() -> None:
+    events: list[str] = []
+    pool = WorkerPool(2, deadline=30.0, queue_limit=4, on_event=events.append)  # share: 1 running + 2 waiting
+    await pool.start()
+    try:
+        held = [asyncio.ensure_future(_as_client("10.0.0.66", pool, ENDLESS)) for _ in range(3)]
+        await asyncio.sleep(0.3)
+        with pytest.raises(Overloaded, match="this address already has 3"):
+            await _as_client("10.0.0.66", pool, ENDLESS)
+        assert events == ["client_limited"] and pool.stats.client_limited == 1
+        for task in held:
+            task.cancel()
+        await asyncio.gather(*held, return_exceptions=True)
+    finally:
+        await pool.close()
+
+
+async def test_metrics_show_the_per_client_share(http: aiohttp.ClientSession) -> None:
+    async with (
+        serve(test_settings(extract_workers=2, extract_per_client=2)) as server,
+        http.get(server.url("/metrics")) as response,
+    ):
+        metrics = await response.text()
+    assert 'readerproxy_limit{name="extract_per_client"} 2.0' in metrics
+    assert "readerproxy_extraction_clients 0.0" in metrics

@@ -397,15 +397,52 @@ def article_element(doc: Document, selected: np.ndarray, words: np.ndarray, cove
 def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
     """Score every element, keep the text holders above the threshold inside the article element."""
     n_tokens = len(doc.tokens)
-    selection = np.zeros(n_tokens, dtype=bool)
     if n_tokens == 0 or not doc.elements:
-        return Extraction(blocks=[], selection=selection, signals={"element_score": np.zeros(0)})
+        return Extraction(
+            blocks=[], selection=np.zeros(n_tokens, dtype=bool), signals={"element_score": np.zeros(0)}
+        )
+    scored = score_elements(doc, params)
+    chosen, root, selection = select_article(doc, scored, scored.scores, params)
+    return Extraction(
+        blocks=holder_blocks(doc, scored.holders, scored.scores, chosen),
+        selection=selection,
+        signals={
+            "element_score": scored.element_score,
+            "threshold": np.array([params.threshold]),
+            "article_element": np.array([root]),
+        },
+        score=selection_score(scored.scores[scored.holders], chosen[scored.holders]),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """The evaluation of a page (Berg 2020, §5.1 and §6): features, text holders and their scores."""
+
+    features: ElementFeatures
+    holders: np.ndarray  # int: the text holders (elements that own text)
+    scores: np.ndarray  # float per element: evaluation plus neighbours (holders' scores are what counts)
+    element_score: np.ndarray  # float per element: containers add a share of their holders' scores
+
+
+def score_elements(doc: Document, params: HeuristicParams) -> Scored:
+    """Berg 2020, §5 and §6: the static evaluation of every element, then the neighbours' shares."""
     features = features_of(doc)
     holders = np.flatnonzero(features.chars > 0)
     scores = evaluate(features)
     scores = add_neighbours(scores, holders, params.neighbour_share, WEIGHTS.neighbour_floor)
     element_score = container_scores(doc, scores, holders, WEIGHTS.children_share)
+    return Scored(features, holders, scores, element_score)
 
+
+def select_article(
+    doc: Document, scored: Scored, scores: np.ndarray, params: HeuristicParams
+) -> tuple[np.ndarray, int, np.ndarray]:
+    """The holders kept (bool per element), the article element and the token selection, from
+    `scores` (the evaluation, or the evaluation with the visual features added)."""
+    features, holders = scored.features, scored.holders
+    n_tokens = len(doc.tokens)
+    selection = np.zeros(n_tokens, dtype=bool)
     is_holder = np.zeros(len(doc.elements), dtype=bool)
     is_holder[holders] = True
     above = is_holder & (scores > params.threshold)
@@ -430,10 +467,14 @@ def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
         t = doc.tokens
         owner = np.where(t.element >= 0, t.element, 0)
         selection = within & chosen[features.holder[owner]] & (t.element >= 0) & ~dropped
+    return chosen, root, selection
 
+
+def holder_blocks(doc: Document, holders: np.ndarray, scores: np.ndarray, chosen: np.ndarray) -> list[Block]:
+    """One Block per text holder with its score and whether it was kept."""
     # For speed: one tolist() per array rather than a numpy scalar per block and field.
-    blocks = [
-        Block(first, last, score, keep, element=i, label=element_label(doc, i))
+    return [
+        Block(first, last, score, keep, element=i, label=_label(doc, i))
         for i, first, last, score, keep in zip(
             holders.tolist(),
             doc.start[holders].tolist(),
@@ -443,21 +484,16 @@ def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
             strict=True,
         )
     ]
-    positive = np.clip(scores[holders], 0.0, None)
-    score = float(positive[chosen[holders]].sum() / positive.sum()) if positive.sum() > 0 else 0.0
-    return Extraction(
-        blocks=blocks,
-        selection=selection,
-        signals={
-            "element_score": element_score,
-            "threshold": np.array([params.threshold]),
-            "article_element": np.array([root]),
-        },
-        score=min(max(score, 0.0), 1.0),
-    )
 
 
-def element_label(doc: Document, index: int) -> str:
+def selection_score(holder_scores: np.ndarray, kept: np.ndarray) -> float:
+    """Share of the positive score mass that was kept (0..1), the badge's confidence."""
+    positive = np.clip(holder_scores, 0.0, None)
+    score = float(positive[kept].sum() / positive.sum()) if positive.sum() > 0 else 0.0
+    return min(max(score, 0.0), 1.0)
+
+
+def _label(doc: Document, index: int) -> str:
     node = doc.elements[index]
     name = doc.tag[index]
     ident = node.id

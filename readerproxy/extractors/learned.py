@@ -16,7 +16,7 @@ import numpy as np
 
 from ..convert import check_range
 from ..document import Document
-from ..extraction import Block, Extraction, register
+from ..extraction import Extraction, register
 
 # Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
 from ..learn import blocks as learn_blocks
@@ -30,7 +30,7 @@ from .auto import (
     first_extractor,
     selected_chars,
 )
-from .heuristic import element_label
+from .heuristic import holder_blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,18 +80,11 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
         fallback = extract_auto(doc, auto)
         fallback.signals["learned_probability"] = probability
         return fallback
-    elements = blocks.elements.tolist()
-    out_blocks = [
-        Block(first, last, p, k, element=e, label=element_label(doc, e))
-        for e, first, last, p, k in zip(
-            elements,
-            doc.start[blocks.elements].tolist(),
-            doc.end[blocks.elements].tolist(),
-            probability.tolist(),
-            keep.tolist(),
-            strict=True,
-        )
-    ]
+    per_element = np.zeros(len(doc.elements))
+    per_element[blocks.elements] = probability
+    kept = np.zeros(len(doc.elements), dtype=bool)
+    kept[blocks.elements] = keep
+    out_blocks = holder_blocks(doc, blocks.elements, per_element, kept)
     weight = blocks.own_words
     confidence = float((probability * weight)[keep].sum() / max(weight[keep].sum(), 1.0))
     return Extraction(

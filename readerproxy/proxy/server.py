@@ -43,6 +43,7 @@ from ..fetch import (
     refused,
 )
 from ..render import Preferences
+from ..workers import CLIENT
 from .addons import (
     SECURITY_HEADERS,
     Addon,
@@ -207,6 +208,7 @@ class ProxyServer:
         assert task is not None
         self._connections.add(task)
         peer = writer.get_extra_info("peername") or ("?", 0)
+        CLIENT.set(str(peer[0]))  # extraction workers are shared out by client address
         try:
             await self._connection(reader, writer, f"{peer[0]}:{peer[1]}")
         except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):

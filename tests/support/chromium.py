@@ -239,3 +239,11 @@ async def chromium() -> AsyncIterator[Chromium]:
         yield browser
     finally:
         await browser.close()
+
+
+@pytest.fixture
+def chromium_path() -> str:
+    """/usr/bin/chromium for the product's browser service; skipped when it is missing."""
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is not installed (./dev test installs it)")
+    return str(CHROMIUM)

@@ -29,6 +29,7 @@ Routes:
   /nostore/<key>         Cache-Control: no-store
   /counter/<name>?delay=S  counts hits (sleeps S, default 0.2, so concurrent callers overlap)
   /broken                broken HTML (unclosed tags, stray end tags)
+  /fixture/<name>?delay=S  a file of tests/fixtures (.html, .css, .js), after S seconds (default 0)
 Proxy-mode routes:
   /echo                  any method: JSON of the method, path, query, headers, body length and SHA-256
   /download?mb=N         N MB (default 20) of application/octet-stream, streamed, Content-Length set
@@ -64,6 +65,8 @@ from aiohttp.typedefs import Handler
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 SCRAPINGHUB = DATASETS / "scrapinghub" / "html"
 READABILITY = DATASETS / "readability"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURE_TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript"}
 
 HUGE_BYTES = 11 * 1024 * 1024
 BOMB_DECODED_BYTES = 128 * 1024 * 1024
@@ -254,6 +257,7 @@ class Upstream:
         r.add_get("/nostore/{key}", self.nostore)
         r.add_get("/counter/{name}", self.counter)
         r.add_get("/broken", self.broken)
+        r.add_get("/fixture/{name}", self.fixture)
         r.add_get("/reset-mid-body", self.reset_mid_body)
         r.add_get("/slowloris", self.slowloris)
         r.add_get("/empty", self.empty)
@@ -293,6 +297,14 @@ class Upstream:
         if "/" in name or ".." in name or not path.is_file():
             raise web.HTTPNotFound()
         return web.Response(body=path.read_bytes(), headers={"Content-Type": "text/html"})
+
+    async def fixture(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        path = FIXTURES / name
+        if "/" in name or ".." in name or path.suffix not in FIXTURE_TYPES or not path.is_file():
+            raise web.HTTPNotFound()
+        await asyncio.sleep(min(float(request.query.get("delay", "0")), 30.0))
+        return web.Response(body=path.read_bytes(), headers={"Content-Type": FIXTURE_TYPES[path.suffix]})
 
     async def article(self, request: web.Request) -> web.Response:
         return _html(ARTICLE_HTML)

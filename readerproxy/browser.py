@@ -1,0 +1,637 @@
+"""A browser service: one headless Chromium per server process, driven over the DevTools protocol.
+
+The visually based solution of Berg 2020 (§6.1) needs what a person sees: each element's box, its
+visibility and its colours, which only a rendering engine knows. `render=1` needs the same browser
+to run a page's scripts before extraction. `BrowserService.render(...)` does both:
+
+1. **One long-lived browser, started lazily.** Debian's `/usr/bin/chromium` (or `--browser PATH`),
+   started on the first render, restarted on the next render after it died, closed with the server.
+   `./dev serve` never needs it; a missing or failing browser is a `BrowserUnavailable` (503,
+   "visual rendering is unavailable: <reason>") at once.
+2. **A bounded pool of pages.** At most `pages` renders at a time (an asyncio semaphore); each
+   render gets a fresh browser context (no cookies, storage or cache shared between pages) and one
+   tab, closed afterwards; each render has a deadline (`RenderTimeout`, 504), after which an
+   unresponsive browser is killed.
+3. **No network of its own.** Chromium is started with `--host-resolver-rules="MAP * ~NOTFOUND"`, so
+   it cannot resolve any name, and every request is intercepted with the DevTools `Fetch` domain:
+   the page's document request is fulfilled with the bytes readerproxy already fetched; a stylesheet
+   (and with JavaScript on, a script, XHR or fetch) on the page's own host is fetched through
+   readerproxy's `Fetcher`, with its SSRF guard and size caps; images only when asked for;
+   everything else (other hosts, fonts, media, frames) fails.
+4. **JavaScript off unless asked for** (`Emulation.setScriptExecutionDisabled`); DevTools'
+   own `Runtime.evaluate` still runs, which is how the snapshot is read.
+5. **The snapshot.** One script numbers every element with a `data-rp` attribute, reads its box,
+   visibility, colours and font size into one JSON array, and serialises the rendered DOM; see
+   `layout.py` for how the rows are mapped onto the parsed `Document`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import itertools
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from .errors import ReaderproxyError
+from .fetch import Fetcher, FetchError
+from .layout import ROW_FIELDS, LayoutSnapshot
+
+log = logging.getLogger(__name__)
+
+DEFAULT_EXECUTABLE = "/usr/bin/chromium"
+#: Flags of every browser we start. The resolver maps every name to NOTFOUND: the browser reaches
+#: nothing by itself, every request it makes is answered (or failed) through `Fetch`.
+FLAGS = (
+    "--headless",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-dev-shm-usage",
+    "--mute-audio",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+)
+START_TIMEOUT = 20.0
+#: Seconds a DevTools command may take outside a render (closing tabs, shutting down).
+COMMAND_TIMEOUT = 10.0
+#: Resource types fetched for a page on its own host (`Fetch.requestPaused` resourceType).
+STYLE_TYPES = frozenset({"Stylesheet"})
+SCRIPT_TYPES = frozenset({"Script", "XHR", "Fetch"})
+IMAGE_TYPES = frozenset({"Image"})
+
+
+class BrowserUnavailable(ReaderproxyError):
+    """The browser is missing or failed: visual rendering cannot be done now."""
+
+    kind = "browser_unavailable"
+    status = 503
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"visual rendering is unavailable: {reason}")
+        self.reason = reason
+
+
+class RenderTimeout(ReaderproxyError):
+    """A page did not render within the deadline."""
+
+    kind = "render_timeout"
+    status = 504
+
+
+@dataclass(frozen=True, slots=True)
+class BrowserSettings:
+    """How pages are rendered; the server's `--browser`, `--browser-pages`, `--render-timeout`."""
+
+    executable: str = DEFAULT_EXECUTABLE
+    pages: int = 2  # renders at a time (tabs open at once)
+    timeout: float = 15.0  # seconds per render, from the tab's creation to the snapshot
+    viewport_width: int = 1280  # a desktop layout, as the browser of Berg 2020 (§6) showed
+    viewport_height: int = 900
+    images: bool = False  # load images of the page's own host (they only cost time for the layout)
+    settle_ms: int = 100  # with JavaScript on: time given to timers after the load event
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.pages <= 64:
+            raise ValueError("browser pages must be between 1 and 64")
+        if not 0 < self.timeout <= 600:
+            raise ValueError("render timeout must be in (0, 600] seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestLog:
+    """What the page asked for while rendering, by outcome."""
+
+    fulfilled: int = 0  # answered from readerproxy (the document and fetched resources)
+    blocked: int = 0  # failed on purpose (other hosts, types not allowed) or refused by the fetcher
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPage:
+    """A page after the browser: the rendered DOM's HTML and, when asked for, its layout snapshot."""
+
+    html: str
+    layout: LayoutSnapshot | None
+    url: str
+    elapsed_ms: float
+    requests: RequestLog = field(default_factory=RequestLog)
+
+
+def unavailable_reason(executable: str) -> str | None:
+    """Why the browser at `executable` cannot run (None: it looks runnable)."""
+    path = Path(executable) if os.sep in executable else Path(shutil.which(executable) or executable)
+    if not path.exists():
+        return f"no browser at {executable} (install chromium or pass --browser PATH)"
+    if not os.access(path, os.X_OK):
+        return f"{executable} is not executable"
+    return None
+
+
+class DevToolsError(RuntimeError):
+    """A DevTools command answered with an error."""
+
+
+class _Browser:
+    """One Chromium process and its DevTools websocket (browser-level, flattened sessions)."""
+
+    def __init__(self, executable: str) -> None:
+        self.executable = executable
+        self.process: asyncio.subprocess.Process | None = None
+        self.profile = tempfile.mkdtemp(prefix="readerproxy-browser-")
+        self._http: aiohttp.ClientSession | None = None
+        self._ws: aiohttp.ClientWebSocketResponse | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._handlers: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._stderr: asyncio.Task[None] | None = None
+        self.stderr_tail: list[str] = []
+
+    @property
+    def alive(self) -> bool:
+        return (
+            self.process is not None
+            and self.process.returncode is None
+            and self._ws is not None
+            and not self._ws.closed
+        )
+
+    async def start(self) -> None:
+        flags = list(FLAGS)
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            flags.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
+        self.process = await asyncio.create_subprocess_exec(
+            self.executable,
+            *flags,
+            f"--user-data-dir={self.profile}",
+            "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0",
+            "about:blank",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        ws_url = await asyncio.wait_for(self._devtools_url(), START_TIMEOUT)
+        self._http = aiohttp.ClientSession()
+        self._ws = await self._http.ws_connect(ws_url, max_msg_size=0)
+        self._reader = asyncio.create_task(self._read_messages())
+
+    async def _devtools_url(self) -> str:
+        assert self.process is not None and self.process.stderr is not None
+        while True:
+            line = await self.process.stderr.readline()
+            if not line:
+                tail = " | ".join(self.stderr_tail[-3:]) or "no output"
+                raise BrowserUnavailable(f"the browser exited at start ({tail})")
+            text = line.decode("utf-8", "replace").strip()
+            self.stderr_tail = [*self.stderr_tail[-9:], text]
+            if text.startswith("DevTools listening on "):
+                self._stderr = asyncio.create_task(self._drain_stderr())
+                return text.removeprefix("DevTools listening on ").strip()
+
+    async def _drain_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        while await self.process.stderr.readline():
+            pass
+
+    async def _read_messages(self) -> None:
+        assert self._ws is not None
+        try:
+            async for message in self._ws:
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    continue
+                data = json.loads(message.data)
+                if "id" in data:
+                    future = self._pending.pop(data["id"], None)
+                    if future is not None and not future.done():
+                        future.set_result(data)
+                    continue
+                handler = self._handlers.get((data.get("sessionId", ""), data.get("method", "")))
+                if handler is not None:
+                    handler(data.get("params", {}))
+        finally:
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(ConnectionError("the browser closed its DevTools connection"))
+            self._pending.clear()
+
+    async def send(self, method: str, params: dict[str, Any] | None = None, session: str = "") -> Any:
+        """Send a command and wait for its answer (callers bound the wait)."""
+        if self._ws is None or self._ws.closed:
+            raise ConnectionError("the browser's DevTools connection is closed")
+        ident = next(self._ids)
+        message: dict[str, Any] = {"id": ident, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[ident] = future
+        try:
+            await self._ws.send_str(json.dumps(message))
+            answer = await future
+        finally:
+            self._pending.pop(ident, None)
+        if "error" in answer:
+            raise DevToolsError(f"{method}: {answer['error'].get('message', answer['error'])}")
+        return answer.get("result", {})
+
+    def on(self, session: str, method: str, handler: Callable[[dict[str, Any]], None] | None) -> None:
+        """Call `handler` with the params of every `method` event of `session` (None: stop)."""
+        if handler is None:
+            self._handlers.pop((session, method), None)
+        else:
+            self._handlers[(session, method)] = handler
+
+    async def close(self) -> None:
+        """Close politely, kill if that does not work, and remove the profile."""
+        if self.alive:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.send("Browser.close"), 3)
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await self._ws.close()
+        for task in (self._reader, self._stderr):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        if self._http is not None:
+            await self._http.close()
+        if self.process is not None and self.process.returncode is None:
+            try:
+                await asyncio.wait_for(self.process.wait(), 3)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    self.process.kill()
+                await self.process.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+
+
+#: Numbers every element, reads one row of `layout.ROW_FIELDS` per element (in document order, so a
+#: parent's resolved background is known before its children's) and serialises the rendered DOM.
+SNAPSHOT_SCRIPT = r"""
+(() => {
+  const MARK = "data-rp";
+  const rows = [];
+  const background = new Map();
+  const canvas = document.createElement("canvas").getContext("2d");
+  const parse = (value) => {
+    let m = /^rgba?\(([^)]*)\)$/.exec(value);
+    if (!m && canvas) { canvas.fillStyle = "#000"; canvas.fillStyle = value; m = /^rgba?\(([^)]*)\)$/.exec(canvas.fillStyle);
+      if (!m && /^#[0-9a-f]{6}$/i.test(canvas.fillStyle)) { const h = canvas.fillStyle;
+        return [parseInt(h.slice(1, 3), 16), parseInt(h.slice(3, 5), 16), parseInt(h.slice(5, 7), 16), 1]; } }
+    if (!m) return [0, 0, 0, 1];
+    const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+    return [p[0] || 0, p[1] || 0, p[2] || 0, p.length > 3 ? p[3] : 1];
+  };
+  const sx = window.scrollX, sy = window.scrollY;
+  const all = document.querySelectorAll("*");
+  for (let i = 0; i < all.length; i++) {
+    const el = all[i];
+    el.setAttribute(MARK, String(i));
+    const cs = getComputedStyle(el);
+    const r = el.getBoundingClientRect();
+    const up = el.parentElement ? background.get(el.parentElement) : null;
+    const under = up || [255, 255, 255];
+    const own = parse(cs.backgroundColor);
+    const a = Math.max(0, Math.min(1, own[3]));
+    const bg = [0, 1, 2].map((k) => a * own[k] + (1 - a) * under[k]);
+    background.set(el, bg);
+    const visible = el.checkVisibility
+      ? el.checkVisibility({opacityProperty: true, visibilityProperty: true})
+      : cs.display !== "none" && cs.visibility === "visible";
+    const clipped = cs.overflowX !== "visible" || cs.overflowY !== "visible"
+      || (cs.clip && cs.clip !== "auto") || (cs.clipPath && cs.clipPath !== "none");
+    const color = parse(cs.color);
+    rows.push(r.left + sx, r.top + sy, r.width, r.height, visible ? 1 : 0, clipped ? 1 : 0,
+      color[0], color[1], color[2], color[3], bg[0], bg[1], bg[2], parseFloat(cs.fontSize) || 0);
+  }
+  const root = document.documentElement;
+  const doctype = document.doctype ? "<!DOCTYPE " + document.doctype.name + ">" : "";
+  return JSON.stringify({
+    rows: rows, width: Math.max(root.scrollWidth, root.clientWidth), height: root.scrollHeight,
+    viewport: window.innerWidth, html: doctype + root.outerHTML,
+  });
+})()
+"""
+SERIALISE_SCRIPT = r"""
+(() => (document.doctype ? "<!DOCTYPE " + document.doctype.name + ">" : "") + document.documentElement.outerHTML)()
+"""
+#: With JavaScript on: give timers started at load one more turn before the DOM is read.
+SETTLE_SCRIPT = "new Promise((done) => setTimeout(done, %d))"
+
+
+class BrowserService:
+    """Renders pages in one lazily started Chromium with at most `settings.pages` tabs at a time."""
+
+    def __init__(self, settings: BrowserSettings | None = None, fetcher: Fetcher | None = None) -> None:
+        self.settings = settings or BrowserSettings()
+        self.fetcher = fetcher  # None: nothing but the document is served (evaluation on saved pages)
+        self._browser: _Browser | None = None
+        self._starting = asyncio.Lock()
+        self._slots = asyncio.Semaphore(self.settings.pages)
+        self.open_pages = 0  # tabs open now
+        self.peak_pages = 0  # most tabs open at once since start
+        self.renders = 0
+        self.restarts = 0
+        self.last_failure: str | None = None
+        self._closed = False
+
+    @property
+    def pid(self) -> int | None:
+        """The running browser's process id (None before the first render or after a crash)."""
+        browser = self._browser
+        if browser is None or browser.process is None or not browser.alive:
+            return None
+        return browser.process.pid
+
+    def unavailable_reason(self) -> str | None:
+        """Why visual rendering cannot run now (None: it can, or will try on the next render)."""
+        return unavailable_reason(self.settings.executable)
+
+    async def _running(self) -> _Browser:
+        """The browser, started (or restarted after a crash) when needed."""
+        if self._closed:
+            raise BrowserUnavailable("the server is shutting down")
+        reason = self.unavailable_reason()
+        if reason is not None:
+            raise BrowserUnavailable(reason)
+        async with self._starting:
+            browser = self._browser
+            if browser is not None and browser.alive:
+                return browser
+            if browser is not None:
+                log.warning("the browser stopped; starting a new one")
+                self.restarts += 1
+                await browser.close()
+                self._browser = None
+            browser = _Browser(self.settings.executable)
+            try:
+                await browser.start()
+            except BrowserUnavailable as exc:
+                await browser.close()
+                self.last_failure = exc.reason
+                raise
+            except (OSError, TimeoutError, aiohttp.ClientError) as exc:
+                await browser.close()
+                self.last_failure = f"the browser did not start ({type(exc).__name__}: {exc})"
+                raise BrowserUnavailable(self.last_failure) from exc
+            self._browser = browser
+            self.last_failure = None
+            return browser
+
+    async def render(
+        self,
+        url: str,
+        body: bytes | str,
+        content_type: str | None = None,
+        *,
+        javascript: bool = False,
+        layout: bool = True,
+    ) -> RenderedPage:
+        """Render `body` as the page at `url`; the rendered HTML, with the layout snapshot if asked."""
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+            content_type = "text/html; charset=utf-8"
+        async with self._slots:
+            browser = await self._running()
+            began = time.perf_counter()
+            try:
+                async with asyncio.timeout(self.settings.timeout):
+                    async with self._tab(browser) as (session, counts):
+                        html, snapshot = await self._load(
+                            browser, session, counts, url, body, content_type, javascript, layout
+                        )
+            except TimeoutError:
+                if browser.alive:  # a stuck tab can mean a stuck browser: start afresh next time
+                    await self._check_responsive(browser)
+                raise RenderTimeout(
+                    f"the page did not render within {self.settings.timeout:g} s", kind="render_timeout"
+                ) from None
+            except (ConnectionError, DevToolsError, aiohttp.ClientError) as exc:
+                if not browser.alive:
+                    self.last_failure = "the browser stopped during the render"
+                    raise BrowserUnavailable(self.last_failure) from exc
+                raise BrowserUnavailable(f"the browser could not render the page ({exc})") from exc
+            self.renders += 1
+            return RenderedPage(
+                html=html,
+                layout=snapshot,
+                url=url,
+                elapsed_ms=(time.perf_counter() - began) * 1000.0,
+                requests=RequestLog(counts["fulfilled"], counts["blocked"]),
+            )
+
+    async def _check_responsive(self, browser: _Browser) -> None:
+        try:
+            await asyncio.wait_for(browser.send("Browser.getVersion"), 2)
+        except (TimeoutError, ConnectionError, DevToolsError):
+            browser.kill()
+
+    @contextlib.asynccontextmanager
+    async def _tab(self, browser: _Browser) -> AsyncIterator[tuple[str, dict[str, int]]]:
+        """A fresh browser context with one tab attached (flattened session); both closed after."""
+        context = await browser.send("Target.createBrowserContext", {"disposeOnDetach": True})
+        context_id = context["browserContextId"]
+        target_id = ""
+        session = ""
+        self.open_pages += 1
+        self.peak_pages = max(self.peak_pages, self.open_pages)
+        try:
+            target = await browser.send(
+                "Target.createTarget", {"url": "about:blank", "browserContextId": context_id}
+            )
+            target_id = target["targetId"]
+            attached = await browser.send("Target.attachToTarget", {"targetId": target_id, "flatten": True})
+            session = attached["sessionId"]
+            yield session, {"fulfilled": 0, "blocked": 0}
+        finally:
+            self.open_pages -= 1
+            if session:
+                browser.on(session, "Fetch.requestPaused", None)
+                browser.on(session, "Page.loadEventFired", None)
+            if browser.alive:
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(COMMAND_TIMEOUT):
+                        if target_id:
+                            await browser.send("Target.closeTarget", {"targetId": target_id})
+                        await browser.send("Target.disposeBrowserContext", {"browserContextId": context_id})
+
+    async def _load(
+        self,
+        browser: _Browser,
+        session: str,
+        counts: dict[str, int],
+        url: str,
+        body: bytes,
+        content_type: str | None,
+        javascript: bool,
+        layout: bool,
+    ) -> tuple[str, LayoutSnapshot | None]:
+        """Navigate the tab to `url` with every request intercepted; read the DOM (and layout)."""
+        s = self.settings
+        tasks: set[asyncio.Task[None]] = set()
+        loaded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def send(method: str, params: dict[str, Any] | None = None) -> Any:
+            return await browser.send(method, params, session)
+
+        def paused(params: dict[str, Any]) -> None:
+            task = asyncio.create_task(
+                self._answer(send, params, url, body, content_type, javascript, counts)
+            )
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+        def on_load(_params: dict[str, Any]) -> None:
+            if not loaded.done():
+                loaded.set_result(None)
+
+        browser.on(session, "Fetch.requestPaused", paused)
+        browser.on(session, "Page.loadEventFired", on_load)
+        try:
+            await send("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]})
+            await send("Page.enable")
+            await send("Emulation.setScriptExecutionDisabled", {"value": not javascript})
+            await send(
+                "Emulation.setDeviceMetricsOverride",
+                {
+                    "width": s.viewport_width,
+                    "height": s.viewport_height,
+                    "deviceScaleFactor": 1,
+                    "mobile": False,
+                },
+            )
+            navigated = await send("Page.navigate", {"url": url})
+            if navigated.get("errorText"):
+                raise DevToolsError(f"navigation failed: {navigated['errorText']}")
+            await loaded
+            if javascript and s.settle_ms > 0:
+                await send(
+                    "Runtime.evaluate",
+                    {"expression": SETTLE_SCRIPT % s.settle_ms, "awaitPromise": True, "returnByValue": True},
+                )
+            script = SNAPSHOT_SCRIPT if layout else SERIALISE_SCRIPT
+            result = await send("Runtime.evaluate", {"expression": script, "returnByValue": True})
+        finally:
+            for task in tasks:
+                task.cancel()
+        if "exceptionDetails" in result:
+            raise DevToolsError(f"the snapshot script failed: {result['exceptionDetails'].get('text', '')}")
+        value = result.get("result", {}).get("value")
+        if not isinstance(value, str):
+            raise DevToolsError("the snapshot script returned nothing")
+        if not layout:
+            return value, None
+        data = json.loads(value)
+        flat = data["rows"]
+        width = len(ROW_FIELDS)
+        rows = [flat[i : i + width] for i in range(0, len(flat), width)]
+        snapshot = LayoutSnapshot.from_rows(rows, data["width"], data["height"], data["viewport"])
+        return data["html"], snapshot
+
+    async def _answer(
+        self,
+        send: Callable[[str, dict[str, Any]], Awaitable[Any]],
+        params: dict[str, Any],
+        page_url: str,
+        body: bytes,
+        content_type: str | None,
+        javascript: bool,
+        counts: dict[str, int],
+    ) -> None:
+        """Answer one intercepted request: the document from `body`, allowed resources through the
+        Fetcher, everything else failed."""
+        request_id = params["requestId"]
+        request_url = params.get("request", {}).get("url", "")
+        kind = params.get("resourceType", "")
+        try:
+            if kind == "Document" and _same_url(request_url, page_url):
+                await _fulfil(send, request_id, body, content_type or "text/html")
+                counts["fulfilled"] += 1
+                return
+            if self._allowed(request_url, page_url, kind, javascript):
+                assert self.fetcher is not None
+                try:
+                    fetched = await self.fetcher.fetch(request_url, html_only=False)
+                except FetchError:
+                    fetched = None
+                if fetched is not None:
+                    await _fulfil(send, request_id, fetched.body, fetched.content_type)
+                    counts["fulfilled"] += 1
+                    return
+            await send("Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
+            counts["blocked"] += 1
+        except (ConnectionError, DevToolsError):
+            pass  # the tab or the browser went away; the render itself reports that
+
+    def _allowed(self, request_url: str, page_url: str, kind: str, javascript: bool) -> bool:
+        if self.fetcher is None or not _same_origin(request_url, page_url):
+            return False
+        allowed = set(STYLE_TYPES)
+        if javascript:
+            allowed |= SCRIPT_TYPES
+        if self.settings.images:
+            allowed |= IMAGE_TYPES
+        return kind in allowed
+
+    async def close(self) -> None:
+        """Close the browser (the server is stopping); renders after this are refused."""
+        self._closed = True
+        async with self._starting:
+            if self._browser is not None:
+                await self._browser.close()
+                self._browser = None
+
+
+async def _fulfil(
+    send: Callable[[str, dict[str, Any]], Awaitable[Any]], request_id: str, body: bytes, content_type: str
+) -> None:
+    await send(
+        "Fetch.fulfillRequest",
+        {
+            "requestId": request_id,
+            "responseCode": 200,
+            "responseHeaders": [
+                {"name": "Content-Type", "value": content_type or "application/octet-stream"}
+            ],
+            "body": base64.b64encode(body).decode("ascii"),
+        },
+    )
+
+
+def _same_url(a: str, b: str) -> bool:
+    return a.split("#", 1)[0] == b.split("#", 1)[0]
+
+
+def _same_origin(a: str, b: str) -> bool:
+    """Same scheme, host and port (the page's own host; subdomains are other hosts)."""
+    try:
+        one, two = urlsplit(a), urlsplit(b)
+        return one.scheme in ("http", "https") and (one.scheme, one.hostname, one.port) == (
+            two.scheme,
+            two.hostname,
+            two.port,
+        )
+    except ValueError:
+        return False
