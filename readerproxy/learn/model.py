@@ -134,11 +134,11 @@ def load_model(path: str = "") -> TreeModel:
                 max_depth=int(data["max_depth"][0]),
             )
     except (OSError, KeyError, ValueError) as exc:
-        raise ValueError(f"cannot load block model {str(source)!r}: {exc}") from None
+        raise ValueError(f"model {str(source)!r}: cannot load block model ({exc})") from None
     from .blocks import FEATURES  # here: learn.blocks imports the extractors, which import this module
 
     if model.features != FEATURES:
         raise ValueError(
-            f"block model {str(source)!r} was trained on other features; retrain with `readerproxy train`"
+            f"model {str(source)!r}: trained on other features; retrain with `readerproxy train`"
         )
     return model
