@@ -71,7 +71,12 @@ def plan(total: int, upstream: Upstream, seed: int = 13) -> list[tuple[str, str]
 
 
 async def run(
-    base: str, requests: list[tuple[str, str]], connections: int, limit: float, hostile_streams: bool = True
+    base: str,
+    requests: list[tuple[str, str]],
+    connections: int,
+    limit: float,
+    hostile_streams: bool = True,
+    addresses: int = 1,
 ) -> dict:
     latencies: list[float] = []
     class_latencies: dict[str, list[float]] = collections.defaultdict(list)
@@ -89,13 +94,19 @@ async def run(
         + "</body></html>",
     }
     hostile_windows: list[tuple[float, float]] = []
-    connector = TCPConnector(limit=connections + 2)
-    # the hostile client has an address of its own (all of 127.0.0.0/8 is loopback on Linux)
+    # Normal traffic from `addresses` client addresses (127.0.1.x; the first is 127.0.0.1), the
+    # hostile client from 127.0.0.2: all of 127.0.0.0/8 is loopback on Linux.
+    sources = ["127.0.0.1"] + [f"127.0.1.{n}" for n in range(1, addresses)]
+    sessions = [
+        ClientSession(
+            connector=TCPConnector(limit=connections + 2, local_addr=(source, 0)),
+            timeout=ClientTimeout(total=120),
+        )
+        for source in sources
+    ]
     hostile_connector = TCPConnector(limit=2, local_addr=("127.0.0.2", 0))
-    async with (
-        ClientSession(connector=connector, timeout=ClientTimeout(total=120)) as http,
-        ClientSession(connector=hostile_connector, timeout=ClientTimeout(total=120)) as attacker,
-    ):
+    async with ClientSession(connector=hostile_connector, timeout=ClientTimeout(total=120)) as attacker:
+        http = sessions[0]
 
         async def hostile_stream(name: str) -> None:
             body = pages[name].encode()
@@ -110,7 +121,7 @@ async def run(
                 kind = answer.get("error", {}).get("kind") if r.status != 200 else "ok"
                 hostile.append({"page": name, "status": r.status, "kind": kind, "seconds": round(t1 - t0, 2)})
 
-        async def worker() -> None:
+        async def worker(http: ClientSession) -> None:
             while not queue.empty():
                 kind, path = queue.get_nowait()
                 t0 = time.monotonic()
@@ -132,7 +143,7 @@ async def run(
         began = time.monotonic()
         tasks = [asyncio.ensure_future(hostile_stream(name)) for name in pages] if hostile_streams else []
         await asyncio.sleep(0.2)
-        tasks += [asyncio.ensure_future(worker()) for _ in range(connections)]
+        tasks += [asyncio.ensure_future(worker(sessions[n % len(sessions)])) for n in range(connections)]
         try:
             async with asyncio.timeout(limit):
                 await asyncio.gather(*tasks)
@@ -142,6 +153,8 @@ async def run(
         elapsed = time.monotonic() - began
         async with http.get(base + "/metrics") as r:
             metrics = await r.text()
+        for session in sessions:
+            await session.close()
     jobs = {
         line.split('event="')[1].split('"')[0]: float(line.rsplit(" ", 1)[1])
         for line in metrics.splitlines()
@@ -181,6 +194,9 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=300.0)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--no-hostile", action="store_true", help="the control run: normal requests only")
+    parser.add_argument(
+        "--addresses", type=int, default=1, help="client addresses the normal traffic comes from"
+    )
     parser.add_argument("server_options", nargs="*", help="more `readerproxy serve` options (after --)")
     args = parser.parse_args()
     upstream = Upstream()
@@ -205,8 +221,14 @@ def main() -> None:
                 args.connections,
                 args.limit,
                 hostile_streams=not args.no_hostile,
+                addresses=args.addresses,
             )
         )
+        result["options"] = {
+            "addresses": args.addresses,
+            "hostile": not args.no_hostile,
+            "server": args.server_options,
+        }
         result["rss_before"] = before
         result["rss_after"] = memory()
         print(json.dumps(result, indent=1))
