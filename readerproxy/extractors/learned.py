@@ -72,7 +72,7 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
     heuristic = extractor.run(doc, heuristic_params)
     blocks = learn_blocks.page_blocks(doc, heuristic)
     model = learn_model.load_model(params.model)
-    probability = model.probability(blocks.features)
+    probability = model.probability(blocks.features, blocks.parent, blocks.grandparent)
     keep = probability >= params.threshold
     selection = block_selection(doc, blocks.holder, blocks.elements[keep])
     auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)
