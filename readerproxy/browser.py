@@ -66,6 +66,8 @@ FLAGS = (
     "--disable-dev-shm-usage",
     "--mute-audio",
     "--host-resolver-rules=MAP * ~NOTFOUND",
+    # http pages stay http: the document we fulfil is the one asked for (no upgrade to https first)
+    "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
 )
 START_TIMEOUT = 20.0
 #: Seconds a DevTools command may take outside a render (closing tabs, shutting down).
@@ -621,7 +623,13 @@ async def _fulfil(
 
 
 def _same_url(a: str, b: str) -> bool:
-    return a.split("#", 1)[0] == b.split("#", 1)[0]
+    """Same address without the fragment; http and https alike (a browser may upgrade the scheme)."""
+
+    def bare(url: str) -> str:
+        url = url.split("#", 1)[0]
+        return url.removeprefix("https://") if url.startswith("https://") else url.removeprefix("http://")
+
+    return bare(a) == bare(b)
 
 
 def _same_origin(a: str, b: str) -> bool:

@@ -231,6 +231,7 @@ def extract_visual(doc: Document, params: VisualParams) -> Extraction:
             "visual_dropped": visual.dropped.astype(np.float64),
             "layout_elements": np.array([known]),
             "page_width": np.array([layout.page_width if layout is not None else np.nan]),
+            "visual_center_x": layout.center_x() if layout is not None and known else np.full(n, np.nan),
         },
         score=selection_score(final[holders], chosen[holders]),
     )
