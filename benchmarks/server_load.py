@@ -1,15 +1,23 @@
-"""Reader server benchmark (not a test): cached /read under load, and what a miss adds over the upstream.
+"""Reader server benchmark (not a test): cached /read against a bare aiohttp handler, and misses.
 
-    .venv/bin/python benchmarks/server_load.py [--duration 10] [--connections 64] [--misses 40]
+    .venv/bin/python benchmarks/server_load.py [--duration 10] [--connections 64] [--rounds 3]
+        [--misses 40] [--workers 1 2] [--accept-encoding "br, gzip"] [--generator]
 
 1. Starts a local upstream (aiohttp, 127.0.0.1, its own thread) serving a ~200 KB dataset page, and
-   `readerproxy serve --cache memory --allow-private` as a separate process.
-2. Cached throughput: `wrk -t2 -cN --latency` on /read?url=<page> after one warm-up request (page and
-   result cached); requests/s and p50/p99 latency as wrk reports them. Without wrk, a bounded aiohttp
-   load generator with the same number of connections is used instead.
-3. Miss overhead: sequentially, a bare GET of the page from the upstream vs /read?url=…&refresh=1
-   (refresh bypasses both caches: the server fetches, parses, extracts and renders every time);
-   p50 of each and the difference.
+   `readerproxy serve --cache memory --allow-private [--workers N]` as a separate process.
+2. Cached /read against its reference, in the same run: a bare aiohttp handler (its own process,
+   one process like the server, access log off) answering every request with the very bytes the
+   reader sends for the cached page (same body, same Content-Type and, with `--accept-encoding`,
+   the same compressed body and Content-Encoding, as a browser gets them). Each round loads both with
+   `wrk -t2 -cN --latency` (requests/s and p50/p99 as wrk reports them), one after the other; the
+   ratio reader/bare of requests per second is printed per round and as the median. Without wrk, a
+   bounded aiohttp load generator with the same number of connections is used instead (it is itself
+   the bottleneck on a 2-core machine, so its ratio says less).
+3. With `--workers 1 2`, the cached load is repeated on `--workers 2` (both workers warmed; the
+   bare handler stays one process, the reference for one server process).
+4. Miss overhead, `--rounds` times: sequentially, a bare GET of the page from the upstream vs
+   /read?url=…&refresh=1 (refresh bypasses both caches: the server fetches, parses, extracts and
+   renders every time); p50 of each and of the difference, per round.
 """
 
 from __future__ import annotations
@@ -24,10 +32,12 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import ClientSession, TCPConnector, web
@@ -80,34 +90,70 @@ def start_upstream(body: bytes) -> tuple[str, threading.Event]:
     return f"http://127.0.0.1:{port}", stop
 
 
-def start_server() -> tuple[str, subprocess.Popen[bytes]]:
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "readerproxy.cli",
-            "serve",
-            "--port",
-            str(port),
-            "--cache",
-            "memory",
-            "--allow-private",
-        ],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
+def wait_healthy(base: str, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(base + "/healthz", timeout=1):
-                return base, process
+                return
         except OSError:
             time.sleep(0.1)
     process.kill()
-    raise SystemExit("server did not start")
+    raise SystemExit(f"{base} did not start")
+
+
+def start_server(workers: int = 1) -> tuple[str, subprocess.Popen[bytes]]:
+    """`readerproxy serve` with a memory cache (each worker its own) in a separate process.
+
+    The per-client rate limit is off: every request of the load comes from one address (127.0.0.1),
+    so with the default limit the run would measure 429 answers, not the cached path.
+    """
+    port = free_port()
+    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--port", str(port), "--rate-limit", "0"]
+    command += ["--cache", "memory", "--allow-private", "--workers", str(workers)]
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    wait_healthy(base, process)
+    return base, process
+
+
+def serve_bare(port: int, body_file: str, content_type: str, content_encoding: str) -> None:
+    """The reference: an aiohttp handler that answers every request with the same bytes (and the
+    same Content-Type and Content-Encoding as the reader's answer)."""
+    body = Path(body_file).read_bytes()
+    headers = {"Content-Type": content_type}
+    if content_encoding:
+        headers |= {"Content-Encoding": content_encoding, "Vary": "Accept-Encoding"}
+
+    async def handler(request: web.Request) -> web.Response:
+        return web.Response(body=body, headers=headers)
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handler)
+    web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
+
+
+def start_bare(
+    body: bytes, content_type: str, content_encoding: str, scratch: Path
+) -> tuple[str, subprocess.Popen[bytes]]:
+    """The bare handler in its own process (one process, like the server it is compared with)."""
+    body_file = scratch / "reader-page.bin"
+    body_file.write_bytes(body)
+    port = free_port()
+    command = [sys.executable, __file__, "--bare", str(port), str(body_file), content_type, content_encoding]
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    wait_healthy(base, process)
+    return base, process
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _ms(text: str) -> float:
@@ -115,9 +161,10 @@ def _ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
-def run_wrk(url: str, connections: int, duration: int) -> dict[str, float]:
+def run_wrk(url: str, connections: int, duration: int, headers: dict[str, str]) -> dict[str, float]:
+    header_options = [option for name, value in headers.items() for option in ("-H", f"{name}: {value}")]
     out = subprocess.run(
-        ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", url],
+        ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", *header_options, url],
         capture_output=True,
         text=True,
         check=True,
@@ -133,7 +180,9 @@ def run_wrk(url: str, connections: int, duration: int) -> dict[str, float]:
     }
 
 
-async def run_generator(url: str, connections: int, duration: int) -> dict[str, float]:
+async def run_generator(
+    url: str, connections: int, duration: int, headers: dict[str, str]
+) -> dict[str, float]:
     """A bounded load generator: `connections` workers each issuing requests back to back."""
     latencies: list[float] = []
     failures = 0
@@ -144,7 +193,7 @@ async def run_generator(url: str, connections: int, duration: int) -> dict[str, 
             nonlocal failures
             while time.perf_counter() < deadline:
                 began = time.perf_counter()
-                async with session.get(url) as response:
+                async with session.get(url, headers=headers) as response:
                     await response.read()
                     failures += response.status != 200
                 latencies.append((time.perf_counter() - began) * 1000)
@@ -198,40 +247,105 @@ async def miss_overhead(upstream: str, server: str, rounds: int) -> dict[str, fl
     return result
 
 
+def load(
+    url: str, connections: int, duration: int, generator: bool, headers: dict[str, str]
+) -> dict[str, float]:
+    if shutil.which("wrk") and not generator:
+        return run_wrk(url, connections, duration, headers)
+    return asyncio.run(run_generator(url, connections, duration, headers))
+
+
+def warm(url: str, requests: int, headers: dict[str, str]) -> tuple[bytes, str, str]:
+    """GET the page until it is cached (in every worker): the reader's bytes as sent (compressed if
+    the headers ask for it), its Content-Type and its Content-Encoding ("" for none)."""
+    body, content_type, encoding, cache = b"", "", "", ""
+    for _ in range(requests):
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as response:
+            body, content_type, encoding, cache = (
+                response.read(),
+                response.headers["Content-Type"],
+                response.headers.get("Content-Encoding", ""),
+                response.headers["X-Cache"],
+            )
+    assert cache == "hit", cache
+    return body, content_type, encoding
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--misses", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=3, help="cached-load and miss rounds")
+    parser.add_argument("--misses", type=int, default=40, help="misses per round")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1], help="e.g. --workers 1 2")
     parser.add_argument("--generator", action="store_true", help="use the aiohttp load generator, not wrk")
+    parser.add_argument(
+        "--accept-encoding", default="", help='e.g. "br, gzip": what a browser sends (default: nothing)'
+    )
+    parser.add_argument("--bare", nargs=4, metavar=("PORT", "FILE", "TYPE", "CODING"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.bare:  # the reference handler's own process
+        serve_bare(int(args.bare[0]), args.bare[1], args.bare[2], args.bare[3])
+        return 0
 
+    headers = {"Accept-Encoding": args.accept_encoding} if args.accept_encoding else {}
     body = page_bytes()
     upstream, stop_upstream = start_upstream(body)
-    server, process = start_server()
-    try:
-        url = server + "/read?" + urlencode({"url": upstream + "/page"})
-        with urllib.request.urlopen(url, timeout=30) as response:  # warm-up: page and result cached
-            reader_bytes = len(response.read())
-        with urllib.request.urlopen(url, timeout=30) as response:
-            assert response.headers["X-Cache"] == "hit"
-        if shutil.which("wrk") and not args.generator:
-            tool, load = "wrk", run_wrk(url, args.connections, args.duration)
-        else:
-            tool, load = "aiohttp generator", asyncio.run(run_generator(url, args.connections, args.duration))
-        misses = asyncio.run(miss_overhead(upstream, server, args.misses))
-    finally:
-        process.terminate()
-        process.wait(10)
-        stop_upstream.set()
-    report = {
+    report: dict[str, object] = {
         "page_bytes": len(body),
-        "reader_page_bytes": reader_bytes,
-        "tool": tool,
+        "tool": "wrk -t2" if shutil.which("wrk") and not args.generator else "aiohttp generator",
         "connections": args.connections,
-        "cached_read": load,
-        "miss": misses,
+        "duration_s": args.duration,
     }
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            for workers in args.workers:
+                server, process = start_server(workers)
+                try:
+                    url = server + "/read?" + urlencode({"url": upstream + "/page"})
+                    reader_page, content_type, coding = warm(url, 4 * workers, headers)
+                    report["reader_page_bytes_sent"] = len(reader_page)
+                    report["content_encoding"] = coding or "identity"
+                    bare, bare_process = start_bare(reader_page, content_type, coding, Path(scratch))
+                    try:
+                        rounds: list[dict[str, Any]] = []
+                        for _ in range(args.rounds):
+                            cached = load(url, args.connections, args.duration, args.generator, headers)
+                            reference = load(
+                                bare + "/", args.connections, args.duration, args.generator, headers
+                            )
+                            if cached["non_2xx"] or reference["non_2xx"]:
+                                raise SystemExit(f"non-2xx answers under load: {cached}, {reference}")
+                            ratio = cached["requests_per_s"] / reference["requests_per_s"]
+                            rounds.append({"cached_read": cached, "bare_aiohttp": reference, "ratio": ratio})
+                            print(
+                                f"workers={workers}: cached /read {cached['requests_per_s']:8.0f} req/s "
+                                f"p50 {cached['p50_ms']:5.1f} ms p99 {cached['p99_ms']:5.1f} ms | bare "
+                                f"{reference['requests_per_s']:8.0f} req/s p99 {reference['p99_ms']:5.1f} ms"
+                                f" | ratio {ratio:.2f}",
+                                file=sys.stderr,
+                                flush=True,
+                            )
+                    finally:
+                        stop(bare_process)
+                    summary = {
+                        "rounds": rounds,
+                        "median_ratio": statistics.median(r["ratio"] for r in rounds),
+                        "median_cached_requests_per_s": statistics.median(
+                            r["cached_read"]["requests_per_s"] for r in rounds
+                        ),
+                        "median_cached_p99_ms": statistics.median(r["cached_read"]["p99_ms"] for r in rounds),
+                    }
+                    if workers == 1:
+                        summary["misses"] = [
+                            asyncio.run(miss_overhead(upstream, server, args.misses))
+                            for _ in range(args.rounds)
+                        ]
+                    report[f"workers_{workers}"] = summary
+                finally:
+                    stop(process)
+    finally:
+        stop_upstream.set()
     print(json.dumps(report, indent=2))
     return 0
 

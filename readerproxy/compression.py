@@ -8,6 +8,7 @@ cached reader page or a static file is compressed once and a hit costs no compre
 
 from __future__ import annotations
 
+import functools
 import gzip
 from dataclasses import dataclass, field
 
@@ -22,10 +23,13 @@ GZIP_LEVEL = 6
 CODINGS = ("br", "gzip")
 
 
+@functools.lru_cache(maxsize=256)
 def negotiate(accept_encoding: str | None) -> str | None:
     """The coding to use for an Accept-Encoding header: "br", "gzip" or None (identity).
 
     Codings with q=0 are refused; between acceptable ones brotli wins (smaller), as browsers expect.
+    Memoised for speed: a browser sends the same header on every request, and parsing it was a
+    measurable part of a cached /read (a bounded cache, so odd headers only evict each other).
     """
     if not accept_encoding:
         return None

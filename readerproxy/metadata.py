@@ -94,10 +94,23 @@ def unescape(value: str | None) -> str | None:
 
 def meta_values(doc: Document) -> dict[str, str]:
     """Readability.js's <meta> map: normalised key -> content (a later tag of the same key wins)."""
+    return meta_maps(doc)[0]
+
+
+def meta_maps(doc: Document) -> tuple[dict[str, str], dict[str, str]]:
+    """Readability.js's <meta> map (`meta_values`), and every <meta property|name|itemprop> key ->
+    first content (for the lead image). One walk over the <meta> tags serves both, for speed."""
     values: dict[str, str] = {}
+    others: dict[str, str] = {}
     for node in doc.tree.css("meta[content]"):
         attrs = node.attributes
-        content = (attrs.get("content") or "").strip()
+        raw = attrs.get("content")
+        cleaned = _clean(raw)
+        if cleaned:
+            for key in ("property", "name", "itemprop"):
+                for word in (attrs.get(key) or "").lower().split():
+                    others.setdefault(word, cleaned)
+        content = (raw or "").strip()
         if not content:
             continue
         matched = False
@@ -110,21 +123,7 @@ def meta_values(doc: Document) -> dict[str, str]:
         name = attrs.get("name")
         if not matched and name and _NAME.match(name):
             values[_WS.sub("", name.lower()).replace(".", ":")] = content
-    return values
-
-
-def _other_meta(doc: Document) -> dict[str, str]:
-    """Every <meta property|name|itemprop> key -> first content (for the lead image)."""
-    values: dict[str, str] = {}
-    for node in doc.tree.css("meta[content]"):
-        attrs = node.attributes
-        content = _clean(attrs.get("content"))
-        if not content:
-            continue
-        for key in ("property", "name", "itemprop"):
-            for name in (attrs.get(key) or "").lower().split():
-                values.setdefault(name, content)
-    return values
+    return values, others
 
 
 def _is_article_type(kind: Any) -> bool:
@@ -451,7 +450,7 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
     from .pagination import next_page_url
 
     ld = json_ld_article(doc)
-    meta = meta_values(doc)
+    meta, other_meta = meta_maps(doc)
 
     def first(*keys: str) -> str | None:
         for key in keys:
@@ -503,7 +502,7 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
         published=_clean(unescape(published)),
         site_name=_clean(unescape(site_name)),
         excerpt=_clean(unescape(excerpt)),
-        image=lead_image(doc, ld, _other_meta(doc), selection),
+        image=lead_image(doc, ld, other_meta, selection),
         lang=doc.lang,
         dir=article_dir(doc, root),
         next_page_url=next_page_url(doc, selection),

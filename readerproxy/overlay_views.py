@@ -16,7 +16,7 @@ from aiohttp import web
 from .api import algorithms
 from .compare import Comparison, comparison_context
 from .convert import parse_flag
-from .overlay import OVERLAY_CSP, Inspection, OverlayLinks, blocks_json, overlay_page, templates_dir
+from .overlay import Inspection, OverlayLinks, blocks_json, overlay_csp, overlay_page, templates_dir
 from .render import link_target, preferences
 
 
@@ -40,7 +40,7 @@ async def overlay_view(request: web.Request) -> web.Response:
     described = algorithms()
     url = read_request.url
 
-    def build(insp: Inspection) -> str:
+    def build(insp: Inspection) -> tuple[str, str | None]:
         links = OverlayLinks(
             url=url,
             reader=_link("/read", url=url, algo=read_request.algorithm),
@@ -48,11 +48,11 @@ async def overlay_view(request: web.Request) -> web.Response:
             original=link_target(insp.doc.url),
         )
         page, _ = overlay_page(insp, links, described, asset=renderer.asset_url, template_dir=directory)
-        return page
+        return page, insp.doc.url
 
-    page = await request.app[READER].inspect(read_request, build)
+    page, final_url = await request.app[READER].inspect(read_request, build)
     response = web.Response(text=page, content_type="text/html", charset="utf-8")
-    response.headers["Content-Security-Policy"] = OVERLAY_CSP
+    response.headers["Content-Security-Policy"] = overlay_csp(final_url or url)
     response.headers["Cache-Control"] = "no-store"
     return response
 

@@ -277,3 +277,54 @@ def test_fast_scan_agrees_with_the_general_scan_on_random_markup() -> None:
             else:
                 assert mine.dtype == reference.dtype and np.array_equal(mine, reference), (name, page)
     assert answered > 100
+
+
+@pytest.mark.parametrize(
+    ("text", "width"),
+    [
+        ("<p>plain ASCII</p>", 1),
+        ("<p>caf\u00e9 \xa0</p>", 1),
+        ("<p>\u201cquoted\u201d \u3000</p>", 2),
+        ("<p>\U0001f600 outside the BMP</p>", 4),
+        ("<p>\ud83d\ude00 two lone surrogates</p>", 4),
+        ("<p>one lone \udc00</p>", 4),
+    ],
+)
+def test_code_points_use_the_narrowest_width_and_round_trip(text: str, width: int) -> None:
+    from readerproxy import document
+
+    codes = document._code_points(text)
+    assert codes.dtype.itemsize == width
+    assert len(codes) == len(text)
+    assert document._text(codes) == text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "plain ASCII &amp; more",
+        "caf\u00e9 &nbsp; na\u00efve",
+        "\u201cquoted\u201d and \u3000 ideographic space",
+        "\U0001f600 outside the BMP",
+    ],
+)
+def test_every_width_gives_the_general_scans_answer(body: str) -> None:
+    """The fast scan reads 1-, 2- or 4-byte code points by page; each agrees with the general scan."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    from readerproxy import document
+
+    page = f"<html><body><p>{body}</p>\n<div><a href='/x'>{body}</a> tail</div></body></html>"
+    tree = LexborHTMLParser(page)
+    document._clean(tree)
+    tag = [node.tag.lower() for node in tree.css("*")]
+    serialised = tree.html or ""
+    fast = document._scan_fast(serialised, tag)
+    assert fast is not None
+    general = document._scan(serialised, tag)
+    for name in general.__slots__:
+        mine, reference = getattr(fast, name), getattr(general, name)
+        if isinstance(reference, list):
+            assert mine == reference, name
+        else:
+            assert mine.dtype == reference.dtype and np.array_equal(mine, reference), name

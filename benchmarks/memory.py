@@ -1,0 +1,259 @@
+"""Resident memory of a server process against its configured cache bounds (not a test).
+
+    .venv/bin/python benchmarks/memory.py [--pages 1000] [--requests 10000] [--memory-cache-mb 32]
+        [--concurrency 8] [--phases 2]
+
+1. A loopback upstream (aiohttp, its own thread) serves `--pages` distinct pages, `/p/<i>`: the
+   dataset pages (ScrapingHub, then Readability) in turn, each with its number written into the
+   title and the first paragraph of its body, so that no two pages are the same bytes or give the
+   same extraction. Cacheable for an hour.
+2. `readerproxy serve --cache memory --memory-cache-bytes B --rate-limit 0` runs as one process.
+3. Each phase sends `--requests` GET /read requests with `--concurrency` connections: first every
+   page once (shuffled), then the rest drawn with Zipf-like popularity (weight 1/rank), from a fixed
+   seed, so that popular pages are hits and the long tail keeps missing and evicting.
+4. Reported: the server process's RSS (VmRSS from /proc) at start, after each phase, and its peak
+   (sampled every 0.2 s); the RSS of its child processes (extraction workers, their forkserver); and the bounds of the in-process
+   caches: the memory LRU (`--memory-cache-bytes`), the rendered-page LRU and the two decoded-value
+   memos. Memory is within bounds when RSS after the phases is at most start + the sum of the
+   bounds, and when a second phase adds little over the first (a plateau, not a leak).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import json
+import random
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from urllib.parse import urlencode
+
+from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from readerproxy.api import to_text  # noqa: E402
+from readerproxy.evaluation.datasets import load_dataset  # noqa: E402
+from readerproxy.pages import DecodedMemo  # noqa: E402
+from readerproxy.server import RENDERED_PAGES_BYTES  # noqa: E402
+
+MIB = 1024 * 1024
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rss_bytes(pid: int) -> int:
+    """VmRSS of a process (0 once it has gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    found = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+    return int(found.group(1)) * 1024 if found else 0
+
+
+def descendants(pid: int) -> list[int]:
+    """Child processes, their children, ... (the extraction workers sit below a forkserver)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(p) for p in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return [p for child in found for p in (child, *descendants(child))]
+
+
+def distinct_pages(count: int) -> list[bytes]:
+    """`count` different pages made from the shared datasets (number in the title and body)."""
+    sources = [
+        to_text(page.read_bytes())
+        for name in ("scrapinghub", "readability")
+        for page in load_dataset(name).pages
+    ]
+    pages = []
+    for index in range(count):
+        text = sources[index % len(sources)]
+        marker = f"page {index} of the memory benchmark"
+        text = re.sub(r"(<title[^>]*>)", rf"\g<1>{marker}: ", text, count=1, flags=re.I)
+        text = re.sub(r"(<body[^>]*>)", rf"\g<1><p>This is {marker}.</p>", text, count=1, flags=re.I)
+        pages.append(text.encode("utf-8"))
+    return pages
+
+
+def start_upstream(pages: list[bytes]) -> tuple[str, threading.Event]:
+    port = free_port()
+    ready, stop = threading.Event(), threading.Event()
+
+    async def page(request: web.Request) -> web.Response:
+        index = int(request.match_info["index"])
+        if not 0 <= index < len(pages):
+            raise web.HTTPNotFound()
+        return web.Response(
+            body=pages[index],
+            content_type="text/html",
+            charset="utf-8",
+            headers={"Cache-Control": "max-age=3600"},
+        )
+
+    def run() -> None:
+        async def serve() -> None:
+            app = web.Application()
+            app.router.add_get("/p/{index}", page)
+            runner = web.AppRunner(app, access_log=None)
+            await runner.setup()
+            await web.TCPSite(runner, "127.0.0.1", port).start()
+            ready.set()
+            while not stop.is_set():
+                await asyncio.sleep(0.1)
+            await runner.cleanup()
+
+        asyncio.run(serve())
+
+    threading.Thread(target=run, daemon=True).start()
+    ready.wait(10)
+    return f"http://127.0.0.1:{port}", stop
+
+
+def start_server(memory_cache_bytes: int) -> tuple[str, subprocess.Popen[bytes]]:
+    port = free_port()
+    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--port", str(port), "--cache", "memory"]
+    command += ["--memory-cache-bytes", str(memory_cache_bytes), "--rate-limit", "0", "--allow-private"]
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(base + "/healthz", timeout=1):
+                return base, process
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit("server did not start")
+
+
+def request_order(pages: int, requests: int, rng: random.Random) -> list[int]:
+    """Every page once (shuffled), then Zipf-like draws (weight 1/rank) up to `requests`."""
+    order = list(range(pages))
+    rng.shuffle(order)
+    popularity = list(range(pages))
+    rng.shuffle(popularity)
+    weights = [1 / (rank + 1) for rank in range(pages)]
+    return order + rng.choices(popularity, weights, k=max(0, requests - pages))
+
+
+async def send(server: str, upstream: str, order: list[int], concurrency: int) -> dict[str, int]:
+    """GET /read for every page in `order` with `concurrency` connections; answers by X-Cache/status."""
+    counts: dict[str, int] = {}
+    queue = iter(order)
+    timeout = ClientTimeout(total=60)
+    async with ClientSession(connector=TCPConnector(limit=concurrency), timeout=timeout) as session:
+
+        async def worker() -> None:
+            for index in queue:
+                url = server + "/read?" + urlencode({"url": f"{upstream}/p/{index}"})
+                async with session.get(url) as response:
+                    await response.read()
+                    key = f"{response.status} {response.headers.get('X-Cache', '-')}"
+                    counts[key] = counts.get(key, 0) + 1
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return counts
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    requests: int
+    answers: dict[str, int]
+    seconds: float
+    server_rss_mib: float
+    server_peak_rss_mib: float
+    child_processes_rss_mib: list[float]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=int, default=1000)
+    parser.add_argument("--requests", type=int, default=10_000, help="requests per phase")
+    parser.add_argument("--phases", type=int, default=2)
+    parser.add_argument("--memory-cache-mb", type=float, default=32.0)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=12)
+    args = parser.parse_args()
+
+    memory_cache_bytes = int(args.memory_cache_mb * MIB)
+    memo_bytes = inspect.signature(DecodedMemo).parameters["max_bytes"].default
+    bounds = {
+        "memory_cache_mib": memory_cache_bytes / MIB,
+        "rendered_pages_mib": RENDERED_PAGES_BYTES / MIB,
+        "decoded_memos_mib": 2 * memo_bytes / MIB,  # pages and results
+    }
+    bounds["sum_mib"] = sum(bounds.values())
+    pages = distinct_pages(args.pages)
+    upstream, stop_upstream = start_upstream(pages)
+    server, process = start_server(memory_cache_bytes)
+    rng = random.Random(args.seed)
+    peak = 0
+    sampling = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not sampling.is_set():
+            peak = max(peak, rss_bytes(process.pid))
+            time.sleep(0.2)
+
+    phases: list[Phase] = []
+    try:
+        time.sleep(1.0)  # let the extraction workers finish starting
+        start_rss = rss_bytes(process.pid)
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        for number in range(args.phases):
+            began = time.perf_counter()
+            answers = asyncio.run(
+                send(server, upstream, request_order(args.pages, args.requests, rng), args.concurrency)
+            )
+            seconds = time.perf_counter() - began
+            phase = Phase(
+                requests=args.requests,
+                answers=answers,
+                seconds=round(seconds, 1),
+                server_rss_mib=round(rss_bytes(process.pid) / MIB, 1),
+                server_peak_rss_mib=round(max(peak, rss_bytes(process.pid)) / MIB, 1),
+                child_processes_rss_mib=[round(rss_bytes(pid) / MIB, 1) for pid in descendants(process.pid)],
+            )
+            phases.append(phase)
+            print(f"phase {number + 1}: {json.dumps(asdict(phase))}", file=sys.stderr, flush=True)
+    finally:
+        sampling.set()
+        process.terminate()
+        process.wait(10)
+        stop_upstream.set()
+    final = phases[-1].server_rss_mib if phases else 0.0
+    report = {
+        "pages": args.pages,
+        "page_mib_total": round(sum(map(len, pages)) / MIB, 1),
+        "bounds": bounds,
+        "server_rss_at_start_mib": round(start_rss / MIB, 1),
+        "phases": [asdict(phase) for phase in phases],
+        "growth_over_start_mib": round(final - start_rss / MIB, 1),
+        "within_bounds": final <= start_rss / MIB + bounds["sum_mib"],
+    }
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Proof that a speed change left every output alone (not a test): hashes of everything we compute.
+
+    .venv/bin/python benchmarks/output_hashes.py --out before.json       # on the old code
+    .venv/bin/python benchmarks/output_hashes.py --compare before.json   # on the new code
+
+For every page of the shared datasets (ScrapingHub and Readability by default), one hash each of:
+
+- the `Document` (every token array with its dtype, texts, tags, parents, spans, title, lang, dir,
+  base URL, JSON-LD, whether lines were re-broken, and the cleaned tree's HTML);
+- every extractor configuration in `CONFIGS` (each registered extractor with its defaults plus
+  link-filter and parameter variants): its full `Extraction` (selection bits, blocks, score, every
+  signal array with its dtype, algorithm and parameters);
+- for `auto`: `render_text`, `render_html` with and without images, and the metadata.
+
+`--compare` prints how many hashes differ (and which, up to 20) and exits 1 if any does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from readerproxy.api import to_text
+from readerproxy.document import Document, parse
+from readerproxy.evaluation.datasets import load_dataset
+from readerproxy.extraction import Extraction, get_extractor
+from readerproxy.metadata import extract_metadata
+from readerproxy.output import render_html, render_text
+
+#: (algorithm, parameter overrides): every registered extractor, then the variants the evaluation runs.
+CONFIGS: list[tuple[str, dict[str, Any]]] = [
+    (name, {})
+    for name in ("auto", "baseline", "density", "cetr", "cetr-km", "cetr-tm", "lineblock", "danag", "accb")
+] + [
+    ("heuristic", {}),
+    *[
+        (name, {"link_filter": value})
+        for name in ("density", "cetr", "cetr-km", "cetr-tm", "lineblock", "danag")
+        for value in ("1", "2", "3")
+    ],
+    ("cetr", {"k": "2"}),
+    ("lineblock", {"adaptive": "true"}),
+    ("heuristic", {"unlikely_candidates": "true"}),
+    ("heuristic", {"article_root": "top-candidate"}),
+    ("accb", {"anchors": "remove"}),
+    ("accb", {"unit": "char"}),
+]
+
+
+def _digest(parts: Iterable[Any]) -> str:
+    hasher = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            hasher.update(str(part.dtype).encode())
+            hasher.update(str(part.shape).encode())
+            hasher.update(np.ascontiguousarray(part).tobytes())
+        else:
+            hasher.update(repr(part).encode())
+        hasher.update(b"\x1f")
+    return hasher.hexdigest()[:16]
+
+
+def document_hash(doc: Document) -> str:
+    t = doc.tokens
+    return _digest(
+        [
+            t.kind,
+            t.element,
+            t.line,
+            t.length,
+            t.chars,
+            t.in_anchor,
+            t.text,
+            doc.tag,
+            doc.parent,
+            doc.start,
+            doc.end,
+            doc.url,
+            doc.base_url,
+            doc.title,
+            doc.lang,
+            doc.dir,
+            doc.source_length,
+            doc.rebroken,
+            doc.json_ld,
+            doc.tree.html,
+        ]
+    )
+
+
+def extraction_hash(extraction: Extraction) -> str:
+    blocks = [(b.start, b.end, b.score, b.selected, b.element, b.label) for b in extraction.blocks]
+    signals = [(name, value) for name, value in sorted(extraction.signals.items())]
+    flat: list[Any] = [extraction.selection, blocks, extraction.score, extraction.algorithm]
+    flat.append(sorted((k, repr(v)) for k, v in extraction.params.items()))
+    for name, value in signals:
+        flat.extend([name, np.asarray(value)])
+    return _digest(flat)
+
+
+def page_hashes(text: str, url: str | None) -> dict[str, str]:
+    """Every hash of one page, by name."""
+    hashes: dict[str, str] = {}
+    doc = parse(text, url)
+    hashes["document"] = document_hash(doc)
+    for name, overrides in CONFIGS:
+        extractor = get_extractor(name)
+        extraction = extractor.run(parse(text, url), extractor.make_params(overrides))
+        key = name + "".join(f":{k}={v}" for k, v in sorted(overrides.items()))
+        hashes[key] = extraction_hash(extraction)
+        if name == "auto" and not overrides:
+            page = parse(text, url)
+            auto = extractor.run(page, extractor.defaults())
+            plain = render_text(page, auto.selection)
+            hashes["auto:render_text"] = _digest([plain])
+            hashes["auto:render_html"] = _digest([render_html(page, auto.selection)])
+            hashes["auto:render_html:lite"] = _digest([render_html(page, auto.selection, images=False)])
+            hashes["auto:metadata"] = _digest([extract_metadata(page, plain, selection=auto.selection)])
+    return hashes
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dataset", nargs="+", default=["scrapinghub", "readability"])
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--out", help="write the hashes to this JSON file")
+    parser.add_argument("--compare", help="compare with hashes written earlier by --out")
+    args = parser.parse_args()
+    hashes: dict[str, str] = {}
+    for name in args.dataset:
+        for page in load_dataset(name, args.limit).pages:
+            text = to_text(page.read_bytes())
+            for key, value in page_hashes(text, page.url).items():
+                hashes[f"{name}/{page.id}/{key}"] = value
+    print(f"{len(hashes)} hashes over {len({k.rsplit('/', 1)[0] for k in hashes})} pages")
+    if args.out:
+        with open(args.out, "w") as out:
+            json.dump(hashes, out, indent=0, sort_keys=True)
+    if args.compare:
+        with open(args.compare) as before_file:
+            before: dict[str, str] = json.load(before_file)
+        differ = sorted(k for k in before.keys() | hashes.keys() if before.get(k) != hashes.get(k))
+        print(f"compared with {args.compare}: {len(before)} before, {len(hashes)} now, {len(differ)} differ")
+        for key in differ[:20]:
+            print(f"  {key}: {before.get(key)} -> {hashes.get(key)}")
+        return 1 if differ else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
