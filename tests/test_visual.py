@@ -222,3 +222,27 @@ async def test_overlay_draws_the_boundary_lines_and_the_chart(
         assert len(found["lines"]) == 2 and min(found["lines"]) > 100  # drawn down the page
         assert "main-content boundary: x = " in found["title"]
         assert "Blocks across the rendered page" in found["figures"] and found["chart"] >= 2
+
+
+@pytest.mark.browser
+async def test_landing_page_shows_visual_unavailable(chromium: Chromium) -> None:
+    from support.reader_server import serve, test_settings
+
+    async with serve(test_settings(browser="/nonexistent/chromium")) as server:
+        page = await chromium.new_page()
+        for width, height, mobile in ((375, 812, True), (1280, 900, False)):
+            await page.set_viewport(width, height, mobile)
+            await page.navigate(server.url("/"))
+            state = await page.evaluate(
+                "(() => { document.querySelector('details.algorithms-help').open = true;"
+                " const option = document.querySelector('option[value=visual]');"
+                " return {disabled: option.disabled, text: document.querySelector('dl.algorithms').innerText,"
+                " overflow: document.documentElement.scrollWidth > window.innerWidth}; })()"
+            )
+            await page.evaluate(
+                "[...document.querySelectorAll('dl.algorithms dt')].find((d) => d.textContent === 'visual')"
+                ".previousElementSibling.scrollIntoView()"
+            )
+            await page.screenshot(SCREENSHOTS / f"landing-visual-unavailable-{width}x{height}.png")
+            assert state["disabled"] and not state["overflow"]
+            assert "Unavailable: no browser at /nonexistent/chromium" in state["text"]
