@@ -82,7 +82,11 @@ class ReadResult:
 
 
 #: Query keys of the server's own (request options and reader preferences): never algorithm parameters.
-NOT_PARAMETERS = frozenset({"url", "algo", "format", "refresh", "view", "blocks", "render", *PREFERENCE_KEYS})
+#: `model` (a weights file of the learned scorer) is a path on the server's disk: library, CLI and
+#: eval only, never taken from a request.
+NOT_PARAMETERS = frozenset(
+    {"url", "algo", "format", "refresh", "view", "blocks", "render", "model", *PREFERENCE_KEYS}
+)
 
 
 @functools.lru_cache(maxsize=1)

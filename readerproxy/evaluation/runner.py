@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import numpy as np
 
@@ -289,10 +289,20 @@ class Progress:
             self.stream.flush()
 
 
+class PagePredictors(Protocol):
+    """Chooses the predictor of a spec for one page (out-of-fold scoring: `oof.OutOfFold`)."""
+
+    def predictor(self, spec: AlgorithmSpec, page: Page, default: Predictor) -> Predictor: ...
+
+
 def evaluate(
-    dataset: Dataset, specs: Iterable[AlgorithmSpec], progress: Progress | None = None
+    dataset: Dataset,
+    specs: Iterable[AlgorithmSpec],
+    progress: Progress | None = None,
+    per_page: PagePredictors | None = None,
 ) -> Evaluation:
-    """Every spec on every page of the dataset; a failing page never stops the run."""
+    """Every spec on every page of the dataset; a failing page never stops the run. With `per_page`,
+    a spec's predictor may depend on the page (the fold model of the page's site)."""
     spec_list = list(specs)
     predictors = [predictor(spec) for spec in spec_list]
     results = [AlgorithmResult(spec) for spec in spec_list]
@@ -307,6 +317,8 @@ def evaluate(
             continue
         size = len(html.encode("utf-8", "surrogatepass"))
         for spec, run, result in zip(spec_list, predictors, results, strict=True):
+            if per_page is not None:
+                run = per_page.predictor(spec, page, run)
             try:
                 prediction, error = run(html, page.url), None
             except Exception as exc:  # one page of one algorithm: counted, never fatal
