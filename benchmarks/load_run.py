@@ -10,11 +10,15 @@ connections, stopping at `--limit` seconds whatever happens:
 - 15 % uncached reads: /read of a distinct ~50 KB page each time (fetch, parse, extract, render);
 - 15 % bad: a `javascript:` URL (400), a name that does not resolve (502), an upstream 404 (502),
   an unknown algorithm (400), a parameter out of range (400);
-- two hostile extractions at the start: 200,000 nested `<div>`s POSTed to /api/extract, which
-  must be cut off at the extraction deadline (503) while the rest keeps being served.
+- two hostile extraction streams from another client address (127.0.0.2) for the whole run: one
+  POSTs 200,000 nested `<div>`s to /api/extract (flattened by the depth cap, so it finishes), the
+  other a page of 200,000 links (linear but slow, about the deadline); one after another while the
+  normal requests last. Uncached normal reads must keep being served meanwhile: the hostile
+  address holds at most its share of the extraction workers (`--extract-per-client`).
 
-Reports throughput, p50/p99 latency, answers by status and kind, the uncached reads that overlapped
-the hostile ones, and the resident memory of the server (and its workers) before and after.
+Reports throughput, p50/p99 latency overall and by class of request, answers by status, the
+uncached reads that overlapped a hostile extraction, and the resident memory of the server (and its
+workers) before and after.
 """
 
 from __future__ import annotations
@@ -66,34 +70,58 @@ def plan(total: int, upstream: Upstream, seed: int = 13) -> list[tuple[str, str]
     return requests
 
 
-async def run(base: str, requests: list[tuple[str, str]], connections: int, limit: float) -> dict:
+async def run(
+    base: str,
+    requests: list[tuple[str, str]],
+    connections: int,
+    limit: float,
+    hostile_streams: bool = True,
+    addresses: int = 1,
+) -> dict:
     latencies: list[float] = []
+    class_latencies: dict[str, list[float]] = collections.defaultdict(list)
     by_status: collections.Counter[str] = collections.Counter()
     by_class: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     hostile: list[dict] = []
     overlapped: collections.Counter[str] = collections.Counter()
-    hostile_window = [float("inf"), 0.0]
     queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
     for item in requests:
         queue.put_nowait(item)
-    nested = ("<html><body>" + "<div>" * 200_000 + "x" + "</div>" * 200_000 + "</body></html>").encode()
-    connector = TCPConnector(limit=connections + 2)
-    async with ClientSession(connector=connector, timeout=ClientTimeout(total=120)) as http:
+    pages = {
+        "nested-divs-200k": "<html><body>" + "<div>" * 200_000 + "x" + "</div>" * 200_000 + "</body></html>",
+        "links-200k": "<html><body>"
+        + "".join(f'<a href="/l{i}">link {i}</a> ' for i in range(200_000))
+        + "</body></html>",
+    }
+    hostile_windows: list[tuple[float, float]] = []
+    # Normal traffic from `addresses` client addresses (127.0.1.x; the first is 127.0.0.1), the
+    # hostile client from 127.0.0.2: all of 127.0.0.0/8 is loopback on Linux.
+    sources = ["127.0.0.1"] + [f"127.0.1.{n}" for n in range(1, addresses)]
+    sessions = [
+        ClientSession(
+            connector=TCPConnector(limit=connections + 2, local_addr=(source, 0)),
+            timeout=ClientTimeout(total=120),
+        )
+        for source in sources
+    ]
+    hostile_connector = TCPConnector(limit=2, local_addr=("127.0.0.2", 0))
+    async with ClientSession(connector=hostile_connector, timeout=ClientTimeout(total=120)) as attacker:
+        http = sessions[0]
 
-        async def hostile_one() -> None:
-            t0 = time.monotonic()
-            hostile_window[0] = min(hostile_window[0], t0)
-            async with http.post(
-                base + "/api/extract", data=nested, headers={"Content-Type": "text/html"}
-            ) as r:
-                body = await r.json()
-            t1 = time.monotonic()
-            hostile_window[1] = max(hostile_window[1], t1)
-            hostile.append(
-                {"status": r.status, "kind": body.get("error", {}).get("kind"), "seconds": round(t1 - t0, 2)}
-            )
+        async def hostile_stream(name: str) -> None:
+            body = pages[name].encode()
+            while not queue.empty():
+                t0 = time.monotonic()
+                async with attacker.post(
+                    base + "/api/extract", data=body, headers={"Content-Type": "text/html"}
+                ) as r:
+                    answer = await r.json()
+                t1 = time.monotonic()
+                hostile_windows.append((t0, t1))
+                kind = answer.get("error", {}).get("kind") if r.status != 200 else "ok"
+                hostile.append({"page": name, "status": r.status, "kind": kind, "seconds": round(t1 - t0, 2)})
 
-        async def worker() -> None:
+        async def worker(http: ClientSession) -> None:
             while not queue.empty():
                 kind, path = queue.get_nowait()
                 t0 = time.monotonic()
@@ -105,15 +133,17 @@ async def run(base: str, requests: list[tuple[str, str]], connections: int, limi
                     status = type(exc).__name__
                 t1 = time.monotonic()
                 latencies.append(t1 - t0)
+                class_latencies[kind].append(t1 - t0)
                 by_status[status] += 1
                 by_class[kind][status] += 1
-                if kind == "uncached" and t0 < hostile_window[1] and t1 > hostile_window[0]:
-                    overlapped[status] += 1
+                if kind == "uncached":
+                    reads.append((t0, t1, status))
 
+        reads: list[tuple[float, float, str]] = []
         began = time.monotonic()
-        tasks = [asyncio.ensure_future(hostile_one()) for _ in range(2)]
+        tasks = [asyncio.ensure_future(hostile_stream(name)) for name in pages] if hostile_streams else []
         await asyncio.sleep(0.2)
-        tasks += [asyncio.ensure_future(worker()) for _ in range(connections)]
+        tasks += [asyncio.ensure_future(worker(sessions[n % len(sessions)])) for n in range(connections)]
         try:
             async with asyncio.timeout(limit):
                 await asyncio.gather(*tasks)
@@ -121,6 +151,18 @@ async def run(base: str, requests: list[tuple[str, str]], connections: int, limi
             for task in tasks:
                 task.cancel()
         elapsed = time.monotonic() - began
+        async with http.get(base + "/metrics") as r:
+            metrics = await r.text()
+        for session in sessions:
+            await session.close()
+    jobs = {
+        line.split('event="')[1].split('"')[0]: float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line.startswith("readerproxy_extraction_jobs_total{")
+    }
+    for t0, t1, status in reads:
+        if any(t0 < end and t1 > start for start, end in hostile_windows):
+            overlapped[status] += 1
     latencies.sort()
     done = len(latencies)
     return {
@@ -131,9 +173,18 @@ async def run(base: str, requests: list[tuple[str, str]], connections: int, limi
         "p99_ms": round(latencies[int(done * 0.99) - 1] * 1000, 1) if latencies else None,
         "by_status": dict(by_status),
         "by_class": {k: dict(v) for k, v in by_class.items()},
+        "by_class_ms": {
+            k: {"p50": _ms(v, 0.5), "p99": _ms(v, 0.99), "n": len(v)} for k, v in class_latencies.items()
+        },
         "hostile": hostile,
         "uncached_during_hostile": dict(overlapped),
+        "extraction_jobs": jobs,
     }
+
+
+def _ms(values: list[float], quantile: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[max(0, int(len(ordered) * quantile) - 1)] * 1000, 1)
 
 
 def main() -> None:
@@ -142,11 +193,16 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=100)
     parser.add_argument("--limit", type=float, default=300.0)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--no-hostile", action="store_true", help="the control run: normal requests only")
+    parser.add_argument(
+        "--addresses", type=int, default=1, help="client addresses the normal traffic comes from"
+    )
+    parser.add_argument("server_options", nargs="*", help="more `readerproxy serve` options (after --)")
     args = parser.parse_args()
     upstream = Upstream()
     upstream.start()
     port = free_port()
-    server = start_server(port, "--extract-timeout", "10", "--extract-queue", "64")
+    server = start_server(port, "--extract-timeout", "10", "--extract-queue", "64", *args.server_options)
     try:
 
         def memory() -> dict:
@@ -159,8 +215,20 @@ def main() -> None:
 
         before = memory()
         result = asyncio.run(
-            run(f"http://127.0.0.1:{port}", plan(args.requests, upstream), args.connections, args.limit)
+            run(
+                f"http://127.0.0.1:{port}",
+                plan(args.requests, upstream),
+                args.connections,
+                args.limit,
+                hostile_streams=not args.no_hostile,
+                addresses=args.addresses,
+            )
         )
+        result["options"] = {
+            "addresses": args.addresses,
+            "hostile": not args.no_hostile,
+            "server": args.server_options,
+        }
         result["rss_before"] = before
         result["rss_after"] = memory()
         print(json.dumps(result, indent=1))

@@ -1,4 +1,4 @@
-"""Command line: `readerproxy extract|algorithms|eval|bench|serve`."""
+"""Command line: `readerproxy extract|algorithms|eval|bench|train|serve`."""
 
 from __future__ import annotations
 
@@ -152,6 +152,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 EXTRAS = {
     "eval": ("eval", ("rapidfuzz",)),
     "bench": ("bench", ("rapidfuzz", "trafilatura", "readability")),
+    "train": ("train", ("rapidfuzz", "lightgbm")),
 }
 
 
@@ -173,6 +174,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from .evaluation import cli as evaluation_cli  # needs the eval extra: imported where used
 
     return evaluation_cli.run_eval(args)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from .learn import train  # needs the train extra: imported where used
+
+    return train.run_train(args)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -281,6 +288,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluation_arguments.add_bench_arguments(p)
     p.set_defaults(handler=cmd_bench)
+
+    from .learn import arguments as train_arguments
+
+    p = sub.add_parser(
+        "train",
+        help="fit the block scorer of `learned` on the shared datasets, with out-of-fold models (extra: train)",
+    )
+    train_arguments.add_arguments(p)
+    p.set_defaults(handler=cmd_train)
 
     p = sub.add_parser(
         "serve",

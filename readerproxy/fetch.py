@@ -234,6 +234,13 @@ def check_host(url: str, settings: FetchSettings) -> None:
     if settings.allow_private:
         return
     host = urlsplit(url).hostname or ""
+    try:  # full-width digits and ideographic full stops fold to ASCII (IDNA, as a browser would)
+        host = host.encode("idna").decode("ascii") if not host.isascii() else host
+    except UnicodeError as exc:
+        raise bad_url(f"invalid host name: {exc}", url) from exc
+    host = host.rstrip(".").lower()  # "127.0.0.1." and "localhost." are the same hosts
+    if host == "localhost" or host.endswith(".localhost"):  # loopback by definition (RFC 6761, 6.3)
+        raise refused(f"{host}: loopback, 127.0.0.1 or ::1", url)
     address = literal_address(host)
     if address is not None and not is_public_address(address):
         raise refused(address, url)

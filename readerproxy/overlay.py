@@ -114,6 +114,11 @@ LAZY_SOURCES = ("data-src", "data-lazy-src", "data-original", "data-url")
 _SRCSET_ITEM = re.compile(r"\s*(\S+)(\s+[^,]*)?(?:,|$)")
 _CSS_URL = re.compile(r"""url\(\s*(['"]?)([^'")]*)\1\s*\)""", re.I)
 _CSS_IMPORT = re.compile(r"""@import\s+(['"])([^'"]*)\1""", re.I)
+#: A CSS escape of a character that can spell a function name, scheme or URL (CSS Syntax 3, 4.3.7).
+_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})[ \t\n\r\f]?|([A-Za-z0-9:/.@()-]))")
+#: A quoted string holding an absolute or scheme-relative URL (image-set(), @font-face src, …).
+_CSS_STRING_URL = re.compile(r"""(['"])\s*((?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^'"]*)\1""")
+_CSS_SPELLING = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:/.@()-")
 
 
 # --------------------------------------------------------------------------------------------
@@ -478,6 +483,8 @@ def _attributes(doc: Document, element: int, name: str) -> dict[str, str]:
             if cleaned is None:
                 continue
             value = cleaned
+        elif key == "style":
+            value = _safe_css(value, base, page_site(doc.url))
         elif key == "class":
             value = " ".join(c for c in value.split() if not c.startswith("rpo-"))
         elif key == "id" and value.startswith("rpo-"):
@@ -669,8 +676,67 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
     return cleaned, drawn
 
 
+def with_boundary_lines(content: str, extraction: Extraction) -> str:
+    """The main-content boundary of `visual` (Berg 2020, Fig. 6.3: "the green lines show the
+    boundary") drawn over the page: two vertical lines at the boundary's x in the rendered page
+    (`BrowserSettings.viewport_width` wide). The overlay lays the page out again at the reader's width,
+    so the lines match where the page's layout is as wide as the render (fixed-width pages on a
+    desktop); the panel's chart gives the exact positions."""
+    boundary = extraction.signals.get("visual_boundary")
+    width = extraction.signals.get("page_width")
+    if boundary is None or width is None or len(boundary) != 2 or len(width) != 1:
+        return content
+    left, right, page = float(boundary[0]), float(boundary[1]), float(width[0])
+    if not all(np.isfinite([left, right, page])) or page <= 0 or not content.endswith("</div>"):
+        return content
+    lines = "".join(
+        f'<div class="rpo-boundary" style="left:{min(max(x, 0.0), page):.0f}px" '
+        f'title="main-content boundary: x = {x:.0f} px of the {page:.0f} px wide render" aria-hidden="true">'
+        "</div>"
+        for x in (left, right)
+    )
+    return content[: -len("</div>")] + lines + "</div>"
+
+
 # --------------------------------------------------------------------------------------------
 # The page's own stylesheets.
+
+
+def page_site(url: str | None) -> str | None:
+    """The site of a page's own address, for styles: its host's last two labels (an address or a
+    one-label name stands alone). A `<base>` never changes it."""
+    try:
+        host = urlsplit(url or "").hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    labels = host.split(".")
+    if ":" in host or len(labels) <= 2 or all(label.isdigit() for label in labels):
+        return host
+    return ".".join(labels[-2:])
+
+
+def same_site(url: str, site: str | None) -> bool:
+    """Whether an absolute http(s) URL is on the page's site (its host or a subdomain of it)."""
+    if site is None:
+        return False
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    return host == site or host.endswith("." + site)
+
+
+def _unescape_css(css: str) -> str:
+    """CSS escapes of letters, digits and URL punctuation written out, so `\\75rl(` is seen as `url(`;
+    other escapes (quotes, typographic characters in `content`) stay as they are."""
+
+    def plain(match: re.Match[str]) -> str:
+        char = chr(int(match[1], 16)) if match[1] and int(match[1], 16) < 0x110000 else match[2]
+        return char if char and char in _CSS_SPELLING else match[0]
+
+    return _CSS_ESCAPE.sub(plain, css)
 
 
 @dataclass(frozen=True, slots=True)
@@ -680,33 +746,49 @@ class Stylesheet:
     media: str | None = None
 
 
-def _safe_css(css: str, base: str | None) -> str:
-    """A style element's body that cannot close its element, with its relative URLs made absolute."""
+def _safe_css(css: str, base: str | None, site: str | None = None) -> str:
+    """A style element's body (or style attribute) that cannot close its element and loads nothing
+    from another site: relative URLs made absolute, `url()` and `@import` of other sites emptied,
+    quoted absolute URLs of other sites (`image-set()`, `src:`) blanked, escapes read first."""
+
+    def allowed(url: str | None) -> bool:
+        return (
+            bool(url)
+            and '"' not in (url or "")
+            and ((url or "").startswith("data:") or same_site(url or "", site))
+        )
 
     def absolute(match: re.Match[str]) -> str:
         url = _safe_image_url(match[2], base) if match[2] else None
-        return f'url("{url}")' if url and '"' not in url else "url()"
+        return f'url("{url}")' if allowed(url) else "url()"
 
     def imported(match: re.Match[str]) -> str:
         url = _safe_url(match[2], base)
-        return f'@import "{url}"' if url and '"' not in url else "@import ''"
+        return f'@import "{url}"' if allowed(url) else "@import url()"
 
+    def quoted(match: re.Match[str]) -> str:
+        url = _safe_url(match[2], base)
+        return match[0] if allowed(url) else '""'
+
+    css = _unescape_css(css)
     css = _CSS_URL.sub(absolute, css)
     css = _CSS_IMPORT.sub(imported, css)
+    css = _CSS_STRING_URL.sub(quoted, css)
     return css.replace("<", "\\3C ")
 
 
-def page_styles(text: str, base: str | None) -> list[Stylesheet]:
-    """The page's stylesheets in document order: linked (http/https) and inline (made safe)."""
+def page_styles(text: str, base: str | None, site: str | None = None) -> list[Stylesheet]:
+    """The page's stylesheets in document order: linked (http/https, on the page's `site`) and
+    inline (made safe, loading nothing from other sites)."""
     tree = LexborHTMLParser(text)
     out: list[Stylesheet] = []
     for node in tree.css('link[rel~="stylesheet" i][href], style'):
         if node.tag == "style":
             media = node.attributes.get("media")
-            out.append(Stylesheet(css=_safe_css(node.text(), base), media=media))
+            out.append(Stylesheet(css=_safe_css(node.text(), base, site), media=media))
         else:
             href = _safe_url(node.attributes.get("href") or "", base)
-            if href and urlsplit(href).scheme in ("http", "https"):
+            if href and urlsplit(href).scheme in ("http", "https") and same_site(href, site):
                 out.append(Stylesheet(href=href, media=node.attributes.get("media")))
     return out[:50]
 
@@ -720,6 +802,24 @@ OVERLAY_CSP = (
     "img-src http: https: data:; font-src http: https: data:; form-action 'self'; base-uri 'none'; "
     "frame-ancestors 'none'; frame-src 'none'; object-src 'none'"
 )
+
+
+def overlay_csp(url: str | None) -> str:
+    """The overlay CSP for a page: stylesheets and fonts only from the page's site (so a stylesheet
+    kept from the page cannot `@import` or load fonts from elsewhere); images from anywhere, as in
+    the reader view."""
+    site = page_site(url)
+    if site is None or not re.fullmatch(r"[a-z0-9.-]+", site):
+        sources = ""
+    else:
+        sources = f" http://{site}:* https://{site}:*"
+        if not all(label.isdigit() for label in site.split(".")) and "." in site:
+            sources += f" http://*.{site}:* https://*.{site}:*"
+    return OVERLAY_CSP.replace("'unsafe-inline' http: https:;", f"'unsafe-inline'{sources};").replace(
+        "font-src http: https: data:", f"font-src{sources} data:"
+    )
+
+
 #: The CSP of an overlay written to a file: no script at all.
 FILE_CSP = OVERLAY_CSP.replace("script-src 'self'", "script-src 'none'").replace(
     "form-action 'self'", "form-action 'none'"
@@ -787,7 +887,8 @@ def overlay_page(
     """
     doc, extraction = insp.doc, insp.extraction
     content, drawn = page_body(doc, extraction)
-    styles = page_styles(insp.text, base_url(doc))
+    content = with_boundary_lines(content, extraction)
+    styles = page_styles(insp.text, base_url(doc), page_site(doc.url))
     chart_list = charts_module.charts_for(extraction)
     charts = [
         {"chart": c, "svg": charts_module.svg(c), "legend": charts_module.legend(c)} for c in chart_list

@@ -201,11 +201,6 @@ async def test_xss_corpus_in_html_views(chromium: Chromium, view: str) -> None:
     _assert_held(results)
 
 
-@pytest.mark.xfail(
-    reason="the overlay view keeps page styles, so CSS @import/url() reach third-party hosts "
-    "(a tracking leak, not script execution); reported, overlay is not this suite's",
-    strict=False,
-)
 async def test_overlay_makes_no_requests_to_the_attacker_host(chromium: Chromium) -> None:
     async with serve(test_settings(rate_limit=0)) as server, attack_site() as site:
         urls = [server.read_url(f"{site.base}/case/{n}", view="overlay") for n in range(len(GROUPS))]

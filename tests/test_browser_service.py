@@ -164,3 +164,29 @@ async def test_subresources_go_through_the_guard_and_other_hosts_are_blocked(
     assert upstream.count("/fixture/visual_columns.css") == css + 1
     assert upstream.count("/binary") == image  # images are blocked by default
     assert allowed.requests.fulfilled == 2 and allowed.layout is not None
+
+
+async def test_a_rendered_script_cannot_reach_an_address_past_the_interception(
+    upstream: Upstream, chromium_path: str
+) -> None:
+    """WebSockets are not seen by the `Fetch` domain and IP literals by no resolver: neither reaches."""
+    echo = upstream.url("/echo")
+    socket_url = "ws://" + echo.removeprefix("http://")
+    page = (
+        "<html><body><p id='out'>waiting</p><script>"
+        f"var ws = new WebSocket({socket_url!r});"
+        "ws.onerror = function () { document.getElementById('out').textContent = 'socket failed'; };"
+        f"fetch({echo!r}, {{method: 'POST', body: 'x'}}).catch(function () {{}});"
+        "</script></body></html>"
+    )
+    before = upstream.count("/echo")
+    async with Fetcher(FetchSettings(allow_private=True)) as fetcher:
+        service = BrowserService(BrowserSettings(executable=chromium_path, settle_ms=500), fetcher)
+        try:
+            rendered = await service.render(
+                "http://page.test/story", page.encode(), "text/html", javascript=True, layout=False
+            )
+        finally:
+            await service.close()
+    assert "socket failed" in rendered.html
+    assert upstream.count("/echo") == before

@@ -85,6 +85,9 @@ RANGES["visual"] = {
     "contrast_margin": ([-0.1, 21], [0, 0.5, 20]),
 }
 CHOICES["visual"] = CHOICES["heuristic"]
+#: learned takes auto's limits, its own threshold, and a model path (checked in test_learn.py).
+RANGES["learned"] = {**RANGES["auto"], "threshold": ([-0.1, 1.1], [0, 0.5, 1])}
+PATH_PARAMETERS = {"learned": {"model"}}
 LINK_FILTERED = ("density", "danag", "cetr", "cetr-km", "cetr-tm", "lineblock")
 #: The papers' values (and the measured ones where the papers give none) stay the defaults.
 PAPER_DEFAULTS = {
@@ -108,6 +111,7 @@ def test_every_parameter_is_in_the_tables() -> None:
         known = set(RANGES.get(name, {})) | set(CHOICES.get(name, {}))
         if name in LINK_FILTERED:
             known.add("link_filter")
+        known |= PATH_PARAMETERS.get(name, set())
         assert fields == known, name
 
 

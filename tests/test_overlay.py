@@ -14,13 +14,17 @@ from support.reader_server import RunningServer
 from support.upstream import Upstream
 
 from readerproxy.overlay import (
-    OVERLAY_CSP,
     OverlayLinks,
+    _safe_css,
     block_marks,
     blocks_json,
     inspect,
+    overlay_csp,
     overlay_page,
     page_body,
+    page_site,
+    page_styles,
+    same_site,
 )
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -125,7 +129,10 @@ async def test_overlay_route_and_blocks_api(
     target = upstream.url("/article")
     async with http.get(reader_server.read_url(target, algo="density", view="overlay")) as response:
         assert response.status == 200
-        assert response.headers["Content-Security-Policy"] == OVERLAY_CSP
+        assert response.headers["Content-Security-Policy"] == overlay_csp(target)
+        assert "style-src 'self' 'unsafe-inline' http://127.0.0.1:* https://127.0.0.1:*;" in overlay_csp(
+            target
+        )
         page = await response.text()
     async with http.get(
         reader_server.url("/api/extract", url=target, algo="density", blocks="1")
@@ -143,3 +150,47 @@ async def test_overlay_route_and_blocks_api(
         assert "blocks" not in await response.json()
     async with http.get(reader_server.read_url(target, algo="density", view="overlay", c1="2")) as response:
         assert response.status == 400  # parameters are checked as for /read
+
+
+def test_page_site_and_same_site() -> None:
+    assert page_site("https://www.example.com/a") == "example.com"
+    assert page_site("http://127.0.0.1:8080/") == "127.0.0.1"
+    assert page_site("http://[::1]/") == "::1"
+    assert page_site(None) is None
+    assert same_site("https://cdn.example.com/x.css", "example.com")
+    assert same_site("https://example.com/x.css", "example.com")
+    assert not same_site("https://attacker.example/x.css", "example.com")
+    assert not same_site("https://notexample.com/x.css", "example.com")
+    assert not same_site("https://example.com/x.css", None)
+
+
+def test_overlay_csp_limits_styles_and_fonts_to_the_site() -> None:
+    csp = overlay_csp("https://www.example.com/a")
+    assert "style-src 'self' 'unsafe-inline' http://example.com:* https://example.com:* " in csp
+    assert "https://*.example.com:*" in csp and "font-src http://example.com:*" in csp
+    assert "img-src http: https: data:" in csp  # images from anywhere, as in the reader view
+    assert "style-src 'self' 'unsafe-inline';" in overlay_csp(None)
+
+
+def test_styles_load_nothing_from_other_sites() -> None:
+    base = site = "https://www.example.com/"
+    css = _safe_css(
+        "@import 'https://attacker.example/a.css'; @import 'https://cdn.example.com/ok.css';"
+        "a{background:url(https://attacker.example/bg)} b{background:url(/local.png)}"
+        "i{background:\\75rl(https://attacker.example/escaped)} @\\69mport 'https://attacker.example/e.css';"
+        'u{background:image-set("https://attacker.example/s.png" 1x)} s{content:"\\201C"}'
+        "@font-face{src:url(//attacker.example/f.woff)} q{background:url(data:image/png;base64,AA==)}",
+        base,
+        page_site(site),
+    )
+    assert "attacker" not in css
+    assert '@import "https://cdn.example.com/ok.css"' in css
+    assert 'url("https://www.example.com/local.png")' in css
+    assert '"\\201C"' in css  # an escape that spells no URL stays
+    assert "data:image/png" in css
+    styles = page_styles(
+        '<link rel=stylesheet href="https://attacker.example/x.css"><link rel=stylesheet href="/own.css">',
+        base,
+        page_site(site),
+    )
+    assert [sheet.href for sheet in styles] == ["https://www.example.com/own.css"]

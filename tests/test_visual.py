@@ -8,6 +8,7 @@ from pathlib import Path
 import aiohttp
 import numpy as np
 import pytest
+from support.chromium import Chromium
 from support.reader_server import RunningServer
 from support.upstream import Upstream
 
@@ -197,3 +198,51 @@ async def test_text_written_by_the_page_script_is_read_only_with_render(
     async with http.get(reader_server.read_url(url, render="1")) as response:
         page = await response.text()
     assert response.status == 200 and "Scripted story" in page
+
+
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+
+
+@pytest.mark.browser
+async def test_overlay_draws_the_boundary_lines_and_the_chart(
+    reader_server: RunningServer, upstream: Upstream, chromium: Chromium
+) -> None:
+    url = reader_server.read_url(upstream.url("/fixture/visual_columns.html"), algo="visual", view="overlay")
+    page = await chromium.new_page()
+    for width, height, mobile in ((375, 812, True), (1280, 900, False)):
+        await page.set_viewport(width, height, mobile)
+        await page.navigate(url)
+        found = await page.evaluate(
+            "({lines: [...document.querySelectorAll('.rpo-boundary')].map((e) => e.getBoundingClientRect().height),"
+            " chart: document.querySelectorAll('#rpo-panel svg').length,"
+            " title: (document.querySelector('.rpo-boundary') || {}).title || '',"
+            " figures: [...document.querySelectorAll('.rpo-ct')].map((e) => e.textContent)})"
+        )
+        await page.screenshot(SCREENSHOTS / f"overlay-visual-{width}x{height}.png")
+        assert len(found["lines"]) == 2 and min(found["lines"]) > 100  # drawn down the page
+        assert "main-content boundary: x = " in found["title"]
+        assert "Blocks across the rendered page" in found["figures"] and found["chart"] >= 2
+
+
+@pytest.mark.browser
+async def test_landing_page_shows_visual_unavailable(chromium: Chromium) -> None:
+    from support.reader_server import serve, test_settings
+
+    async with serve(test_settings(browser="/nonexistent/chromium")) as server:
+        page = await chromium.new_page()
+        for width, height, mobile in ((375, 812, True), (1280, 900, False)):
+            await page.set_viewport(width, height, mobile)
+            await page.navigate(server.url("/"))
+            state = await page.evaluate(
+                "(() => { document.querySelector('details.algorithms-help').open = true;"
+                " const option = document.querySelector('option[value=visual]');"
+                " return {disabled: option.disabled, text: document.querySelector('dl.algorithms').innerText,"
+                " overflow: document.documentElement.scrollWidth > window.innerWidth}; })()"
+            )
+            await page.evaluate(
+                "[...document.querySelectorAll('dl.algorithms dt')].find((d) => d.textContent === 'visual')"
+                ".previousElementSibling.scrollIntoView()"
+            )
+            await page.screenshot(SCREENSHOTS / f"landing-visual-unavailable-{width}x{height}.png")
+            assert state["disabled"] and not state["overflow"]
+            assert "Unavailable: no browser at /nonexistent/chromium" in state["text"]

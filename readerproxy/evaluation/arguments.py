@@ -32,6 +32,12 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         help="readability set: also print per-field exact match of the metadata "
         "(title, byline, excerpt, dir, site name, published, lang, readerable)",
     )
+    parser.add_argument(
+        "--oof",
+        metavar="DIR",
+        help="out-of-fold scores: algorithms with a `model` parameter use, on each page, the fold "
+        "model of `readerproxy train` (in DIR) that never saw the page's site",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 

@@ -12,10 +12,12 @@ from typing import Any
 
 from . import metrics
 from .datasets import Dataset, Page, load_dataset
+from .oof import OutOfFold
 from .runner import (
     AlgorithmResult,
     AlgorithmSpec,
     Evaluation,
+    PagePredictors,
     Prediction,
     Progress,
     Summary,
@@ -60,13 +62,20 @@ def run_eval(args: argparse.Namespace) -> int:
     if loaded is None:
         return 2
     specs, dataset = loaded
+    per_page: OutOfFold | None = None
+    if getattr(args, "oof", None):
+        try:
+            per_page = OutOfFold.load(Path(args.oof), dataset.layout)
+        except ValueError as exc:
+            print(f"readerproxy: {exc}", file=sys.stderr)
+            return 2
     progress = Progress(len(dataset) * len(specs), _show_progress(args))
     typed = any(page.page_type for page in dataset)
     texts: dict[str, dict[str, str]] = {}
     if typed:
-        evaluation, texts = evaluate_keeping_texts(dataset, specs, progress)
+        evaluation, texts = evaluate_keeping_texts(dataset, specs, progress, per_page)
     else:
-        evaluation = evaluate(dataset, specs, progress)
+        evaluation = evaluate(dataset, specs, progress, per_page)
     print(format_eval_table(evaluation))
     if typed:
         print()
@@ -119,7 +128,10 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def evaluate_keeping_texts(
-    dataset: Dataset, specs: list[AlgorithmSpec], progress: Progress | None = None
+    dataset: Dataset,
+    specs: list[AlgorithmSpec],
+    progress: Progress | None = None,
+    per_page: PagePredictors | None = None,
 ) -> tuple[Evaluation, dict[str, dict[str, str]]]:
     """`runner.evaluate`, also keeping every predicted text (label -> page id -> text) for the
     snippet metric. Same predictors and scores; a failing page is an error with an empty text."""
@@ -134,6 +146,8 @@ def evaluate_keeping_texts(
             html, failed = "", f"{type(exc).__name__}: {exc}"[:300]
         size = len(html.encode("utf-8", "surrogatepass"))
         for spec, run, result in zip(specs, runs, results, strict=True):
+            if per_page is not None:
+                run = per_page.predictor(spec, page, run)
             error = failed
             prediction = Prediction("", None, 0.0, None)
             if failed is None:

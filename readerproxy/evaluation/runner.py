@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import numpy as np
 
@@ -67,6 +67,12 @@ def parse_spec(text: str) -> AlgorithmSpec:
         params.append((key.strip(), value.strip()))
     extractor = get_extractor(name)  # ValueError naming the valid algorithms
     extractor.make_params(dict(params))  # ValueError naming the valid parameters
+    if extractor.needs_browser:
+        from ..browser import DEFAULT_EXECUTABLE, unavailable_reason
+
+        reason = unavailable_reason(DEFAULT_EXECUTABLE)
+        if reason is not None:
+            raise ValueError(f"{name} renders every page in the browser: {reason}")
     return AlgorithmSpec(name, tuple(params))
 
 
@@ -110,6 +116,8 @@ def predictor(spec: AlgorithmSpec) -> Predictor:
     if spec.name == "ext:readability-lxml":
         return _readability_lxml
     extractor = get_extractor(spec.name)
+    if extractor.needs_browser:
+        return _ours_rendered(extractor, extractor.make_params(dict(spec.params)))
     return _ours(extractor, extractor.make_params(dict(spec.params)))
 
 
@@ -117,6 +125,20 @@ def _ours(extractor: Extractor[Any], params: Any) -> Predictor:
     def run(html: str, url: str | None) -> Prediction:
         began = time.perf_counter()
         article = process(html, url=url, algorithm=extractor, params=params)
+        done = time.perf_counter()
+        return Prediction(article.text, article.title, (done - began) * 1000, article.timings["parse"])
+
+    return run
+
+
+def _ours_rendered(extractor: Extractor[Any], params: Any) -> Predictor:
+    """An algorithm that reads the layout: the page rendered from its own bytes first (time included)."""
+    from .rendering import shared_renderer
+
+    def run(html: str, url: str | None) -> Prediction:
+        began = time.perf_counter()
+        page = shared_renderer().render(html, url)
+        article = process(page.html, url=url, algorithm=extractor, params=params, layout=page.layout)
         done = time.perf_counter()
         return Prediction(article.text, article.title, (done - began) * 1000, article.timings["parse"])
 
@@ -289,10 +311,20 @@ class Progress:
             self.stream.flush()
 
 
+class PagePredictors(Protocol):
+    """Chooses the predictor of a spec for one page (out-of-fold scoring: `oof.OutOfFold`)."""
+
+    def predictor(self, spec: AlgorithmSpec, page: Page, default: Predictor) -> Predictor: ...
+
+
 def evaluate(
-    dataset: Dataset, specs: Iterable[AlgorithmSpec], progress: Progress | None = None
+    dataset: Dataset,
+    specs: Iterable[AlgorithmSpec],
+    progress: Progress | None = None,
+    per_page: PagePredictors | None = None,
 ) -> Evaluation:
-    """Every spec on every page of the dataset; a failing page never stops the run."""
+    """Every spec on every page of the dataset; a failing page never stops the run. With `per_page`,
+    a spec's predictor may depend on the page (the fold model of the page's site)."""
     spec_list = list(specs)
     predictors = [predictor(spec) for spec in spec_list]
     results = [AlgorithmResult(spec) for spec in spec_list]
@@ -307,6 +339,8 @@ def evaluate(
             continue
         size = len(html.encode("utf-8", "surrogatepass"))
         for spec, run, result in zip(spec_list, predictors, results, strict=True):
+            if per_page is not None:
+                run = per_page.predictor(spec, page, run)
             try:
                 prediction, error = run(html, page.url), None
             except Exception as exc:  # one page of one algorithm: counted, never fatal

@@ -1,5 +1,16 @@
 """One module per algorithm; importing this package registers them all."""
 
-from . import accb, auto, baseline, cetr, danag, density, heuristic, lineblock, visual
+from . import accb, auto, baseline, cetr, danag, density, heuristic, learned, lineblock, visual
 
-__all__ = ["accb", "auto", "baseline", "cetr", "danag", "density", "heuristic", "lineblock", "visual"]
+__all__ = [
+    "accb",
+    "auto",
+    "baseline",
+    "cetr",
+    "danag",
+    "density",
+    "heuristic",
+    "learned",
+    "lineblock",
+    "visual",
+]

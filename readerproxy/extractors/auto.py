@@ -32,6 +32,10 @@ FALLBACKS: tuple[tuple[str, dict[str, object]], ...] = (
 )
 
 
+MIN_CHARS = 200
+MIN_SHARE = 0.5
+
+
 @dataclass(frozen=True, slots=True)
 class AutoParams:
     """When a selection counts as an article rather than a miss.
@@ -39,8 +43,8 @@ class AutoParams:
     Ranges: min_chars in [0, 10_000_000] characters (the fetcher's 10 MB body cap); min_share in [0, 1].
     """
 
-    min_chars: int = 200  # non-whitespace characters of selected text …
-    min_share: float = 0.5  # … or this share of the page's text, whichever is smaller
+    min_chars: int = MIN_CHARS  # non-whitespace characters of selected text …
+    min_share: float = MIN_SHARE  # … or this share of the page's text, whichever is smaller
 
     def __post_init__(self) -> None:
         check_range("min_chars", self.min_chars, 0, 10_000_000)
@@ -54,6 +58,17 @@ def _fallback(index: int) -> tuple[Extractor[Any], object]:
     name, overrides = FALLBACKS[index]
     extractor = get_extractor(name)
     return extractor, extractor.make_params(overrides)
+
+
+def first_extractor() -> tuple[Extractor[Any], object]:
+    """The extractor and parameters `auto` tries first (the learned scorer reads its answer)."""
+    return _fallback(0)
+
+
+def enough_chars(doc: Document, params: AutoParams) -> int:
+    """Characters a selection needs to be accepted: min_chars, or min_share of the page if smaller."""
+    page_chars = selected_chars(doc, doc.body_mask)
+    return max(1, min(params.min_chars, int(page_chars * params.min_share)))
 
 
 def selected_chars(doc: Document, selection: np.ndarray) -> int:
@@ -70,8 +85,7 @@ def selected_chars(doc: Document, selection: np.ndarray) -> int:
 )
 def extract_auto(doc: Document, params: AutoParams) -> Extraction:
     """Run the extractors of FALLBACKS in order and return the first acceptable Extraction."""
-    page_chars = selected_chars(doc, doc.body_mask)
-    enough = max(1, min(params.min_chars, int(page_chars * params.min_share)))
+    enough = enough_chars(doc, params)
     extraction: Extraction | None = None
     tried = 0
     for index in range(len(FALLBACKS)):

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Literal
 
@@ -216,6 +217,18 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     holder, context = inherit(doc, semantic, hints, weights.hint_decay)
     words, chars, anchor_chars = own_text(doc, holder, n)
     return ElementFeatures(holder, words, chars, anchor_chars, own, context, np.array(unlikely, dtype=bool))
+
+
+_FEATURES: weakref.WeakKeyDictionary[Document, ElementFeatures] = weakref.WeakKeyDictionary()
+
+
+def features_of(doc: Document) -> ElementFeatures:
+    """`element_features(doc)` with the default weights, computed once per Document (the learned
+    block scorer reads them after the heuristic has run on the same page)."""
+    features = _FEATURES.get(doc)
+    if features is None:
+        features = _FEATURES[doc] = element_features(doc)
+    return features
 
 
 def is_unlikely_candidate(tag: str, attrs: dict[str, str | None]) -> bool:
@@ -414,7 +427,7 @@ class Scored:
 
 def score_elements(doc: Document, params: HeuristicParams) -> Scored:
     """Berg 2020, §5 and §6: the static evaluation of every element, then the neighbours' shares."""
-    features = element_features(doc)
+    features = features_of(doc)
     holders = np.flatnonzero(features.chars > 0)
     scores = evaluate(features)
     scores = add_neighbours(scores, holders, params.neighbour_share, WEIGHTS.neighbour_floor)

@@ -1,0 +1,95 @@
+"""learned: the heuristic's blocks re-scored by gradient-boosted trees trained on labelled pages.
+
+Steps: run `auto`'s first extractor (the DOM heuristic after Readability.js's unlikely-candidate
+removal, Berg 2020 §5–6); describe every text holder that owns text by the features of
+`learn.blocks` (the heuristic's own answer among them); score them with the shipped tree ensemble
+(`learn.model`, trained by `readerproxy train`); keep the blocks whose probability of being content
+reaches `threshold`. Where that keeps too little text (the same rule as `auto`), the answer is
+`auto`'s, so a reader never gets an empty page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..convert import check_range
+from ..document import Document
+from ..extraction import Extraction, register
+
+# Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
+from ..learn import blocks as learn_blocks
+from ..learn import model as learn_model
+from .auto import (
+    MIN_CHARS,
+    MIN_SHARE,
+    AutoParams,
+    enough_chars,
+    extract_auto,
+    first_extractor,
+    selected_chars,
+)
+from .heuristic import holder_blocks
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedParams:
+    """Ranges: threshold in [0, 1]; min_chars in [0, 10_000_000]; min_share in [0, 1]; model is a
+    path to a `.npz` written by `readerproxy train` ("" = the weights shipped with the package)."""
+
+    threshold: float = 0.5  # probability of "content" at which a block is kept
+    model: str = ""
+    min_chars: int = MIN_CHARS
+    min_share: float = MIN_SHARE
+
+    def __post_init__(self) -> None:
+        check_range("threshold", self.threshold, 0, 1)
+        check_range("min_chars", self.min_chars, 0, 10_000_000)
+        check_range("min_share", self.min_share, 0, 1)
+        learn_model.load_model(self.model)  # ValueError naming the file if it cannot be used
+
+
+def block_selection(doc: Document, holder: np.ndarray, chosen_elements: np.ndarray) -> np.ndarray:
+    """Token mask of the text holders `chosen_elements` (their own text and inline markup)."""
+    t = doc.tokens
+    chosen = np.zeros(len(doc.elements), dtype=bool)
+    chosen[chosen_elements] = True
+    owner = np.where(t.element >= 0, t.element, 0)
+    return chosen[holder[owner]] & (t.element >= 0) & doc.body_mask
+
+
+@register(
+    "learned",
+    "Blocks of the DOM heuristic re-scored by shipped gradient-boosted trees; auto's answer when too little is kept.",
+    LearnedParams,
+    reference="Friedman 2001 (gradient boosting) over features of Berg 2020, Weninger et al. 2010, "
+    "Kohlschütter et al. 2010 and DANAg's Filter 3; trained by `readerproxy train`",
+)
+def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
+    """Score the heuristic's blocks with the model and keep those above the threshold."""
+    extractor, heuristic_params = first_extractor()
+    heuristic = extractor.run(doc, heuristic_params)
+    blocks = learn_blocks.page_blocks(doc, heuristic)
+    model = learn_model.load_model(params.model)
+    probability = model.probability(blocks.features)
+    keep = probability >= params.threshold
+    selection = block_selection(doc, blocks.holder, blocks.elements[keep])
+    auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)
+    if selected_chars(doc, selection) < enough_chars(doc, auto):
+        fallback = extract_auto(doc, auto)
+        fallback.signals["learned_probability"] = probability
+        return fallback
+    per_element = np.zeros(len(doc.elements))
+    per_element[blocks.elements] = probability
+    kept = np.zeros(len(doc.elements), dtype=bool)
+    kept[blocks.elements] = keep
+    out_blocks = holder_blocks(doc, blocks.elements, per_element, kept)
+    weight = blocks.own_words
+    confidence = float((probability * weight)[keep].sum() / max(weight[keep].sum(), 1.0))
+    return Extraction(
+        blocks=out_blocks,
+        selection=selection,
+        signals={"learned_probability": probability, "threshold": np.array([params.threshold])},
+        score=confidence,
+    )

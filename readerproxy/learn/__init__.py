@@ -1,0 +1,8 @@
+"""A learned block scorer for `auto`: blocks and their features, labels, the model, folds, training.
+
+- `blocks`: candidate blocks (the text holders of the DOM heuristic) and their feature matrix, in numpy.
+- `labels`: which blocks are content, from a reference text by word-shingle overlap.
+- `model`: gradient-boosted trees exported to arrays, evaluated in numpy, loaded once.
+- `folds`: the site of a dataset page, and folds that keep every site on one side.
+- `train`: `readerproxy train` (needs the `train` extra, lightgbm).
+"""

@@ -1,0 +1,330 @@
+"""Candidate blocks of a page and their features, all in numpy.
+
+A block is a *text holder* of the DOM heuristic (`heuristic.TEXT_HOLDERS`: a block-level element,
+credited with the text of the inline markup inside it) that owns visible text; its tokens are the
+text tokens it owns. Every block gets one row of `FEATURES`, drawn from every seed algorithm and
+from the page's structure:
+
+- size: characters and words of the block's own text and of its subtree;
+- link density of the own text and of the parent's and grandparent's subtrees (DANAg, Filter 3:
+  text inside anchors does not count as content);
+- tag/text ratio of the block's span (CETR, Weninger, Hsu, Han 2010, §3: text characters per tag);
+- text density, words per 80-character wrapped line (Kohlschütter, Frankhauser, Nejdl 2010, §4.2);
+- the DOM heuristic's score, its context (semantic tags, ARIA roles, class/id hints inherited),
+  its own-tag weight, Readability.js's unlikely-candidate rule, whether the heuristic selects the
+  block and whether it lies inside the heuristic's article root (Berg 2020, §5–6);
+- the semantic containers around the block (article, main, nav, aside, footer, header, form, li,
+  table, figure) and the block's own tag;
+- depth, relative position in the page, punctuation and digit shares of the text;
+- siblings: how many blocks share the parent, their mean size, how many share the block's tag;
+- neighbours: the previous and next block's score, link density and selection, and the heuristic
+  selection smoothed over five blocks;
+- the page: its text size, link density, number of blocks and the share the heuristic selected.
+
+The features are cheap: prefix sums over the token view, `np.bincount` per block and one pass of
+numpy over the code points of the page's text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..document import TEXT, Document, ranges_mask
+from ..extraction import Extraction
+from ..extractors.heuristic import ElementFeatures, features_of
+
+#: Own tags that get a feature of their own (one-hot); any other tag leaves them all 0.
+OWN_TAGS = (
+    "p",
+    "li",
+    "h1",
+    "h2",
+    "h3",
+    "h4 h5 h6",
+    "td th",
+    "div",
+    "pre",
+    "blockquote",
+    "dd dt",
+    "figcaption caption",
+    "section article main",
+    "button label option legend select textarea",
+    "span a",
+)
+#: Containers whose presence around a block is a feature (one token-range mask each).
+CONTAINERS = ("article", "main", "nav", "aside", "footer", "header", "form", "li", "table", "figure", "a")
+#: Characters counted as punctuation of running text.
+PUNCTUATION = ".,;:!?\u3002\uff0c"
+#: Wrap width of Kohlschütter et al.'s text density (2010, §4.2).
+WRAP_WIDTH = 80
+
+FEATURES: tuple[str, ...] = (
+    "log_chars",
+    "log_words",
+    "link_density",
+    "log_subtree_chars",
+    "tag_ratio",
+    "text_density",
+    "heuristic_score",
+    "heuristic_context",
+    "heuristic_own_tag",
+    "unlikely",
+    "heuristic_selected",
+    "in_heuristic_root",
+    "depth",
+    "position",
+    "punctuation_share",
+    "digit_share",
+    "upper_share",
+    "chars_share",
+    *(f"tag_{name.replace(' ', '_')}" for name in OWN_TAGS),
+    *(f"in_{name}" for name in CONTAINERS),
+    "parent_link_density",
+    "grandparent_link_density",
+    "parent_chars_share",
+    "grandparent_chars_share",
+    "log_parent_blocks",
+    "parent_mean_log_chars",
+    "log_same_tag_siblings",
+    "prev_score",
+    "next_score",
+    "prev_link_density",
+    "next_link_density",
+    "prev_selected",
+    "next_selected",
+    "selected_smoothed",
+    "log_prev_chars",
+    "log_next_chars",
+    "page_log_chars",
+    "page_link_density",
+    "page_log_blocks",
+    "page_selected_share",
+    "root_chars_share",
+    "position_in_root",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PageBlocks:
+    """The blocks of one page: their elements and one feature row each."""
+
+    elements: np.ndarray  # int64: element index of each block (a text holder with own text)
+    features: np.ndarray  # float64, shape (blocks, len(FEATURES))
+    holder: np.ndarray  # int32 per element: the text holder owning its text (heuristic.ElementFeatures)
+    own_words: np.ndarray  # float64 per block: words of own text
+
+
+def signed_log(values: np.ndarray) -> np.ndarray:
+    """sign(x)·log1p(|x|): heuristic scores span -4000..4000, the trees need only their order."""
+    return np.sign(values) * np.log1p(np.abs(values))
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    return np.divide(
+        numerator, denominator, out=np.zeros(np.shape(numerator), dtype=np.float64), where=denominator > 0
+    )
+
+
+def _character_counts(doc: Document, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Punctuation, digits and upper-case letters per given text token (one numpy pass over the text)."""
+    if len(tokens) == 0:
+        zero = np.zeros(0, dtype=np.float64)
+        return zero, zero, zero
+    texts = [doc.tokens.text[i] for i in tokens.tolist()]
+    joined = "".join(texts)
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    punctuation = np.isin(codes, [ord(c) for c in PUNCTUATION])
+    digit = (codes >= 48) & (codes <= 57)
+    upper = (codes >= 65) & (codes <= 90)
+
+    def per_token(flags: np.ndarray) -> np.ndarray:
+        csum = np.concatenate(([0], np.cumsum(flags)))
+        return (csum[starts + lengths] - csum[starts]).astype(np.float64)
+
+    return per_token(punctuation), per_token(digit), per_token(upper)
+
+
+def _depth(parent: np.ndarray) -> np.ndarray:
+    depth = np.zeros(len(parent), dtype=np.float64)
+    up = parent.astype(np.int64)
+    for _ in range(len(parent)):  # bounded by the deepest chain
+        alive = up >= 0
+        if not alive.any():
+            break
+        depth += alive
+        up = np.where(alive, parent[np.maximum(up, 0)], -1)
+    return depth
+
+
+def _shift(values: np.ndarray, by: int, fill: float = 0.0) -> np.ndarray:
+    out = np.full(len(values), fill, dtype=np.float64)
+    if by > 0:
+        out[by:] = values[:-by]
+    elif by < 0:
+        out[:by] = values[-by:]
+    else:
+        out[:] = values
+    return out
+
+
+def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
+    """Blocks and features of a page, given the heuristic's Extraction on the same Document."""
+    features = features_of(doc)
+    elements = np.flatnonzero(features.chars > 0)
+    n_blocks = len(elements)
+    t = doc.tokens
+    if n_blocks == 0:
+        return PageBlocks(elements, np.zeros((0, len(FEATURES))), features.holder, np.zeros(0))
+    columns = _columns(doc, heuristic, features, elements)
+    matrix = np.column_stack([columns[name] for name in FEATURES]).astype(np.float64)
+    assert matrix.shape == (n_blocks, len(FEATURES)) and len(t)
+    return PageBlocks(elements, np.nan_to_num(matrix), features.holder, features.words[elements])
+
+
+def _columns(
+    doc: Document, heuristic: Extraction, features: ElementFeatures, elements: np.ndarray
+) -> dict[str, np.ndarray]:
+    t = doc.tokens
+    n_elements = len(doc.elements)
+    n_blocks = len(elements)
+    first, last = doc.body
+    body_tokens = max(1, last - first + 1)
+    chars = features.chars[elements]
+    words = features.words[elements]
+    anchor = features.anchor_chars[elements]
+    link_density = _ratio(anchor, chars)
+    page_chars = float(features.chars.sum()) or 1.0
+    subtree_chars = doc.subtree_chars.astype(np.float64)
+    subtree_anchor = doc.subtree_anchor_chars.astype(np.float64)
+    start, end = doc.start[elements], doc.end[elements]
+
+    # Tags per span (CETR's tag ratio) from prefix sums over the token kinds.
+    tag_csum = np.concatenate(([0], np.cumsum(t.kind != TEXT)))
+    tags_in_span = (tag_csum[end + 1] - tag_csum[start]).astype(np.float64)
+
+    # Character classes of the own text, per block.
+    body = np.arange(first, last + 1)
+    text_tokens = body[(t.kind[body] == TEXT) & (t.chars[body] > 0) & (t.element[body] >= 0)]
+    owner = features.holder[t.element[text_tokens]]
+    punct, digit, upper = _character_counts(doc, text_tokens)
+    block_of_element = np.full(n_elements, -1, dtype=np.int64)
+    block_of_element[elements] = np.arange(n_blocks)
+    owner_block = block_of_element[owner]
+    owned = owner_block >= 0
+
+    def per_block(values: np.ndarray) -> np.ndarray:
+        return np.bincount(owner_block[owned], weights=values[owned], minlength=n_blocks)[:n_blocks]
+
+    # The heuristic's answer: its scores, its selection and its article root.
+    score_of = {block.element: block.score for block in heuristic.blocks}
+    chosen_of = {block.element for block in heuristic.blocks if block.selected}
+    element_list = elements.tolist()
+    score = np.array([score_of.get(e, 0.0) for e in element_list], dtype=np.float64)
+    selected = np.array([e in chosen_of for e in element_list], dtype=np.float64)
+    roots = heuristic.signals.get("article_element")
+    root = int(roots[0]) if roots is not None and len(roots) else -1
+    if root >= 0:
+        in_root = ((start >= doc.start[root]) & (end <= doc.end[root])).astype(np.float64)
+        root_span = max(1, int(doc.end[root] - doc.start[root]))
+        position_in_root = np.clip((start - doc.start[root]) / root_span, -1, 2).astype(np.float64)
+        root_share = float(subtree_chars[root]) / page_chars
+    else:
+        in_root = np.zeros(n_blocks)
+        position_in_root = np.full(n_blocks, -1.0)
+        root_share = 0.0
+
+    # Containers around each block: one token-range mask per container tag.
+    tags = doc.tag
+    containers: dict[str, np.ndarray] = {}
+    tag_array = np.array(tags, dtype=object)
+    for name in CONTAINERS:
+        around = np.flatnonzero(tag_array == name)
+        if len(around) == 0:
+            containers[name] = np.zeros(n_blocks)
+            continue
+        # Strictly around: a block's own tag does not count (its one-hot says that).
+        mask = ranges_mask(len(t), doc.start[around] + 1, doc.end[around])
+        containers[name] = mask[start].astype(np.float64)
+    own_tag = tag_array[elements]
+    tag_columns = {}
+    for group in OWN_TAGS:
+        tag_columns[f"tag_{group.replace(' ', '_')}"] = np.isin(own_tag, group.split()).astype(np.float64)
+
+    # Parents, grandparents and siblings.
+    parent = doc.parent[elements].astype(np.int64)
+    grandparent = np.where(parent >= 0, doc.parent[np.maximum(parent, 0)], -1).astype(np.int64)
+
+    def of(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+        return np.where(index >= 0, values[np.maximum(index, 0)], 0.0)
+
+    log_chars = np.log1p(chars)
+    parent_key = np.unique(parent, return_inverse=True)[1]
+    parent_blocks = np.bincount(parent_key)[parent_key].astype(np.float64)
+    parent_mean = np.bincount(parent_key, weights=log_chars)[parent_key] / parent_blocks
+    _, tag_key = np.unique(own_tag.astype(str), return_inverse=True)
+    pair_key = np.unique(parent_key * (int(tag_key.max()) + 1) + tag_key, return_inverse=True)[1]
+    same_tag = np.bincount(pair_key)[pair_key].astype(np.float64)
+
+    depth = _depth(doc.parent)[elements]
+    scaled = signed_log(score)
+    kernel = np.ones(5) / 5
+    smoothed = np.convolve(np.pad(selected, 2, mode="edge"), kernel, mode="valid")
+    page_anchor = float(features.anchor_chars.sum())
+    selected_chars = float(chars[selected > 0].sum())
+    constant = np.ones(n_blocks)
+    return {
+        "log_chars": log_chars,
+        "log_words": np.log1p(words),
+        "link_density": link_density,
+        "log_subtree_chars": np.log1p(subtree_chars[elements]),
+        "tag_ratio": np.log1p(subtree_chars[elements] / np.maximum(tags_in_span, 1.0)),
+        "text_density": words / np.maximum(np.ceil(chars * 1.2 / WRAP_WIDTH), 1.0),
+        "heuristic_score": scaled,
+        "heuristic_context": signed_log(features.context[elements]),
+        "heuristic_own_tag": features.own[elements],
+        "unlikely": containers_unlikely(doc, features, start),
+        "heuristic_selected": selected,
+        "in_heuristic_root": in_root,
+        "depth": depth,
+        "position": (start - first) / body_tokens,
+        "punctuation_share": _ratio(per_block(punct), chars),
+        "digit_share": _ratio(per_block(digit), chars),
+        "upper_share": _ratio(per_block(upper), chars),
+        "chars_share": chars / page_chars,
+        **tag_columns,
+        **{f"in_{name}": containers[name] for name in CONTAINERS},
+        "parent_link_density": _ratio(of(subtree_anchor, parent), of(subtree_chars, parent)),
+        "grandparent_link_density": _ratio(of(subtree_anchor, grandparent), of(subtree_chars, grandparent)),
+        "parent_chars_share": of(subtree_chars, parent) / page_chars,
+        "grandparent_chars_share": of(subtree_chars, grandparent) / page_chars,
+        "log_parent_blocks": np.log(parent_blocks),
+        "parent_mean_log_chars": parent_mean,
+        "log_same_tag_siblings": np.log(same_tag),
+        "prev_score": _shift(scaled, 1),
+        "next_score": _shift(scaled, -1),
+        "prev_link_density": _shift(link_density, 1, 1.0),
+        "next_link_density": _shift(link_density, -1, 1.0),
+        "prev_selected": _shift(selected, 1),
+        "next_selected": _shift(selected, -1),
+        "selected_smoothed": smoothed,
+        "log_prev_chars": _shift(log_chars, 1),
+        "log_next_chars": _shift(log_chars, -1),
+        "page_log_chars": constant * np.log1p(page_chars),
+        "page_link_density": constant * page_anchor / page_chars,
+        "page_log_blocks": constant * np.log(n_blocks),
+        "page_selected_share": constant * selected_chars / page_chars,
+        "root_chars_share": constant * root_share,
+        "position_in_root": position_in_root,
+    }
+
+
+def containers_unlikely(doc: Document, features: ElementFeatures, start: np.ndarray) -> np.ndarray:
+    """1 where the block is inside (or is) a Readability.js unlikely candidate."""
+    unlikely = np.flatnonzero(features.unlikely)
+    if len(unlikely) == 0:
+        return np.zeros(len(start))
+    return doc.mask_elements(unlikely)[start].astype(np.float64)

@@ -1,0 +1,277 @@
+"""`readerproxy train`: label the blocks of the shared datasets, fit the trees, write the weights.
+
+Reproducible: pages are read in sorted order, folds come from the site keys (`folds`), and LightGBM
+runs deterministic, single-threaded, with a fixed seed. Writes
+
+- the shipped weights (`--out`, default `readerproxy/models/blocks.npz`), fitted on every page;
+- out-of-fold models `fold-K.npz` and `manifest.json` under `--oof-dir` (default
+  `artifacts/learn`): model K never saw a page of the sites in fold K, and `readerproxy eval --oof
+  DIR` scores each page with the model of its site's fold, so the scores of pages the model learned
+  from are out-of-fold.
+
+Features and labels are cached in `--oof-dir/blocks-cache.npz` (keyed by the feature names and the
+datasets) so a second run fits only. The training library (lightgbm) is the `train` extra; the
+shipped model is evaluated in numpy (`model.TreeModel`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..document import parse
+from ..evaluation.datasets import load_dataset
+from ..evaluation.metrics import tokenize
+from ..extractors.auto import first_extractor
+from .arguments import ROUNDS
+from .blocks import FEATURES, page_blocks
+from .folds import fold_of_site, site_of_page
+from .labels import CONTENT_OVERLAP, label_blocks
+from .model import TreeModel, from_lightgbm_dump
+
+#: LightGBM settings: small trees, shrinkage, row and feature subsampling (Friedman 2002).
+BOOSTING: dict[str, Any] = {
+    "objective": "binary",
+    "learning_rate": 0.1,
+    "num_leaves": 31,
+    "max_depth": 6,
+    "min_data_in_leaf": 40,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambda_l2": 1.0,
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_threads": 1,
+    "verbose": -1,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingSet:
+    """Every labelled block of the pages, and which page each row comes from."""
+
+    x: np.ndarray  # float64 (rows, features)
+    overlap: np.ndarray  # float64 per row: share of the block's shingles in the reference
+    tokens: np.ndarray  # float64 per row: word tokens of the block
+    page: np.ndarray  # int64 per row: index into `pages`
+    pages: list[tuple[str, str, str]]  # (dataset, page id, site) per page
+    reference_tokens: np.ndarray  # float64 per page: word tokens of the reference text
+
+    @property
+    def label(self) -> np.ndarray:
+        return self.overlap >= CONTENT_OVERLAP
+
+    def weight(self) -> np.ndarray:
+        """Each page weighs the same in total (the metric is a mean over pages), its blocks by words."""
+        mass = self.tokens + 1.0
+        per_page = np.bincount(self.page, weights=mass, minlength=len(self.pages))
+        return mass / per_page[self.page] * 100.0
+
+    def subset(self, pages: np.ndarray) -> TrainingSet:
+        keep = np.isin(self.page, pages)
+        return TrainingSet(
+            self.x[keep],
+            self.overlap[keep],
+            self.tokens[keep],
+            self.page[keep],
+            self.pages,
+            self.reference_tokens,
+        )
+
+
+def collect(datasets: tuple[str, ...], limit: int | None = None, progress: bool = False) -> TrainingSet:
+    """Blocks, features and labels of every page of the datasets (pages that fail are skipped)."""
+    extractor, params = first_extractor()
+    rows: list[np.ndarray] = []
+    overlaps: list[np.ndarray] = []
+    tokens: list[np.ndarray] = []
+    page_of: list[np.ndarray] = []
+    pages: list[tuple[str, str, str]] = []
+    reference_tokens: list[float] = []
+    for name in datasets:
+        dataset = load_dataset(name, limit)
+        for number, page in enumerate(dataset):
+            try:
+                doc = parse(page.read_html(), url=page.url)
+            except (OSError, ValueError) as exc:
+                print(f"readerproxy train: skipped {name}/{page.id}: {exc}", file=sys.stderr)
+                continue
+            blocks = page_blocks(doc, extractor.run(doc, params))
+            labels = label_blocks(doc, blocks, page.reference_text)
+            index = len(pages)
+            pages.append((name, page.id, site_of_page(dataset.layout, page.id, page.url)))
+            reference_tokens.append(float(len(tokenize(page.reference_text))))
+            rows.append(blocks.features)
+            overlaps.append(labels.overlap)
+            tokens.append(labels.tokens)
+            page_of.append(np.full(len(labels.overlap), index, dtype=np.int64))
+            if progress and number % 100 == 0:
+                print(f"readerproxy train: {name} {number}/{len(dataset)}", file=sys.stderr)
+    return TrainingSet(
+        np.concatenate(rows) if rows else np.zeros((0, len(FEATURES))),
+        np.concatenate(overlaps) if overlaps else np.zeros(0),
+        np.concatenate(tokens) if tokens else np.zeros(0),
+        np.concatenate(page_of) if page_of else np.zeros(0, dtype=np.int64),
+        pages,
+        np.array(reference_tokens, dtype=np.float64),
+    )
+
+
+def cached_collect(
+    datasets: tuple[str, ...], cache: Path | None, limit: int | None = None, progress: bool = False
+) -> TrainingSet:
+    """`collect`, read from / written to `cache` when its key (features, datasets, limit) matches."""
+    key = json.dumps({"features": FEATURES, "datasets": datasets, "limit": limit})
+    if cache is not None and cache.is_file():
+        with np.load(cache, allow_pickle=False) as data:
+            if str(data["key"]) == key:
+                return TrainingSet(
+                    data["x"],
+                    data["overlap"],
+                    data["tokens"],
+                    data["page"],
+                    [(str(a), str(b), str(c)) for a, b, c in data["pages"]],
+                    data["reference_tokens"],
+                )
+    training = collect(datasets, limit, progress)
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with cache.open("wb") as out:
+            np.savez_compressed(
+                out,
+                key=np.array(key),
+                x=training.x,
+                overlap=training.overlap,
+                tokens=training.tokens,
+                page=training.page,
+                pages=np.array(training.pages, dtype=str).reshape(-1, 3),
+                reference_tokens=training.reference_tokens,
+            )
+    return training
+
+
+def fit(training: TrainingSet, seed: int = 0, rounds: int = ROUNDS) -> tuple[TreeModel, Any]:
+    """Fit the trees on every row of `training`; (numpy model, LightGBM booster)."""
+    try:
+        import lightgbm
+    except ImportError as exc:  # the CLI checks first; this is for library callers
+        raise RuntimeError("training needs lightgbm: pip install -e '.[train]'") from exc
+    data = lightgbm.Dataset(
+        training.x,
+        label=training.label.astype(np.float64),
+        weight=training.weight(),
+        feature_name=list(FEATURES),
+        free_raw_data=False,
+    )
+    params = {**BOOSTING, "seed": seed}
+    booster = lightgbm.train(params, data, num_boost_round=rounds)
+    return from_lightgbm_dump(booster.dump_model()), booster
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyScore:
+    """Token-level F1 of a block selection against the labels, averaged over pages (a quick proxy
+    of the shingle F1 that `readerproxy eval` measures on the rendered text)."""
+
+    precision: float
+    recall: float
+    f1: float
+
+
+def proxy_score(training: TrainingSet, keep: np.ndarray, pages: np.ndarray | None = None) -> ProxyScore:
+    """Mean per-page precision, recall and F1 of the kept blocks, in word tokens."""
+    n = len(training.pages)
+    tp = np.bincount(training.page, weights=training.tokens * training.overlap * keep, minlength=n)
+    kept = np.bincount(training.page, weights=training.tokens * keep, minlength=n)
+    precision = np.divide(tp, kept, out=np.zeros(n), where=kept > 0)
+    recall = np.clip(
+        np.divide(tp, training.reference_tokens, out=np.zeros(n), where=training.reference_tokens > 0), 0, 1
+    )
+    f1 = np.divide(2 * precision * recall, precision + recall, out=np.zeros(n), where=precision + recall > 0)
+    chosen = np.unique(training.page) if pages is None else pages
+    return ProxyScore(float(precision[chosen].mean()), float(recall[chosen].mean()), float(f1[chosen].mean()))
+
+
+def fold_of_pages(training: TrainingSet, folds: int) -> np.ndarray:
+    """The fold of every page, from its site."""
+    return np.array([fold_of_site(site, folds) for _, _, site in training.pages], dtype=np.int64)
+
+
+def cross_validate(
+    training: TrainingSet, folds: int, seed: int = 0, rounds: int = ROUNDS
+) -> tuple[np.ndarray, list[TreeModel]]:
+    """Out-of-fold probability of every row, and the model of each fold (trained without it)."""
+    page_fold = fold_of_pages(training, folds)
+    row_fold = page_fold[training.page]
+    probability = np.zeros(len(training.page))
+    models: list[TreeModel] = []
+    for fold in range(folds):
+        train_pages = np.flatnonzero(page_fold != fold)
+        model, _ = fit(training.subset(train_pages), seed, rounds)
+        held = row_fold == fold
+        probability[held] = model.probability(training.x[held])
+        models.append(model)
+    return probability, models
+
+
+def write_manifest(path: Path, training: TrainingSet, folds: int, seed: int) -> None:
+    """Which fold each page's site is in, with the settings that made the fold models."""
+    page_fold = fold_of_pages(training, folds).tolist()
+    manifest = {
+        "folds": folds,
+        "seed": seed,
+        "rounds": ROUNDS,
+        "boosting": BOOSTING,
+        "features": list(FEATURES),
+        "pages": {
+            f"{d}/{p}": {"site": s, "fold": f} for (d, p, s), f in zip(training.pages, page_fold, strict=True)
+        },
+    }
+    path.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def run_train(args: argparse.Namespace) -> int:
+    if not 2 <= args.folds <= 20 or not 1 <= args.rounds <= 5000:
+        print("readerproxy train: --folds must be in 2..20 and --rounds in 1..5000", file=sys.stderr)
+        return 2
+    datasets = tuple(name.strip() for name in args.datasets.split(",") if name.strip())
+    began = time.perf_counter()
+    cache = None if args.no_cache else args.oof_dir / "blocks-cache.npz"
+    try:
+        training = cached_collect(datasets, cache, args.limit, progress=True)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"readerproxy train: {exc}", file=sys.stderr)
+        return 2
+    if len(training.pages) < args.folds:
+        print(f"readerproxy train: {len(training.pages)} pages, fewer than --folds", file=sys.stderr)
+        return 2
+    print(
+        f"{len(training.pages)} pages, {len(training.page)} blocks, {training.label.mean():.3f} content "
+        f"({time.perf_counter() - began:.1f} s)"
+    )
+    probability, models = cross_validate(training, args.folds, args.seed, args.rounds)
+    args.oof_dir.mkdir(parents=True, exist_ok=True)
+    for fold, model in enumerate(models):
+        model.save(args.oof_dir / f"fold-{fold}.npz")
+    write_manifest(args.oof_dir / "manifest.json", training, args.folds, args.seed)
+    heuristic = training.x[:, FEATURES.index("heuristic_selected")] > 0
+    print("out-of-fold block selection (token F1 against the labels, mean over pages):")
+    for name in dict.fromkeys(d for d, _, _ in training.pages):
+        pages = np.array([i for i, (d, _, _) in enumerate(training.pages) if d == name])
+        learned = proxy_score(training, probability >= 0.5, pages)
+        base = proxy_score(training, heuristic, pages)
+        print(f"  {name:<12} learned {learned.f1:.3f}  heuristic {base.f1:.3f}  ({len(pages)} pages)")
+    model, _ = fit(training, args.seed, args.rounds)
+    model.save(args.out)
+    print(
+        f"wrote {args.out}, {args.folds} fold models in {args.oof_dir} ({time.perf_counter() - began:.1f} s)"
+    )
+    return 0

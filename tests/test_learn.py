@@ -1,0 +1,247 @@
+"""The learned block scorer: blocks and features, labels, the numpy trees, folds, training, `learned`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from readerproxy import extract
+from readerproxy.cli import main
+from readerproxy.document import parse
+from readerproxy.evaluation.datasets import Page, datasets_root
+from readerproxy.evaluation.oof import OutOfFold
+from readerproxy.extractors.auto import first_extractor
+from readerproxy.learn.blocks import FEATURES, page_blocks
+from readerproxy.learn.folds import fold_of_site, site_of_host, site_of_page
+from readerproxy.learn.labels import CONTENT_OVERLAP, block_texts, label_blocks
+from readerproxy.learn.model import SHIPPED_MODEL, TreeModel, from_lightgbm_dump, load_model
+from readerproxy.reader import algorithm_params
+
+FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("*.html"))
+ARTICLE = " ".join(
+    f"Sentence {i} of the article tells the reader something new about the river and its bridges."
+    for i in range(30)
+)
+SYNTHETIC = f"""<html><body>
+<nav><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li></ul></nav>
+<article><h1>The river and its bridges</h1><p>{ARTICLE[:900]}</p><p>{ARTICLE[900:]}</p></article>
+<div class="related"><p>Read also: ten facts about lakes that nobody knows about at all</p></div>
+<footer><p>Copyright 2024 The Example Paper, all rights reserved worldwide</p></footer>
+</body></html>"""
+
+
+def _blocks(html: str):  # type: ignore[no-untyped-def]
+    doc = parse(html)
+    extractor, params = first_extractor()
+    return doc, page_blocks(doc, extractor.run(doc, params))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_features_are_finite_and_one_row_per_text_holder(path: Path) -> None:
+    doc, blocks = _blocks(path.read_text(encoding="utf-8"))
+    assert blocks.features.shape == (len(blocks.elements), len(FEATURES))
+    assert np.isfinite(blocks.features).all()
+    assert (
+        len(blocks.elements) > 0 or not extract(path.read_text(encoding="utf-8"), algorithm="baseline").text
+    )
+    # Every block owns text, and the blocks are in document order.
+    assert all(doc.element_text(int(e)) for e in blocks.elements)
+    assert (np.diff(doc.start[blocks.elements]) > 0).all()
+    share = blocks.features[:, FEATURES.index("link_density")]
+    assert ((share >= 0) & (share <= 1)).all()
+
+
+def test_features_describe_the_page() -> None:
+    doc, blocks = _blocks(SYNTHETIC)
+    texts = block_texts(doc, blocks)
+    column = {name: blocks.features[:, i] for i, name in enumerate(FEATURES)}
+    home = texts.index("Home")
+    first_paragraph = next(i for i, text in enumerate(texts) if text.startswith("Sentence 0"))
+    footer = next(i for i, text in enumerate(texts) if text.startswith("Copyright"))
+    assert column["link_density"][home] == 1.0 and column["link_density"][first_paragraph] == 0.0
+    assert column["in_nav"][home] == 1.0 and column["in_article"][first_paragraph] == 1.0
+    assert column["in_footer"][footer] == 1.0 and column["in_article"][footer] == 0.0
+    assert column["tag_p"][first_paragraph] == 1.0 and column["tag_li"][home] == 1.0
+    assert column["heuristic_selected"][first_paragraph] == 1.0
+    assert column["heuristic_selected"][footer] == 0.0
+    assert column["position"][home] < column["position"][first_paragraph] < column["position"][footer]
+    assert column["log_chars"][first_paragraph] > column["log_chars"][home]
+
+
+def test_labels_follow_the_reference_text() -> None:
+    doc, blocks = _blocks(SYNTHETIC)
+    reference = f"The river and its bridges\n\n{ARTICLE}"
+    labels = label_blocks(doc, blocks, reference)
+    texts = block_texts(doc, blocks)
+    by_text = dict(zip(texts, labels.content.tolist(), strict=True))
+    assert by_text["The river and its bridges"] is True
+    assert all(by_text[t] for t in texts if t.startswith("Sentence"))
+    assert by_text["Home"] is False and by_text["News"] is False  # single words absent from the reference
+    assert not any(by_text[t] for t in texts if t.startswith(("Read also", "Copyright")))
+    assert labels.overlap.max() == 1.0 and labels.tokens[texts.index("Home")] == 1
+    # Half the words of a block in the reference: content at the threshold, by shingles not words.
+    half = label_blocks(doc, blocks, ARTICLE[:900])
+    assert half.content[texts.index(next(t for t in texts if t.startswith("Sentence 0")))]
+    assert CONTENT_OVERLAP == 0.5
+
+
+def test_sites_and_folds_keep_a_site_on_one_side() -> None:
+    assert site_of_host("www.nytimes.com") == site_of_host("nytimes.co.uk") == "nytimes"
+    assert site_of_host("edition.cnn.com") == "cnn" and site_of_host("blog.example.org") == "example"
+    assert site_of_page("readability", "nytimes-3", None) == "nytimes"
+    assert site_of_page("scrapinghub", "001", "https://www.wsj.com/articles/x") == "wsj"
+    assert site_of_page("wcxb", "0001", "https://store.steampowered.com/app/1") == "steampowered"
+    # The same site from two datasets lands in the same fold, whatever the number of folds.
+    for folds in (2, 5, 7):
+        a = fold_of_site(site_of_page("readability", "nytimes-1", None), folds)
+        b = fold_of_site(site_of_page("scrapinghub", "9", "https://www.nytimes.com/2019/a.html"), folds)
+        assert a == b and 0 <= a < folds
+    assert len({fold_of_site(f"site{i}", 5) for i in range(200)}) == 5
+
+
+def test_out_of_fold_scoring_uses_the_fold_model_of_the_page_site(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text(json.dumps({"folds": 3}), encoding="utf-8")
+    with pytest.raises(ValueError, match="fold model"):
+        OutOfFold.load(tmp_path, "scrapinghub")
+    for k in range(3):
+        load_model().save(tmp_path / f"fold-{k}.npz")
+    oof = OutOfFold.load(tmp_path, "scrapinghub")
+    page = Page("1", tmp_path / "x.html", "", url="https://www.example.com/a")
+    assert oof.fold(page) == fold_of_site("example", 3)
+    with pytest.raises(ValueError, match="manifest"):
+        OutOfFold.load(tmp_path / "absent", "scrapinghub")
+
+
+def _random_model(seed: int = 0) -> tuple[TreeModel, object, np.ndarray]:
+    lightgbm = pytest.importorskip("lightgbm", reason="the train extra (lightgbm) is not installed")
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(600, len(FEATURES)))
+    x[:, 3] = np.round(x[:, 3])  # ties on thresholds
+    y = (x[:, 0] + 0.5 * x[:, 3] - x[:, 7] * x[:, 1] > 0).astype(float)
+    booster = lightgbm.train(
+        {"objective": "binary", "num_leaves": 15, "verbose": -1, "num_threads": 1, "seed": seed},
+        lightgbm.Dataset(x, label=y, feature_name=list(FEATURES)),
+        num_boost_round=25,
+    )
+    return from_lightgbm_dump(booster.dump_model()), booster, x
+
+
+def test_numpy_trees_match_lightgbm_predictions() -> None:
+    model, booster, x = _random_model()
+    raw = booster.predict(x, raw_score=True)  # type: ignore[attr-defined]
+    assert np.allclose(model.log_odds(x), raw, atol=1e-9)
+    assert np.allclose(model.probability(x), booster.predict(x), atol=1e-9)  # type: ignore[attr-defined]
+    # On real block features too, after a round trip through the file format.
+    _, blocks = _blocks(FIXTURES[0].read_text(encoding="utf-8"))
+    assert np.allclose(model.log_odds(blocks.features), booster.predict(blocks.features, raw_score=True))  # type: ignore[attr-defined]
+
+
+def test_model_file_round_trip_and_errors(tmp_path: Path) -> None:
+    model = load_model()
+    path = tmp_path / "copy.npz"
+    model.save(path)
+    again = load_model(str(path))
+    x = np.random.default_rng(1).normal(size=(50, len(FEATURES)))
+    assert np.array_equal(again.log_odds(x), model.log_odds(x))
+    with pytest.raises(ValueError, match="cannot load"):
+        load_model(str(tmp_path / "missing.npz"))
+    broken = tmp_path / "other.npz"
+    np.savez(broken, **{k: v for k, v in np.load(path).items() if k != "features"}, features=np.array(["x"]))
+    with pytest.raises(ValueError, match="other features"):
+        load_model(str(broken))
+
+
+def test_shipped_model_loads_and_learned_reads_every_fixture() -> None:
+    assert SHIPPED_MODEL.is_file()
+    model = load_model()
+    assert model.features == FEATURES and len(model.roots) > 0
+    for path in FIXTURES:
+        html = path.read_text(encoding="utf-8")
+        if not extract(html, algorithm="baseline").text:  # a page whose text only its script writes
+            continue
+        for algorithm in ("learned", "auto"):
+            article = extract(html, algorithm=algorithm)
+            assert article.text.strip(), (path.name, algorithm)
+
+
+def test_learned_keeps_the_article_and_drops_the_chrome() -> None:
+    article = extract(SYNTHETIC, algorithm="learned")
+    assert "Sentence 29 of the article" in article.text
+    assert "Home" not in article.text.split() and "Copyright" not in article.text
+    assert article.algorithm == "learned"
+    probability = article.extraction.signals["learned_probability"]
+    assert ((probability >= 0) & (probability <= 1)).all()
+
+
+def test_learned_never_returns_an_empty_page_and_checks_its_parameters() -> None:
+    tiny = "<html><body><span>Just a few words here &amp; there.</span></body></html>"
+    assert extract(tiny, algorithm="learned").text == "Just a few words here & there."
+    assert extract("<html><body></body></html>", algorithm="learned").text == ""
+    with pytest.raises(ValueError, match="threshold"):
+        extract(SYNTHETIC, algorithm="learned", threshold="2")
+    with pytest.raises(ValueError, match="cannot load block model"):
+        extract(SYNTHETIC, algorithm="learned", model="/nonexistent/model.npz")
+
+
+@pytest.mark.skipif(datasets_root() is None, reason="../shared/datasets is not present")
+def test_train_runs_end_to_end_on_a_few_pages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("lightgbm", reason="the train extra (lightgbm) is not installed")
+    out = tmp_path / "model.npz"
+    args = [
+        "train",
+        "--limit",
+        "4",
+        "--folds",
+        "2",
+        "--rounds",
+        "5",
+        "--oof-dir",
+        str(tmp_path),
+        "--out",
+        str(out),
+    ]
+    assert main(args) == 0
+    assert "out-of-fold block selection" in capsys.readouterr().out
+    manifest = json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["folds"] == 2 and len(manifest["pages"]) == 12
+    # No site in two folds.
+    folds_of_site: dict[str, set[int]] = {}
+    for entry in manifest["pages"].values():
+        folds_of_site.setdefault(entry["site"], set()).add(entry["fold"])
+    assert all(len(f) == 1 for f in folds_of_site.values())
+    first = out.read_bytes()
+    assert main([*args]) == 0  # from the cache: the same weights (fixed seed, deterministic)
+    assert out.read_bytes() == first
+    assert load_model(str(out)).features == FEATURES
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "eval",
+                "--dataset",
+                "scrapinghub",
+                "--limit",
+                "4",
+                "--algo",
+                "learned",
+                "--oof",
+                str(tmp_path),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert "learned" in capsys.readouterr().out
+
+
+def test_train_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "--folds", "1"]) == 2
+    assert "--folds" in capsys.readouterr().err
+
+
+def test_a_request_cannot_name_a_model_file() -> None:
+    query = {"url": "http://127.0.0.1/", "model": "/etc/passwd", "threshold": "0.6"}
+    assert algorithm_params(query, "learned") == {"threshold": "0.6"}
