@@ -299,7 +299,7 @@ class Reader:
         )
         began = time.perf_counter()
         data = await self.workers.run(
-            Job(body, url, content_type, extractor.name, params, images, reader_links, layout)
+            Job(body, url, content_type, extractor.name, params, images, reader_links, layout=layout)
         )
         self.metrics.observe_extraction(extractor.name, time.perf_counter() - began)
         if render_ms is not None:

@@ -3,6 +3,10 @@ rendered by the real browser and served by the upstream test site."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import aiohttp
@@ -18,6 +22,7 @@ from readerproxy.extractors.visual import VisualParams, content_boundary, hidden
 from readerproxy.layout import Layout, contrast_ratio, relative_luminance
 
 FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_wcag_contrast_of_known_pairs() -> None:
@@ -246,3 +251,26 @@ async def test_landing_page_shows_visual_unavailable(chromium: Chromium) -> None
             await page.screenshot(SCREENSHOTS / f"landing-visual-unavailable-{width}x{height}.png")
             assert state["disabled"] and not state["overflow"]
             assert "Unavailable: no browser at /nonexistent/chromium" in state["text"]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "readerproxy.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+
+
+@pytest.mark.browser
+def test_cli_render_and_visual(chromium_path: str) -> None:
+    page = str(FIXTURES / "visual_script.html")
+    assert "Scripted" not in _cli("extract", page, "--algo", "heuristic").stdout
+    rendered = _cli("extract", page, "--algo", "heuristic", "--render")
+    assert rendered.returncode == 0 and rendered.stdout.count("Scripted") >= 5
+    hidden = _cli("extract", str(FIXTURES / "visual_hidden.html"), "--algo", "visual", "--format", "json")
+    assert hidden.returncode == 0 and "displaynone" not in json.loads(hidden.stdout)["text"]
+    missing = _cli("extract", page, "--algo", "visual", "--browser", "/nonexistent/chromium")
+    assert missing.returncode == 3 and "visual rendering is unavailable: no browser at" in missing.stderr
