@@ -131,6 +131,8 @@ def start_server(memory_cache_bytes: int) -> tuple[str, subprocess.Popen[bytes]]
     port = free_port()
     command = [sys.executable, "-m", "readerproxy.cli", "serve", "--port", str(port), "--cache", "memory"]
     command += ["--memory-cache-bytes", str(memory_cache_bytes), "--rate-limit", "0", "--allow-private"]
+    # Every request comes from 127.0.0.1, standing for many readers: no per-client limits.
+    command += ["--extract-per-client", "2", "--extract-workers", "2"]
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

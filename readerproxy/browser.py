@@ -16,8 +16,9 @@ to run a page's scripts before extraction. `BrowserService.render(...)` does bot
    it cannot resolve any name, and every request is intercepted with the DevTools `Fetch` domain:
    the page's document request is fulfilled with the bytes readerproxy already fetched; a stylesheet
    (and with JavaScript on, a script, XHR or fetch) on the page's own host is fetched through
-   readerproxy's `Fetcher`, with its SSRF guard and size caps; images only when asked for;
-   everything else (other hosts, fonts, media, frames) fails.
+   readerproxy's `Fetcher`, with its SSRF guard and size caps (GET only); images only when asked
+   for; everything else (other hosts, fonts, media, frames) fails. What the `Fetch` domain does not
+   see (WebSockets) resolves nothing either, and is sent to a proxy address where nothing listens.
 4. **JavaScript off unless asked for** (`Emulation.setScriptExecutionDisabled`); DevTools'
    own `Runtime.evaluate` still runs, which is how the snapshot is read.
 5. **The snapshot.** One script numbers every element with a `data-rp` attribute, reads its box,
@@ -66,6 +67,14 @@ FLAGS = (
     "--disable-dev-shm-usage",
     "--mute-audio",
     "--host-resolver-rules=MAP * ~NOTFOUND",
+    # http pages stay http: the document we fulfil is the one asked for (no upgrade to https first)
+    "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
+    # What `Fetch` does not intercept (WebSockets) finds no address either (the rule above maps IP
+    # literals too); as a second line it goes to a proxy that is not there, loopback included, and
+    # WebRTC may not use UDP directly.
+    "--proxy-server=http://127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 START_TIMEOUT = 20.0
 #: Seconds a DevTools command may take outside a render (closing tabs, shutting down).
@@ -85,6 +94,13 @@ class BrowserUnavailable(ReaderproxyError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"visual rendering is unavailable: {reason}")
         self.reason = reason
+
+
+class RenderFailed(ReaderproxyError):
+    """The browser runs but could not render this page (navigation refused, snapshot failed)."""
+
+    kind = "render_failed"
+    status = 502
 
 
 class RenderTimeout(ReaderproxyError):
@@ -432,7 +448,7 @@ class BrowserService:
                 if not browser.alive:
                     self.last_failure = "the browser stopped during the render"
                     raise BrowserUnavailable(self.last_failure) from exc
-                raise BrowserUnavailable(f"the browser could not render the page ({exc})") from exc
+                raise RenderFailed(f"the browser could not render the page ({exc})") from exc
             self.renders += 1
             return RenderedPage(
                 html=html,
@@ -570,7 +586,8 @@ class BrowserService:
                 await _fulfil(send, request_id, body, content_type or "text/html")
                 counts["fulfilled"] += 1
                 return
-            if self._allowed(request_url, page_url, kind, javascript):
+            method = params.get("request", {}).get("method", "GET")
+            if method == "GET" and self._allowed(request_url, page_url, kind, javascript):
                 assert self.fetcher is not None
                 try:
                     fetched = await self.fetcher.fetch(request_url, html_only=False)
@@ -621,7 +638,13 @@ async def _fulfil(
 
 
 def _same_url(a: str, b: str) -> bool:
-    return a.split("#", 1)[0] == b.split("#", 1)[0]
+    """Same address without the fragment; http and https alike (a browser may upgrade the scheme)."""
+
+    def bare(url: str) -> str:
+        url = url.split("#", 1)[0]
+        return url.removeprefix("https://") if url.startswith("https://") else url.removeprefix("http://")
+
+    return bare(a) == bare(b)
 
 
 def _same_origin(a: str, b: str) -> bool:

@@ -80,6 +80,8 @@ def charts_for(extraction: Extraction) -> list[Chart]:
         return [_danag(extraction)]
     if name == "accb" and "ccr" in signals and len(signals["ccr"]):
         return [_accb(extraction)]
+    if name == "visual" and np.isfinite(signals.get("visual_center_x", np.zeros(0))).any():
+        return [_visual(extraction), _scores(extraction)]
     return [_scores(extraction)]
 
 
@@ -290,6 +292,40 @@ def _accb(ex: Extraction) -> Chart:
         series=series,
         hlines=[(threshold, "threshold")] if threshold is not None else [],
         caption="Text where the blurred ratio reaches the threshold is kept.",
+    )
+
+
+def _visual(ex: Extraction) -> Chart:
+    """visual (Berg 2020, §6.1): each block at its horizontal centre in the rendered page against its
+    score, with the main-content boundary as two vertical lines."""
+    center = ex.signals["visual_center_x"]
+    blocks = [b for b in ex.blocks if b.element is not None and np.isfinite(center[b.element])]
+    x = np.array([center[b.element] for b in blocks], dtype=np.float64)
+    y = np.array([b.score for b in blocks], dtype=np.float64)
+    kept = np.array([b.selected for b in blocks], dtype=bool)
+    boundary = ex.signals.get("visual_boundary", np.array([np.nan, np.nan]))
+    vlines = [
+        (float(v), label) for v, label in zip(boundary, ("left", "right"), strict=True) if np.isfinite(v)
+    ]
+    default = _first(ex.signals, "visual_contrast_default")
+    contrast = (
+        f" Text below the page's most common contrast ({format_number(default)}:1) is penalised too."
+        if default is not None and np.isfinite(default)
+        else ""
+    )
+    return Chart(
+        key="visual",
+        title="Blocks across the rendered page",
+        x_label="centre x (px)",
+        y_label="score",
+        series=[
+            Series("kept", x[kept], y[kept], "points", "#15803d", "kept"),
+            Series("dropped", x[~kept], y[~kept], "points", "#c2410c", "dropped"),
+        ],
+        vlines=vlines,
+        hlines=[(t, "threshold")] if (t := _first(ex.signals, "threshold")) is not None else [],
+        caption="The lines are the main-content boundary; blocks centred outside it get the penalty."
+        + contrast,
     )
 
 

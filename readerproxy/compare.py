@@ -57,8 +57,9 @@ class Comparison:
 
 
 def algorithm_names() -> list[str]:
-    """Every registered algorithm, auto first."""
-    names = sorted(registry())
+    """Every registered algorithm that reads the parsed page alone, auto first (those that need the
+    browser's layout, `visual`, are left out: without a render they would only repeat `heuristic`)."""
+    names = sorted(name for name, extractor in registry().items() if not extractor.needs_browser)
     return ["auto", *[n for n in names if n != "auto"]] if "auto" in names else names
 
 

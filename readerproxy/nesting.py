@@ -46,6 +46,17 @@ _TAG = re.compile(r"<!--|<(/?)([A-Za-z][^\s/>]*)[^>]*>")
 #: Start and end tags, roughly (for the fast bound): "<name" or "</name".
 _ROUGH_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*")
 _FOREIGN = frozenset({"svg", "math"})
+_COMMENT_END = re.compile(r"--!?>")
+#: Elements inside svg/math whose content is HTML again (HTML integration points and MathML text
+#: integration points, WHATWG HTML 13.2.6.5).
+_INTEGRATION = frozenset(
+    {"foreignobject", "desc", "title", "annotation-xml", "mi", "mo", "mn", "ms", "mtext"}
+)
+#: Start tags that leave foreign content for HTML (13.2.6.5, "any other start tag" exceptions).
+_BREAKOUT = frozenset(
+    "b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li "
+    "listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt u ul var font".split()
+)
 #: Pages with fewer tags than this are parsed as they are: their depth cannot cost much.
 QUICK_TAGS = 5000
 
@@ -100,29 +111,54 @@ def rough_depth(html: str) -> int:
     return int(np.cumsum(delta).max())
 
 
+def _comment_end(html: str, position: int) -> int:
+    """Where a comment opened just before `position` ends (13.2.5.43-52: `<!-->`, `<!--->`, `-->`
+    and `--!>` all end one)."""
+    if html.startswith(">", position):
+        return position + 1
+    if html.startswith("->", position):
+        return position + 2
+    end = _COMMENT_END.search(html, position)
+    return end.end() if end else len(html)
+
+
 def _tokens(html: str) -> Iterator[tuple[int, int, str, bool]]:
-    """(start, end, name, closing) of each counted tag, skipping comments and raw text, with the
-    foreign-content rule: inside `<svg>` or `<math>`, `<x/>` is closed at once."""
+    """(start, end, name, closing) of each counted tag as the tree builder would nest it: comments
+    and raw text skipped, and in foreign content (`<svg>`, `<math>`, outside their HTML integration
+    points) no raw text and `<x/>` closed at once, until a breakout tag returns to HTML (13.2.6.5)."""
     lower = html.lower()
-    foreign = 0  # open svg/math elements
+    contexts: list[tuple[str, bool]] = []  # open svg/math/integration points: (name, foreign inside)
     position = 0
     while (match := _TAG.search(html, position)) is not None:
         position = match.end()
         if match[0] == "<!--":
-            found = html.find("-->", position)
-            position = len(html) if found < 0 else found + 3
+            position = _comment_end(html, position)
             continue
         name = match[2].lower()
         closing = bool(match[1])
-        if name in RAW_TEXT:
+        foreign = bool(contexts) and contexts[-1][1]
+        if foreign and not closing and name in _BREAKOUT:
+            while contexts and contexts[-1][1]:  # back to the nearest HTML context
+                contexts.pop()
+            foreign = bool(contexts) and contexts[-1][1]
+        if not foreign and name in RAW_TEXT:
             if not closing:
                 found = lower.find("</" + name, position)
                 position = len(html) if found < 0 else found
             continue
-        if not _counted(name) or (not closing and foreign and html[position - 2] == "/"):
+        if not _counted(name):
             continue
-        if name in _FOREIGN:
-            foreign = max(0, foreign + (-1 if closing else 1))
+        if closing:
+            for index in range(len(contexts) - 1, -1, -1):
+                if contexts[index][0] == name:
+                    del contexts[index:]
+                    break
+        elif foreign and html[position - 2] == "/":
+            continue  # self-closed in foreign content: opens nothing
+        elif name in _FOREIGN and not foreign:
+            contexts.append((name, True))
+        elif foreign and name in _INTEGRATION:
+            contexts.append((name, False))
         yield match.start(), position, name, closing
 
 

@@ -676,6 +676,28 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
     return cleaned, drawn
 
 
+def with_boundary_lines(content: str, extraction: Extraction) -> str:
+    """The main-content boundary of `visual` (Berg 2020, Fig. 6.3: "the green lines show the
+    boundary") drawn over the page: two vertical lines at the boundary's x in the rendered page
+    (`BrowserSettings.viewport_width` wide). The overlay lays the page out again at the reader's width,
+    so the lines match where the page's layout is as wide as the render (fixed-width pages on a
+    desktop); the panel's chart gives the exact positions."""
+    boundary = extraction.signals.get("visual_boundary")
+    width = extraction.signals.get("page_width")
+    if boundary is None or width is None or len(boundary) != 2 or len(width) != 1:
+        return content
+    left, right, page = float(boundary[0]), float(boundary[1]), float(width[0])
+    if not all(np.isfinite([left, right, page])) or page <= 0 or not content.endswith("</div>"):
+        return content
+    lines = "".join(
+        f'<div class="rpo-boundary" style="left:{min(max(x, 0.0), page):.0f}px" '
+        f'title="main-content boundary: x = {x:.0f} px of the {page:.0f} px wide render" aria-hidden="true">'
+        "</div>"
+        for x in (left, right)
+    )
+    return content[: -len("</div>")] + lines + "</div>"
+
+
 # --------------------------------------------------------------------------------------------
 # The page's own stylesheets.
 
@@ -865,6 +887,7 @@ def overlay_page(
     """
     doc, extraction = insp.doc, insp.extraction
     content, drawn = page_body(doc, extraction)
+    content = with_boundary_lines(content, extraction)
     styles = page_styles(insp.text, base_url(doc), page_site(doc.url))
     chart_list = charts_module.charts_for(extraction)
     charts = [

@@ -2,12 +2,16 @@
 
 Thin handlers like the rest of server.py: they make a `ReadRequest`, ask the `Reader` for an
 inspection or a comparison, and build the page with the pure functions of `overlay.py` and
-`compare.py` (in the Reader's thread, off the event loop). The overlay page gets its own CSP:
-the page's styles, fonts and images may load, scripts only from /static/.
+`compare.py`. That building runs in an extraction worker (bounded by the deadline and killable like
+/read), so what it is given is picklable: the module-level `OverlayBuild`, `CompareContext` and
+`blocks_of` below. The overlay page gets its own CSP: the page's styles and fonts from its own site,
+images from anywhere, scripts only from /static/.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -18,6 +22,56 @@ from .compare import Comparison, comparison_context
 from .convert import parse_flag
 from .overlay import Inspection, OverlayLinks, blocks_json, overlay_csp, overlay_page, templates_dir
 from .render import link_target, preferences
+
+#: The static files templates/overlay.html links (their versioned URLs are worked out in the server).
+OVERLAY_ASSETS = ("overlay.css", "overlay.js")
+
+
+@dataclass(frozen=True, slots=True)
+class OverlayBuild:
+    """The overlay page of an Inspection, and the page's final URL (run in a worker)."""
+
+    url: str
+    algorithm: str
+    assets: dict[str, str]
+    template_dir: str
+    described: dict[str, str]
+
+    def __call__(self, insp: Inspection) -> tuple[str, str | None]:
+        links = OverlayLinks(
+            url=self.url,
+            reader=_link("/read", url=self.url, algo=self.algorithm),
+            compare=_link("/compare", url=self.url),
+            original=link_target(insp.doc.url),
+        )
+        page, _ = overlay_page(
+            insp, links, self.described, asset=self.assets.__getitem__, template_dir=Path(self.template_dir)
+        )
+        return page, insp.doc.url
+
+
+@dataclass(frozen=True, slots=True)
+class CompareContext:
+    """What templates/compare.html shows for a Comparison (run in a worker; rendered by the server)."""
+
+    url: str
+
+    def __call__(self, comparison: Comparison) -> dict[str, object]:
+        links = {
+            run.name: {
+                "read": _link("/read", url=self.url, algo=run.name),
+                "overlay": overlay_url(self.url, run.name),
+            }
+            for run in comparison.runs
+        }
+        context = comparison_context(comparison, links)
+        context["url"] = link_target(comparison.url) or self.url
+        return context
+
+
+def blocks_of(insp: Inspection) -> dict[str, Any]:
+    """The blocks and signals of an Inspection, for `blocks=1` (run in a worker)."""
+    return blocks_json(insp.doc, insp.extraction)
 
 
 def _link(path: str, **query: str | None) -> str:
@@ -40,16 +94,13 @@ async def overlay_view(request: web.Request) -> web.Response:
     described = algorithms()
     url = read_request.url
 
-    def build(insp: Inspection) -> tuple[str, str | None]:
-        links = OverlayLinks(
-            url=url,
-            reader=_link("/read", url=url, algo=read_request.algorithm),
-            compare=_link("/compare", url=url),
-            original=link_target(insp.doc.url),
-        )
-        page, _ = overlay_page(insp, links, described, asset=renderer.asset_url, template_dir=directory)
-        return page, insp.doc.url
-
+    build = OverlayBuild(
+        url=url,
+        algorithm=read_request.algorithm,
+        assets={name: renderer.asset_url(name) for name in OVERLAY_ASSETS},
+        template_dir=str(directory),
+        described=dict(described),
+    )
     page, final_url = await request.app[READER].inspect(read_request, build)
     response = web.Response(text=page, content_type="text/html", charset="utf-8")
     response.headers["Content-Security-Policy"] = overlay_csp(final_url or url)
@@ -66,16 +117,8 @@ async def compare_view(request: web.Request) -> web.Response:
     renderer = request.app[RENDERER]
     url = read_request.url
 
-    def build(comparison: Comparison) -> str:
-        links = {
-            run.name: {"read": _link("/read", url=url, algo=run.name), "overlay": overlay_url(url, run.name)}
-            for run in comparison.runs
-        }
-        context = comparison_context(comparison, links)
-        context["url"] = link_target(comparison.url) or url
-        return renderer.env.get_template("compare.html").render(prefs=prefs, **context)
-
-    page = await request.app[READER].compare(read_request, build)
+    context = await request.app[READER].compare(read_request, CompareContext(url))
+    page = renderer.env.get_template("compare.html").render(prefs=prefs, **context)
     return web.Response(text=page, content_type="text/html", charset="utf-8")
 
 
@@ -88,9 +131,7 @@ async def add_blocks(request: web.Request, data: dict[str, Any]) -> None:
     from .server import READER, _read_request
 
     prefs, _ = preferences({}, {})
-    extra = await request.app[READER].inspect(
-        _read_request(request, prefs, for_reader=False), lambda insp: blocks_json(insp.doc, insp.extraction)
-    )
+    extra = await request.app[READER].inspect(_read_request(request, prefs, for_reader=False), blocks_of)
     data.update(extra)
 
 
@@ -114,7 +155,7 @@ async def add_blocks_posted(
         content_type,
         extractor,
         params,
-        lambda insp: blocks_json(insp.doc, insp.extraction),
+        blocks_of,
         render=render,
     )
     data.update(extra)

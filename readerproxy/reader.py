@@ -11,7 +11,6 @@ the layered cache, the page store and the worker processes.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import functools
@@ -37,7 +36,7 @@ from .pages import DecodedMemo, PageStore, page_version
 from .render import PREFERENCE_KEYS
 from .settings import Settings
 from .singleflight import SingleFlight
-from .workers import Job, WorkerPool
+from .workers import Call, Job, WorkerPool
 
 T = TypeVar("T")
 #: The address a page posted without a URL is rendered at (nothing is ever fetched from it).
@@ -150,7 +149,6 @@ class Reader:
         self.workers: WorkerPool | None = None
         self.browser: BrowserService | None = None  # started on the first render, not here
         self.flights = SingleFlight()
-        self._inspect_gate = asyncio.Semaphore(1)  # overlay/compare work: one thread at a time
         self._decoded_results: DecodedMemo[dict[str, Any]] = DecodedMemo(json.loads)
 
     @contextlib.asynccontextmanager
@@ -301,7 +299,7 @@ class Reader:
         )
         began = time.perf_counter()
         data = await self.workers.run(
-            Job(body, url, content_type, extractor.name, params, images, reader_links, layout)
+            Job(body, url, content_type, extractor.name, params, images, reader_links, layout=layout)
         )
         self.metrics.observe_extraction(extractor.name, time.perf_counter() - began)
         if render_ms is not None:
@@ -339,10 +337,9 @@ class Reader:
         )
         return page.html, "text/html; charset=utf-8", page.layout, page.elapsed_ms
 
-    # Overlays, compare and blocks=1 need the Document and the Extraction, which cannot cross a
-    # process boundary: the page is first read through the worker pool (deadline, result cache: a
-    # page that times out there never gets here), then the inspection and what is built from it
-    # (`finish`, a pure function returning plain data) run in a thread, one at a time.
+    # Overlays, compare and blocks=1 need the Document and the Extraction, which do not cross a
+    # process boundary: the inspection and what is built from it (`finish`, a picklable function
+    # returning plain data) both run in a worker process, under the extraction deadline.
 
     async def inspect(self, request: ReadRequest, finish: Callable[[Inspection], T]) -> T:
         """`finish` of the page's Inspection (text, Document, Extraction, Article) for `request`."""
@@ -365,42 +362,55 @@ class Reader:
     ) -> T:
         """`finish` of the Inspection of a page given as bytes (POST /api/extract?blocks=1)."""
         body, content_type, layout, _ = await self._rendered(body, url, content_type, extractor, render)
-
-        def work() -> T:
-            return finish(
-                inspect_page(
-                    body,
-                    url=url,
-                    content_type=content_type,
-                    algorithm=extractor,
-                    params=params,
-                    layout=layout,
-                )
-            )
-
-        return await self._in_thread(work)
+        return await self._in_worker(
+            Call(inspect_and_finish, (body, url, content_type, extractor.name, params, layout, finish))
+        )
 
     async def compare(self, request: ReadRequest, finish: Callable[[Comparison], T]) -> T:
         """`finish` of every registered algorithm run on the page (parsed once)."""
         page = await self._gated_page(request)
-
-        def work() -> T:
-            return finish(compare_page_source(page.body, url=page.final_url, content_type=page.content_type))
-
-        return await self._in_thread(work)
+        return await self._in_worker(
+            Call(compare_and_finish, (page.body, page.final_url, page.content_type, finish))
+        )
 
     async def _gated_page(self, request: ReadRequest) -> FetchedPage:
-        await self.read(request)  # through the worker pool and its deadline; fills the caches
+        await self.read(request)  # fetches through the page store and fills the result cache
         assert self.pages is not None
         page, _ = await self.pages.get(target_url(request.url))
         return page
 
-    async def _in_thread(self, work: Callable[[], T]) -> T:
-        """Overlay work in a thread, one at a time. It cannot be killed like the worker processes,
-        so `_gated_page` first proves through the pool (and its deadline) that the page extracts in
-        time; that costs a second extraction on an overlay miss, the price of the guard."""
-        async with self._inspect_gate:
-            return await asyncio.to_thread(work)
+    async def _in_worker(self, call: Call) -> T:
+        """Overlay, compare and blocks work in the worker pool: the same deadline, kill and
+        per-client share as an extraction (`finish` must be picklable: a module-level function or
+        a module-level class's instance)."""
+        if self.workers is None:
+            raise RuntimeError("Reader used outside of opened()")
+        result: T = await self.workers.run(call)
+        return result
+
+
+def inspect_and_finish(
+    body: bytes | str,
+    url: str | None,
+    content_type: str | None,
+    algorithm: str,
+    params: object,
+    layout: LayoutSnapshot | None,
+    finish: Callable[[Inspection], T],
+) -> T:
+    """In a worker: the page's Inspection, handed to `finish` (whose plain result comes back)."""
+    return finish(
+        inspect_page(
+            body, url=url, content_type=content_type, algorithm=algorithm, params=params, layout=layout
+        )
+    )
+
+
+def compare_and_finish(
+    body: bytes | str, url: str | None, content_type: str | None, finish: Callable[[Comparison], T]
+) -> T:
+    """In a worker: every algorithm on the page, handed to `finish`."""
+    return finish(compare_page_source(body, url=url, content_type=content_type))
 
 
 def browser_unavailable_reason(settings: Settings) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import gc
 import json
 import logging
@@ -76,6 +77,7 @@ ERROR_TITLES = {
     "overloaded": "The server is busy",
     "browser_unavailable": "Visual rendering is unavailable",
     "render_timeout": "The page took too long to render",
+    "render_failed": "The page could not be rendered",
     "rate_limited": "Too many requests",
     "bad_request": "Bad request",
     "not_found": "Not found",
@@ -543,6 +545,24 @@ def run(settings: Settings) -> None:
         asyncio.run(_serve_until_stopped(settings))
 
 
+def _return_freed_memory() -> None:
+    """On glibc: give page-sized buffers their own mappings, returned to the system when freed.
+
+    Fetched pages, results and rendered pages are buffers of 100 KB and more. By default glibc
+    maps such a buffer on its own only until the first one is freed, then raises that threshold and
+    serves later ones from its heaps (one per thread, up to 8 per core), where freed space between
+    live objects stays resident; a server's RSS then keeps growing past what its caches hold.
+    Fixing the threshold at 128 KiB and allowing two heaps is what MALLOC_MMAP_THRESHOLD_=131072
+    MALLOC_ARENA_MAX=2 do (measured with benchmarks/memory.py). Elsewhere this does nothing.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
+        libc.mallopt(-8, 2)  # M_ARENA_MAX
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def _run_workers(settings: Settings) -> None:
     """`--workers N`: N server processes on one port (SO_REUSEPORT: the kernel spreads connections),
     as aiohttp deployments do, sharing the persistent cache (and its cross-process single flight,
@@ -622,6 +642,7 @@ async def _serve_until_stopped(
     # collector's scans (shorter pauses, a steadier p99 under load).
     gc.collect()
     gc.freeze()
+    _return_freed_memory()
     try:
         await stop.wait()
     finally:

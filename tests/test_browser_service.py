@@ -164,3 +164,46 @@ async def test_subresources_go_through_the_guard_and_other_hosts_are_blocked(
     assert upstream.count("/fixture/visual_columns.css") == css + 1
     assert upstream.count("/binary") == image  # images are blocked by default
     assert allowed.requests.fulfilled == 2 and allowed.layout is not None
+
+
+async def test_a_rendered_script_cannot_reach_an_address_past_the_interception(
+    upstream: Upstream, chromium_path: str
+) -> None:
+    """WebSockets are not seen by the `Fetch` domain and IP literals by no resolver: neither reaches."""
+    echo = upstream.url("/echo")
+    socket_url = "ws://" + echo.removeprefix("http://")
+    page = (
+        "<html><body><p id='out'>waiting</p><script>"
+        f"var ws = new WebSocket({socket_url!r});"
+        "ws.onerror = function () { document.getElementById('out').textContent = 'socket failed'; };"
+        f"fetch({echo!r}, {{method: 'POST', body: 'x'}}).catch(function () {{}});"
+        "</script></body></html>"
+    )
+    before = upstream.count("/echo")
+    async with Fetcher(FetchSettings(allow_private=True)) as fetcher:
+        service = BrowserService(BrowserSettings(executable=chromium_path, settle_ms=500), fetcher)
+        try:
+            rendered = await service.render(
+                "http://page.test/story", page.encode(), "text/html", javascript=True, layout=False
+            )
+        finally:
+            await service.close()
+    assert "socket failed" in rendered.html
+    assert upstream.count("/echo") == before
+
+
+async def test_a_page_the_browser_cannot_load_is_a_502_not_an_unavailable_browser(
+    upstream: Upstream, chromium_path: str
+) -> None:
+    from readerproxy.browser import RenderFailed
+
+    service = BrowserService(BrowserSettings(executable=chromium_path))
+    try:
+        with pytest.raises(RenderFailed) as failed:
+            # an address that is no web page: the browser refuses to navigate there
+            await service.render("ftp://page.test/a", b"<p>x</p>", "text/html", layout=True)
+        assert failed.value.status == 502 and failed.value.kind == "render_failed"
+        page = await service.render(upstream.url("/fixture/x.html"), b"<p>fine</p>", "text/html")
+        assert "fine" in page.html and service.restarts == 0
+    finally:
+        await service.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 
 from readerproxy import pipeline
 from readerproxy.nesting import MAX_DEPTH, _tokens, cap_depth, rough_depth
@@ -105,3 +106,22 @@ def test_the_cap_matches_the_exact_depth_on_random_deep_markup() -> None:
         assert _stack_depth(capped.html) <= MAX_DEPTH
         assert capped.html.count("Q") == page.count("Q")
         assert (capped.dropped > 0) == (_stack_depth(page) > MAX_DEPTH)
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "<!-->",  # a comment that ends at once
+        "<!--->",
+        "<!-- x --!>",  # ended by --!>
+        "<svg><foreignObject>",  # HTML again inside foreignObject: "/" is ignored
+        "<svg><title>",  # svg title is an integration point, not raw text
+        "<math><mtext>",
+        "<svg><div>",  # a breakout tag leaves foreign content
+        "<svg><foreignObject><svg><style>",  # svg style is not raw text
+    ],
+)
+def test_the_tree_builders_contexts_cannot_hide_deep_nesting(opening: str) -> None:
+    page = opening + "<div/><span>x" * 3000 + "<!-- -->"
+    assert cap_depth(page).dropped > 0, opening
+    assert _tree_depth(cap_depth(page).html) <= MAX_DEPTH + 12

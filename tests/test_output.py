@@ -253,3 +253,24 @@ def test_fit_under_header_drops_repeats_and_starts_headings_at_h2() -> None:
     # a date line goes only when the header shows a date
     assert "May 20, 2019" in fit_under_header("<p><em>May 20, 2019</em></p><p>Body text.</p>", "T")
     assert "May 20" not in fit_under_header("<p><em>May 20, 2019</em></p><p>Body text.</p>", "T", dated=True)
+
+
+def test_plain_paths_are_joined_exactly_as_urljoin_does() -> None:
+    import random
+    from urllib.parse import urljoin
+
+    from readerproxy.output import _PLAIN_PATH, _origin
+
+    rng = random.Random(5)
+    alphabet = [*"abAZ09/._-~%!$&'()*+,;=:@?#\\ \t\u00fc", "/.", "/..", "//", "./", "../"]
+    bases = ["https://www.example.com/a/b/c.html?q=1#f", "http://user:pw@host:8080/x/", "HTTPS://Example.COM"]
+    plain = 0
+    for _ in range(20_000):
+        value = "/" + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        if _PLAIN_PATH.fullmatch(value):
+            plain += 1
+            for base in bases:
+                assert f"{_origin(base)}{value}" == urljoin(base, value), (base, value)
+    assert plain > 1000
+    for tricky in ("//evil.example/x", "/a//b", "/./a", "/a/../b", "/a;p", "/a?q", "/a#f", "/ a", "/.."):
+        assert not _PLAIN_PATH.fullmatch(tricky), tricky

@@ -3,11 +3,16 @@ rendered by the real browser and served by the upstream test site."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import aiohttp
 import numpy as np
 import pytest
+from support.chromium import Chromium
 from support.reader_server import RunningServer
 from support.upstream import Upstream
 
@@ -17,6 +22,7 @@ from readerproxy.extractors.visual import VisualParams, content_boundary, hidden
 from readerproxy.layout import Layout, contrast_ratio, relative_luminance
 
 FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_wcag_contrast_of_known_pairs() -> None:
@@ -197,3 +203,74 @@ async def test_text_written_by_the_page_script_is_read_only_with_render(
     async with http.get(reader_server.read_url(url, render="1")) as response:
         page = await response.text()
     assert response.status == 200 and "Scripted story" in page
+
+
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+
+
+@pytest.mark.browser
+async def test_overlay_draws_the_boundary_lines_and_the_chart(
+    reader_server: RunningServer, upstream: Upstream, chromium: Chromium
+) -> None:
+    url = reader_server.read_url(upstream.url("/fixture/visual_columns.html"), algo="visual", view="overlay")
+    page = await chromium.new_page()
+    for width, height, mobile in ((375, 812, True), (1280, 900, False)):
+        await page.set_viewport(width, height, mobile)
+        await page.navigate(url)
+        found = await page.evaluate(
+            "({lines: [...document.querySelectorAll('.rpo-boundary')].map((e) => e.getBoundingClientRect().height),"
+            " chart: document.querySelectorAll('#rpo-panel svg').length,"
+            " title: (document.querySelector('.rpo-boundary') || {}).title || '',"
+            " figures: [...document.querySelectorAll('.rpo-ct')].map((e) => e.textContent)})"
+        )
+        await page.screenshot(SCREENSHOTS / f"overlay-visual-{width}x{height}.png")
+        assert len(found["lines"]) == 2 and min(found["lines"]) > 100  # drawn down the page
+        assert "main-content boundary: x = " in found["title"]
+        assert "Blocks across the rendered page" in found["figures"] and found["chart"] >= 2
+
+
+@pytest.mark.browser
+async def test_landing_page_shows_visual_unavailable(chromium: Chromium) -> None:
+    from support.reader_server import serve, test_settings
+
+    async with serve(test_settings(browser="/nonexistent/chromium")) as server:
+        page = await chromium.new_page()
+        for width, height, mobile in ((375, 812, True), (1280, 900, False)):
+            await page.set_viewport(width, height, mobile)
+            await page.navigate(server.url("/"))
+            state = await page.evaluate(
+                "(() => { document.querySelector('details.algorithms-help').open = true;"
+                " const option = document.querySelector('option[value=visual]');"
+                " return {disabled: option.disabled, text: document.querySelector('dl.algorithms').innerText,"
+                " overflow: document.documentElement.scrollWidth > window.innerWidth}; })()"
+            )
+            await page.evaluate(
+                "[...document.querySelectorAll('dl.algorithms dt')].find((d) => d.textContent === 'visual')"
+                ".previousElementSibling.scrollIntoView()"
+            )
+            await page.screenshot(SCREENSHOTS / f"landing-visual-unavailable-{width}x{height}.png")
+            assert state["disabled"] and not state["overflow"]
+            assert "Unavailable: no browser at /nonexistent/chromium" in state["text"]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "readerproxy.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+
+
+@pytest.mark.browser
+def test_cli_render_and_visual(chromium_path: str) -> None:
+    page = str(FIXTURES / "visual_script.html")
+    assert "Scripted" not in _cli("extract", page, "--algo", "heuristic").stdout
+    rendered = _cli("extract", page, "--algo", "heuristic", "--render")
+    assert rendered.returncode == 0 and rendered.stdout.count("Scripted") >= 5
+    hidden = _cli("extract", str(FIXTURES / "visual_hidden.html"), "--algo", "visual", "--format", "json")
+    assert hidden.returncode == 0 and "displaynone" not in json.loads(hidden.stdout)["text"]
+    missing = _cli("extract", page, "--algo", "visual", "--browser", "/nonexistent/chromium")
+    assert missing.returncode == 3 and "visual rendering is unavailable: no browser at" in missing.stderr

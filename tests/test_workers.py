@@ -15,8 +15,10 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 from support.reader_server import REPO, free_port, serve, test_settings
+from support.upstream import Upstream
 
 from readerproxy.extraction import get_extractor
+from readerproxy.server import READER
 from readerproxy.workers import CLIENT, Call, ExtractionTimeout, Job, Overloaded, WorkerPool
 
 ARTICLE = (
@@ -243,3 +245,25 @@ async def test_metrics_show_the_per_client_share(http: aiohttp.ClientSession) ->
         metrics = await response.text()
     assert 'readerproxy_limit{name="extract_per_client"} 2.0' in metrics
     assert "readerproxy_extraction_clients 0.0" in metrics
+
+
+async def test_overlay_compare_and_blocks_run_in_the_pool(
+    http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
+    """Their work is a job of the pool (deadline, kill, per-client share), not a thread."""
+    async with serve(test_settings(rate_limit=0)) as server:
+        assert server.app is not None
+        pool = server.app[READER].workers
+        async with http.post(
+            server.url("/api/extract", blocks="1"), data=ARTICLE, headers={"Content-Type": "text/html"}
+        ) as response:
+            data = await response.json()
+        assert response.status == 200 and data["blocks"]
+        assert pool.stats.completed == 2  # the extraction, then the inspection for the blocks
+        target = upstream.url("/article")
+        # the overlay: the read (filling the caches), then the page; compare: the read is cached now
+        for path, query, jobs in (("/read", {"view": "overlay"}, 2), ("/compare", {}, 1)):
+            before = pool.stats.completed
+            async with http.get(server.url(path, url=target, **query)) as response:
+                assert response.status == 200, path
+            assert pool.stats.completed == before + jobs, path

@@ -67,6 +67,12 @@ def parse_spec(text: str) -> AlgorithmSpec:
         params.append((key.strip(), value.strip()))
     extractor = get_extractor(name)  # ValueError naming the valid algorithms
     extractor.make_params(dict(params))  # ValueError naming the valid parameters
+    if extractor.needs_browser:
+        from ..browser import DEFAULT_EXECUTABLE, unavailable_reason
+
+        reason = unavailable_reason(DEFAULT_EXECUTABLE)
+        if reason is not None:
+            raise ValueError(f"{name} renders every page in the browser: {reason}")
     return AlgorithmSpec(name, tuple(params))
 
 
@@ -110,6 +116,8 @@ def predictor(spec: AlgorithmSpec) -> Predictor:
     if spec.name == "ext:readability-lxml":
         return _readability_lxml
     extractor = get_extractor(spec.name)
+    if extractor.needs_browser:
+        return _ours_rendered(extractor, extractor.make_params(dict(spec.params)))
     return _ours(extractor, extractor.make_params(dict(spec.params)))
 
 
@@ -117,6 +125,20 @@ def _ours(extractor: Extractor[Any], params: Any) -> Predictor:
     def run(html: str, url: str | None) -> Prediction:
         began = time.perf_counter()
         article = process(html, url=url, algorithm=extractor, params=params)
+        done = time.perf_counter()
+        return Prediction(article.text, article.title, (done - began) * 1000, article.timings["parse"])
+
+    return run
+
+
+def _ours_rendered(extractor: Extractor[Any], params: Any) -> Predictor:
+    """An algorithm that reads the layout: the page rendered from its own bytes first (time included)."""
+    from .rendering import shared_renderer
+
+    def run(html: str, url: str | None) -> Prediction:
+        began = time.perf_counter()
+        page = shared_renderer().render(html, url)
+        article = process(page.html, url=url, algorithm=extractor, params=params, layout=page.layout)
         done = time.perf_counter()
         return Prediction(article.text, article.title, (done - began) * 1000, article.timings["parse"])
 

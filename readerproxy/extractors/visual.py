@@ -24,11 +24,18 @@ Choices where the paper is open:
 * "Outside of the boundary": the element's horizontal centre lies outside it (a headline wider
   than the text column is inside; a sidebar is outside).
 * Contrast of an element: the character-weighted mean of the contrast of its text nodes (each text
-  node in its own parent's colours, so a grey byline inside a black paragraph counts as grey); the
+  node in its own parent's colours, so a grey byline inside a black paragraph counts as grey), links
+  left out where the element has other text (a blue link is not faint text); the
   "most common" contrast is the mode over characters, rounded to 0.1, so one long article outweighs
   many short menu entries. "Lower" means lower by more than `contrast_margin` (colour rounding and
   anti-aliasing values differ by a little). The paper gives no value for the contrast penalty:
   −50 (twice the threshold, enough to drop a block that was only just kept) is our choice.
+* A page that hides itself until its scripts run (`html {display: none}` against framing,
+  `body {visibility: hidden}` or opacity 0 against a flash of unstyled content) shows nothing with
+  JavaScript off, while a person, with scripts on, sees it. When under `MIN_VISIBLE_SHARE` (25 %)
+  of the body's text is visible, visibility is not used; only laid-out boxes (width and height
+  above 0) place the boundary, and only they can be outside it. On the Readability set this
+  concerned 2 of 130 pages (engadget, seattletimes-1), which otherwise came out empty.
 * Font size is in the snapshot but not scored: the paper found that scoring text size "increased
   the error rate more than [it] helped" (§7).
 * An element at most 1 px wide or high that clips its overflow hides its whole subtree (the
@@ -60,6 +67,10 @@ from .heuristic import (
     select_article,
     selection_score,
 )
+
+#: Below this share of the text visible, the page hides itself until its scripts run (see the module
+#: docstring) and visibility is not used.
+MIN_VISIBLE_SHARE = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +145,8 @@ def content_boundary(
 
 def text_contrast(doc: Document, layout: Layout, holder: np.ndarray) -> tuple[np.ndarray, float]:
     """Contrast per element (character-weighted over the text nodes it owns, each in its parent's
-    colours) and the page's most common contrast (mode over characters, to 0.1)."""
+    colours; link text only counts where the element has no other text) and the page's most common
+    contrast (mode over characters, to 0.1)."""
     n = len(doc.elements)
     t = doc.tokens
     span = doc.body_span
@@ -143,16 +155,34 @@ def text_contrast(doc: Document, layout: Layout, holder: np.ndarray) -> tuple[np
     element = t.element[index]
     ratio = layout.contrast[element]
     seen = layout.known[element] & np.isfinite(ratio)
-    element, ratio, chars = element[seen], ratio[seen], t.chars[index][seen].astype(np.float64)
+    element, ratio, index = element[seen], ratio[seen], index[seen]
     if len(element) == 0:
         return np.full(n, np.nan), float("nan")
+    chars = t.chars[index].astype(np.float64)
     owner = holder[element]
-    weight = np.bincount(owner, weights=chars, minlength=n)[:n]
-    summed = np.bincount(owner, weights=chars * ratio, minlength=n)[:n]
-    per_element = np.divide(summed, weight, out=np.full(n, np.nan), where=weight > 0)
+
+    def mean_by_owner(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        total = np.bincount(owner, weights=weight, minlength=n)[:n]
+        summed = np.bincount(owner, weights=weight * ratio, minlength=n)[:n]
+        return np.divide(summed, total, out=np.full(n, np.nan), where=total > 0), total
+
+    plain, plain_chars = mean_by_owner(np.where(t.in_anchor[index], 0.0, chars))
+    every, _ = mean_by_owner(chars)
+    per_element = np.where(plain_chars > 0, plain, every)
     bins = np.rint(ratio * 10).astype(np.int64)
     mode = int(np.argmax(np.bincount(bins, weights=chars)))
     return per_element, mode / 10.0
+
+
+def visible_share(doc: Document, hidden: np.ndarray) -> float:
+    """Share of the body's text characters that sit in elements a person sees (1 for no text)."""
+    t = doc.tokens
+    span = doc.body_span
+    index = np.arange(span.start, span.stop)
+    index = index[(t.kind[index] == TEXT) & (t.element[index] >= 0)]
+    chars = t.chars[index].astype(np.float64)
+    total = chars.sum()
+    return float(chars[~hidden[t.element[index]]].sum() / total) if total > 0 else 1.0
 
 
 def visual_scores(doc: Document, scored: Scored, layout: Layout, params: VisualParams) -> VisualScores:
@@ -160,8 +190,11 @@ def visual_scores(doc: Document, scored: Scored, layout: Layout, params: VisualP
     n = len(doc.elements)
     holders = scored.holders
     dropped = hidden_elements(doc, layout)
+    if visible_share(doc, dropped) < MIN_VISIBLE_SHARE:
+        dropped = np.zeros(n, dtype=bool)  # the page hides itself until its scripts run
     box = layout.box.astype(np.float64)
-    candidates = holders[(scored.scores[holders] > 0) & ~dropped[holders] & layout.known[holders]]
+    laid_out = layout.known & (box[:, 2] > 0) & (box[:, 3] > 0)
+    candidates = holders[(scored.scores[holders] > 0) & ~dropped[holders] & laid_out[holders]]
     left = box[candidates, 0]
     boundary = content_boundary(
         left, left + box[candidates, 2], scored.scores[candidates], params.boundary_trim
@@ -169,7 +202,7 @@ def visual_scores(doc: Document, scored: Scored, layout: Layout, params: VisualP
     position = np.zeros(n)
     if np.isfinite(boundary[0]):
         center = box[:, 0] + box[:, 2] / 2.0
-        outside = layout.known & np.isfinite(center) & ((center < boundary[0]) | (center > boundary[1]))
+        outside = laid_out & ((center < boundary[0]) | (center > boundary[1]))
         position[outside] = params.boundary_penalty
     contrast, default = text_contrast(doc, layout, scored.features.holder)
     contrast_score = np.zeros(n)
@@ -231,6 +264,7 @@ def extract_visual(doc: Document, params: VisualParams) -> Extraction:
             "visual_dropped": visual.dropped.astype(np.float64),
             "layout_elements": np.array([known]),
             "page_width": np.array([layout.page_width if layout is not None else np.nan]),
+            "visual_center_x": layout.center_x() if layout is not None and known else np.full(n, np.nan),
         },
         score=selection_score(final[holders], chosen[holders]),
     )

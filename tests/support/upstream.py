@@ -44,6 +44,7 @@ from a test CA (`ca_file`, `ca_spki`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import gzip
 import hashlib
 import json
@@ -112,8 +113,12 @@ def _page(title: str, body: str) -> str:
 
 
 @cache
+@functools.cache
 def bomb_body(encoding: str) -> bytes:
-    """BOMB_DECODED_BYTES of spaces, compressed (~130 KB gzip, far less brotli)."""
+    """BOMB_DECODED_BYTES of spaces, compressed (~130 KB gzip, far less brotli).
+
+    Made once per encoding (about a second for gzip, several under load: computed per request it
+    held the answer past the test server's read timeout, a 504 where the test expects 413)."""
     chunk = b" " * (1024 * 1024)
     if encoding == "br":
         compressor = brotli.Compressor(quality=1)
@@ -597,5 +602,6 @@ def upstream() -> Iterator[Upstream]:
     """A real upstream test site on 127.0.0.1 (ephemeral port), shared by the session; use unique keys."""
     site = Upstream()
     site.start()
+    threading.Thread(target=lambda: [bomb_body(e) for e in ("gzip", "deflate", "br")], daemon=True).start()
     yield site
     site.stop()
