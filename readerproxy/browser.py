@@ -96,6 +96,13 @@ class BrowserUnavailable(ReaderproxyError):
         self.reason = reason
 
 
+class RenderFailed(ReaderproxyError):
+    """The browser runs but could not render this page (navigation refused, snapshot failed)."""
+
+    kind = "render_failed"
+    status = 502
+
+
 class RenderTimeout(ReaderproxyError):
     """A page did not render within the deadline."""
 
@@ -441,7 +448,7 @@ class BrowserService:
                 if not browser.alive:
                     self.last_failure = "the browser stopped during the render"
                     raise BrowserUnavailable(self.last_failure) from exc
-                raise BrowserUnavailable(f"the browser could not render the page ({exc})") from exc
+                raise RenderFailed(f"the browser could not render the page ({exc})") from exc
             self.renders += 1
             return RenderedPage(
                 html=html,

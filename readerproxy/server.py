@@ -77,6 +77,7 @@ ERROR_TITLES = {
     "overloaded": "The server is busy",
     "browser_unavailable": "Visual rendering is unavailable",
     "render_timeout": "The page took too long to render",
+    "render_failed": "The page could not be rendered",
     "rate_limited": "Too many requests",
     "bad_request": "Bad request",
     "not_found": "Not found",

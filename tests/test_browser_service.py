@@ -190,3 +190,20 @@ async def test_a_rendered_script_cannot_reach_an_address_past_the_interception(
             await service.close()
     assert "socket failed" in rendered.html
     assert upstream.count("/echo") == before
+
+
+async def test_a_page_the_browser_cannot_load_is_a_502_not_an_unavailable_browser(
+    upstream: Upstream, chromium_path: str
+) -> None:
+    from readerproxy.browser import RenderFailed
+
+    service = BrowserService(BrowserSettings(executable=chromium_path))
+    try:
+        with pytest.raises(RenderFailed) as failed:
+            # an address that is no web page: the browser refuses to navigate there
+            await service.render("ftp://page.test/a", b"<p>x</p>", "text/html", layout=True)
+        assert failed.value.status == 502 and failed.value.kind == "render_failed"
+        page = await service.render(upstream.url("/fixture/x.html"), b"<p>fine</p>", "text/html")
+        assert "fine" in page.html and service.restarts == 0
+    finally:
+        await service.close()
