@@ -230,10 +230,10 @@ class Document:
 
 def ranges_mask(size: int, first: np.ndarray, last: np.ndarray) -> np.ndarray:
     """Boolean mask of length `size` covering every inclusive range first[i]..last[i]."""
-    marks = np.zeros(size + 1, dtype=np.int32)
-    np.add.at(marks, first, 1)
-    np.add.at(marks, np.asarray(last) + 1, -1)
-    return np.cumsum(marks[:-1]) > 0
+    # np.bincount rather than np.add.at: the same counts, several times faster.
+    starts = np.bincount(np.asarray(first, dtype=np.int64), minlength=size + 1)[: size + 1]
+    ends = np.bincount(np.asarray(last, dtype=np.int64) + 1, minlength=size + 1)[: size + 1]
+    return np.cumsum(starts[:-1] - ends[:-1]) > 0
 
 
 def parse(html: str, url: str | None = None) -> Document:

@@ -1,4 +1,4 @@
-"""auto: the best measured extractor, and its fallbacks on pages where that one finds nothing."""
+"""auto (the learned block scorer) and auto-heuristic (the chain it falls back to)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_auto_runs_heuristic_after_removing_unlikely_candidates_on_an_article() 
         + "A long reader comment that goes on and on about it. " * 6
         + "</p></div>",
     )
-    article = extract(page, algorithm="auto")
+    article = extract(page, algorithm="auto-heuristic")
     assert article.algorithm == NAMES[0] == "heuristic"
     assert article.extraction.params["unlikely_candidates"] is True
     assert "Paragraph 11 of a real article" in article.text
@@ -38,18 +38,30 @@ def test_auto_falls_back_until_something_is_selected() -> None:
     tiny = "<html><body><span>Just a few words here &amp; there.</span></body></html>"
     doc = parse(tiny)
     assert selected_chars(doc, registry()["heuristic"].run(doc).selection) == 0  # the case auto exists for
-    article = extract(tiny)
+    article = extract(tiny, algorithm="auto-heuristic")
     assert article.algorithm in NAMES[1:]
     assert article.text == "Just a few words here & there."
     assert len(article.extraction.signals["auto_tried"]) >= 2
 
 
-def test_auto_is_the_default_and_listed_first() -> None:
-    assert extract(PAGE).algorithm == "heuristic"
+def test_auto_is_the_learned_scorer_the_default_and_listed_first() -> None:
+    article = extract(PAGE)
+    assert article.algorithm == "learned"  # the badge reads "auto via learned"
+    assert "Paragraph 11 of a real article" in article.text and "Contact" not in article.text
     assert next(iter(readerproxy.algorithms())) == "auto"
+    assert extract(PAGE, algorithm="auto-heuristic").algorithm == "heuristic"
+    # Too little kept: auto-heuristic's chain answers, and says which of its extractors did.
     assert extract(PAGE, algorithm="auto", min_chars=10**7, min_share=1.0).algorithm in NAMES[2:]
+    assert extract(PAGE, algorithm="auto-heuristic", min_chars=10**7, min_share=1.0).algorithm in NAMES[2:]
+
+
+def test_auto_falls_back_on_a_tiny_page() -> None:
+    tiny = "<html><body><span>Just a few words here &amp; there.</span></body></html>"
+    article = extract(tiny)
+    assert article.algorithm in ("learned", *NAMES) and article.text == "Just a few words here & there."
 
 
 def test_empty_page() -> None:
-    article = extract("<html><body></body></html>")
-    assert article.text == "" and article.algorithm == "baseline"
+    for algorithm in ("auto", "auto-heuristic"):
+        article = extract("<html><body></body></html>", algorithm=algorithm)
+        assert article.text == "" and article.algorithm == "baseline"

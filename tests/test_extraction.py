@@ -62,7 +62,7 @@ RANGES: dict[str, dict[str, tuple[list[Any], list[Any]]]] = {
         "iterations": ([0, 21, 1000000000], [1, 3, 20]),
         "threshold": ([-0.1, 1.01], [0, 0.7, 1]),
     },
-    "auto": {
+    "auto-heuristic": {
         "min_chars": ([-1, 10_000_001], [0, 200, 10_000_000]),
         "min_share": ([-0.1, 1.1], [0, 0.5, 1]),
     },
@@ -85,9 +85,13 @@ RANGES["visual"] = {
     "contrast_margin": ([-0.1, 21], [0, 0.5, 20]),
 }
 CHOICES["visual"] = CHOICES["heuristic"]
-#: learned takes auto's limits, its own threshold, and a model path (checked in test_learn.py).
-RANGES["learned"] = {**RANGES["auto"], "threshold": ([-0.1, 1.1], [0, 0.5, 1])}
-PATH_PARAMETERS = {"learned": {"model"}}
+#: learned (and auto, the same extractor) takes auto-heuristic's limits, its own threshold, and a model path (checked in test_learn.py).
+RANGES["learned"] = RANGES["auto"] = {
+    **RANGES["auto-heuristic"],
+    "threshold": ([-0.1, 1.1], [0, 0.5, 1]),
+    "heuristic_threshold": ([-0.1, 1.1], [0, 0.3, 1]),
+}
+PATH_PARAMETERS = {"learned": {"model"}, "auto": {"model"}}
 LINK_FILTERED = ("density", "danag", "cetr", "cetr-km", "cetr-tm", "lineblock")
 #: The papers' values (and the measured ones where the papers give none) stay the defaults.
 PAPER_DEFAULTS = {

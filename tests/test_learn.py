@@ -14,7 +14,7 @@ from readerproxy.document import parse
 from readerproxy.evaluation.datasets import Page, datasets_root
 from readerproxy.evaluation.oof import OutOfFold
 from readerproxy.extractors.auto import first_extractor
-from readerproxy.learn.blocks import FEATURES, page_blocks
+from readerproxy.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
 from readerproxy.learn.folds import fold_of_site, site_of_host, site_of_page
 from readerproxy.learn.labels import CONTENT_OVERLAP, block_texts, label_blocks
 from readerproxy.learn.model import SHIPPED_MODEL, TreeModel, from_lightgbm_dump, load_model
@@ -144,20 +144,41 @@ def test_model_file_round_trip_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "copy.npz"
     model.save(path)
     again = load_model(str(path))
-    x = np.random.default_rng(1).normal(size=(50, len(FEATURES)))
-    assert np.array_equal(again.log_odds(x), model.log_odds(x))
-    with pytest.raises(ValueError, match="cannot load"):
+    _, blocks = _blocks(SYNTHETIC)
+    args = (blocks.features, blocks.parent, blocks.grandparent)
+    assert np.array_equal(again.probability(*args), model.probability(*args))
+    with pytest.raises(ValueError, match=r"^model .*cannot load"):
         load_model(str(tmp_path / "missing.npz"))
     broken = tmp_path / "other.npz"
-    np.savez(broken, **{k: v for k, v in np.load(path).items() if k != "features"}, features=np.array(["x"]))
+    arrays = {k: v for k, v in np.load(path).items() if k != "first_features"}
+    np.savez(broken, **arrays, first_features=np.array(["x"]))
     with pytest.raises(ValueError, match="other features"):
         load_model(str(broken))
+
+
+def test_context_features_look_around_each_block() -> None:
+    p = np.array([0.1, 0.9, 0.2, 0.8, 0.7])
+    parent = np.array([1, 2, 2, 2, 3])
+    context = context_features(p, np.array([10.0, 100, 10, 100, 10]), parent, np.zeros(5, dtype=np.int64))
+    assert context.shape == (5, len(CONTEXT_FEATURES))
+    column = {name: context[:, i] for i, name in enumerate(CONTEXT_FEATURES)}
+    assert np.array_equal(column["p"], p)
+    assert column["prev_p"][1] == 0.1 and column["prev_p"][0] == 0.0 and column["next_p"][3] == 0.7
+    assert np.isclose(column["parent_mean_p"][2], (0.9 + 0.2 + 0.8) / 3)
+    assert np.allclose(column["grandparent_mean_p"], p.mean())
+    assert column["window_max_p"][0] == 0.9 and column["window_min_p"][4] == 0.2
+    assert np.allclose(column["page_max_p"], 0.9)
+    assert context_features(np.zeros(0), np.zeros(0), parent[:0], parent[:0]).shape == (
+        0,
+        len(CONTEXT_FEATURES),
+    )
 
 
 def test_shipped_model_loads_and_learned_reads_every_fixture() -> None:
     assert SHIPPED_MODEL.is_file()
     model = load_model()
-    assert model.features == FEATURES and len(model.roots) > 0
+    assert model.first.features == FEATURES and len(model.first.roots) > 0
+    assert model.second.features == FEATURES + CONTEXT_FEATURES
     for path in FIXTURES:
         html = path.read_text(encoding="utf-8")
         if not extract(html, algorithm="baseline").text:  # a page whose text only its script writes
@@ -215,7 +236,7 @@ def test_train_runs_end_to_end_on_a_few_pages(tmp_path: Path, capsys: pytest.Cap
     first = out.read_bytes()
     assert main([*args]) == 0  # from the cache: the same weights (fixed seed, deterministic)
     assert out.read_bytes() == first
-    assert load_model(str(out)).features == FEATURES
+    assert load_model(str(out)).first.features == FEATURES
     capsys.readouterr()
     assert (
         main(

@@ -1,4 +1,8 @@
-"""auto: the best measured extractor, with fallbacks so that a reader never gets an empty page.
+"""auto-heuristic: the DOM heuristic with fallbacks, so that a reader never gets an empty page.
+
+This was `auto` until the learned block scorer (`extractors/learned.py`) measured better out of
+fold on all three shared sets; `auto` now runs that scorer and falls back to this chain, which
+stays available by this name, unchanged.
 
 `heuristic` (DOM scoring, Berg 2020) measures best of our extractors on both shared datasets, and
 best of all with two steps from Readability.js: unlikely-candidate removal (comment sections,
@@ -78,12 +82,12 @@ def selected_chars(doc: Document, selection: np.ndarray) -> int:
 
 
 @register(
-    "auto",
-    "The best measured extractor (heuristic after removing unlikely candidates), with fallbacks when it finds too little.",
+    "auto-heuristic",
+    "The heuristic after removing unlikely candidates, with fallbacks when it finds too little (auto before the learned scorer).",
     AutoParams,
     reference="measured with readerproxy eval on both shared datasets (docs/benchmarks.md)",
 )
-def extract_auto(doc: Document, params: AutoParams) -> Extraction:
+def extract_auto_heuristic(doc: Document, params: AutoParams) -> Extraction:
     """Run the extractors of FALLBACKS in order and return the first acceptable Extraction."""
     enough = enough_chars(doc, params)
     extraction: Extraction | None = None

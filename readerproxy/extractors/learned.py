@@ -1,15 +1,21 @@
-"""learned: the heuristic's blocks re-scored by gradient-boosted trees trained on labelled pages.
+"""auto and learned: the heuristic's blocks re-scored by gradient-boosted trees trained on labelled pages.
 
 Steps: run `auto`'s first extractor (the DOM heuristic after Readability.js's unlikely-candidate
 removal, Berg 2020 §5–6); describe every text holder that owns text by the features of
 `learn.blocks` (the heuristic's own answer among them); score them with the shipped tree ensemble
 (`learn.model`, trained by `readerproxy train`); keep the blocks whose probability of being content
-reaches `threshold`. Where that keeps too little text (the same rule as `auto`), the answer is
-`auto`'s, so a reader never gets an empty page.
+reaches `threshold` (or `heuristic_threshold` for blocks the heuristic keeps: its answer is a prior
+the trees lower only when they are fairly sure). Where that keeps too little text, the answer is
+`auto-heuristic`'s chain (heuristic, then accb, then all text), so a reader never gets an empty page.
+
+`auto` is this extractor with its defaults (registered twice: `learned` names it when it is asked
+for by name, and is what `auto` reports when the scorer's selection is the answer, so the badge
+reads "auto via learned" or "auto via heuristic" after a fallback).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +32,7 @@ from .auto import (
     MIN_SHARE,
     AutoParams,
     enough_chars,
-    extract_auto,
+    extract_auto_heuristic,
     first_extractor,
     selected_chars,
 )
@@ -35,16 +41,19 @@ from .heuristic import holder_blocks
 
 @dataclass(frozen=True, slots=True)
 class LearnedParams:
-    """Ranges: threshold in [0, 1]; min_chars in [0, 10_000_000]; min_share in [0, 1]; model is a
+    """Ranges: threshold and heuristic_threshold in [0, 1]; min_chars in [0, 10_000_000]; min_share in [0, 1]; model is a
     path to a `.npz` written by `readerproxy train` ("" = the weights shipped with the package)."""
 
     threshold: float = 0.5  # probability of "content" at which a block is kept
+    heuristic_threshold: float | None = 0.3  # blocks the heuristic keeps need only this (None: threshold)
     model: str = ""
     min_chars: int = MIN_CHARS
     min_share: float = MIN_SHARE
 
     def __post_init__(self) -> None:
         check_range("threshold", self.threshold, 0, 1)
+        if self.heuristic_threshold is not None:
+            check_range("heuristic_threshold", self.heuristic_threshold, 0, 1)
         check_range("min_chars", self.min_chars, 0, 10_000_000)
         check_range("min_share", self.min_share, 0, 1)
         learn_model.load_model(self.model)  # ValueError naming the file if it cannot be used
@@ -59,12 +68,24 @@ def block_selection(doc: Document, holder: np.ndarray, chosen_elements: np.ndarr
     return chosen[holder[owner]] & (t.element >= 0) & doc.body_mask
 
 
+REFERENCE = (
+    "Friedman 2001 (gradient boosting), Wolpert 1992 (stacking), over features of Berg 2020, "
+    "Weninger et al. 2010, Kohlschütter et al. 2010 and DANAg's Filter 3; trained by `readerproxy train`; "
+    "out-of-fold scores in docs/benchmarks.md"
+)
+
+
+@register(
+    "auto",
+    "Blocks of the DOM heuristic re-scored by shipped gradient-boosted trees, with auto-heuristic's fallbacks.",
+    LearnedParams,
+    reference=REFERENCE,
+)
 @register(
     "learned",
-    "Blocks of the DOM heuristic re-scored by shipped gradient-boosted trees; auto's answer when too little is kept.",
+    "The learned block scorer of auto (the same extractor, by its own name).",
     LearnedParams,
-    reference="Friedman 2001 (gradient boosting) over features of Berg 2020, Weninger et al. 2010, "
-    "Kohlschütter et al. 2010 and DANAg's Filter 3; trained by `readerproxy train`",
+    reference=REFERENCE,
 )
 def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
     """Score the heuristic's blocks with the model and keep those above the threshold."""
@@ -72,12 +93,15 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
     heuristic = extractor.run(doc, heuristic_params)
     blocks = learn_blocks.page_blocks(doc, heuristic)
     model = learn_model.load_model(params.model)
-    probability = model.probability(blocks.features)
+    probability = model.probability(blocks.features, blocks.parent, blocks.grandparent)
     keep = probability >= params.threshold
+    if params.heuristic_threshold is not None:
+        by_heuristic = blocks.features[:, learn_blocks.FEATURES.index("heuristic_selected")] > 0
+        keep |= by_heuristic & (probability >= params.heuristic_threshold)
     selection = block_selection(doc, blocks.holder, blocks.elements[keep])
     auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)
     if selected_chars(doc, selection) < enough_chars(doc, auto):
-        fallback = extract_auto(doc, auto)
+        fallback = extract_auto_heuristic(doc, auto)
         fallback.signals["learned_probability"] = probability
         return fallback
     per_element = np.zeros(len(doc.elements))
@@ -92,4 +116,6 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
         selection=selection,
         signals={"learned_probability": probability, "threshold": np.array([params.threshold])},
         score=confidence,
+        algorithm="learned",  # what produced the selection, under `auto` too
+        params=dataclasses.asdict(params),
     )

@@ -114,6 +114,8 @@ class PageBlocks:
     features: np.ndarray  # float64, shape (blocks, len(FEATURES))
     holder: np.ndarray  # int32 per element: the text holder owning its text (heuristic.ElementFeatures)
     own_words: np.ndarray  # float64 per block: words of own text
+    parent: np.ndarray  # int64 per block: its parent element (-1: none)
+    grandparent: np.ndarray  # int64 per block: its grandparent element (-1: none)
 
 
 def signed_log(values: np.ndarray) -> np.ndarray:
@@ -178,11 +180,16 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     n_blocks = len(elements)
     t = doc.tokens
     if n_blocks == 0:
-        return PageBlocks(elements, np.zeros((0, len(FEATURES))), features.holder, np.zeros(0))
+        none = np.zeros(0, dtype=np.int64)
+        return PageBlocks(elements, np.zeros((0, len(FEATURES))), features.holder, np.zeros(0), none, none)
     columns = _columns(doc, heuristic, features, elements)
     matrix = np.column_stack([columns[name] for name in FEATURES]).astype(np.float64)
     assert matrix.shape == (n_blocks, len(FEATURES)) and len(t)
-    return PageBlocks(elements, np.nan_to_num(matrix), features.holder, features.words[elements])
+    parent = doc.parent[elements].astype(np.int64)
+    grandparent = np.where(parent >= 0, doc.parent[np.maximum(parent, 0)], -1).astype(np.int64)
+    return PageBlocks(
+        elements, np.nan_to_num(matrix), features.holder, features.words[elements], parent, grandparent
+    )
 
 
 def _columns(
@@ -328,3 +335,53 @@ def containers_unlikely(doc: Document, features: ElementFeatures, start: np.ndar
     if len(unlikely) == 0:
         return np.zeros(len(start))
     return doc.mask_elements(unlikely)[start].astype(np.float64)
+
+
+#: Features of the second stage: the first stage's probability in the block's neighbourhood.
+CONTEXT_FEATURES: tuple[str, ...] = (
+    "p",
+    "prev_p",
+    "next_p",
+    "window_mean_p",
+    "window_max_p",
+    "window_min_p",
+    "parent_mean_p",
+    "grandparent_mean_p",
+    "page_mean_p",
+    "page_max_p",
+)
+#: Blocks on each side in the window of the context features.
+CONTEXT_RADIUS = 2
+
+
+def _group_mean(values: np.ndarray, group: np.ndarray) -> np.ndarray:
+    key = np.unique(group, return_inverse=True)[1]
+    return np.bincount(key, weights=values)[key] / np.bincount(key)[key]
+
+
+def context_features(
+    probability: np.ndarray, chars: np.ndarray, parent: np.ndarray, grandparent: np.ndarray
+) -> np.ndarray:
+    """Stacked generalisation (Wolpert 1992): each block's first-stage probability beside those of its
+    neighbours, siblings and page, so the second stage can smooth over runs of blocks and subtrees."""
+    n = len(probability)
+    if n == 0:
+        return np.zeros((0, len(CONTEXT_FEATURES)))
+    padded = np.pad(probability, CONTEXT_RADIUS, mode="edge")
+    window = np.lib.stride_tricks.sliding_window_view(padded, 2 * CONTEXT_RADIUS + 1)
+    weight = chars + 1.0
+    page_mean = float((probability * weight).sum() / weight.sum())
+    constant = np.ones(n)
+    columns = (
+        probability,
+        _shift(probability, 1),
+        _shift(probability, -1),
+        window.mean(axis=1),
+        window.max(axis=1),
+        window.min(axis=1),
+        _group_mean(probability, parent),
+        _group_mean(probability, grandparent),
+        constant * page_mean,
+        constant * float(probability.max()),
+    )
+    return np.column_stack(columns)

@@ -54,21 +54,58 @@ class TreeModel:
     def probability(self, x: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-self.log_odds(x)))
 
+    def arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        """The model as named arrays for an `.npz` file."""
+        values = {
+            "feature": self.feature,
+            "threshold": self.threshold,
+            "left": self.left,
+            "right": self.right,
+            "value": self.value,
+            "roots": self.roots,
+            "init": np.array([self.init]),
+            "features": np.array(self.features),
+            "max_depth": np.array([self.max_depth]),
+        }
+        return {prefix + name: array for name, array in values.items()}
+
+    @classmethod
+    def from_arrays(cls, data: Any, prefix: str) -> TreeModel:
+        return cls(
+            feature=data[prefix + "feature"].astype(np.int32),
+            threshold=data[prefix + "threshold"].astype(np.float64),
+            left=data[prefix + "left"].astype(np.int32),
+            right=data[prefix + "right"].astype(np.int32),
+            value=data[prefix + "value"].astype(np.float64),
+            roots=data[prefix + "roots"].astype(np.int32),
+            init=float(data[prefix + "init"][0]),
+            features=tuple(str(name) for name in data[prefix + "features"]),
+            max_depth=int(data[prefix + "max_depth"][0]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BlockScorer:
+    """Two stages (stacked generalisation, Wolpert 1992): the first scores each block on its own
+    features; the second sees them again beside the first stage's probabilities around the block
+    (`blocks.context_features`), which lets it fill gaps in the article and drop isolated islands."""
+
+    first: TreeModel
+    second: TreeModel
+
+    def probability(self, x: np.ndarray, parent: np.ndarray, grandparent: np.ndarray) -> np.ndarray:
+        from .blocks import FEATURES, context_features
+
+        first = self.first.probability(x)
+        chars = np.expm1(x[:, FEATURES.index("log_chars")]) if len(x) else np.zeros(0)
+        return self.second.probability(np.hstack([x, context_features(first, chars, parent, grandparent)]))
+
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("wb") as out:
-            np.savez_compressed(
-                out,
-                feature=self.feature,
-                threshold=self.threshold,
-                left=self.left,
-                right=self.right,
-                value=self.value,
-                roots=self.roots,
-                init=np.array([self.init]),
-                features=np.array(self.features),
-                max_depth=np.array([self.max_depth]),
-            )
+            arrays = {**self.first.arrays("first_"), **self.second.arrays("second_")}
+            save: Any = np.savez_compressed  # its keyword `allow_pickle` confuses mypy about **arrays
+            save(out, **arrays)
 
 
 def from_lightgbm_dump(dump: dict[str, Any]) -> TreeModel:
@@ -117,28 +154,23 @@ def from_lightgbm_dump(dump: dict[str, Any]) -> TreeModel:
 
 
 @functools.lru_cache(maxsize=16)
-def load_model(path: str = "") -> TreeModel:
-    """The model at `path` ("" = the shipped one), read once per path; ValueError if unusable."""
+def load_model(path: str = "") -> BlockScorer:
+    """The scorer at `path` ("" = the shipped one), read once per path; ValueError if unusable."""
     source = Path(path) if path else SHIPPED_MODEL
     try:
         with np.load(source, allow_pickle=False) as data:
-            model = TreeModel(
-                feature=data["feature"].astype(np.int32),
-                threshold=data["threshold"].astype(np.float64),
-                left=data["left"].astype(np.int32),
-                right=data["right"].astype(np.int32),
-                value=data["value"].astype(np.float64),
-                roots=data["roots"].astype(np.int32),
-                init=float(data["init"][0]),
-                features=tuple(str(name) for name in data["features"]),
-                max_depth=int(data["max_depth"][0]),
+            scorer = BlockScorer(
+                TreeModel.from_arrays(data, "first_"), TreeModel.from_arrays(data, "second_")
             )
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError, IndexError) as exc:
         raise ValueError(f"model {str(source)!r}: cannot load block model ({exc})") from None
-    from .blocks import FEATURES  # here: learn.blocks imports the extractors, which import this module
+    from .blocks import (
+        CONTEXT_FEATURES,
+        FEATURES,
+    )  # here: learn.blocks imports the extractors, which import this module
 
-    if model.features != FEATURES:
+    if scorer.first.features != FEATURES or scorer.second.features != FEATURES + CONTEXT_FEATURES:
         raise ValueError(
             f"model {str(source)!r}: trained on other features; retrain with `readerproxy train`"
         )
-    return model
+    return scorer

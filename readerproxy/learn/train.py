@@ -31,10 +31,10 @@ from ..evaluation.datasets import load_dataset
 from ..evaluation.metrics import tokenize
 from ..extractors.auto import first_extractor
 from .arguments import ROUNDS
-from .blocks import FEATURES, page_blocks
+from .blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
 from .folds import fold_of_site, site_of_page
 from .labels import CONTENT_OVERLAP, label_blocks
-from .model import TreeModel, from_lightgbm_dump
+from .model import BlockScorer, TreeModel, from_lightgbm_dump
 
 #: LightGBM settings: small trees, shrinkage, row and feature subsampling (Friedman 2002).
 BOOSTING: dict[str, Any] = {
@@ -61,9 +61,11 @@ class TrainingSet:
     x: np.ndarray  # float64 (rows, features)
     overlap: np.ndarray  # float64 per row: share of the block's shingles in the reference
     tokens: np.ndarray  # float64 per row: word tokens of the block
-    page: np.ndarray  # int64 per row: index into `pages`
+    page: np.ndarray  # int64 per row: index into `pages` (rows of a page are contiguous)
     pages: list[tuple[str, str, str]]  # (dataset, page id, site) per page
     reference_tokens: np.ndarray  # float64 per page: word tokens of the reference text
+    parent: np.ndarray  # int64 per row: the block's parent element within its page
+    grandparent: np.ndarray  # int64 per row: the block's grandparent element within its page
 
     @property
     def label(self) -> np.ndarray:
@@ -84,6 +86,8 @@ class TrainingSet:
             self.page[keep],
             self.pages,
             self.reference_tokens,
+            self.parent[keep],
+            self.grandparent[keep],
         )
 
 
@@ -94,6 +98,8 @@ def collect(datasets: tuple[str, ...], limit: int | None = None, progress: bool 
     overlaps: list[np.ndarray] = []
     tokens: list[np.ndarray] = []
     page_of: list[np.ndarray] = []
+    parents: list[np.ndarray] = []
+    grandparents: list[np.ndarray] = []
     pages: list[tuple[str, str, str]] = []
     reference_tokens: list[float] = []
     for name in datasets:
@@ -113,6 +119,8 @@ def collect(datasets: tuple[str, ...], limit: int | None = None, progress: bool 
             overlaps.append(labels.overlap)
             tokens.append(labels.tokens)
             page_of.append(np.full(len(labels.overlap), index, dtype=np.int64))
+            parents.append(blocks.parent)
+            grandparents.append(blocks.grandparent)
             if progress and number % 100 == 0:
                 print(f"readerproxy train: {name} {number}/{len(dataset)}", file=sys.stderr)
     return TrainingSet(
@@ -122,6 +130,8 @@ def collect(datasets: tuple[str, ...], limit: int | None = None, progress: bool 
         np.concatenate(page_of) if page_of else np.zeros(0, dtype=np.int64),
         pages,
         np.array(reference_tokens, dtype=np.float64),
+        np.concatenate(parents) if parents else np.zeros(0, dtype=np.int64),
+        np.concatenate(grandparents) if grandparents else np.zeros(0, dtype=np.int64),
     )
 
 
@@ -129,7 +139,7 @@ def cached_collect(
     datasets: tuple[str, ...], cache: Path | None, limit: int | None = None, progress: bool = False
 ) -> TrainingSet:
     """`collect`, read from / written to `cache` when its key (features, datasets, limit) matches."""
-    key = json.dumps({"features": FEATURES, "datasets": datasets, "limit": limit})
+    key = json.dumps({"features": FEATURES, "datasets": datasets, "limit": limit, "version": 2})
     if cache is not None and cache.is_file():
         with np.load(cache, allow_pickle=False) as data:
             if str(data["key"]) == key:
@@ -140,6 +150,8 @@ def cached_collect(
                     data["page"],
                     [(str(a), str(b), str(c)) for a, b, c in data["pages"]],
                     data["reference_tokens"],
+                    data["parent"],
+                    data["grandparent"],
                 )
     training = collect(datasets, limit, progress)
     if cache is not None:
@@ -154,26 +166,58 @@ def cached_collect(
                 page=training.page,
                 pages=np.array(training.pages, dtype=str).reshape(-1, 3),
                 reference_tokens=training.reference_tokens,
+                parent=training.parent,
+                grandparent=training.grandparent,
             )
     return training
 
 
-def fit(training: TrainingSet, seed: int = 0, rounds: int = ROUNDS) -> tuple[TreeModel, Any]:
-    """Fit the trees on every row of `training`; (numpy model, LightGBM booster)."""
+def fit_trees(
+    x: np.ndarray, label: np.ndarray, weight: np.ndarray, names: tuple[str, ...], seed: int, rounds: int
+) -> TreeModel:
+    """One LightGBM model, converted to numpy arrays."""
     try:
         import lightgbm
     except ImportError as exc:  # the CLI checks first; this is for library callers
         raise RuntimeError("training needs lightgbm: pip install -e '.[train]'") from exc
-    data = lightgbm.Dataset(
-        training.x,
-        label=training.label.astype(np.float64),
-        weight=training.weight(),
-        feature_name=list(FEATURES),
-        free_raw_data=False,
+    data = lightgbm.Dataset(x, label=label.astype(np.float64), weight=weight, feature_name=list(names))
+    booster = lightgbm.train({**BOOSTING, "seed": seed}, data, num_boost_round=rounds)
+    return from_lightgbm_dump(booster.dump_model())
+
+
+def context_matrix(training: TrainingSet, first: np.ndarray) -> np.ndarray:
+    """The rows' features beside the second stage's context features, page by page."""
+    context = np.zeros((len(first), len(CONTEXT_FEATURES)))
+    chars = np.expm1(training.x[:, FEATURES.index("log_chars")])
+    bounds = np.flatnonzero(np.diff(training.page)) + 1
+    for start, stop in zip(
+        np.concatenate(([0], bounds)), np.concatenate((bounds, [len(first)])), strict=True
+    ):
+        part = slice(int(start), int(stop))
+        context[part] = context_features(
+            first[part], chars[part], training.parent[part], training.grandparent[part]
+        )
+    return np.hstack([training.x, context])
+
+
+def fit(training: TrainingSet, seed: int = 0, rounds: int = ROUNDS, inner_folds: int = 3) -> BlockScorer:
+    """Both stages on `training`. The second stage learns from first-stage probabilities that are
+    themselves out-of-fold (inner folds by site), as it will see on pages it has never seen."""
+    label, weight = training.label, training.weight()
+    page_fold = np.array([fold_of_site("inner:" + site, inner_folds) for _, _, site in training.pages])
+    row_fold = page_fold[training.page]
+    first_oof = np.zeros(len(label))
+    for fold in range(inner_folds):
+        held = row_fold == fold
+        if held.all() or not held.any():
+            continue
+        model = fit_trees(training.x[~held], label[~held], weight[~held], FEATURES, seed, rounds)
+        first_oof[held] = model.probability(training.x[held])
+    first = fit_trees(training.x, label, weight, FEATURES, seed, rounds)
+    second = fit_trees(
+        context_matrix(training, first_oof), label, weight, FEATURES + CONTEXT_FEATURES, seed, rounds
     )
-    params = {**BOOSTING, "seed": seed}
-    booster = lightgbm.train(params, data, num_boost_round=rounds)
-    return from_lightgbm_dump(booster.dump_model()), booster
+    return BlockScorer(first, second)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,17 +251,17 @@ def fold_of_pages(training: TrainingSet, folds: int) -> np.ndarray:
 
 def cross_validate(
     training: TrainingSet, folds: int, seed: int = 0, rounds: int = ROUNDS
-) -> tuple[np.ndarray, list[TreeModel]]:
-    """Out-of-fold probability of every row, and the model of each fold (trained without it)."""
+) -> tuple[np.ndarray, list[BlockScorer]]:
+    """Out-of-fold probability of every row, and the scorer of each fold (trained without it)."""
     page_fold = fold_of_pages(training, folds)
     row_fold = page_fold[training.page]
     probability = np.zeros(len(training.page))
-    models: list[TreeModel] = []
+    models: list[BlockScorer] = []
     for fold in range(folds):
-        train_pages = np.flatnonzero(page_fold != fold)
-        model, _ = fit(training.subset(train_pages), seed, rounds)
-        held = row_fold == fold
-        probability[held] = model.probability(training.x[held])
+        model = fit(training.subset(np.flatnonzero(page_fold != fold)), seed, rounds)
+        held = training.subset(np.flatnonzero(page_fold == fold))
+        second_x = context_matrix(held, model.first.probability(held.x))  # context page by page
+        probability[row_fold == fold] = model.second.probability(second_x)
         models.append(model)
     return probability, models
 
@@ -269,8 +313,7 @@ def run_train(args: argparse.Namespace) -> int:
         learned = proxy_score(training, probability >= 0.5, pages)
         base = proxy_score(training, heuristic, pages)
         print(f"  {name:<12} learned {learned.f1:.3f}  heuristic {base.f1:.3f}  ({len(pages)} pages)")
-    model, _ = fit(training, args.seed, args.rounds)
-    model.save(args.out)
+    fit(training, args.seed, args.rounds).save(args.out)
     print(
         f"wrote {args.out}, {args.folds} fold models in {args.oof_dir} ({time.perf_counter() - began:.1f} s)"
     )
