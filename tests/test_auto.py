@@ -1,4 +1,4 @@
-"""auto (also named auto-heuristic): the best measured extractor, and its fallbacks."""
+"""auto (the learned block scorer) and auto-heuristic (the chain it falls back to)."""
 
 from __future__ import annotations
 
@@ -44,19 +44,20 @@ def test_auto_falls_back_until_something_is_selected() -> None:
     assert len(article.extraction.signals["auto_tried"]) >= 2
 
 
-def test_auto_is_the_default_and_listed_first() -> None:
-    assert extract(PAGE).algorithm == "heuristic"
+def test_auto_is_the_learned_scorer_the_default_and_listed_first() -> None:
+    article = extract(PAGE)
+    assert article.algorithm == "learned"  # the badge reads "auto via learned"
+    assert "Paragraph 11 of a real article" in article.text and "Contact" not in article.text
     assert next(iter(readerproxy.algorithms())) == "auto"
+    assert extract(PAGE, algorithm="auto-heuristic").algorithm == "heuristic"
+    # Too little kept: auto-heuristic's chain answers, and says which of its extractors did.
     assert extract(PAGE, algorithm="auto", min_chars=10**7, min_share=1.0).algorithm in NAMES[2:]
-    assert extract(PAGE, algorithm="auto-heuristic").text == extract(PAGE).text
-    # The learned scorer falls back to the same chain when it keeps too little.
-    assert extract(PAGE, algorithm="learned").algorithm == "learned"
-    assert extract(PAGE, algorithm="learned", min_chars=10**7, min_share=1.0).algorithm in NAMES[2:]
+    assert extract(PAGE, algorithm="auto-heuristic", min_chars=10**7, min_share=1.0).algorithm in NAMES[2:]
 
 
 def test_auto_falls_back_on_a_tiny_page() -> None:
     tiny = "<html><body><span>Just a few words here &amp; there.</span></body></html>"
-    article = extract(tiny, algorithm="learned")
+    article = extract(tiny)
     assert article.algorithm in ("learned", *NAMES) and article.text == "Just a few words here & there."
 
 

@@ -85,14 +85,13 @@ RANGES["visual"] = {
     "contrast_margin": ([-0.1, 21], [0, 0.5, 20]),
 }
 CHOICES["visual"] = CHOICES["heuristic"]
-#: learned takes auto's limits, its own threshold, and a model path (checked in test_learn.py).
-RANGES["auto"] = RANGES["auto-heuristic"]
-RANGES["learned"] = {
+#: learned (and auto, the same extractor) takes auto-heuristic's limits, its own threshold, and a model path (checked in test_learn.py).
+RANGES["learned"] = RANGES["auto"] = {
     **RANGES["auto-heuristic"],
     "threshold": ([-0.1, 1.1], [0, 0.5, 1]),
     "heuristic_threshold": ([-0.1, 1.1], [0, 0.3, 1]),
 }
-PATH_PARAMETERS = {"learned": {"model"}}
+PATH_PARAMETERS = {"learned": {"model"}, "auto": {"model"}}
 LINK_FILTERED = ("density", "danag", "cetr", "cetr-km", "cetr-tm", "lineblock")
 #: The papers' values (and the measured ones where the papers give none) stay the defaults.
 PAPER_DEFAULTS = {
