@@ -90,6 +90,7 @@ RANGES["learned"] = RANGES["auto"] = {
     **RANGES["auto-heuristic"],
     "threshold": ([-0.1, 1.1], [0, 0.5, 1]),
     "heuristic_threshold": ([-0.1, 1.1], [0, 0.3, 1]),
+    "outside_threshold": ([-0.1, 1.1], [0, 0.7, 1]),
 }
 PATH_PARAMETERS = {"learned": {"model"}, "auto": {"model"}}
 LINK_FILTERED = ("density", "danag", "cetr", "cetr-km", "cetr-tm", "lineblock")
