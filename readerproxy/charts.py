@@ -90,6 +90,20 @@ def _first(signals: dict[str, np.ndarray], name: str) -> float | None:
     return float(values[0]) if values is not None and len(values) else None
 
 
+def _threshold_line(signals: dict[str, np.ndarray]) -> list[tuple[float, str]]:
+    """The algorithm's "threshold" signal as a horizontal line (none when it has none)."""
+    threshold = _first(signals, "threshold")
+    return [(threshold, "threshold")] if threshold is not None else []
+
+
+def _kept_and_dropped(x: np.ndarray, y: np.ndarray, kept: np.ndarray) -> list[Series]:
+    """Blocks as points, the kept ones green and the dropped ones orange."""
+    return [
+        Series("kept", x[kept], y[kept], "points", "#15803d", "kept"),
+        Series("dropped", x[~kept], y[~kept], "points", "#c2410c", "dropped"),
+    ]
+
+
 def _density(ex: Extraction) -> Chart:
     lengths = np.asarray(ex.signals["density"], dtype=np.float64)
     cutoff = _first(ex.signals, "cutoff_length")
@@ -124,7 +138,6 @@ def _density(ex: Extraction) -> Chart:
 def _cetr(ex: Extraction) -> list[Chart]:
     s = ex.signals
     line = np.asarray(s.get("line", np.arange(len(s["smoothed"]))), dtype=np.float64)
-    threshold = _first(s, "threshold")
     charts = [
         Chart(
             key="tag-ratio",
@@ -143,7 +156,7 @@ def _cetr(ex: Extraction) -> list[Chart]:
                     2.0,
                 ),
             ],
-            hlines=[(threshold, "threshold")] if threshold is not None else [],
+            hlines=_threshold_line(s),
             caption="Lines whose (smoothed) ratio stands out are content.",
         )
     ]
@@ -283,14 +296,13 @@ def _accb(ex: Extraction) -> Chart:
     if len(ccv) == len(ccr):
         series.append(Series("ccv", x, ccv, "line", "#d1d5db", "content (1) / code (0)", 0.8))
     series.append(Series("ccr", x, ccr, "line", PALETTE[0], "blurred ratio", 2.0))
-    threshold = _first(s, "threshold")
     return Chart(
         key="ccr",
         title="Content/code ratio along the page",
         x_label="position in the content code vector",
         y_label="ratio",
         series=series,
-        hlines=[(threshold, "threshold")] if threshold is not None else [],
+        hlines=_threshold_line(s),
         caption="Text where the blurred ratio reaches the threshold is kept.",
     )
 
@@ -318,12 +330,9 @@ def _visual(ex: Extraction) -> Chart:
         title="Blocks across the rendered page",
         x_label="centre x (px)",
         y_label="score",
-        series=[
-            Series("kept", x[kept], y[kept], "points", "#15803d", "kept"),
-            Series("dropped", x[~kept], y[~kept], "points", "#c2410c", "dropped"),
-        ],
+        series=_kept_and_dropped(x, y, kept),
         vlines=vlines,
-        hlines=[(t, "threshold")] if (t := _first(ex.signals, "threshold")) is not None else [],
+        hlines=_threshold_line(ex.signals),
         caption="The lines are the main-content boundary; blocks centred outside it get the penalty."
         + contrast,
     )
@@ -336,18 +345,14 @@ def _scores(ex: Extraction) -> Chart:
     order = np.argsort(-scores, kind="stable")
     rank = np.arange(len(scores), dtype=np.float64)
     kept = selected[order]
-    threshold = _first(ex.signals, "threshold")
     top = [ex.blocks[i] for i in order[:5].tolist()]
     return Chart(
         key="scores",
         title="Block scores, highest first",
         x_label="rank",
         y_label="score",
-        series=[
-            Series("kept", rank[kept], scores[order][kept], "points", "#15803d", "kept"),
-            Series("dropped", rank[~kept], scores[order][~kept], "points", "#c2410c", "dropped"),
-        ],
-        hlines=[(threshold, "threshold")] if threshold is not None else [],
+        series=_kept_and_dropped(rank, scores[order], kept),
+        hlines=_threshold_line(ex.signals),
         caption="Each dot is a scored block; the line is the algorithm's threshold.",
         notes=[
             f"{i + 1}. {b.label or 'block'} — {format_number(b.score)}{' (kept)' if b.selected else ''}"
@@ -417,6 +422,10 @@ class _Scale:
         span = (self.d1 - self.d0) or 1.0
         return self.r0 + (np.asarray(v, dtype=np.float64) - self.d0) * (self.r1 - self.r0) / span
 
+    def at(self, value: float) -> float:
+        """One value's position."""
+        return float(self(np.array([value]))[0])
+
     def attribute(self) -> str:
         return f"{self.d0:g} {self.d1:g} {self.r0:g} {self.r1:g}"
 
@@ -464,13 +473,13 @@ def svg(chart: Chart, width: int = WIDTH, height: int = HEIGHT) -> str:
     ]
     # Shaded spans, then the grid and axes.
     for a, b, label in chart.spans:
-        left, right = float(sx(np.array([a]))[0]), float(sx(np.array([b]))[0])
+        left, right = sx.at(a), sx.at(b)
         out.append(
             f'<rect class="rpo-span" x="{_n(left)}" y="{y1}" width="{_n(max(right - left, 1))}" '
             f'height="{y0 - y1}" fill="#16a34a" fill-opacity="0.14"><title>{html.escape(label)}</title></rect>'
         )
     for tick in yticks.tolist():
-        py = _n(float(sy(np.array([tick]))[0]))
+        py = _n(sy.at(tick))
         out.append(f'<line x1="{x0}" x2="{x1}" y1="{py}" y2="{py}" stroke="#e5e7eb" stroke-width="1"/>')
         out.append(
             f'<text x="{x0 - 4}" y="{py}" text-anchor="end" dominant-baseline="middle" '
@@ -479,7 +488,7 @@ def svg(chart: Chart, width: int = WIDTH, height: int = HEIGHT) -> str:
     for tick in xticks.tolist():
         if not dx0 <= tick <= dx1:
             continue
-        px = _n(float(sx(np.array([tick]))[0]))
+        px = _n(sx.at(tick))
         out.append(
             f'<line x1="{px}" x2="{px}" y1="{y0}" y2="{y0 + 4}" stroke="currentColor" stroke-width="1"/>'
         )
@@ -510,7 +519,7 @@ def svg(chart: Chart, width: int = WIDTH, height: int = HEIGHT) -> str:
         if series.kind == "bars":
             if decimated:
                 x, y = _envelope(x, y, columns)
-            base = _n(float(sy(np.array([max(dy0, 0.0)]))[0]))
+            base = _n(sy.at(max(dy0, 0.0)))
             bar = max(0.6, min(6.0, (x1 - x0) / max(1, len(x)) * 0.8))
             d = "".join(f"M{px} {base}V{py}" for px, py in _coords(sx(x), sy(y)))
             out.append(
@@ -535,7 +544,7 @@ def svg(chart: Chart, width: int = WIDTH, height: int = HEIGHT) -> str:
             )
     out.append("</g>")
     for value, label in chart.hlines:
-        py = _n(float(sy(np.array([value]))[0]))
+        py = _n(sy.at(value))
         out.append(
             f'<line class="rpo-hline" data-value="{value:g}" x1="{x0}" x2="{x1}" y1="{py}" y2="{py}" '
             f'stroke="#b91c1c" stroke-width="1.5" stroke-dasharray="5 3"/>'
@@ -546,7 +555,7 @@ def svg(chart: Chart, width: int = WIDTH, height: int = HEIGHT) -> str:
                 f'font-weight="600">{html.escape(label)} {format_number(value)}</text>'
             )
     for value, label in chart.vlines:
-        px = _n(float(sx(np.array([value]))[0]))
+        px = _n(sx.at(value))
         out.append(
             f'<line class="rpo-vline" data-value="{value:g}" x1="{px}" x2="{px}" y1="{y0}" y2="{y1}" '
             f'stroke="#b91c1c" stroke-width="1.5" stroke-dasharray="5 3"/>'

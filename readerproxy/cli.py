@@ -12,7 +12,6 @@ from typing import Any
 
 from . import __version__
 from .api import algorithms, unavailable_algorithms
-from .decoding import DecompressionError
 from .pipeline import process
 from .settings import SERVE_OPTIONS, Settings, SettingsError, load_settings
 
@@ -95,33 +94,22 @@ def cmd_extract(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"readerproxy: {exc}", file=sys.stderr)
         return 2
+    options: dict[str, Any] = {
+        "url": args.url or fetched_url,
+        "content_type": content_type,
+        "algorithm": args.algo,
+        "layout": layout,
+    }
     try:
+        options["params"] = _params(args.param)
         if args.overlay:  # the page with every scored block outlined, in one self-contained file
             from .overlay import overlay_file
 
-            page = overlay_file(
-                source,
-                url=args.url or fetched_url,
-                content_type=content_type,
-                algorithm=args.algo,
-                params=_params(args.param),
-                layout=layout,
-            )
-            Path(args.overlay).write_text(page, encoding="utf-8")
+            Path(args.overlay).write_text(overlay_file(source, **options), encoding="utf-8")
             print(f"readerproxy: overlay written to {args.overlay}", file=sys.stderr)
             return 0
-        article = process(
-            source,
-            url=args.url or fetched_url,
-            content_type=content_type,
-            algorithm=args.algo,
-            params=_params(args.param),
-            layout=layout,
-        )
-    except DecompressionError as exc:
-        print(f"readerproxy: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:
+        article = process(source, **options)
+    except ValueError as exc:  # a DecompressionError too
         print(f"readerproxy: {exc}", file=sys.stderr)
         return 2
     if args.format == "json":

@@ -194,58 +194,58 @@ TRICKY = [
 ]
 
 
-@pytest.mark.parametrize("page", TRICKY)
-def test_fast_scan_agrees_with_the_general_scan(page: str) -> None:
+def _scan_input(page: str) -> tuple[str, list[str]]:
+    """The cleaned page as serialised and its element tags: what `_scan` and `_scan_fast` read."""
     from selectolax.lexbor import LexborHTMLParser
 
     from readerproxy import document
 
     tree = LexborHTMLParser(page)
     document._clean(tree)
-    tag = [node.tag.lower() if node.tag else "" for node in tree.css("*")]
-    serialised = tree.html or ""
+    return tree.html or "", [node.tag.lower() if node.tag else "" for node in tree.css("*")]
+
+
+def _assert_same_scan(fast: object, general: object, *where: str) -> None:
+    """Every field of the fast scan equals the general scan's (lists as such, arrays with their dtype)."""
+    for name in general.__slots__:  # type: ignore[attr-defined]
+        mine, reference = getattr(fast, name), getattr(general, name)
+        if isinstance(reference, list):
+            assert mine == reference, (name, *where) if where else name
+        else:
+            assert mine.dtype == reference.dtype and np.array_equal(mine, reference), (
+                (name, *where) if where else name
+            )
+
+
+@pytest.mark.parametrize("page", TRICKY)
+def test_fast_scan_agrees_with_the_general_scan(page: str) -> None:
+    from readerproxy import document
+
+    serialised, tag = _scan_input(page)
     fast = document._scan_fast(serialised, tag)
     if fast is None:  # declined: the general scan answers, which is also fine
         return
-    general = document._scan(serialised, tag)
-    for name in general.__slots__:
-        mine, reference = getattr(fast, name), getattr(general, name)
-        if isinstance(reference, list):
-            assert mine == reference, name
-        else:
-            assert mine.dtype == reference.dtype and np.array_equal(mine, reference), name
+    _assert_same_scan(fast, document._scan(serialised, tag))
 
 
 def test_fast_scan_answers_for_ordinary_pages() -> None:
-    from selectolax.lexbor import LexborHTMLParser
-
     from readerproxy import document
 
     for page in TRICKY[:4]:
-        tree = LexborHTMLParser(page)
-        document._clean(tree)
-        tag = [node.tag.lower() for node in tree.css("*")]
-        assert document._scan_fast(tree.html or "", tag) is not None, page
+        assert document._scan_fast(*_scan_input(page)) is not None, page
 
 
 def test_a_quote_in_a_tag_name_goes_to_the_general_scan() -> None:
     # The general expression reads a quote in a tag name as part of the name, which can carry its
     # match past the first ">"; the fast scan must not guess.
-    from selectolax.lexbor import LexborHTMLParser
-
     from readerproxy import document
 
-    tree = LexborHTMLParser('<p"x a"b="1">odd</p"x><p>next</p>')
-    document._clean(tree)
-    tag = [node.tag.lower() for node in tree.css("*")]
-    assert document._scan_fast(tree.html or "", tag) is None
+    assert document._scan_fast(*_scan_input('<p"x a"b="1">odd</p"x><p>next</p>')) is None
     assert "next" in "".join(document.parse('<p"x a"b="1">odd</p"x><p>next</p>').tokens.text)
 
 
 def test_fast_scan_agrees_with_the_general_scan_on_random_markup() -> None:
     import random
-
-    from selectolax.lexbor import LexborHTMLParser
 
     from readerproxy import document
 
@@ -261,21 +261,12 @@ def test_fast_scan_agrees_with_the_general_scan_on_random_markup() -> None:
     answered = 0
     for _ in range(300):
         page = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 40)))
-        tree = LexborHTMLParser(page)
-        document._clean(tree)
-        tag = [node.tag.lower() if node.tag else "" for node in tree.css("*")]
-        serialised = tree.html or ""
+        serialised, tag = _scan_input(page)
         fast = document._scan_fast(serialised, tag)
         if fast is None:
             continue
         answered += 1
-        general = document._scan(serialised, tag)
-        for name in general.__slots__:
-            mine, reference = getattr(fast, name), getattr(general, name)
-            if isinstance(reference, list):
-                assert mine == reference, (name, page)
-            else:
-                assert mine.dtype == reference.dtype and np.array_equal(mine, reference), (name, page)
+        _assert_same_scan(fast, document._scan(serialised, tag), page)
     assert answered > 100
 
 
@@ -310,21 +301,10 @@ def test_code_points_use_the_narrowest_width_and_round_trip(text: str, width: in
 )
 def test_every_width_gives_the_general_scans_answer(body: str) -> None:
     """The fast scan reads 1-, 2- or 4-byte code points by page; each agrees with the general scan."""
-    from selectolax.lexbor import LexborHTMLParser
-
     from readerproxy import document
 
     page = f"<html><body><p>{body}</p>\n<div><a href='/x'>{body}</a> tail</div></body></html>"
-    tree = LexborHTMLParser(page)
-    document._clean(tree)
-    tag = [node.tag.lower() for node in tree.css("*")]
-    serialised = tree.html or ""
+    serialised, tag = _scan_input(page)
     fast = document._scan_fast(serialised, tag)
     assert fast is not None
-    general = document._scan(serialised, tag)
-    for name in general.__slots__:
-        mine, reference = getattr(fast, name), getattr(general, name)
-        if isinstance(reference, list):
-            assert mine == reference, name
-        else:
-            assert mine.dtype == reference.dtype and np.array_equal(mine, reference), name
+    _assert_same_scan(fast, document._scan(serialised, tag))

@@ -281,6 +281,15 @@ def format_type_table(evaluation: Evaluation, dataset: Dataset) -> str:
 # --- The eval table -------------------------------------------------------------------------------
 
 
+def _precision_recall_f1(score: _Getter) -> list[tuple[str, _Getter]]:
+    """P, R and F1 columns of the `metrics.Score` that `score` picks from a Summary."""
+    return [
+        ("P", lambda s: score(s).precision),
+        ("R", lambda s: score(s).recall),
+        ("F1", lambda s: score(s).f1),
+    ]
+
+
 def _columns(has_titles: bool) -> list[tuple[str, list[tuple[str, _Getter]]]]:
     """Column groups of the eval table: (group title, [(column title, value of a Summary)])."""
     groups: list[tuple[str, list[tuple[str, _Getter]]]] = [
@@ -293,30 +302,9 @@ def _columns(has_titles: bool) -> list[tuple[str, list[tuple[str, _Getter]]]]:
                 ("acc", lambda s: s.shingles.accuracy),
             ],
         ),
-        (
-            "LCSeq",
-            [
-                ("P", lambda s: s.lcs_sequence.precision),
-                ("R", lambda s: s.lcs_sequence.recall),
-                ("F1", lambda s: s.lcs_sequence.f1),
-            ],
-        ),
-        (
-            "LCStr",
-            [
-                ("P", lambda s: s.lcs_string.precision),
-                ("R", lambda s: s.lcs_string.recall),
-                ("F1", lambda s: s.lcs_string.f1),
-            ],
-        ),
-        (
-            "BoW",
-            [
-                ("P", lambda s: s.bag_of_words.precision),
-                ("R", lambda s: s.bag_of_words.recall),
-                ("F1", lambda s: s.bag_of_words.f1),
-            ],
-        ),
+        ("LCSeq", _precision_recall_f1(lambda s: s.lcs_sequence)),
+        ("LCStr", _precision_recall_f1(lambda s: s.lcs_string)),
+        ("BoW", _precision_recall_f1(lambda s: s.bag_of_words)),
     ]
     if has_titles:
         groups.append(("title", [("match", lambda s: s.title_accuracy)]))
