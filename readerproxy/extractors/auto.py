@@ -89,12 +89,21 @@ def selected_chars(doc: Document, selection: np.ndarray) -> int:
 )
 def extract_auto_heuristic(doc: Document, params: AutoParams) -> Extraction:
     """Run the extractors of FALLBACKS in order and return the first acceptable Extraction."""
+    return fall_back(doc, params)
+
+
+def fall_back(doc: Document, params: AutoParams, first: Extraction | None = None) -> Extraction:
+    """auto-heuristic's chain; `first` is FALLBACKS[0]'s Extraction of `doc` when the caller has
+    already run it (the learned scorer has), so it is not run again."""
     enough = enough_chars(doc, params)
     extraction: Extraction | None = None
     tried = 0
     for index in range(len(FALLBACKS)):
-        extractor, fallback_params = _fallback(index)
-        extraction = extractor.run(doc, fallback_params)
+        if index == 0 and first is not None:
+            extraction = first
+        else:
+            extractor, fallback_params = _fallback(index)
+            extraction = extractor.run(doc, fallback_params)
         tried += 1
         if selected_chars(doc, extraction.selection) >= enough:
             break

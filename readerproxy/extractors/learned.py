@@ -35,7 +35,7 @@ from .auto import (
     MIN_SHARE,
     AutoParams,
     enough_chars,
-    extract_auto_heuristic,
+    fall_back,
     first_extractor,
     selected_chars,
 )
@@ -110,7 +110,7 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
     selection = block_selection(doc, blocks.holder, blocks.elements[keep])
     auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)
     if selected_chars(doc, selection) < enough_chars(doc, auto):
-        fallback = extract_auto_heuristic(doc, auto)
+        fallback = fall_back(doc, auto, first=heuristic)
         fallback.signals["learned_probability"] = probability
         return fallback
     per_element = np.zeros(len(doc.elements))
