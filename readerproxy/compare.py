@@ -165,12 +165,13 @@ def thumbnail_svg(doc: Document, selection: np.ndarray | None, label: str) -> st
     scale = np.sqrt(page / top) * (THUMB_WIDTH - 4)  # square root: short stretches stay visible
     chosen = np.where(page > 0, scale * np.divide(kept, page, out=np.zeros_like(kept), where=page > 0), 0.0)
     row = THUMB_HEIGHT / len(page)
-    grey = "".join(
-        f"M2 {i * row:.1f}h{w:.1f}v{row:.1f}h{-w:.1f}z" for i, w in enumerate(scale.tolist()) if w > 0
-    )
-    green = "".join(
-        f"M2 {i * row:.1f}h{w:.1f}v{row:.1f}h{-w:.1f}z" for i, w in enumerate(chosen.tolist()) if w > 0
-    )
+
+    def bars(widths: np.ndarray) -> str:
+        return "".join(
+            f"M2 {i * row:.1f}h{w:.1f}v{row:.1f}h{-w:.1f}z" for i, w in enumerate(widths.tolist()) if w > 0
+        )
+
+    grey, green = bars(scale), bars(chosen)
     return (
         f'<svg class="rpc-thumb" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {THUMB_WIDTH} {THUMB_HEIGHT}" '
         f'role="img" aria-label="{html.escape(label)}"><title>{html.escape(label)}</title>'

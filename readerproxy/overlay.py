@@ -223,41 +223,32 @@ def block_marks(doc: Document, blocks: Sequence[Block]) -> list[Mark]:
             element = int(foreign_root[element])
         return Mark(element, int(start[element]), int(end[element]), False)
 
-    wanted: list[tuple[int, Mark]] = []
-    for index, block in enumerate(blocks):
+    def wanted_mark(block: Block) -> Mark:
         s = max(0, min(block.start, n_tokens - 1))
         e = max(s, min(block.end, n_tokens - 1))
         if block.element is not None:
-            wanted.append((index, element_mark(block.element)))
-            continue
+            return element_mark(block.element)
         a, b = _owner(doc, s), _owner(doc, e)
         if a < 0 or b < 0:
-            wanted.append((index, element_mark(body)))
-            continue
+            return element_mark(body)
         common = _lca(parent, depth, a, b)
         if s == start[common] or e == end[common] or doc.tag[common] in NO_WRAP or foreign_root[common] >= 0:
-            wanted.append((index, element_mark(common)))
-            continue
-        first = int(start[_child_toward(parent, depth, a, common)]) if a != common else s
-        last = int(end[_child_toward(parent, depth, b, common)]) if b != common else e
-        if (
-            a != common
-            and b != common
-            and _child_toward(parent, depth, a, common) == _child_toward(parent, depth, b, common)
-        ):
-            wanted.append((index, element_mark(_child_toward(parent, depth, a, common))))
-            continue
-        if common == body and first <= body_first + 1 and last >= body_last - 1:
-            wanted.append((index, element_mark(body)))
-            continue
-        if not (body_first < first and last < body_last):
-            wanted.append((index, element_mark(body)))
-            continue
-        wanted.append((index, Mark(common, first, last, True)))
+            return element_mark(common)
+        child_a = _child_toward(parent, depth, a, common) if a != common else None
+        child_b = _child_toward(parent, depth, b, common) if b != common else None
+        if child_a is not None and child_a == child_b:
+            return element_mark(child_a)
+        first = int(start[child_a]) if child_a is not None else s
+        last = int(end[child_b]) if child_b is not None else e
+        whole_body = common == body and first <= body_first + 1 and last >= body_last - 1
+        if whole_body or not (body_first < first and last < body_last):
+            return element_mark(body)
+        return Mark(common, first, last, True)
+
+    result = [wanted_mark(block) for block in blocks]
     # Wraps must nest with one another: a run crossing an accepted one marks its element instead.
-    order = sorted(range(len(wanted)), key=lambda i: (wanted[i][1].first, -wanted[i][1].last))
+    order = sorted(range(len(result)), key=lambda i: (result[i].first, -result[i].last))
     stack: list[Mark] = []
-    result: list[Mark] = [m for _, m in wanted]
     for i in order:
         mark = result[i]
         if not mark.wrap:

@@ -116,29 +116,23 @@ def predictor(spec: AlgorithmSpec) -> Predictor:
     if spec.name == "ext:readability-lxml":
         return _readability_lxml
     extractor = get_extractor(spec.name)
-    if extractor.needs_browser:
-        return _ours_rendered(extractor, extractor.make_params(dict(spec.params)))
     return _ours(extractor, extractor.make_params(dict(spec.params)))
 
 
 def _ours(extractor: Extractor[Any], params: Any) -> Predictor:
-    def run(html: str, url: str | None) -> Prediction:
-        began = time.perf_counter()
-        article = process(html, url=url, algorithm=extractor, params=params)
-        done = time.perf_counter()
-        return Prediction(article.text, article.title, (done - began) * 1000, article.timings["parse"])
-
-    return run
-
-
-def _ours_rendered(extractor: Extractor[Any], params: Any) -> Predictor:
-    """An algorithm that reads the layout: the page rendered from its own bytes first (time included)."""
-    from .rendering import shared_renderer
+    """Our pipeline; an algorithm that reads the layout gets the page rendered from its own bytes
+    first (time included)."""
+    rendered = extractor.needs_browser
 
     def run(html: str, url: str | None) -> Prediction:
         began = time.perf_counter()
-        page = shared_renderer().render(html, url)
-        article = process(page.html, url=url, algorithm=extractor, params=params, layout=page.layout)
+        layout = None
+        if rendered:
+            from .rendering import shared_renderer
+
+            page = shared_renderer().render(html, url)
+            html, layout = page.html, page.layout
+        article = process(html, url=url, algorithm=extractor, params=params, layout=layout)
         done = time.perf_counter()
         return Prediction(article.text, article.title, (done - began) * 1000, article.timings["parse"])
 
