@@ -14,17 +14,12 @@ from . import metrics
 from .datasets import Dataset, Page, load_dataset
 from .oof import OutOfFold
 from .runner import (
-    AlgorithmResult,
     AlgorithmSpec,
     Evaluation,
-    PagePredictors,
-    Prediction,
     Progress,
     Summary,
     evaluate,
     parse_specs,
-    predictor,
-    score_page,
 )
 
 _Getter = Any  # Callable[[Summary], float | int | None]: one cell of a row
@@ -71,11 +66,8 @@ def run_eval(args: argparse.Namespace) -> int:
             return 2
     progress = Progress(len(dataset) * len(specs), _show_progress(args))
     typed = any(page.page_type for page in dataset)
-    texts: dict[str, dict[str, str]] = {}
-    if typed:
-        evaluation, texts = evaluate_keeping_texts(dataset, specs, progress, per_page)
-    else:
-        evaluation = evaluate(dataset, specs, progress, per_page)
+    texts: dict[str, dict[str, str]] = {}  # the predicted texts, for the snippet metric
+    evaluation = evaluate(dataset, specs, progress, per_page, texts if typed else None)
     print(format_eval_table(evaluation))
     if typed:
         print()
@@ -125,43 +117,6 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 # --- Page types and snippets (WCXB) --------------------------------------------------------------
-
-
-def evaluate_keeping_texts(
-    dataset: Dataset,
-    specs: list[AlgorithmSpec],
-    progress: Progress | None = None,
-    per_page: PagePredictors | None = None,
-) -> tuple[Evaluation, dict[str, dict[str, str]]]:
-    """`runner.evaluate`, also keeping every predicted text (label -> page id -> text) for the
-    snippet metric. Same predictors and scores; a failing page is an error with an empty text."""
-    runs = [predictor(spec) for spec in specs]
-    results = [AlgorithmResult(spec) for spec in specs]
-    texts: dict[str, dict[str, str]] = {spec.label: {} for spec in specs}
-    for page in dataset:
-        failed: str | None = None
-        try:
-            html = page.read_html()
-        except (OSError, ValueError) as exc:
-            html, failed = "", f"{type(exc).__name__}: {exc}"[:300]
-        size = len(html.encode("utf-8", "surrogatepass"))
-        for spec, run, result in zip(specs, runs, results, strict=True):
-            if per_page is not None:
-                run = per_page.predictor(spec, page, run)
-            error = failed
-            prediction = Prediction("", None, 0.0, None)
-            if failed is None:
-                try:
-                    prediction = run(html, page.url)
-                except Exception as exc:  # one page of one algorithm: counted, never fatal
-                    error = f"{type(exc).__name__}: {exc}"[:300]
-            result.pages.append(score_page(page, size, prediction, error))
-            texts[spec.label][page.id] = prediction.text
-            if progress:
-                progress.advance(f"{spec.label} {page.id}")
-    if progress:
-        progress.close()
-    return Evaluation(dataset.name, dataset.layout, results), texts
 
 
 _SPACES = re.compile(r"\s+")

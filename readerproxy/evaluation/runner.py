@@ -316,12 +316,17 @@ def evaluate(
     specs: Iterable[AlgorithmSpec],
     progress: Progress | None = None,
     per_page: PagePredictors | None = None,
+    texts: dict[str, dict[str, str]] | None = None,
 ) -> Evaluation:
     """Every spec on every page of the dataset; a failing page never stops the run. With `per_page`,
-    a spec's predictor may depend on the page (the fold model of the page's site)."""
+    a spec's predictor may depend on the page (the fold model of the page's site). With `texts`,
+    every predicted text is kept there (label -> page id -> text; none for an unreadable page)."""
     spec_list = list(specs)
     predictors = [predictor(spec) for spec in spec_list]
     results = [AlgorithmResult(spec) for spec in spec_list]
+    if texts is not None:
+        for spec in spec_list:
+            texts.setdefault(spec.label, {})
     for page in dataset:
         try:
             html = page.read_html()
@@ -340,6 +345,8 @@ def evaluate(
             except Exception as exc:  # one page of one algorithm: counted, never fatal
                 prediction, error = Prediction("", None, 0.0, None), _describe(exc)
             result.pages.append(score_page(page, size, prediction, error))
+            if texts is not None:
+                texts[spec.label][page.id] = prediction.text
             if progress:
                 progress.advance(f"{spec.label} {page.id}")
     if progress:
