@@ -85,6 +85,34 @@ class RateLimiter:
             self._buckets.popitem(last=False)
 
 
+class KeyedSemaphores:
+    """A semaphore of `size` per key (a host, a client), kept while it has users: `join` before
+    waiting on it, `leave` when done, and the table holds only the keys in use."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: dict[str, tuple[asyncio.Semaphore, int]] = {}  # key -> (semaphore, users)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def users(self, key: str) -> int:
+        entry = self._entries.get(key)
+        return entry[1] if entry is not None else 0
+
+    def join(self, key: str) -> asyncio.Semaphore:
+        semaphore, users = self._entries.get(key) or (asyncio.Semaphore(self.size), 0)
+        self._entries[key] = (semaphore, users + 1)
+        return semaphore
+
+    def leave(self, key: str) -> None:
+        semaphore, users = self._entries[key]
+        if users <= 1:
+            del self._entries[key]
+        else:
+            self._entries[key] = (semaphore, users - 1)
+
+
 class FetchSlots:
     """At most `max_total` fetches at once, at most `max_per_host` to one host; waits bounded in time."""
 
@@ -93,15 +121,14 @@ class FetchSlots:
         self.max_per_host = max(1, max_per_host)
         self.queue_timeout = queue_timeout
         self._total = asyncio.Semaphore(self.max_total)
-        self._hosts: dict[str, tuple[asyncio.Semaphore, int]] = {}  # host -> (semaphore, users)
+        self._hosts = KeyedSemaphores(self.max_per_host)
         self.active = 0
         self.waiting = 0
 
     @contextlib.asynccontextmanager
     async def slot(self, host: str, url: str | None = None) -> AsyncIterator[None]:
         """Hold a per-host and a global slot for the body of the `async with`."""
-        semaphore, users = self._hosts.get(host) or (asyncio.Semaphore(self.max_per_host), 0)
-        self._hosts[host] = (semaphore, users + 1)
+        semaphore = self._hosts.join(host)
         acquired_host = acquired_total = False
         self.waiting += 1
         try:
@@ -131,8 +158,4 @@ class FetchSlots:
                 self._total.release()
             if acquired_host:
                 semaphore.release()
-            _, users = self._hosts[host]
-            if users <= 1:
-                del self._hosts[host]
-            else:
-                self._hosts[host] = (semaphore, users - 1)
+            self._hosts.leave(host)

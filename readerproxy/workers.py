@@ -52,6 +52,7 @@ from typing import Any
 
 from .errors import ReaderproxyError
 from .layout import LayoutSnapshot
+from .limits import KeyedSemaphores
 
 log = logging.getLogger(__name__)
 
@@ -272,7 +273,7 @@ class WorkerPool:
         # workers one client may hold at once (0: half the pool, at least one)
         self.per_client = max(1, per_client if per_client > 0 else self.size // 2)
         self.per_client_queue = max(1, self.queue_limit // 2)
-        self._clients: dict[str, tuple[asyncio.Semaphore, int]] = {}  # client -> (its workers, jobs)
+        self._clients = KeyedSemaphores(self.per_client)  # client -> its workers (users: its jobs)
         self.max_rss_bytes = max_rss_bytes
         self.on_event = on_event
         self.stats = PoolStats()
@@ -313,7 +314,7 @@ class WorkerPool:
                 retry_after=max(1, round(self.deadline / 2)),
             )
         client = CLIENT.get()
-        share, jobs = self._clients.get(client) or (asyncio.Semaphore(self.per_client), 0)
+        jobs = self._clients.users(client)
         if jobs >= self.per_client + self.per_client_queue:
             self.stats.client_limited += 1
             self._event("client_limited")
@@ -321,7 +322,7 @@ class WorkerPool:
                 f"this address already has {jobs} pages being extracted; try again when they are done",
                 retry_after=max(1, round(self.deadline / 2)),
             )
-        self._clients[client] = (share, jobs + 1)
+        share = self._clients.join(client)
         began = time.monotonic()
         self.waiting += 1
         holding = False
@@ -348,11 +349,7 @@ class WorkerPool:
         finally:
             if holding:
                 share.release()
-            _, left = self._clients[client]
-            if left <= 1:
-                del self._clients[client]
-            else:
-                self._clients[client] = (share, left - 1)
+            self._clients.leave(client)
 
     def clients(self) -> int:
         """Clients with an extraction running or waiting."""
