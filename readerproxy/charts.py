@@ -137,7 +137,8 @@ def _density(ex: Extraction) -> Chart:
 
 def _cetr(ex: Extraction) -> list[Chart]:
     s = ex.signals
-    line = np.asarray(s.get("line", np.arange(len(s["smoothed"]))), dtype=np.float64)
+    smoothed = np.asarray(s["smoothed"], dtype=np.float64)
+    line = np.asarray(s.get("line", np.arange(len(smoothed))), dtype=np.float64)
     charts = [
         Chart(
             key="tag-ratio",
@@ -149,7 +150,7 @@ def _cetr(ex: Extraction) -> list[Chart]:
                 Series(
                     "smoothed",
                     line,
-                    np.asarray(s["smoothed"], dtype=np.float64),
+                    smoothed,
                     "line",
                     PALETTE[0],
                     "smoothed",
@@ -179,7 +180,7 @@ def _cetr(ex: Extraction) -> list[Chart]:
                     title="Lines in 2-D, coloured by cluster",
                     x_label="smoothed ratio",
                     y_label="|G|",
-                    series=_clustered(np.asarray(s["smoothed"], dtype=np.float64), derivative, cluster),
+                    series=_clustered(smoothed, derivative, cluster),
                     caption="The cluster nearest the origin is the page's boilerplate.",
                 )
             )
@@ -190,7 +191,7 @@ def _cetr(ex: Extraction) -> list[Chart]:
                 title="Smoothed ratio per line, coloured by cluster",
                 x_label="source line",
                 y_label="smoothed ratio",
-                series=_clustered(line, np.asarray(s["smoothed"], dtype=np.float64), cluster),
+                series=_clustered(line, smoothed, cluster),
             )
         )
     return charts
