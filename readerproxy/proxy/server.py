@@ -562,22 +562,23 @@ async def _request_body(request: Request, reader: asyncio.StreamReader) -> Async
                 while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers, dropped
                     pass
                 return
-            remaining = size
-            while remaining:
-                data = await reader.read(min(CHUNK, remaining))
-                if not data:
-                    raise ConnectionError("request body ended early")
-                remaining -= len(data)
+            async for data in _body_bytes(reader, size):
                 yield data
             await reader.readexactly(2)
     else:
-        remaining = request.content_length or 0
-        while remaining:
-            data = await reader.read(min(CHUNK, remaining))
-            if not data:
-                raise ConnectionError("request body ended early")
-            remaining -= len(data)
+        async for data in _body_bytes(reader, request.content_length or 0):
             yield data
+
+
+async def _body_bytes(reader: asyncio.StreamReader, size: int) -> AsyncIterator[bytes]:
+    """The next `size` bytes of the request body, in pieces of at most CHUNK."""
+    remaining = size
+    while remaining:
+        data = await reader.read(min(CHUNK, remaining))
+        if not data:
+            raise ConnectionError("request body ended early")
+        remaining -= len(data)
+        yield data
 
 
 async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
