@@ -26,6 +26,7 @@ from .extraction import Extraction, Extractor, get_extractor
 from .layout import LayoutSnapshot, align
 from .metadata import extract_metadata
 from .output import LinkRewriter, render_html, render_text
+from .readerable import is_probably_readerable
 
 
 def decode(source: str | bytes, content_type: str | None = None) -> str:
@@ -71,7 +72,7 @@ def render(
     text = render_text(doc, extraction.selection)
     fragment = render_html(doc, extraction.selection, rewrite_link=rewrite_link, images=images)
     metadata = extract_metadata(doc, text, selection=extraction.selection)
-    readerable = _readerable(doc)
+    readerable = is_probably_readerable(doc)
     rendered = time.perf_counter()
     return Article(
         text=text,
@@ -88,14 +89,6 @@ def render(
             "render": round((rendered - began) * 1000, 3),
         },
     )
-
-
-def _readerable(doc: Document) -> bool | None:
-    try:
-        from .readerable import is_probably_readerable
-    except ImportError:  # pragma: no cover - the readerable check arrives with the metadata work
-        return None
-    return is_probably_readerable(doc)
 
 
 @dataclass(slots=True)
