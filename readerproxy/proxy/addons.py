@@ -41,9 +41,6 @@ if TYPE_CHECKING:
 MARKER = "readerproxy-original=1"
 #: Path prefix the proxy answers itself on every host (the reader view's stylesheet and script).
 ASSET_PREFIX = "/.readerproxy/"
-#: Below this much extracted text a page is not an article (used only if the readerable check
-#: `readerproxy.readerable` is missing from the result).
-MIN_ARTICLE_CHARS = 500
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 SECURITY_HEADERS = [
     (
@@ -198,15 +195,11 @@ def is_navigation(flow: Flow) -> bool:
 
 
 def is_article(data: dict[str, Any], rule: str | None) -> bool:
-    """The readerable check's answer (`readerproxy.readerable`, in the result as `readerable`); a
-    text-length rule when the result has none; `always` hosts need only some text."""
-    text = data.get("text") or ""
+    """The readerable check's answer (`readerproxy.readerable`, in the result as `readerable`, which
+    the pipeline always sets); `always` hosts need only some text."""
     if rule == "always":
-        return bool(text.strip())
-    readerable = data.get("readerable")
-    if readerable is None:
-        return len(text) >= MIN_ARTICLE_CHARS
-    return bool(readerable)
+        return bool((data.get("text") or "").strip())
+    return bool(data.get("readerable"))
 
 
 def same_origin_links(page: str) -> str:
