@@ -48,7 +48,7 @@ import aiohttp
 
 from .errors import ReaderproxyError
 from .fetch import Fetcher, FetchError
-from .layout import ROW_FIELDS, LayoutSnapshot
+from .layout import LayoutSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -162,11 +162,15 @@ class DevToolsError(RuntimeError):
     """A DevTools command answered with an error."""
 
 
-class _Browser:
-    """One Chromium process and its DevTools websocket (browser-level, flattened sessions)."""
+class DevToolsBrowser:
+    """One Chromium process and its DevTools websocket (browser-level, flattened sessions).
 
-    def __init__(self, executable: str) -> None:
+    `flags` are the command-line flags it is started with (the service's `FLAGS`; the browser tests
+    pass their own), plus `--no-sandbox` when running as root."""
+
+    def __init__(self, executable: str, flags: tuple[str, ...] = FLAGS) -> None:
         self.executable = executable
+        self.flags = flags
         self.process: asyncio.subprocess.Process | None = None
         self.profile = tempfile.mkdtemp(prefix="readerproxy-browser-")
         self._http: aiohttp.ClientSession | None = None
@@ -188,8 +192,8 @@ class _Browser:
         )
 
     async def start(self) -> None:
-        flags = list(FLAGS)
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
+        flags = list(self.flags)
+        if hasattr(os, "geteuid") and os.geteuid() == 0 and "--no-sandbox" not in flags:
             flags.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
         self.process = await asyncio.create_subprocess_exec(
             self.executable,
@@ -363,7 +367,7 @@ class BrowserService:
     def __init__(self, settings: BrowserSettings | None = None, fetcher: Fetcher | None = None) -> None:
         self.settings = settings or BrowserSettings()
         self.fetcher = fetcher  # None: nothing but the document is served (evaluation on saved pages)
-        self._browser: _Browser | None = None
+        self._browser: DevToolsBrowser | None = None
         self._starting = asyncio.Lock()
         self._slots = asyncio.Semaphore(self.settings.pages)
         self.open_pages = 0  # tabs open now
@@ -385,7 +389,7 @@ class BrowserService:
         """Why visual rendering cannot run now (None: it can, or will try on the next render)."""
         return unavailable_reason(self.settings.executable)
 
-    async def _running(self) -> _Browser:
+    async def _running(self) -> DevToolsBrowser:
         """The browser, started (or restarted after a crash) when needed."""
         if self._closed:
             raise BrowserUnavailable("the server is shutting down")
@@ -401,7 +405,7 @@ class BrowserService:
                 self.restarts += 1
                 await browser.close()
                 self._browser = None
-            browser = _Browser(self.settings.executable)
+            browser = DevToolsBrowser(self.settings.executable)
             try:
                 await browser.start()
             except BrowserUnavailable as exc:
@@ -458,14 +462,14 @@ class BrowserService:
                 requests=RequestLog(counts["fulfilled"], counts["blocked"]),
             )
 
-    async def _check_responsive(self, browser: _Browser) -> None:
+    async def _check_responsive(self, browser: DevToolsBrowser) -> None:
         try:
             await asyncio.wait_for(browser.send("Browser.getVersion"), 2)
         except (TimeoutError, ConnectionError, DevToolsError):
             browser.kill()
 
     @contextlib.asynccontextmanager
-    async def _tab(self, browser: _Browser) -> AsyncIterator[tuple[str, dict[str, int]]]:
+    async def _tab(self, browser: DevToolsBrowser) -> AsyncIterator[tuple[str, dict[str, int]]]:
         """A fresh browser context with one tab attached (flattened session); both closed after."""
         context = await browser.send("Target.createBrowserContext", {"disposeOnDetach": True})
         context_id = context["browserContextId"]
@@ -495,7 +499,7 @@ class BrowserService:
 
     async def _load(
         self,
-        browser: _Browser,
+        browser: DevToolsBrowser,
         session: str,
         counts: dict[str, int],
         url: str,
@@ -560,10 +564,7 @@ class BrowserService:
         if not layout:
             return value, None
         data = json.loads(value)
-        flat = data["rows"]
-        width = len(ROW_FIELDS)
-        rows = [flat[i : i + width] for i in range(0, len(flat), width)]
-        snapshot = LayoutSnapshot.from_rows(rows, data["width"], data["height"], data["viewport"])
+        snapshot = LayoutSnapshot.from_rows(data["rows"], data["width"], data["height"], data["viewport"])
         return data["html"], snapshot
 
     async def _answer(

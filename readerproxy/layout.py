@@ -53,9 +53,14 @@ class LayoutSnapshot:
 
     @classmethod
     def from_rows(
-        cls, rows: Sequence[Sequence[float]], page_width: float, page_height: float, viewport_width: float
+        cls,
+        rows: Sequence[float] | Sequence[Sequence[float]],
+        page_width: float,
+        page_height: float,
+        viewport_width: float,
     ) -> LayoutSnapshot:
-        """From the browser's rows (`ROW_FIELDS` per row); ValueError when a row has another shape."""
+        """From the browser's rows (`ROW_FIELDS` per row, as rows or one flat array, as the snapshot
+        script returns them); ValueError when they do not make whole rows."""
         table = np.asarray(rows, dtype=np.float64).reshape(-1, len(ROW_FIELDS)) if rows else _empty()
         return cls(
             box=table[:, 0:4].astype(np.float32),

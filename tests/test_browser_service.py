@@ -4,10 +4,13 @@ the restart after it, a missing browser, and the SSRF guard on what a rendered p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from typing import Any
 
 import aiohttp
 import pytest
@@ -19,6 +22,18 @@ from readerproxy.fetch import Fetcher, FetchSettings
 from readerproxy.server import READER
 
 pytestmark = pytest.mark.browser
+
+
+@contextlib.asynccontextmanager
+async def _service(
+    executable: str, fetcher: Fetcher | None = None, **settings: Any
+) -> AsyncIterator[BrowserService]:
+    """A browser service of its own, closed afterwards."""
+    service = BrowserService(BrowserSettings(executable=executable, **settings), fetcher)
+    try:
+        yield service
+    finally:
+        await service.close()
 
 
 async def test_the_browser_killed_mid_request_then_the_next_request_succeeds(
@@ -125,7 +140,7 @@ async def test_a_missing_browser_is_a_503_at_once_and_visual_is_listed_unavailab
 async def test_a_render_of_a_refused_address_is_refused(
     upstream: Upstream, http: aiohttp.ClientSession, chromium_path: str
 ) -> None:
-    guarded = test_settings().fetch.__class__(allow_private=False)
+    guarded = FetchSettings(allow_private=False)
     async with serve(test_settings(fetch=guarded)) as server:
         service = server.app[READER].browser  # type: ignore[index]
         for target in ("http://10.0.0.1/story", "http://169.254.169.254/latest/meta-data/"):
@@ -147,20 +162,18 @@ async def test_subresources_go_through_the_guard_and_other_hosts_are_blocked(
     )
     url = upstream.url("/fixture/page.html")
     css, image = upstream.count("/fixture/visual_columns.css"), upstream.count("/binary")
-    async with Fetcher(FetchSettings(allow_private=False)) as guarded:
-        service = BrowserService(BrowserSettings(executable=chromium_path), guarded)
-        try:
-            refused = await service.render(url, page.encode(), "text/html", layout=True)
-        finally:
-            await service.close()
+    async with (
+        Fetcher(FetchSettings(allow_private=False)) as guarded,
+        _service(chromium_path, guarded) as service,
+    ):
+        refused = await service.render(url, page.encode(), "text/html", layout=True)
     assert refused.requests.fulfilled == 1 and refused.requests.blocked >= 2
     assert upstream.count("/fixture/visual_columns.css") == css  # the guard refused loopback
-    async with Fetcher(FetchSettings(allow_private=True)) as open_fetcher:
-        service = BrowserService(BrowserSettings(executable=chromium_path), open_fetcher)
-        try:
-            allowed = await service.render(url, page.encode(), "text/html", layout=True)
-        finally:
-            await service.close()
+    async with (
+        Fetcher(FetchSettings(allow_private=True)) as fetcher,
+        _service(chromium_path, fetcher) as service,
+    ):
+        allowed = await service.render(url, page.encode(), "text/html", layout=True)
     assert upstream.count("/fixture/visual_columns.css") == css + 1
     assert upstream.count("/binary") == image  # images are blocked by default
     assert allowed.requests.fulfilled == 2 and allowed.layout is not None
@@ -180,14 +193,13 @@ async def test_a_rendered_script_cannot_reach_an_address_past_the_interception(
         "</script></body></html>"
     )
     before = upstream.count("/echo")
-    async with Fetcher(FetchSettings(allow_private=True)) as fetcher:
-        service = BrowserService(BrowserSettings(executable=chromium_path, settle_ms=500), fetcher)
-        try:
-            rendered = await service.render(
-                "http://page.test/story", page.encode(), "text/html", javascript=True, layout=False
-            )
-        finally:
-            await service.close()
+    async with (
+        Fetcher(FetchSettings(allow_private=True)) as fetcher,
+        _service(chromium_path, fetcher, settle_ms=500) as service,
+    ):
+        rendered = await service.render(
+            "http://page.test/story", page.encode(), "text/html", javascript=True, layout=False
+        )
     assert "socket failed" in rendered.html
     assert upstream.count("/echo") == before
 
@@ -197,13 +209,10 @@ async def test_a_page_the_browser_cannot_load_is_a_502_not_an_unavailable_browse
 ) -> None:
     from readerproxy.browser import RenderFailed
 
-    service = BrowserService(BrowserSettings(executable=chromium_path))
-    try:
+    async with _service(chromium_path) as service:
         with pytest.raises(RenderFailed) as failed:
             # an address that is no web page: the browser refuses to navigate there
             await service.render("ftp://page.test/a", b"<p>x</p>", "text/html", layout=True)
         assert failed.value.status == 502 and failed.value.kind == "render_failed"
         page = await service.render(upstream.url("/fixture/x.html"), b"<p>fine</p>", "text/html")
         assert "fine" in page.html and service.restarts == 0
-    finally:
-        await service.close()

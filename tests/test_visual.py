@@ -12,8 +12,8 @@ from pathlib import Path
 import aiohttp
 import numpy as np
 import pytest
-from support.chromium import Chromium
-from support.reader_server import RunningServer
+from support.chromium import SCREENSHOTS, Chromium
+from support.reader_server import REPO, RunningServer
 from support.upstream import Upstream
 
 from readerproxy.document import parse
@@ -22,7 +22,6 @@ from readerproxy.extractors.visual import VisualParams, content_boundary, hidden
 from readerproxy.layout import Layout, contrast_ratio, relative_luminance
 
 FIXTURES = Path(__file__).parent / "fixtures"
-REPO = Path(__file__).resolve().parent.parent
 
 
 def test_wcag_contrast_of_known_pairs() -> None:
@@ -66,10 +65,6 @@ def _synthetic_layout(n: int, page_width: float = 1280.0) -> dict[str, np.ndarra
 
 def _layout(arrays: dict[str, np.ndarray]) -> Layout:
     return Layout(**arrays, page_width=1280.0, page_height=4000.0, viewport_width=1280.0)
-
-
-def _elements(doc_tag: list[str], classes: list[str], wanted: str) -> list[int]:
-    return [i for i, c in enumerate(classes) if wanted in c]
 
 
 def test_scoring_on_synthetic_arrays_drops_side_columns_low_contrast_and_hidden() -> None:
@@ -148,13 +143,19 @@ async def _text(http: aiohttp.ClientSession, server: RunningServer, url: str, **
         return str(data["text"])
 
 
+async def _heuristic_and_visual(
+    http: aiohttp.ClientSession, server: RunningServer, url: str
+) -> tuple[str, str]:
+    """The page's text by `heuristic` and by `visual`."""
+    return await _text(http, server, url, algo="heuristic"), await _text(http, server, url, algo="visual")
+
+
 @pytest.mark.browser
 async def test_visual_keeps_the_article_between_two_ad_columns(
     reader_server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession, chromium_path: str
 ) -> None:
     url = upstream.url("/fixture/visual_columns.html")
-    heuristic = await _text(http, reader_server, url, algo="heuristic")
-    visual = await _text(http, reader_server, url, algo="visual")
+    heuristic, visual = await _heuristic_and_visual(http, reader_server, url)
     assert "Glacier garden cinder" in heuristic and "Bargain exclusive subscribe" in heuristic
     assert "Glacier garden cinder" in visual and "Winter orbit ember" in visual
     assert "Bargain exclusive subscribe" not in visual and "Coupon savings voucher" not in visual
@@ -167,8 +168,7 @@ async def test_low_contrast_boilerplate_is_dropped(
     reader_server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession, chromium_path: str
 ) -> None:
     url = upstream.url("/fixture/visual_contrast.html")
-    heuristic = await _text(http, reader_server, url, algo="heuristic")
-    visual = await _text(http, reader_server, url, algo="visual")
+    heuristic, visual = await _heuristic_and_visual(http, reader_server, url)
     assert "Boilerplate notice 1" in heuristic
     assert "Boilerplate notice" not in visual
     assert len(visual.split()) > 300  # the article itself is kept
@@ -179,8 +179,7 @@ async def test_elements_hidden_by_a_stylesheet_rule_are_dropped(
     reader_server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession, chromium_path: str
 ) -> None:
     url = upstream.url("/fixture/visual_hidden.html")
-    heuristic = await _text(http, reader_server, url, algo="heuristic")
-    visual = await _text(http, reader_server, url, algo="visual")
+    heuristic, visual = await _heuristic_and_visual(http, reader_server, url)
     for word in ("displaynone", "visibilityhidden", "offscreen", "clippedaway"):
         assert word in heuristic, word  # the parse alone sees no inline style on them
         assert word not in visual, word
@@ -203,9 +202,6 @@ async def test_text_written_by_the_page_script_is_read_only_with_render(
     async with http.get(reader_server.read_url(url, render="1")) as response:
         page = await response.text()
     assert response.status == 200 and "Scripted story" in page
-
-
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 
 
 @pytest.mark.browser

@@ -13,13 +13,16 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from concurrent.futures import Future
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from ..browser import BrowserService, BrowserSettings, RenderedPage
 from ..reader import BLANK_PAGE_URL
 
 #: Seconds one page may take to render in the evaluation (some dataset pages are large).
 EVAL_RENDER_TIMEOUT = 60.0
+
+T = TypeVar("T")
 
 
 class PageRenderer:
@@ -36,25 +39,20 @@ class PageRenderer:
     async def _make_service(self) -> BrowserService:
         return BrowserService(self.settings, fetcher=None)
 
-    def _call(self, coroutine: object) -> object:
-        future: Future[object] = asyncio.run_coroutine_threadsafe(coroutine, self._loop)  # type: ignore[arg-type]
-        return future.result()
+    def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     def render(self, html: str, url: str | None) -> RenderedPage:
         """The page rendered with its layout snapshot (the same page twice in a row: rendered once)."""
         if self._last is not None and self._last[0] is html and self._last[1] == url:
             return self._last[2]
-        service = self._service
-        assert isinstance(service, BrowserService)
-        page = self._call(service.render(url or BLANK_PAGE_URL, html, javascript=False, layout=True))
-        assert isinstance(page, RenderedPage)
+        page = self._call(self._service.render(url or BLANK_PAGE_URL, html, javascript=False, layout=True))
         self._last = (html, url, page)
         return page
 
     def close(self) -> None:
-        service = self._service
-        if isinstance(service, BrowserService) and self._loop.is_running():
-            self._call(service.close())
+        if self._loop.is_running():
+            self._call(self._service.close())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
 
