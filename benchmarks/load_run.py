@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from soak import children, rss_kb, start_server  # noqa: E402
-from support.reader_server import free_port  # noqa: E402
+from support.reader_server import free_port, stop_process  # noqa: E402
 from support.upstream import Upstream  # noqa: E402
 
 
@@ -235,11 +235,7 @@ def main() -> None:
         if args.json:
             args.json.write_text(json.dumps(result, indent=1))
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except Exception:
-            server.kill()
+        stop_process(server)
         upstream.stop()
 
 

@@ -26,12 +26,10 @@ import inspect
 import json
 import random
 import re
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlencode
@@ -40,6 +38,9 @@ from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+from support.reader_server import free_port, start_server_process, stop_process  # noqa: E402
 
 from readerproxy.api import to_text  # noqa: E402
 from readerproxy.evaluation.datasets import load_dataset  # noqa: E402
@@ -47,12 +48,6 @@ from readerproxy.pages import DecodedMemo  # noqa: E402
 from readerproxy.server import RENDERED_PAGES_BYTES  # noqa: E402
 
 MIB = 1024 * 1024
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def rss_bytes(pid: int) -> int:
@@ -128,22 +123,11 @@ def start_upstream(pages: list[bytes]) -> tuple[str, threading.Event]:
 
 
 def start_server(memory_cache_bytes: int) -> tuple[str, subprocess.Popen[bytes]]:
-    port = free_port()
-    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--port", str(port), "--cache", "memory"]
-    command += ["--memory-cache-bytes", str(memory_cache_bytes), "--rate-limit", "0", "--allow-private"]
+    options = ["--cache", "memory", "--memory-cache-bytes", str(memory_cache_bytes), "--rate-limit", "0"]
     # Every request comes from 127.0.0.1, standing for many readers: no per-client limits.
-    command += ["--extract-per-client", "2", "--extract-workers", "2"]
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(base + "/healthz", timeout=1):
-                return base, process
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise SystemExit("server did not start")
+    options += ["--allow-private", "--extract-per-client", "2", "--extract-workers", "2"]
+    process, base = start_server_process(*options)
+    return base, process
 
 
 def request_order(pages: int, requests: int, rng: random.Random) -> list[int]:
@@ -240,8 +224,7 @@ def main() -> int:
             print(f"phase {number + 1}: {json.dumps(asdict(phase))}", file=sys.stderr, flush=True)
     finally:
         sampling.set()
-        process.terminate()
-        process.wait(10)
+        stop_process(process)
         stop_upstream.set()
     final = phases[-1].server_rss_mib if phases else 0.0
     report = {

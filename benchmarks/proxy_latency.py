@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import aiohttp
@@ -30,17 +27,11 @@ import aiohttp
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from support.reader_server import free_port  # noqa: E402
+from soak import rss_kb  # noqa: E402
+from support.reader_server import free_port, start_server_process, stop_process  # noqa: E402
 from support.upstream import Upstream  # noqa: E402
 
 HTML_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
-
-
-def rss_kib(pid: int, field: str = "VmRSS") -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
 
 
 async def timed(http: aiohttp.ClientSession, url: str, n: int, proxy: str | None, accept: str) -> list[float]:
@@ -76,20 +67,20 @@ async def measure(upstream: Upstream, proxy_url: str, pid: int, n: int, mb: int)
                 f"{label}: direct {summary(direct)}; through the proxy {summary(proxied)}; "
                 f"added (median) {added:.2f} ms"
             )
-        baseline = rss_kib(pid)
+        baseline = rss_kb(pid)
         peak = baseline
         received = 0
         began = time.perf_counter()
         async with http.get(f"{named}/download?mb={mb}", proxy=proxy_url) as r:
             async for chunk in r.content.iter_chunked(256 * 1024):
                 received += len(chunk)
-                peak = max(peak, rss_kib(pid))
+                peak = max(peak, rss_kb(pid))
         seconds = time.perf_counter() - began
         print(
             f"download {mb} MB through the proxy: {received / 1e6:.1f} MB in {seconds:.2f} s "
             f"({received / 1e6 / seconds:.0f} MB/s); proxy RSS before {baseline / 1024:.1f} MiB, "
             f"peak while streaming {peak / 1024:.1f} MiB (+{(peak - baseline) / 1024:.1f} MiB), "
-            f"VmHWM {rss_kib(pid, 'VmHWM') / 1024:.1f} MiB"
+            f"VmHWM {rss_kb(pid, 'VmHWM') / 1024:.1f} MiB"
         )
 
 
@@ -102,42 +93,13 @@ def main() -> None:
     args = parser.parse_args()
     upstream = Upstream()
     upstream.start()
-    port, proxy_port = free_port(), free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "readerproxy.cli",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--proxy-port",
-        str(proxy_port),
-        "--cache",
-        "memory",
-        "--allow-private",
-        "--resolve",
-        "news.test:127.0.0.1",
-    ]
-    process = subprocess.Popen(
-        command, cwd=REPO, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    proxy_port = free_port()
+    options = ["--proxy-port", str(proxy_port), "--cache", "memory", "--allow-private"]
+    process, _ = start_server_process(*options, "--resolve", "news.test:127.0.0.1")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("the server did not start") from None
-                time.sleep(0.1)
         asyncio.run(measure(upstream, f"http://127.0.0.1:{proxy_port}", process.pid, args.requests, args.mb))
     finally:
-        process.terminate()
-        process.wait(10)
+        stop_process(process)
         upstream.stop()
 
 

@@ -28,7 +28,6 @@ import gzip
 import json
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -43,14 +42,12 @@ from urllib.parse import urlencode
 from aiohttp import ClientSession, TCPConnector, web
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+from support.reader_server import free_port, start_server_process, stop_process, wait_healthy  # noqa: E402
+
 DATASET = REPO.parent / "shared" / "datasets" / "scrapinghub" / "html"
 PAGE_ID = "c582d3b772578e8feaa3cfd8f5ae8100bb6f0bc66048204a9a398395841c1164"  # 197 562 bytes decoded
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def page_bytes() -> bytes:
@@ -90,30 +87,14 @@ def start_upstream(body: bytes) -> tuple[str, threading.Event]:
     return f"http://127.0.0.1:{port}", stop
 
 
-def wait_healthy(base: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(base + "/healthz", timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise SystemExit(f"{base} did not start")
-
-
 def start_server(workers: int = 1) -> tuple[str, subprocess.Popen[bytes]]:
     """`readerproxy serve` with a memory cache (each worker its own) in a separate process.
 
     The per-client rate limit is off: every request of the load comes from one address (127.0.0.1),
     so with the default limit the run would measure 429 answers, not the cached path.
     """
-    port = free_port()
-    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--port", str(port), "--rate-limit", "0"]
-    command += ["--cache", "memory", "--allow-private", "--workers", str(workers)]
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    wait_healthy(base, process)
+    options = ["--rate-limit", "0", "--cache", "memory", "--allow-private", "--workers", str(workers)]
+    process, base = start_server_process(*options)
     return base, process
 
 
@@ -145,15 +126,6 @@ def start_bare(
     base = f"http://127.0.0.1:{port}"
     wait_healthy(base, process)
     return base, process
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def _ms(text: str) -> float:
@@ -327,7 +299,7 @@ def main() -> int:
                                 flush=True,
                             )
                     finally:
-                        stop(bare_process)
+                        stop_process(bare_process)
                     summary = {
                         "rounds": rounds,
                         "median_ratio": statistics.median(r["ratio"] for r in rounds),
@@ -343,7 +315,7 @@ def main() -> int:
                         ]
                     report[f"workers_{workers}"] = summary
                 finally:
-                    stop(process)
+                    stop_process(process)
     finally:
         stop_upstream.set()
     print(json.dumps(report, indent=2))

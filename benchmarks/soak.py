@@ -25,24 +25,15 @@ from urllib.parse import urlencode
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from support.reader_server import free_port  # noqa: E402
+from support.reader_server import free_port, start_server_process, stop_process  # noqa: E402
 from support.upstream import Upstream  # noqa: E402
 
 
-def rss_kb(pid: int) -> int:
+def rss_kb(pid: int, field: str = "VmRSS") -> int:
+    """A /proc/PID/status size in kB (VmRSS, or e.g. VmHWM for the peak); 0 once the process has gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def hwm_kb(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     except OSError:
         pass
@@ -58,26 +49,9 @@ def children(pid: int) -> list[int]:
 
 
 def start_server(port: int, *extra: str) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable,
-        "-m",
-        "readerproxy.cli",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--cache",
-        "memory",
-        "--allow-private",
-        "--rate-limit",
-        "0",
-        *extra,
-    ]
-    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert process.stdout is not None
-    process.stdout.readline()
-    return process
+    """`readerproxy serve --cache memory --rate-limit 0` on `port`, once /healthz answers."""
+    options = ["--cache", "memory", "--allow-private", "--rate-limit", "0", *extra]
+    return start_server_process(*options, port=port)[0]
 
 
 def get(url: str, timeout: float = 120) -> tuple[int, bytes]:
@@ -131,20 +105,23 @@ def main() -> None:
                 flush=True,
             )
         # the peak for one 9 MB page: the worker's high-water mark (fresh workers: restart the server)
-        server.terminate()
-        server.wait(10)
+        stop_process(server)
         server = start_server(port, "--extract-timeout", "120", "--extract-workers", "1")
         kids = children(server.pid)
-        worker_before = {k: hwm_kb(k) for k in kids}
+        worker_before = {k: rss_kb(k, "VmHWM") for k in kids}
         main_before = rss_kb(server.pid)
         status, _ = get(f"{base}/read?{urlencode({'url': upstream.url('/generated/nine?kb=9216')})}")
-        worker_peak = max((hwm_kb(k) - worker_before.get(k, 0) for k in children(server.pid)), default=0)
+        worker_peak = max(
+            (rss_kb(k, "VmHWM") - worker_before.get(k, 0) for k in children(server.pid)), default=0
+        )
         main_after = rss_kb(server.pid)
         peak = {
             "status": status,
             "page_mb": 9,
             "worker_peak_growth_mb": round(worker_peak / 1024, 1),
-            "worker_peak_mb": round(max((hwm_kb(k) for k in children(server.pid)), default=0) / 1024, 1),
+            "worker_peak_mb": round(
+                max((rss_kb(k, "VmHWM") for k in children(server.pid)), default=0) / 1024, 1
+            ),
             "server_growth_mb": round((main_after - main_before) / 1024, 1),
         }
         print("9 MB page:", json.dumps(peak))
@@ -155,11 +132,7 @@ def main() -> None:
                 )
             )
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_process(server)
         upstream.stop()
 
 

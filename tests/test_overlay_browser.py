@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from support.chromium import Chromium
-from support.reader_server import serve, test_settings
+from support.reader_server import serve, serve_app, test_settings
 from support.upstream import PNG_BYTES, Upstream
 
 from readerproxy.compare import algorithm_names
@@ -87,15 +87,8 @@ async def fixture_site() -> AsyncIterator[str]:
     app.router.add_get("/fixture.css", serve_css)
     app.router.add_get("/pixel.png", serve_pixel)
     app.router.add_get("/evil.js", serve_js)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        await runner.cleanup()
+    async with serve_app(app) as base:
+        yield base
 
 
 async def scored_blocks(base: str, url: str, algorithm: str) -> int:

@@ -144,28 +144,12 @@ def test_workers_share_one_port_and_stop_together(tmp_path: Path, upstream: Upst
     """`--workers 2`: two processes answer on one port (SO_REUSEPORT), share the SQLite cache, and
     SIGTERM to the supervisor stops them all."""
     import signal
-    import subprocess
-    import sys
     import time
 
-    from support.reader_server import free_port
+    from support.reader_server import start_server_process
 
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "readerproxy.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--workers",
-        "2",
-        "--cache",
-        f"sqlite:{tmp_path / 'workers.sqlite3'}",
-        "--allow-private",
-    ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    cache = f"sqlite:{tmp_path / 'workers.sqlite3'}"
+    process, base = start_server_process("--workers", "2", "--cache", cache, "--allow-private")
     try:
         pids: set[int] = set()
         deadline = time.monotonic() + 30

@@ -8,13 +8,12 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
-from support.reader_server import REPO, free_port, serve, test_settings
+from support.reader_server import serve, start_server_process, test_settings
 from support.upstream import Upstream
 
 from readerproxy.extraction import get_extractor
@@ -142,34 +141,13 @@ async def test_parameters_out_of_range_are_400(http: aiohttp.ClientSession, quer
 
 
 def test_sigterm_stops_the_server_and_its_workers_within_seconds() -> None:
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "readerproxy.cli",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--cache",
-            "memory",
-            "--extract-timeout",
-            "60",
-        ],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    process, base = start_server_process("--cache", "memory", "--extract-timeout", "60")
     try:
-        assert process.stdout is not None
-        process.stdout.readline()  # listening
         import urllib.request
 
         def post() -> None:
             request = urllib.request.Request(
-                f"http://127.0.0.1:{port}/api/extract",
+                base + "/api/extract",
                 data=links(200_000).encode(),
                 headers={"Content-Type": "text/html"},
             )

@@ -57,76 +57,95 @@ class RunningServer:
 
 
 @contextlib.asynccontextmanager
-async def serve(settings: Settings) -> AsyncIterator[RunningServer]:
-    """Run the app in this event loop on an ephemeral loopback port."""
-    app = create_app(replace(settings, host="127.0.0.1", port=0))
+async def serve_app(app: web.Application) -> AsyncIterator[str]:
+    """Run an aiohttp app in this event loop on an ephemeral loopback port; yields its base URL."""
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     host, port = runner.addresses[0][:2]
     try:
-        yield RunningServer(f"http://{host}:{port}", app)
+        yield f"http://{host}:{port}"
     finally:
         await runner.cleanup()
 
 
+@contextlib.asynccontextmanager
+async def serve(settings: Settings) -> AsyncIterator[RunningServer]:
+    """Run the reader app in this event loop on an ephemeral loopback port."""
+    app = create_app(replace(settings, host="127.0.0.1", port=0))
+    async with serve_app(app) as base:
+        yield RunningServer(base, app)
+
+
 def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
+def wait_healthy(base: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    """Wait until `base`/healthz answers 200; if the process exits or the time runs out, stop it
+    and raise RuntimeError (with its stderr when that is a pipe)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited: {process.stderr.read().decode() if process.stderr else ''}")
+        try:
+            with urllib.request.urlopen(base + "/healthz", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            stop_process(process)
+            raise RuntimeError(f"{base} did not become healthy")
+        time.sleep(0.1)
+
+
+def start_server_process(
+    *options: str,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
+    stdout: int = subprocess.DEVNULL,
+    stderr: int = subprocess.DEVNULL,
+) -> tuple[subprocess.Popen[bytes], str]:
+    """`python -m readerproxy.cli serve --host 127.0.0.1 --port PORT *options` from the repository,
+    returned with its base URL once /healthz answers (a free port unless `port` is given).
+
+    Used by the tests and the benchmarks (which put tests/ on sys.path). Stop it with `stop_process`.
+    """
+    port = port or free_port()
+    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    process = subprocess.Popen(
+        [*command, *options], cwd=REPO, env={**os.environ, **(env or {})}, stdout=stdout, stderr=stderr
+    )
+    base = f"http://127.0.0.1:{port}"
+    wait_healthy(base, process)
+    return process, base
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 10) -> None:
+    """SIGTERM, then SIGKILL if it has not stopped within `timeout` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextlib.contextmanager
 def serve_process(cache: str, *extra: str, env: dict[str, str] | None = None) -> Iterator[RunningServer]:
     """`readerproxy serve` as a separate process (for several servers sharing one cache)."""
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "readerproxy.cli",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--cache",
-        cache,
-        "--allow-private",
-        *extra,
-    ]
-    process = subprocess.Popen(
-        command,
-        cwd=REPO,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    process, base = start_server_process(
+        "--cache", cache, "--allow-private", *extra, env=env, stderr=subprocess.PIPE
     )
-    base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"server exited: {process.stderr.read().decode() if process.stderr else ''}"
-                )
-            try:
-                with urllib.request.urlopen(base + "/healthz", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("server did not become healthy")
-            time.sleep(0.1)
         yield RunningServer(base)
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
         if process.stderr:
             process.stderr.close()
 
