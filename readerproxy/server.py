@@ -101,6 +101,7 @@ LIMITER = web.AppKey("limiter", RateLimiter)
 LIMITED_PREFIXES = ("/read", "/api/", "/compare")
 RENDERED = web.AppKey("rendered", LRU[RenderedKey, Encoded])
 STATIC = web.AppKey("static", dict[str, Encoded])
+CREDENTIALS = web.AppKey("credentials", str)  # "USER:PASS" of --auth / --auth-file, read once
 
 
 def create_app(settings: Settings) -> web.Application:
@@ -123,6 +124,11 @@ def create_app(settings: Settings) -> web.Application:
     if settings.proxy_port is not None:  # proxy mode: its own listener (readerproxy/proxy/server.py says why)
         app.cleanup_ctx.append(_proxy_resources)
     if settings.auth or settings.auth_file:
+        from .proxy.addons import configured_credentials
+
+        credentials = configured_credentials(settings)
+        assert credentials is not None
+        app[CREDENTIALS] = credentials
         app.middlewares.append(auth_middleware)
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", index, name="index")
@@ -172,13 +178,10 @@ OPEN_PATHS = frozenset({"/healthz", "/proxy.pac"})
 @web.middleware
 async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """`--auth`: HTTP Basic on the reader routes, with the proxy's credentials."""
-    from .proxy.addons import basic_matches, configured_credentials
+    from .proxy.addons import basic_matches
 
-    credentials = configured_credentials(request.app[SETTINGS])
-    if (
-        request.path in OPEN_PATHS
-        or credentials is None
-        or basic_matches(request.headers.get("Authorization"), credentials)
+    if request.path in OPEN_PATHS or basic_matches(
+        request.headers.get("Authorization"), request.app[CREDENTIALS]
     ):
         return await handler(request)
     return web.Response(
