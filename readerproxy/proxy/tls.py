@@ -16,7 +16,6 @@ import ipaddress
 import os
 import ssl
 import tempfile
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +23,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from ..lru import ENTRY_OVERHEAD, LRU
 
 CA_CERT_NAME = "readerproxy-ca.pem"
 CA_KEY_NAME = "readerproxy-ca-key.pem"
@@ -142,7 +143,10 @@ class CertificateAuthority:
 
     def __post_init__(self) -> None:
         self._leaf_key = ec.generate_private_key(ec.SECP256R1())
-        self._contexts: OrderedDict[str, ssl.SSLContext] = OrderedDict()
+        # what follows each leaf in the file load_cert_chain reads: the CA, then the leaves' key
+        self._chain_rest = pem(self.cert) + key_pem(self._leaf_key)
+        # at most CONTEXT_CACHE hosts: every entry is charged the LRU's fixed overhead only
+        self._contexts: LRU[str, ssl.SSLContext] = LRU(CONTEXT_CACHE * ENTRY_OVERHEAD, lambda _h, _c: 0)
 
     @classmethod
     def load_or_create(cls, directory: Path) -> CertificateAuthority:
@@ -167,7 +171,6 @@ class CertificateAuthority:
         """A server-side SSLContext presenting a certificate for `host` (minted once, then cached)."""
         context = self._contexts.get(host)
         if context is not None:
-            self._contexts.move_to_end(host)
             return context
         leaf = make_leaf(host, self.key, self.cert, self._leaf_key)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -176,12 +179,10 @@ class CertificateAuthority:
         # load_cert_chain reads files only: write the chain and key to a private temporary file.
         with tempfile.NamedTemporaryFile("wb", suffix=".pem") as handle:
             os.chmod(handle.name, 0o600)
-            handle.write(pem(leaf) + pem(self.cert) + key_pem(self._leaf_key))
+            handle.write(pem(leaf) + self._chain_rest)
             handle.flush()
             context.load_cert_chain(handle.name)
-        self._contexts[host] = context
-        while len(self._contexts) > CONTEXT_CACHE:
-            self._contexts.popitem(last=False)
+        self._contexts.set(host, context)
         return context
 
 
