@@ -100,12 +100,7 @@ class Page:
         )
 
     async def set_color_scheme(self, scheme: str) -> None:
-        await self.send(
-            "Emulation.setEmulatedMedia",
-            {
-                "features": [{"name": "prefers-color-scheme", "value": scheme}],
-            },
-        )
+        await self.set_media("", scheme)
 
     async def set_media(self, media: str = "", scheme: str | None = None) -> None:
         """Emulate a CSS media type ("print", "screen" or "" for none) and optionally a color scheme."""
