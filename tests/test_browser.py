@@ -7,17 +7,15 @@ about 60-75 characters. Screenshots are kept in artifacts/screenshots/ (gitignor
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-from support.chromium import Chromium
+from support.chromium import SCREENSHOTS, Chromium
 from support.reader_server import serve, test_settings
 from support.upstream import Upstream
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 VIEWPORTS = ((375, 812, True), (1280, 800, False))
 SCHEMES = ("light", "dark")
 

@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
-from support.chromium import Chromium
+from support.chromium import SCREENSHOTS, Chromium
 from support.reader_server import serve, serve_app, test_settings
 from support.upstream import PNG_BYTES, Upstream
 
@@ -29,7 +29,6 @@ from readerproxy.compare import algorithm_names
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 VIEWPORTS = ((375, 812, True), (1280, 800, False))
 

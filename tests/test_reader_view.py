@@ -9,16 +9,14 @@ the caption still; CJK reading time and language; RTL order. Screenshots go to a
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
-from support.chromium import Chromium, Page
+from support.chromium import SCREENSHOTS, Chromium, Page
 from support.reader_server import serve, test_settings
 from support.upstream import Upstream
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 
 #: Helpers defined in the page: WCAG contrast of two CSS colours, the effective background of an element.
 HELPERS = """

@@ -388,6 +388,18 @@ def article_element(doc: Document, selected: np.ndarray, words: np.ndarray, cove
     return int(candidates[np.argmin(size)])
 
 
+def nothing_to_score(doc: Document) -> bool:
+    """A page without tokens or elements: nothing for the element scoring to work on."""
+    return len(doc.tokens) == 0 or not doc.elements
+
+
+def empty_extraction(doc: Document) -> Extraction:
+    """The answer for a page with nothing to score (heuristic and visual)."""
+    return Extraction(
+        blocks=[], selection=np.zeros(len(doc.tokens), dtype=bool), signals={"element_score": np.zeros(0)}
+    )
+
+
 @register(
     "heuristic",
     "DOM scoring of elements with weighted features and neighbour propagation (Berg 2020).",
@@ -396,11 +408,8 @@ def article_element(doc: Document, selected: np.ndarray, words: np.ndarray, cove
 )
 def extract_heuristic(doc: Document, params: HeuristicParams) -> Extraction:
     """Score every element, keep the text holders above the threshold inside the article element."""
-    n_tokens = len(doc.tokens)
-    if n_tokens == 0 or not doc.elements:
-        return Extraction(
-            blocks=[], selection=np.zeros(n_tokens, dtype=bool), signals={"element_score": np.zeros(0)}
-        )
+    if nothing_to_score(doc):
+        return empty_extraction(doc)
     scored = score_elements(doc, params)
     chosen, root, selection = select_article(doc, scored, scored.scores, params)
     return Extraction(

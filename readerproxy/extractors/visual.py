@@ -62,7 +62,9 @@ from .heuristic import (
     HeuristicParams,
     Scored,
     container_scores,
+    empty_extraction,
     holder_blocks,
+    nothing_to_score,
     score_elements,
     select_article,
     selection_score,
@@ -221,11 +223,8 @@ def visual_scores(doc: Document, scored: Scored, layout: Layout, params: VisualP
 )
 def extract_visual(doc: Document, params: VisualParams) -> Extraction:
     """Heuristic scores plus the visual ones; keep the visible holders above the threshold."""
-    n_tokens = len(doc.tokens)
-    if n_tokens == 0 or not doc.elements:
-        return Extraction(
-            blocks=[], selection=np.zeros(n_tokens, dtype=bool), signals={"element_score": np.zeros(0)}
-        )
+    if nothing_to_score(doc):
+        return empty_extraction(doc)
     scored = score_elements(doc, params)
     n = len(doc.elements)
     layout = doc.layout
