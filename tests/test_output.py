@@ -274,3 +274,45 @@ def test_plain_paths_are_joined_exactly_as_urljoin_does() -> None:
     assert plain > 1000
     for tricky in ("//evil.example/x", "/a//b", "/./a", "/a/../b", "/a;p", "/a?q", "/a#f", "/ a", "/.."):
         assert not _PLAIN_PATH.fullmatch(tricky), tricky
+
+
+def test_plain_absolute_urls_come_back_from_urljoin_unchanged() -> None:
+    import random
+    from urllib.parse import urljoin
+
+    from readerproxy.output import _PLAIN_ABSOLUTE
+
+    rng = random.Random(7)
+    alphabet = [*"abAZ09/._-~%!$&'()*+,;=:@?#\\[] \t\n\x00\x7f\u00fc", "//", "/..", "?#", "#", ":80"]
+    bases = [
+        "https://www.example.com/a/b/c.html?q=1#f",
+        "http://user:pw@host:8080/x/",
+        "HTTPS://Example.COM",
+        "ftp://files.example/x",
+        "http://[bad",  # urljoin raises ValueError: the URL is kept as it is
+    ]
+    plain = 0
+    for _ in range(20_000):
+        scheme = rng.choice(["http://", "https://", "HTTP://", "Https://"])
+        host = "".join(rng.choice("ab.-09" * 5 + ":[]\u00fc@") for _ in range(rng.randint(0, 6)))
+        value = scheme + host + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        if _PLAIN_ABSOLUTE.fullmatch(value):
+            plain += 1
+            for base in bases:
+                try:
+                    joined = urljoin(base, value)
+                except ValueError:
+                    joined = value
+                assert joined == value, (base, value)
+    assert plain > 1000
+    for tricky in (
+        "HTTP://a.example/x",  # the scheme is lower-cased
+        "https://a.example/x;",  # an empty parameter is dropped
+        "https://a.example/x?",  # so is an empty query
+        "https://a.example/x#",  # and an empty fragment
+        "https://a.example/x y",
+        "https://a.example/\tx",
+        "https://[::1/x",
+        "https://\u00fc.example/x",
+    ):
+        assert not _PLAIN_ABSOLUTE.fullmatch(tricky), tricky
