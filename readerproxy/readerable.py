@@ -17,6 +17,7 @@ WCXB articles 0.986 -> 0.97 readerable, listings 0.54 -> 0.40, collections 0.56 
 from __future__ import annotations
 
 from .document import Document
+from .output import indices_of
 from .readability_rules import MAYBE_CANDIDATE_READERABLE, unlikely_by_class_id
 
 MIN_CONTENT_LENGTH = 140
@@ -25,35 +26,37 @@ MIN_SIBLING_SCORE = 40.0
 MAX_LINK_DENSITY = 0.4
 
 
-def _inside(doc: Document, index: int, tag: str) -> bool:
-    parent = int(doc.parent[index])
-    while parent >= 0:
-        if doc.tag[parent] == tag:
-            return True
-        parent = int(doc.parent[parent])
-    return False
-
-
 def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
     """(element, trimmed text length) of every paragraph Readability.js's check looks at."""
-    candidates = {i for i, tag in enumerate(doc.tag) if tag in ("p", "pre", "article")}
-    for i, tag in enumerate(doc.tag):
-        if tag == "br":
-            parent = int(doc.parent[i])
-            if parent >= 0 and doc.tag[parent] == "div":
-                candidates.add(parent)
+    tags = doc.tag
+    parents = doc.parent.tolist()
+    candidates = {i for name in ("p", "pre", "article") for i in indices_of(tags, name)}
+    for br in indices_of(tags, "br"):
+        parent = parents[br]
+        if parent >= 0 and tags[parent] == "div":
+            candidates.add(parent)
     text = doc.tokens.text
+    starts, ends = doc.start.tolist(), doc.end.tolist()
     found: list[tuple[int, int]] = []
     for index in sorted(candidates):
         attrs = doc.elements[index].attributes
         match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
         if unlikely_by_class_id(match, MAYBE_CANDIDATE_READERABLE):
             continue
-        if doc.tag[index] == "p" and _inside(doc, index, "li"):
+        if tags[index] == "p" and _inside(tags, parents, index, "li"):
             continue
-        length = len("".join(text[int(doc.start[index]) : int(doc.end[index]) + 1]).strip())
+        length = len("".join(text[starts[index] : ends[index] + 1]).strip())
         found.append((index, length))
     return found
+
+
+def _inside(tags: list[str], parents: list[int], index: int, tag: str) -> bool:
+    parent = parents[index]
+    while parent >= 0:
+        if tags[parent] == tag:
+            return True
+        parent = parents[parent]
+    return False
 
 
 def readerable_scores(doc: Document) -> tuple[float, float]:

@@ -316,3 +316,34 @@ def test_plain_absolute_urls_come_back_from_urljoin_unchanged() -> None:
         "https://\u00fc.example/x",
     ):
         assert not _PLAIN_ABSOLUTE.fullmatch(tricky), tricky
+
+
+def test_srcsets_without_parentheses_split_as_the_standard_steps_do() -> None:
+    import random
+
+    from readerproxy.output import _parse_srcset_by_character, parse_srcset
+
+    rng = random.Random(11)
+    alphabet = [*"ab1w2x, ,,\t\n\u00a0\u2003/.:", "320w", "1.5x", "https://e.example/c_fill,f_auto/x.jpg"]
+    for _ in range(5_000):
+        srcset = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 15)))
+        assert parse_srcset(srcset) == _parse_srcset_by_character(srcset), srcset
+    assert parse_srcset("a.jpg 1x, b.jpg (min-width: 2px) 2x") == [
+        ("a.jpg", "1x"),
+        ("b.jpg", "(min-width: 2px) 2x"),
+    ]
+
+
+def test_collapse_spaces_is_the_whitespace_rule_of_render_text() -> None:
+    import random
+
+    from readerproxy.output import _WS, collapse_spaces
+
+    rng = random.Random(3)
+    alphabet = [
+        *"ab \t\r\f\v\n\x1c\x1f\x85\u00a0\u1680\u2001\u200a\u200b\u200c\u2028\u202f\u205f\u3000",
+        "“é”",
+    ]
+    for _ in range(50_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert collapse_spaces(text) == _WS.sub(" ", text).strip(), repr(text)
