@@ -16,6 +16,8 @@ WCXB articles 0.986 -> 0.97 readerable, listings 0.54 -> 0.40, collections 0.56 
 
 from __future__ import annotations
 
+import functools
+
 from .document import Document
 from .output import indices_of
 from .readability_rules import MAYBE_CANDIDATE_READERABLE, unlikely_by_class_id
@@ -36,18 +38,23 @@ def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
         if parent >= 0 and tags[parent] == "div":
             candidates.add(parent)
     text = doc.tokens.text
-    starts, ends = doc.start.tolist(), doc.end.tolist()
     found: list[tuple[int, int]] = []
     for index in sorted(candidates):
-        attrs = doc.elements[index].attributes
-        match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-        if unlikely_by_class_id(match, MAYBE_CANDIDATE_READERABLE):
-            continue
         if tags[index] == "p" and _inside(tags, parents, index, "li"):
             continue
-        length = len("".join(text[starts[index] : ends[index] + 1]).strip())
+        attrs = doc.elements[index].attributes
+        if _unlikely(f"{attrs.get('class') or ''} {attrs.get('id') or ''}"):
+            continue
+        length = len("".join(text[int(doc.start[index]) : int(doc.end[index]) + 1]).strip())
         found.append((index, length))
     return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _unlikely(class_and_id: str) -> bool:
+    """Readability-readerable.js's class/id rule, cached: for speed, as the paragraphs of a page
+    mostly share a handful of classes and the rule is a long case-insensitive alternation."""
+    return unlikely_by_class_id(class_and_id, MAYBE_CANDIDATE_READERABLE)
 
 
 def _inside(tags: list[str], parents: list[int], index: int, tag: str) -> bool:
