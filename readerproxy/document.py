@@ -84,7 +84,7 @@ _TAG_NAME = attrgetter("tag")
 _WHITESPACE = np.array([chr(c).isspace() for c in range(0x3002)])
 
 
-def _code_points(text: str) -> np.ndarray:
+def code_points(text: str) -> np.ndarray:
     """One array entry per character of `text`, in the narrowest unsigned type that holds them all.
 
     Chosen for speed: most pages need 8 or 16 bits, and every numpy pass of the scan over 1 or 2
@@ -107,7 +107,7 @@ _CODECS = {1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}
 
 
 def _text(codes: np.ndarray) -> str:
-    """The string of an array made by `_code_points` (or cut from one)."""
+    """The string of an array made by `code_points` (or cut from one)."""
     return codes.tobytes().decode(_CODECS[codes.dtype.itemsize], "surrogatepass")
 
 
@@ -424,7 +424,7 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     fails (a stray end tag, a name that is not the element's, ...) the page goes to `_scan`, which
     gives the same answer as this function everywhere this function answers.
     """
-    codes = _code_points(serialised + "\x00\x00\x00")  # padding: peeking past a tag's "<" is safe
+    codes = code_points(serialised + "\x00\x00\x00")  # padding: peeking past a tag's "<" is safe
     if not serialised or not codes[:-3].all():  # "\x00" separates the pieces below
         return None
     spans = _tag_spans(serialised, codes)
@@ -442,7 +442,7 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     # Tag names against the elements' (lower-case ASCII; anything else goes to `_scan`).
     # Each start tag must hold its element's name followed by " " or ">": compare the name and
     # that character, as "\x00", with the "\x00"-terminated names.
-    tag_codes = _code_points("\x00".join(tag) + "\x00")
+    tag_codes = code_points("\x00".join(tag) + "\x00")
     tag_end = np.flatnonzero(tag_codes == 0)
     if len(tag_end) != n_elements or (tag_codes == ord('"')).any():  # `_TOKEN` reads quoted names differently
         return None
@@ -477,7 +477,7 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
             return None
     joined = joined.replace("\n", "\n\x00")
     items = joined.split("\x00")
-    item_codes = _code_points(joined + "\x00")
+    item_codes = code_points(joined + "\x00")
     item_end = np.flatnonzero(item_codes == 0)
     item_start = np.concatenate(([0], item_end[:-1] + 1))
     item_len = item_end - item_start

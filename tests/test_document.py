@@ -284,7 +284,7 @@ def test_fast_scan_agrees_with_the_general_scan_on_random_markup() -> None:
 def test_code_points_use_the_narrowest_width_and_round_trip(text: str, width: int) -> None:
     from readerproxy import document
 
-    codes = document._code_points(text)
+    codes = document.code_points(text)
     assert codes.dtype.itemsize == width
     assert len(codes) == len(text)
     assert document._text(codes) == text
