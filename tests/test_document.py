@@ -200,8 +200,6 @@ def _scan_input(page: str) -> tuple[str, list[str]]:
 
     from readerproxy import document
 
-    from readerproxy import document
-
     tree = LexborHTMLParser(page)
     document._clean(tree)
     return tree.html or "", [node.tag.lower() if node.tag else "" for node in tree.css("*")]
