@@ -10,9 +10,14 @@ For every page of the shared datasets (ScrapingHub and Readability by default), 
 - every extractor configuration in `CONFIGS` (each registered extractor with its defaults plus
   link-filter and parameter variants): its full `Extraction` (selection bits, blocks, score, every
   signal array with its dtype, algorithm and parameters);
-- for `auto`: `render_text`, `render_html` with and without images, and the metadata.
+- for `auto`: `render_text`, `render_html` with and without images, the metadata (which holds
+  `next_page_url`), the readerable check, and the body the reader page shows (`fit_under_header`
+  of the HTML, as `render.Renderer.reader_page` calls it).
 
-`--compare` prints how many hashes differ (and which, up to 20) and exits 1 if any does.
+`--outputs-only` computes only `auto`'s output hashes (the last item), for a quicker check of work
+after the extraction. `--compare` prints how many hashes differ (and which, up to 20) and exits 1
+if any does; a hash only the new run has (one added to this script since the old run) is counted
+apart and is not a difference, one the new run lacks is.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -31,7 +37,8 @@ from readerproxy.document import Document, parse
 from readerproxy.evaluation.datasets import load_dataset
 from readerproxy.extraction import Extraction, get_extractor
 from readerproxy.metadata import extract_metadata
-from readerproxy.output import render_html, render_text
+from readerproxy.output import fit_under_header, render_html, render_text
+from readerproxy.readerable import is_probably_readerable
 
 #: (algorithm, parameter overrides): every registered extractor, then the variants the evaluation runs.
 CONFIGS: list[tuple[str, dict[str, Any]]] = [
@@ -104,8 +111,31 @@ def extraction_hash(extraction: Extraction) -> str:
     return _digest(flat)
 
 
-def page_hashes(text: str, url: str | None) -> dict[str, str]:
+def output_hashes(text: str, url: str | None) -> dict[str, str]:
+    """The hashes of what `auto`'s pipeline makes after the extraction, by name."""
+    hashes: dict[str, str] = {}
+    page = parse(text, url)
+    extractor = get_extractor("auto")
+    auto = extractor.run(page, extractor.defaults())
+    plain = render_text(page, auto.selection)
+    fragment = render_html(page, auto.selection)
+    metadata = extract_metadata(page, plain, selection=auto.selection)
+    hashes["auto:render_text"] = _digest([plain])
+    hashes["auto:render_html"] = _digest([fragment])
+    hashes["auto:render_html:lite"] = _digest([render_html(page, auto.selection, images=False)])
+    hashes["auto:metadata"] = _digest([metadata])
+    hashes["auto:readerable"] = _digest([is_probably_readerable(page)])
+    dated = bool(metadata.published or re.search(r"\d{4}", metadata.byline or ""))
+    hashes["auto:fit_under_header"] = _digest(
+        [fit_under_header(fragment, metadata.title, metadata.byline, dated=dated)]
+    )
+    return hashes
+
+
+def page_hashes(text: str, url: str | None, outputs_only: bool = False) -> dict[str, str]:
     """Every hash of one page, by name."""
+    if outputs_only:
+        return output_hashes(text, url)
     hashes: dict[str, str] = {}
     doc = parse(text, url)
     hashes["document"] = document_hash(doc)
@@ -115,13 +145,7 @@ def page_hashes(text: str, url: str | None) -> dict[str, str]:
         key = name + "".join(f":{k}={v}" for k, v in sorted(overrides.items()))
         hashes[key] = extraction_hash(extraction)
         if name == "auto" and not overrides:
-            page = parse(text, url)
-            auto = extractor.run(page, extractor.defaults())
-            plain = render_text(page, auto.selection)
-            hashes["auto:render_text"] = _digest([plain])
-            hashes["auto:render_html"] = _digest([render_html(page, auto.selection)])
-            hashes["auto:render_html:lite"] = _digest([render_html(page, auto.selection, images=False)])
-            hashes["auto:metadata"] = _digest([extract_metadata(page, plain, selection=auto.selection)])
+            hashes.update(output_hashes(text, url))
     return hashes
 
 
@@ -131,12 +155,13 @@ def main() -> int:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--out", help="write the hashes to this JSON file")
     parser.add_argument("--compare", help="compare with hashes written earlier by --out")
+    parser.add_argument("--outputs-only", action="store_true", help="only auto's output hashes")
     args = parser.parse_args()
     hashes: dict[str, str] = {}
     for name in args.dataset:
         for page in load_dataset(name, args.limit).pages:
             text = to_text(page.read_bytes())
-            for key, value in page_hashes(text, page.url).items():
+            for key, value in page_hashes(text, page.url, args.outputs_only).items():
                 hashes[f"{name}/{page.id}/{key}"] = value
     print(f"{len(hashes)} hashes over {len({k.rsplit('/', 1)[0] for k in hashes})} pages")
     if args.out:
@@ -145,8 +170,15 @@ def main() -> int:
     if args.compare:
         with open(args.compare) as before_file:
             before: dict[str, str] = json.load(before_file)
-        differ = sorted(k for k in before.keys() | hashes.keys() if before.get(k) != hashes.get(k))
-        print(f"compared with {args.compare}: {len(before)} before, {len(hashes)} now, {len(differ)} differ")
+        if args.outputs_only:  # only the hashes this run made a kind of, on the pages it ran
+            pages = {k.rsplit("/", 1)[0] for k in hashes}
+            before = {k: v for k, v in before.items() if k.rsplit("/", 1)[0] in pages and "/auto:" in k}
+        differ = sorted(k for k in before if before[k] != hashes.get(k))
+        new = len(hashes.keys() - before.keys())
+        print(
+            f"compared with {args.compare}: {len(before)} before, {len(hashes)} now, {len(differ)} differ"
+            f" ({new} new hashes not in the old run)"
+        )
         for key in differ[:20]:
             print(f"  {key}: {before.get(key)} -> {hashes.get(key)}")
         return 1 if differ else 0

@@ -79,12 +79,12 @@ _TOKEN = re.compile(
 )
 _BAD_ATTRIBUTE_NAME = re.compile(r'["\'<>=/`]')
 _WS = re.compile(r"\s+")
-_TAG_NAME = attrgetter("tag")
+_TAG_ID = attrgetter("tag_id")
 #: str.isspace by code point (no whitespace above U+3000); the last entry stands for the rest.
 _WHITESPACE = np.array([chr(c).isspace() for c in range(0x3002)])
 
 
-def _code_points(text: str) -> np.ndarray:
+def code_points(text: str) -> np.ndarray:
     """One array entry per character of `text`, in the narrowest unsigned type that holds them all.
 
     Chosen for speed: most pages need 8 or 16 bits, and every numpy pass of the scan over 1 or 2
@@ -107,7 +107,7 @@ _CODECS = {1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}
 
 
 def _text(codes: np.ndarray) -> str:
-    """The string of an array made by `_code_points` (or cut from one)."""
+    """The string of an array made by `code_points` (or cut from one)."""
     return codes.tobytes().decode(_CODECS[codes.dtype.itemsize], "surrogatepass")
 
 
@@ -361,12 +361,16 @@ def _clean(tree: LexborHTMLParser) -> None:
 
 
 def _tag_names(elements: list[LexborNode]) -> list[str]:
-    """Lower-case tag name of every element ("" for none); one lower() for the page, for speed."""
-    names = list(map(_TAG_NAME, elements))
-    if None in names or "" in names:
-        return [name.lower() if name else "" for name in names]
-    lowered = "\x00".join(names).lower().split("\x00")
-    return lowered if len(lowered) == len(names) else [name.lower() for name in names]
+    """Lower-case tag name of every element ("" for none).
+
+    For speed: Lexbor's numeric tag id is read per element (a plain integer), the name once per
+    distinct id. Within one document the two correspond one to one (a custom element's id is its
+    entry in the document's tag table), and names that differ only in case are lower-cased alike.
+    """
+    ids = list(map(_TAG_ID, elements))
+    node_of = dict(zip(ids, elements, strict=True))
+    name_of = {tag_id: (node.tag or "").lower() for tag_id, node in node_of.items()}
+    return list(map(name_of.__getitem__, ids))
 
 
 def _title(tree: LexborHTMLParser) -> str:
@@ -456,7 +460,7 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     fails (a stray end tag, a name that is not the element's, ...) the page goes to `_scan`, which
     gives the same answer as this function everywhere this function answers.
     """
-    codes = _code_points(serialised + "\x00\x00\x00")  # padding: peeking past a tag's "<" is safe
+    codes = code_points(serialised + "\x00\x00\x00")  # padding: peeking past a tag's "<" is safe
     if not serialised or not codes[:-3].all():  # "\x00" separates the pieces below
         return None
     spans = _tag_spans(serialised, codes)
@@ -474,7 +478,7 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     # Tag names against the elements' (lower-case ASCII; anything else goes to `_scan`).
     # Each start tag must hold its element's name followed by " " or ">": compare the name and
     # that character, as "\x00", with the "\x00"-terminated names.
-    tag_codes = _code_points("\x00".join(tag) + "\x00")
+    tag_codes = code_points("\x00".join(tag) + "\x00")
     tag_end = np.flatnonzero(tag_codes == 0)
     if len(tag_end) != n_elements or (tag_codes == ord('"')).any():  # `_TOKEN` reads quoted names differently
         return None
@@ -509,7 +513,7 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
             return None
     joined = joined.replace("\n", "\n\x00")
     items = joined.split("\x00")
-    item_codes = _code_points(joined + "\x00")
+    item_codes = code_points(joined + "\x00")
     item_end = np.flatnonzero(item_codes == 0)
     item_start = np.concatenate(([0], item_end[:-1] + 1))
     item_len = item_end - item_start

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .document import OPEN, TEXT, Document
+from .output import indices_of
 from .readability_rules import UNLIKELY_ROLES, unlikely_by_class_id
 
 _WS = re.compile(r"\s+")
@@ -97,19 +98,25 @@ def meta_values(doc: Document) -> dict[str, str]:
     return meta_maps(doc)[0]
 
 
+#: The <meta> keys the lead image is read from, in order of trust.
+IMAGE_KEYS = ("og:image", "og:image:url", "twitter:image", "twitter:image:src")
+
+
 def meta_maps(doc: Document) -> tuple[dict[str, str], dict[str, str]]:
-    """Readability.js's <meta> map (`meta_values`), and every <meta property|name|itemprop> key ->
-    first content (for the lead image). One walk over the <meta> tags serves both, for speed."""
+    """Readability.js's <meta> map (`meta_values`), and the first content of each of `IMAGE_KEYS`
+    in <meta property|name|itemprop> (for the lead image). One walk over the <meta> tags serves
+    both, for speed."""
     values: dict[str, str] = {}
-    others: dict[str, str] = {}
+    images: dict[str, str] = {}
     for node in doc.tree.css("meta[content]"):
         attrs = node.attributes
         raw = attrs.get("content")
-        cleaned = _clean(raw)
-        if cleaned:
-            for key in ("property", "name", "itemprop"):
-                for word in (attrs.get(key) or "").lower().split():
-                    others.setdefault(word, cleaned)
+        for key in ("property", "name", "itemprop"):
+            words = attrs.get(key)
+            if words and "image" in words.lower():  # for speed: the rest cannot name an image key
+                for word in words.lower().split():
+                    if word in IMAGE_KEYS and word not in images and (cleaned := _clean(raw)):
+                        images[word] = cleaned
         content = (raw or "").strip()
         if not content:
             continue
@@ -123,7 +130,7 @@ def meta_maps(doc: Document) -> tuple[dict[str, str], dict[str, str]]:
         name = attrs.get("name")
         if not matched and name and _NAME.match(name):
             values[_WS.sub("", name.lower()).replace(".", ":")] = content
-    return values, others
+    return values, images
 
 
 def _is_article_type(kind: Any) -> bool:
@@ -414,24 +421,16 @@ def lead_image(
     if isinstance(image, list):
         image = image[0] if image else None
     url = _clean(image.get("url")) if isinstance(image, dict) else _clean(image)
-    url = (
-        url
-        or meta.get("og:image")
-        or meta.get("og:image:url")
-        or meta.get("twitter:image")
-        or meta.get("twitter:image:src")
-    )
+    url = url or next((meta[key] for key in IMAGE_KEYS if key in meta), None)
     if not url:
         link = doc.tree.css_first('link[rel~="image_src" i][href]')
         url = _clean(link.attributes.get("href")) if link is not None else None
     if not url:
-        tokens = doc.tokens
-        opens = (tokens.kind == OPEN) & (
-            selection if selection is not None and len(selection) == len(tokens) else doc.body_mask
-        )
-        for token in np.flatnonzero(opens):
-            element = int(tokens.element[token])
-            if doc.tag[element] == "img":
+        within = selection if selection is not None and len(selection) == len(doc.tokens) else doc.body_mask
+        # The <img> elements in document order whose start tag is within (for speed, rather than
+        # every start tag of the article).
+        for element in indices_of(doc.tag, "img"):
+            if within[doc.start[element]]:
                 attrs = doc.elements[element].attributes
                 url = _clean(attrs.get("src") or attrs.get("data-src"))
                 if url and not url.startswith("data:"):

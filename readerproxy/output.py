@@ -60,6 +60,19 @@ _LAZY_SRCSETS = ("data-srcset", "data-lazy-srcset")
 _SAFE_SCHEMES = frozenset({"http", "https", "mailto", "tel", "data"})
 _WS = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200b\u3000]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
+#: The characters where `str.split()` and `_WS` disagree: whitespace only `split` breaks at, and
+#: U+200B, which only `_WS` matches.
+_SPLIT_ONLY = re.compile("[\n\x1c-\x1f\x85\u1680\u2028\u2029\u202f\u205f\u200b]")
+
+
+def collapse_spaces(text: str) -> str:
+    """`_WS.sub(" ", text).strip()`: runs of spaces as one, none at the ends. For speed, by
+    `str.split()` (several times faster) when the text holds none of the characters where the two
+    disagree, which gives the same string."""
+    if _SPLIT_ONLY.search(text) is None:
+        return " ".join(text.split())
+    return _WS.sub(" ", text).strip()
+
 
 LinkRewriter = Callable[[str], str]
 
@@ -67,6 +80,19 @@ LinkRewriter = Callable[[str], str]
 def kept_elements(doc: Document, selection: np.ndarray) -> np.ndarray:
     """Elements that contain at least one selected token (ancestor-closed by construction)."""
     return doc.sum_within(selection.astype(np.int64)) > 0
+
+
+def indices_of(tags: list[str], name: str) -> list[int]:
+    """Indices of the elements with this tag name. For speed, `list.index` does the scanning in C
+    and Python steps only from one match to the next."""
+    found: list[int] = []
+    try:
+        at = tags.index(name)
+        while True:
+            found.append(at)
+            at = tags.index(name, at + 1)
+    except ValueError:
+        return found
 
 
 def selected_range(selection: np.ndarray) -> tuple[int, int]:
@@ -153,18 +179,27 @@ def layout_table_parts(doc: Document) -> dict[int, str | None]:
     the marks of a data table (caption, th, thead, tfoot, col); a small grid (at most 10 cells,
     4 columns, 9 rows) of prose without those marks is layout too (Readability's rules).
     """
+    if "table" not in doc.tag:
+        return {}
     tables: dict[int, list[int]] = {}  # table -> its own parts (not those of nested tables)
     nested: set[int] = set()
     parents = doc.parent.tolist()
+    # For speed, only the elements from the first table to the end of the last one are walked
+    # (elements are in document order, so an element's descendants directly follow it).
+    lo = doc.tag.index("table")
+    last_table = len(doc.tag) - 1 - doc.tag[::-1].index("table")
+    hi = int(np.searchsorted(doc.start, doc.end[last_table], side="right"))  # past its last descendant
     # The innermost table around each element, in one pass (a parent comes before its children).
-    around: list[int] = [-1] * len(parents)
-    for element, parent in enumerate(parents):
+    around: dict[int, int] = {}
+    for element in range(lo, hi):
+        parent = parents[element]
         if parent >= 0:
-            around[element] = parent if doc.tag[parent] == "table" else around[parent]
-    for element, name in enumerate(doc.tag):
+            around[element] = parent if doc.tag[parent] == "table" else around.get(parent, -1)
+    for element in range(lo, hi):
+        name = doc.tag[element]
         if name not in _TABLE_PARTS:
             continue
-        owner = around[element]
+        owner = around.get(element, -1)
         if owner < 0:
             continue
         tables.setdefault(owner, []).append(element)
@@ -317,9 +352,21 @@ def _origin(base: str) -> str | None:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+#: An absolute http(s) URL that `urljoin` gives back unchanged against any base (it returns the URL
+#: itself when the schemes differ, else `urlunparse(urlparse(url))`, the same string for this
+#: shape): lower-case scheme, a plain ASCII host and port, no `;` (an empty one is dropped), no
+#: empty query or fragment, no whitespace or control character (removed or stripped).
+_PLAIN_ABSOLUTE = re.compile(
+    r"https?://[A-Za-z0-9._~-]+(?::[0-9]*)?(?:/[^\x00-\x20\x7f#?;]*)?(?:\?[^\x00-\x20\x7f#]+)?(?:#[^\x00-\x20\x7f]+)?"
+)
+
+
 def absolute_url(doc: Document, value: str) -> str | None:
-    """`doc.absolute_url`, with the common root-relative path joined without `urljoin` (which costs
-    about as much as the rest of rendering a link); the same string either way."""
+    """`doc.absolute_url`, without `urljoin` (which costs about as much as the rest of rendering a
+    link) for the two common shapes, for speed: an absolute http(s) URL is kept as it is, a
+    root-relative path is joined onto the base's origin. The same string either way."""
+    if _PLAIN_ABSOLUTE.fullmatch(value):
+        return value
     if doc.base_url and _PLAIN_PATH.fullmatch(value) and (origin := _origin(doc.base_url)) is not None:
         return origin + value
     return doc.absolute_url(value)
@@ -337,6 +384,9 @@ def _safe_url(doc: Document, value: str) -> str | None:
     return url
 
 
+_SRCSET_URL = re.compile(r"[\s,]*([^\s,]\S*)")  # `\s` is `str.isspace`, as in the general loop below
+
+
 def parse_srcset(srcset: str) -> list[tuple[str, str]]:
     """The (URL, descriptors) candidates of a srcset, split as the HTML standard does.
 
@@ -344,6 +394,26 @@ def parse_srcset(srcset: str) -> list[tuple[str, str]]:
     non-whitespace, trailing commas end the candidate, and the descriptors run to the next comma
     outside parentheses.
     """
+    if "(" in srcset:
+        return _parse_srcset_by_character(srcset)
+    # Without parentheses the descriptors simply run to the next comma: for speed, the same split
+    # by regular expression and `str.find` rather than one Python step per character.
+    candidates: list[tuple[str, str]] = []
+    position = 0
+    while (match := _SRCSET_URL.match(srcset, position)) is not None:
+        url, position = match[1], match.end()
+        if url.endswith(","):
+            candidates.append((url.rstrip(","), ""))
+            continue
+        comma = srcset.find(",", position)
+        end = len(srcset) if comma < 0 else comma
+        candidates.append((url, " ".join(srcset[position:end].split())))
+        position = end + 1
+    return candidates
+
+
+def _parse_srcset_by_character(srcset: str) -> list[tuple[str, str]]:
+    """`parse_srcset` in the standard's own steps, parentheses in descriptors included."""
     candidates: list[tuple[str, str]] = []
     position, size = 0, len(srcset)
     while position < size:
@@ -382,16 +452,19 @@ def _absolute_srcset(doc: Document, srcset: str) -> str:
     return ", ".join(candidates)
 
 
+#: The sanitiser, configured once: for speed (`nh3.clean` converts its arguments on every call).
+_CLEANER = nh3.Cleaner(
+    tags=set(ALLOWED_TAGS),
+    attributes={"*": {"id"}, **{tag: set(names) for tag, names in ATTRIBUTES.items()}},
+    url_schemes=set(_SAFE_SCHEMES),
+    link_rel="noopener noreferrer",
+    strip_comments=True,
+)
+
+
 def sanitize(fragment: str) -> str:
     """The allowlist, enforced by nh3: no scripts, handlers, forms, frames or unsafe URLs."""
-    return nh3.clean(
-        fragment,
-        tags=set(ALLOWED_TAGS),
-        attributes={"*": {"id"}, **{tag: set(names) for tag, names in ATTRIBUTES.items()}},
-        url_schemes=set(_SAFE_SCHEMES),
-        link_rel="noopener noreferrer",
-        strip_comments=True,
-    )
+    return _CLEANER.clean(fragment)
 
 
 def _fragment_root(fragment: str) -> tuple[LexborHTMLParser, LexborNode] | None:
@@ -528,15 +601,31 @@ def fit_under_header(fragment: str, title: str | None, byline: str | None = None
     return html
 
 
+#: What the start or end tag of an element does in `render_text`: a string is added to the running
+#: block (a line break, a space between table cells); "pre" and "block" end the block.
+_TEXT_BREAKS: dict[str, str] = {
+    **dict.fromkeys(BLOCK_TAGS, "block"),
+    "pre": "pre",
+    "br": "\n",
+    "td": " ",
+    "th": " ",
+}
+
+
 def render_text(doc: Document, selection: np.ndarray) -> str:
     """Plain text of the selected tokens: one block per paragraph, a blank line between blocks."""
     if not selection.any():
         return ""
     t = doc.tokens
+    first, last = selected_range(selection)
+    # For speed, only the tokens that matter are visited: selected text and every tag (the
+    # unselected text between them, most of the range on a page with boilerplate, is skipped).
+    span = slice(first, last + 1)
+    visited = (np.flatnonzero(selection[span] | (t.kind[span] != TEXT)) + first).tolist()
     kinds = t.kind.tolist()
     owners = t.element.tolist()
-    selected = selection.tolist()
-    first, last = selected_range(selection)
+    texts = t.text
+    tags = doc.tag
     blocks: list[str] = []
     current: list[str] = []
     preformatted = 0
@@ -544,31 +633,37 @@ def render_text(doc: Document, selection: np.ndarray) -> str:
     def flush() -> None:
         if current:
             text = "".join(current)
-            if not preformatted:
-                text = "\n".join(_WS.sub(" ", line).strip() for line in text.split("\n"))
+            if preformatted:
+                if text.strip():
+                    blocks.append(text.strip("\n"))
+            elif "\n" not in text:  # the common case, the same result as the general one below
+                text = collapse_spaces(text)
+                if text:
+                    blocks.append(text)
+            else:
+                text = "\n".join(collapse_spaces(line) for line in text.split("\n"))
                 text = re.sub(r"\n+", "\n", text).strip()
-            if text.strip():
-                blocks.append(text.strip("\n"))
+                if text.strip():
+                    blocks.append(text.strip("\n"))
             current.clear()
 
-    for i in range(first, last + 1):
+    for i in visited:
         kind = kinds[i]
         if kind == TEXT:
-            if selected[i]:
-                text = t.text[i]
-                current.append(text if preformatted else text.replace("\n", " "))
+            text = texts[i]
+            current.append(text if preformatted else text.replace("\n", " "))
             continue
-        name = doc.tag[owners[i]]
-        if name == "br":
-            current.append("\n")
-        elif name in ("td", "th"):
-            current.append(" ")
-        elif name == "pre":
+        action = _TEXT_BREAKS.get(tags[owners[i]])
+        if action is None:
+            continue
+        if action == "block":
+            flush()
+        elif action == "pre":
             flush()
             preformatted += 1 if kind == OPEN else -1
             preformatted = max(preformatted, 0)
-        elif name in BLOCK_TAGS:
-            flush()
+        else:
+            current.append(action)
     flush()
     return _BLANK_LINES.sub("\n\n", "\n\n".join(blocks))
 

@@ -1,10 +1,10 @@
-"""The server's overlay routes: `/read?…&view=overlay`, `/compare?url=…` and `blocks=1` of the API.
+"""The server's overlay routes: `/read?…&view=overlay` and `/compare?url=…`.
 
 Thin handlers like the rest of server.py: they make a `ReadRequest`, ask the `Reader` for an
 inspection or a comparison, and build the page with the pure functions of `overlay.py` and
 `compare.py`. That building runs in an extraction worker (bounded by the deadline and killable like
-/read), so what it is given is picklable: the module-level `OverlayBuild`, `CompareContext` and
-`blocks_of` below. The overlay page gets its own CSP: the page's styles and fonts from its own site,
+/read), so what it is given is picklable: the module-level `OverlayBuild` and `CompareContext`
+below (`blocks=1` of the API needs no inspection: the extraction job adds the blocks itself). The overlay page gets its own CSP: the page's styles and fonts from its own site,
 images from anywhere, scripts only from /static/.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import web
@@ -20,7 +19,7 @@ from aiohttp import web
 from .api import algorithms
 from .compare import Comparison, comparison_context
 from .convert import parse_flag
-from .overlay import Inspection, OverlayLinks, blocks_json, overlay_csp, overlay_page, templates_dir
+from .overlay import Inspection, OverlayLinks, overlay_csp, overlay_page, templates_dir
 from .render import link_target, preferences
 
 #: The static files templates/overlay.html links (their versioned URLs are worked out in the server).
@@ -67,11 +66,6 @@ class CompareContext:
         context = comparison_context(comparison, links)
         context["url"] = link_target(comparison.url) or self.url
         return context
-
-
-def blocks_of(insp: Inspection) -> dict[str, Any]:
-    """The blocks and signals of an Inspection, for `blocks=1` (run in a worker)."""
-    return blocks_json(insp.doc, insp.extraction)
 
 
 def _link(path: str, **query: str | None) -> str:
@@ -124,38 +118,3 @@ async def compare_view(request: web.Request) -> web.Response:
 
 def wants_blocks(request: web.Request) -> bool:
     return parse_flag(request.query.get("blocks"))
-
-
-async def add_blocks(request: web.Request, data: dict[str, Any]) -> None:
-    """`blocks=1` of GET /api/extract: the blocks and signals of the same extraction, added to `data`."""
-    from .server import READER, _read_request
-
-    prefs, _ = preferences({}, {})
-    extra = await request.app[READER].inspect(_read_request(request, prefs, for_reader=False), blocks_of)
-    data.update(extra)
-
-
-async def add_blocks_posted(
-    request: web.Request,
-    data: dict[str, Any],
-    body: bytes | str,
-    url: str | None,
-    content_type: str | None,
-    extractor: Any,
-    params: object,
-    *,
-    render: bool = False,
-) -> None:
-    """`blocks=1` of POST /api/extract."""
-    from .server import READER
-
-    extra = await request.app[READER].inspect_bytes(
-        body,
-        url,
-        content_type,
-        extractor,
-        params,
-        blocks_of,
-        render=render,
-    )
-    data.update(extra)

@@ -16,6 +16,7 @@ site's own listing pages then).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
@@ -47,9 +48,11 @@ _PATH_MARKERS = (
 )
 
 
+@functools.lru_cache(maxsize=256)
 def page_marker(url: str) -> tuple[str, int]:
     """The URL without its page marker (scheme, host, path, other query, no fragment) and the page
-    number (1 when there is none)."""
+    number (1 when there is none). Cached, for speed: the page's own URL is compared with every
+    candidate, and a candidate's marker is read twice."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
     number = 1
@@ -144,7 +147,7 @@ def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | N
     stem_here, page_here = page_marker(here)
     best: tuple[int, str] | None = None
     for node in doc.tree.css("a[href]"):
-        href = node.attributes.get("href") or ""
+        href = node.attrs["href"] or ""  # one attribute, not the whole dict: for speed
         if not _DIGIT.search(href):  # every page marker has a number: skip the rest cheaply
             continue
         text = _link_text(node)

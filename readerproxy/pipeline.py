@@ -47,8 +47,12 @@ def resolve(
 ) -> tuple[Extractor[Any], object]:
     """The extractor and its validated parameters: names and overrides are checked here (ValueError)."""
     extractor = get_extractor(algorithm) if isinstance(algorithm, str) else algorithm
-    if params is None or isinstance(params, Mapping):
-        return extractor, extractor.make_params(params or {})
+    if params is None or (isinstance(params, Mapping) and not params):
+        # For speed: `make_params` reads the parameter class's type hints, which costs more than
+        # rendering a page; without overrides it would make exactly the defaults.
+        return extractor, extractor.defaults()
+    if isinstance(params, Mapping):
+        return extractor, extractor.make_params(params)
     if not isinstance(params, extractor.params_type):
         raise TypeError(f"parameters for {extractor.name!r} must be {extractor.params_type.__name__}")
     return extractor, params

@@ -69,6 +69,7 @@ class ReadRequest:
     reader_links: bool = False  # rewrite links in the content to go through /read
     refresh: bool = False
     render: bool = False  # run the page in the browser with JavaScript on first (render=1)
+    blocks: bool = False  # add the blocks and signals of the extraction (`blocks=1` of the API)
 
 
 @dataclass(slots=True)
@@ -132,7 +133,7 @@ def result_key(url: str, request: ReadRequest, extractor: Extractor[Any], params
     settings = _params_signature(params)
     options = (
         f"images={int(request.images)},links={'reader' if request.reader_links else 'original'},"
-        f"render={int(request.render)}"
+        f"render={int(request.render)}{',blocks=1' if request.blocks else ''}"
     )
     return f"result:{canonical_url(url)}|{extractor.name}|{settings}|{options}"
 
@@ -213,13 +214,8 @@ class Reader:
         extractor, params = self.resolve_request(request.algorithm, request.params)
         self.check_browser(extractor, request.render)
         began = time.perf_counter()
-        try:
-            page, page_status = await self.pages.get(url, refresh=request.refresh)
-        except FetchError as exc:
-            self.metrics.upstream_error(exc.kind)
-            raise
+        page, page_status = await self._page(url, request.refresh)
         fetch_ms = (time.perf_counter() - began) * 1000
-        self.metrics.page_lookup(page_status)
         key = result_key(url, request, extractor, params)
         version = page_version(page)
         data: dict[str, Any] | None = None
@@ -269,6 +265,7 @@ class Reader:
             images=request.images,
             reader_links=request.reader_links,
             render=request.render,
+            blocks=request.blocks,
         )
         assert self.cache is not None
         stored = json.dumps({"v": RESULT_VERSION, "page": version, "result": data}, ensure_ascii=False)
@@ -286,8 +283,10 @@ class Reader:
         images: bool = True,
         reader_links: bool = False,
         render: bool = False,
+        blocks: bool = False,
     ) -> dict[str, Any]:
-        """The pipeline in a worker process, within the extraction deadline; the JSON view of the article.
+        """The pipeline in a worker process, within the extraction deadline; the JSON view of the article
+        (with `blocks`, also the blocks and signals of the extraction).
 
         With `render` (JavaScript on) or an algorithm that needs the browser, the page is first run in
         the browser service and its rendered DOM (with the layout snapshot) is what is extracted.
@@ -299,7 +298,7 @@ class Reader:
         )
         began = time.perf_counter()
         data = await self.workers.run(
-            Job(body, url, content_type, extractor.name, params, images, reader_links, layout=layout)
+            Job(body, url, content_type, extractor.name, params, images, reader_links, layout, blocks)
         )
         self.metrics.observe_extraction(extractor.name, time.perf_counter() - began)
         if render_ms is not None:
@@ -337,47 +336,48 @@ class Reader:
         )
         return page.html, "text/html; charset=utf-8", page.layout, page.elapsed_ms
 
-    # Overlays, compare and blocks=1 need the Document and the Extraction, which do not cross a
-    # process boundary: the inspection and what is built from it (`finish`, a picklable function
-    # returning plain data) both run in a worker process, under the extraction deadline.
+    async def _page(self, url: str, refresh: bool) -> tuple[FetchedPage, str]:
+        """The page through the page store (and its answer: hit, miss, revalidated), counted."""
+        assert self.pages is not None
+        try:
+            page, status = await self.pages.get(url, refresh=refresh)
+        except FetchError as exc:
+            self.metrics.upstream_error(exc.kind)
+            raise
+        self.metrics.page_lookup(status)
+        return page, status
+
+    # Overlays and compare need the Document and the Extraction, which do not cross a process
+    # boundary: the inspection and what is built from it (`finish`, a picklable function returning
+    # plain data) both run in a worker process, under the extraction deadline. They run the
+    # pipeline once on the fetched page; they neither read nor fill the result cache.
 
     async def inspect(self, request: ReadRequest, finish: Callable[[Inspection], T]) -> T:
         """`finish` of the page's Inspection (text, Document, Extraction, Article) for `request`."""
-        page = await self._gated_page(request)
+        if self.pages is None:
+            raise RuntimeError("Reader used outside of opened()")
+        url = target_url(request.url)
         extractor, params = self.resolve_request(request.algorithm, request.params)
-        return await self.inspect_bytes(
-            page.body, page.final_url, page.content_type, extractor, params, finish, render=request.render
+        self.check_browser(extractor, request.render)
+        page, _ = await self._page(url, request.refresh)
+        body, content_type, layout, _ = await self._rendered(
+            page.body, page.final_url, page.content_type, extractor, request.render
         )
-
-    async def inspect_bytes(
-        self,
-        body: bytes | str,
-        url: str | None,
-        content_type: str | None,
-        extractor: Extractor[Any],
-        params: object,
-        finish: Callable[[Inspection], T],
-        *,
-        render: bool = False,
-    ) -> T:
-        """`finish` of the Inspection of a page given as bytes (POST /api/extract?blocks=1)."""
-        body, content_type, layout, _ = await self._rendered(body, url, content_type, extractor, render)
         return await self._in_worker(
-            Call(inspect_and_finish, (body, url, content_type, extractor.name, params, layout, finish))
+            Call(
+                inspect_and_finish,
+                (body, page.final_url, content_type, extractor.name, params, layout, finish),
+            )
         )
 
     async def compare(self, request: ReadRequest, finish: Callable[[Comparison], T]) -> T:
         """`finish` of every registered algorithm run on the page (parsed once)."""
-        page = await self._gated_page(request)
+        if self.pages is None:
+            raise RuntimeError("Reader used outside of opened()")
+        page, _ = await self._page(target_url(request.url), request.refresh)
         return await self._in_worker(
             Call(compare_and_finish, (page.body, page.final_url, page.content_type, finish))
         )
-
-    async def _gated_page(self, request: ReadRequest) -> FetchedPage:
-        await self.read(request)  # fetches through the page store and fills the result cache
-        assert self.pages is not None
-        page, _ = await self.pages.get(target_url(request.url))
-        return page
 
     async def _in_worker(self, call: Call) -> T:
         """Overlay, compare and blocks work in the worker pool: the same deadline, kill and

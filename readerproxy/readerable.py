@@ -16,7 +16,10 @@ WCXB articles 0.986 -> 0.97 readerable, listings 0.54 -> 0.40, collections 0.56 
 
 from __future__ import annotations
 
+import functools
+
 from .document import Document
+from .output import indices_of
 from .readability_rules import MAYBE_CANDIDATE_READERABLE, unlikely_by_class_id
 
 MIN_CONTENT_LENGTH = 140
@@ -25,35 +28,42 @@ MIN_SIBLING_SCORE = 40.0
 MAX_LINK_DENSITY = 0.4
 
 
-def _inside(doc: Document, index: int, tag: str) -> bool:
-    parent = int(doc.parent[index])
-    while parent >= 0:
-        if doc.tag[parent] == tag:
-            return True
-        parent = int(doc.parent[parent])
-    return False
-
-
 def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
     """(element, trimmed text length) of every paragraph Readability.js's check looks at."""
-    candidates = {i for i, tag in enumerate(doc.tag) if tag in ("p", "pre", "article")}
-    for i, tag in enumerate(doc.tag):
-        if tag == "br":
-            parent = int(doc.parent[i])
-            if parent >= 0 and doc.tag[parent] == "div":
-                candidates.add(parent)
+    tags = doc.tag
+    parents = doc.parent.tolist()
+    candidates = {i for name in ("p", "pre", "article") for i in indices_of(tags, name)}
+    for br in indices_of(tags, "br"):
+        parent = parents[br]
+        if parent >= 0 and tags[parent] == "div":
+            candidates.add(parent)
     text = doc.tokens.text
     found: list[tuple[int, int]] = []
     for index in sorted(candidates):
-        attrs = doc.elements[index].attributes
-        match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-        if unlikely_by_class_id(match, MAYBE_CANDIDATE_READERABLE):
+        if tags[index] == "p" and _inside(tags, parents, index, "li"):
             continue
-        if doc.tag[index] == "p" and _inside(doc, index, "li"):
+        attrs = doc.elements[index].attributes
+        if _unlikely(f"{attrs.get('class') or ''} {attrs.get('id') or ''}"):
             continue
         length = len("".join(text[int(doc.start[index]) : int(doc.end[index]) + 1]).strip())
         found.append((index, length))
     return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _unlikely(class_and_id: str) -> bool:
+    """Readability-readerable.js's class/id rule, cached: for speed, as the paragraphs of a page
+    mostly share a handful of classes and the rule is a long case-insensitive alternation."""
+    return unlikely_by_class_id(class_and_id, MAYBE_CANDIDATE_READERABLE)
+
+
+def _inside(tags: list[str], parents: list[int], index: int, tag: str) -> bool:
+    parent = parents[index]
+    while parent >= 0:
+        if tags[parent] == tag:
+            return True
+        parent = parents[parent]
+    return False
 
 
 def readerable_scores(doc: Document) -> tuple[float, float]:

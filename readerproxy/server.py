@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import dataclasses
 import gc
 import json
 import logging
@@ -37,7 +38,7 @@ from .fetch import FetchError, validate_url
 from .limits import RateLimited, RateLimiter
 from .lru import LRU
 from .metrics import Metrics
-from .overlay_views import add_blocks, add_blocks_posted, compare_view, overlay_view, wants_blocks
+from .overlay_views import compare_view, overlay_view, wants_blocks
 from .reader import Reader, ReadRequest, algorithm_params, browser_unavailable_reason, target_url
 from .render import COOKIE_MAX_AGE, Preferences, Renderer, preferences, safe_base_url
 from .settings import Settings
@@ -412,9 +413,8 @@ async def read_head(request: web.Request) -> web.Response:
 async def api_extract_get(request: web.Request) -> web.Response:
     """GET /api/extract?url=…&algo=… — the JSON view of a page."""
     prefs, _ = preferences({}, {})
-    result = await request.app[READER].read(_read_request(request, prefs, for_reader=False))
-    if wants_blocks(request):
-        await add_blocks(request, result.data)
+    read_request = _read_request(request, prefs, for_reader=False)
+    result = await request.app[READER].read(dataclasses.replace(read_request, blocks=wants_blocks(request)))
     response = _json(request, result.data)
     response.headers["X-Cache"] = result.cache
     return response
@@ -452,9 +452,9 @@ async def api_extract_post(request: web.Request) -> web.Response:
     extractor, settings = reader.resolve_request(algorithm, params)
     render = parse_flag(query.get("render"))
     reader.check_browser(extractor, render)
-    data = await reader.extract_bytes(body, url, content_type, extractor, settings, render=render)
-    if wants_blocks(request):
-        await add_blocks_posted(request, data, body, url, content_type, extractor, settings, render=render)
+    data = await reader.extract_bytes(
+        body, url, content_type, extractor, settings, render=render, blocks=wants_blocks(request)
+    )
     data["url"] = url
     data["cache"] = {"page": "none", "result": "none"}
     response = _json(request, data)

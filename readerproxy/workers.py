@@ -100,6 +100,7 @@ class Job:
     images: bool = True
     reader_links: bool = False
     layout: LayoutSnapshot | None = None  # the browser's snapshot of `body` (rendered pages only)
+    blocks: bool = False  # add the blocks and signals of the same extraction (`blocks=1` of the API)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,15 +123,19 @@ def perform(job: Job | Call) -> Any:
 
 
 def run_job(job: Job) -> dict[str, Any]:
-    """The CPU part of a read: page to the article's JSON view (what a worker runs)."""
+    """The CPU part of a read: page to the article's JSON view (what a worker runs).
+
+    With `job.blocks`, the blocks and signals of the very same extraction are added, so `blocks=1`
+    costs one pipeline run, not a read and then an inspection.
+    """
     from .extraction import get_extractor
-    from .pipeline import process
+    from .pipeline import process_page
     from .render import link_rewriter
 
     extractor = get_extractor(job.extractor)
     url = job.url
     rewrite = link_rewriter(url, extractor.name, lite=not job.images) if job.reader_links and url else None
-    article = process(
+    done = process_page(
         job.body,
         url=url,
         content_type=job.content_type,
@@ -140,8 +145,12 @@ def run_job(job: Job) -> dict[str, Any]:
         images=job.images,
         layout=job.layout,
     )
-    data = article.to_dict()
+    data = done.article.to_dict()
     data["final_url"] = url
+    if job.blocks:
+        from .overlay import blocks_json
+
+        data.update(blocks_json(done.doc, done.extraction))
     return data
 
 

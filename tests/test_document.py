@@ -313,7 +313,7 @@ def test_fast_scan_agrees_with_the_general_scan_on_random_markup() -> None:
 def test_code_points_use_the_narrowest_width_and_round_trip(text: str, width: int) -> None:
     from readerproxy import document
 
-    codes = document._code_points(text)
+    codes = document.code_points(text)
     assert codes.dtype.itemsize == width
     assert len(codes) == len(text)
     assert document._text(codes) == text
@@ -337,3 +337,23 @@ def test_every_width_gives_the_general_scans_answer(body: str) -> None:
     fast = document._scan_fast(serialised, tag)
     assert fast is not None
     _assert_same_scan(fast, document._scan(serialised, tag))
+
+
+def test_tag_names_read_once_per_tag_id_match_every_elements_own_name() -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    from readerproxy import document
+
+    page = (
+        "<svg><clipPath><foreignObject><div>x</div></foreignObject></clipPath><a>svg link</a></svg>"
+        "<clippath></clippath><a>link</a><my-el><MY-EL><my-El2></my-El2></MY-EL></my-el><math><mi>x</mi></math>"
+    )
+    elements = LexborHTMLParser(page).css("*")
+    names = document._tag_names(elements)
+    assert names == [(node.tag or "").lower() for node in elements]
+    assert (
+        names.count("clippath") == 2
+        and names.count("my-el") == 2
+        and "my-el2" in names
+        and names.count("a") == 2
+    )

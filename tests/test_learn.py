@@ -10,11 +10,18 @@ import pytest
 
 from readerproxy import extract
 from readerproxy.cli import main
-from readerproxy.document import parse
+from readerproxy.document import parse, ranges_mask
 from readerproxy.evaluation.datasets import Page, datasets_root
 from readerproxy.evaluation.oof import OutOfFold
 from readerproxy.extractors.auto import first_extractor
-from readerproxy.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
+from readerproxy.learn.blocks import (
+    CONTEXT_FEATURES,
+    FEATURES,
+    _containing,
+    _depth,
+    context_features,
+    page_blocks,
+)
 from readerproxy.learn.folds import fold_of_site, site_of_host, site_of_page
 from readerproxy.learn.labels import CONTENT_OVERLAP, block_texts, label_blocks
 from readerproxy.learn.model import SHIPPED_MODEL, TreeModel, from_lightgbm_dump, load_model
@@ -303,3 +310,22 @@ def test_train_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None
 def test_a_request_cannot_name_a_model_file() -> None:
     query = {"url": "http://127.0.0.1/", "model": "/etc/passwd", "threshold": "0.6"}
     assert algorithm_params(query, "learned") == {"threshold": "0.6"}
+
+
+def test_containing_counts_what_a_token_mask_per_kind_says() -> None:
+    doc = parse(SYNTHETIC + "<div><br><section><p>x<img></p></section></div>")
+    kind = np.array([len(name) % 3 for name in doc.tag], dtype=np.int64)
+    positions = np.arange(len(doc.tokens))
+    for first in (doc.start, doc.start + 1):  # with the start tag, and strictly inside (voids: empty)
+        counts = _containing(kind, first, doc.end, 3, positions)
+        for k in range(3):
+            mine = np.flatnonzero(kind == k)
+            assert np.array_equal(counts[k] > 0, ranges_mask(len(doc.tokens), first[mine], doc.end[mine]))
+    assert _containing(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), 2, positions).shape == (
+        2,
+        len(positions),
+    )
+
+
+def test_depth_counts_ancestors() -> None:
+    assert _depth(np.array([-1, 0, 1, 1, 0, 4, -1, 6])).tolist() == [0, 1, 2, 2, 1, 2, 0, 1]

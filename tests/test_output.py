@@ -274,3 +274,76 @@ def test_plain_paths_are_joined_exactly_as_urljoin_does() -> None:
     assert plain > 1000
     for tricky in ("//evil.example/x", "/a//b", "/./a", "/a/../b", "/a;p", "/a?q", "/a#f", "/ a", "/.."):
         assert not _PLAIN_PATH.fullmatch(tricky), tricky
+
+
+def test_plain_absolute_urls_come_back_from_urljoin_unchanged() -> None:
+    import random
+    from urllib.parse import urljoin
+
+    from readerproxy.output import _PLAIN_ABSOLUTE
+
+    rng = random.Random(7)
+    alphabet = [*"abAZ09/._-~%!$&'()*+,;=:@?#\\[] \t\n\x00\x7f\u00fc", "//", "/..", "?#", "#", ":80"]
+    bases = [
+        "https://www.example.com/a/b/c.html?q=1#f",
+        "http://user:pw@host:8080/x/",
+        "HTTPS://Example.COM",
+        "ftp://files.example/x",
+        "http://[bad",  # urljoin raises ValueError: the URL is kept as it is
+    ]
+    plain = 0
+    for _ in range(20_000):
+        scheme = rng.choice(["http://", "https://", "HTTP://", "Https://"])
+        host = "".join(rng.choice("ab.-09" * 5 + ":[]\u00fc@") for _ in range(rng.randint(0, 6)))
+        value = scheme + host + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        if _PLAIN_ABSOLUTE.fullmatch(value):
+            plain += 1
+            for base in bases:
+                try:
+                    joined = urljoin(base, value)
+                except ValueError:
+                    joined = value
+                assert joined == value, (base, value)
+    assert plain > 1000
+    for tricky in (
+        "HTTP://a.example/x",  # the scheme is lower-cased
+        "https://a.example/x;",  # an empty parameter is dropped
+        "https://a.example/x?",  # so is an empty query
+        "https://a.example/x#",  # and an empty fragment
+        "https://a.example/x y",
+        "https://a.example/\tx",
+        "https://[::1/x",
+        "https://\u00fc.example/x",
+    ):
+        assert not _PLAIN_ABSOLUTE.fullmatch(tricky), tricky
+
+
+def test_srcsets_without_parentheses_split_as_the_standard_steps_do() -> None:
+    import random
+
+    from readerproxy.output import _parse_srcset_by_character, parse_srcset
+
+    rng = random.Random(11)
+    alphabet = [*"ab1w2x, ,,\t\n\u00a0\u2003/.:", "320w", "1.5x", "https://e.example/c_fill,f_auto/x.jpg"]
+    for _ in range(5_000):
+        srcset = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 15)))
+        assert parse_srcset(srcset) == _parse_srcset_by_character(srcset), srcset
+    assert parse_srcset("a.jpg 1x, b.jpg (min-width: 2px) 2x") == [
+        ("a.jpg", "1x"),
+        ("b.jpg", "(min-width: 2px) 2x"),
+    ]
+
+
+def test_collapse_spaces_is_the_whitespace_rule_of_render_text() -> None:
+    import random
+
+    from readerproxy.output import _WS, collapse_spaces
+
+    rng = random.Random(3)
+    alphabet = [
+        *"ab \t\r\f\v\n\x1c\x1f\x85\u00a0\u1680\u2001\u200a\u200b\u200c\u2028\u202f\u205f\u3000",
+        "“é”",
+    ]
+    for _ in range(50_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert collapse_spaces(text) == _WS.sub(" ", text).strip(), repr(text)

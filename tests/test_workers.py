@@ -228,7 +228,8 @@ async def test_metrics_show_the_per_client_share(http: aiohttp.ClientSession) ->
 async def test_overlay_compare_and_blocks_run_in_the_pool(
     http: aiohttp.ClientSession, upstream: Upstream
 ) -> None:
-    """Their work is a job of the pool (deadline, kill, per-client share), not a thread."""
+    """Their work is a job of the pool (deadline, kill, per-client share), not a thread: one job
+    per request, the pipeline runs once (the blocks come from the extraction itself)."""
     async with serve(test_settings(rate_limit=0)) as server:
         assert server.app is not None
         pool = server.app[READER].workers
@@ -237,11 +238,17 @@ async def test_overlay_compare_and_blocks_run_in_the_pool(
         ) as response:
             data = await response.json()
         assert response.status == 200 and data["blocks"]
-        assert pool.stats.completed == 2  # the extraction, then the inspection for the blocks
+        assert pool.stats.completed == 1  # the extraction, with its blocks
         target = upstream.url("/article")
-        # the overlay: the read (filling the caches), then the page; compare: the read is cached now
-        for path, query, jobs in (("/read", {"view": "overlay"}, 2), ("/compare", {}, 1)):
+        # the overlay and compare of a page never read before: one job each, no read first
+        for path, query, jobs in (
+            ("/read", {"view": "overlay"}, 1),
+            ("/compare", {}, 1),
+            ("/api/extract", {"blocks": "1"}, 1),
+        ):
             before = pool.stats.completed
             async with http.get(server.url(path, url=target, **query)) as response:
                 assert response.status == 200, path
+                if path == "/api/extract":
+                    assert (await response.json())["blocks"]
             assert pool.stats.completed == before + jobs, path

@@ -22,7 +22,10 @@ from the page's structure:
 - the page: its text size, link density, number of blocks and the share the heuristic selected.
 
 The features are cheap: prefix sums over the token view, `np.bincount` per block and one pass of
-numpy over the code points of the page's text.
+numpy over the code points of the page's text. Choices made for speed (each gives the same numbers
+as the direct way): tags are compared as small integer codes, never as numpy object arrays; "inside
+a container" is counted for every container tag at once with two `np.searchsorted` over range ends
+(`_containing`) rather than one token mask per tag; character classes come from one lookup table.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..document import TEXT, Document, ranges_mask
+from ..document import TEXT, Document, code_points
 from ..extraction import Extraction
 from ..extractors.heuristic import ElementFeatures, features_of
 
@@ -55,6 +58,8 @@ OWN_TAGS = (
 )
 #: Containers whose presence around a block is a feature (one token-range mask each).
 CONTAINERS = ("article", "main", "nav", "aside", "footer", "header", "form", "li", "table", "figure", "a")
+_CONTAINER_INDEX = {name: index for index, name in enumerate(CONTAINERS)}
+_OWN_TAG_GROUP = {name: index for index, group in enumerate(OWN_TAGS) for name in group.split()}
 #: Characters counted as punctuation of running text.
 PUNCTUATION = ".,;:!?\u3002\uff0c"
 #: Wrap width of Kohlschütter et al.'s text density (2010, §4.2).
@@ -155,37 +160,62 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     )
 
 
-def _character_counts(doc: Document, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Punctuation, digits and upper-case letters per given text token (one numpy pass over the text)."""
+#: Character class by code point (the last entry stands for everything above it): 1 punctuation,
+#: 2 ASCII digit, 3 ASCII upper-case letter, 0 anything else.
+_CHARACTER_CLASS = np.zeros(0x10000, dtype=np.uint8)
+_CHARACTER_CLASS[[ord(c) for c in PUNCTUATION]] = 1
+_CHARACTER_CLASS[ord("0") : ord("9") + 1] = 2
+_CHARACTER_CLASS[ord("A") : ord("Z") + 1] = 3
+
+
+def _character_counts(
+    doc: Document, tokens: np.ndarray, block: np.ndarray, n_blocks: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Punctuation, digits and upper-case letters of the given text tokens, summed per block
+    (`block`: the block of each token): one lookup and one `np.bincount` over the code points."""
     if len(tokens) == 0:
-        zero = np.zeros(0, dtype=np.float64)
+        zero = np.zeros(n_blocks, dtype=np.float64)
         return zero, zero, zero
     texts = [doc.tokens.text[i] for i in tokens.tolist()]
-    joined = "".join(texts)
-    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    codes = code_points("".join(texts))
+    if codes.dtype.itemsize > 2:
+        codes = np.minimum(codes, len(_CHARACTER_CLASS) - 1)
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    punctuation = np.isin(codes, [ord(c) for c in PUNCTUATION])
-    digit = (codes >= 48) & (codes <= 57)
-    upper = (codes >= 65) & (codes <= 90)
-
-    def per_token(flags: np.ndarray) -> np.ndarray:
-        csum = np.concatenate(([0], np.cumsum(flags)))
-        return (csum[starts + lengths] - csum[starts]).astype(np.float64)
-
-    return per_token(punctuation), per_token(digit), per_token(upper)
+    key = np.repeat(block * 4, lengths) + _CHARACTER_CLASS[codes]
+    counts = np.bincount(key, minlength=4 * n_blocks).reshape(n_blocks, 4).astype(np.float64)
+    return counts[:, 1], counts[:, 2], counts[:, 3]
 
 
 def _depth(parent: np.ndarray) -> np.ndarray:
-    depth = np.zeros(len(parent), dtype=np.float64)
-    up = parent.astype(np.int64)
-    for _ in range(len(parent)):  # bounded by the deepest chain
-        alive = up >= 0
-        if not alive.any():
-            break
-        depth += alive
-        up = np.where(alive, parent[np.maximum(up, 0)], -1)
-    return depth
+    """Ancestors of every element (parents precede their children in document order)."""
+    # A plain loop: one step per element beats one numpy pass per level of the deepest chain.
+    depth = [0] * len(parent)
+    for index, up in enumerate(parent.tolist()):
+        if up >= 0:
+            depth[index] = depth[up] + 1
+    return np.array(depth, dtype=np.float64)
+
+
+def _containing(
+    kind: np.ndarray, first: np.ndarray, last: np.ndarray, kinds: int, position: np.ndarray
+) -> np.ndarray:
+    """For each kind k < `kinds` and each position p, how many ranges first[i]..last[i] (inclusive)
+    of kind k hold p; shape (kinds, positions). A range with first = last + 1 is empty.
+
+    Counted as #(first <= p) - #(last < p) (every range with last < p also has first <= p, the
+    empty ones included) with one sorted key per range, kind-major: `kind * stride + offset`.
+    """
+    stride = int(max(first.max(initial=0), last.max(initial=0), position.max(initial=0))) + 2
+    base = kind.astype(np.int64) * stride
+    query = (np.arange(kinds, dtype=np.int64)[:, None] * stride + position[None, :]).ravel()
+    opened = np.searchsorted(np.sort(base + first), query, side="right")
+    closed = np.searchsorted(np.sort(base + last), query, side="left")
+    return (opened - closed).reshape(kinds, len(position))
+
+
+def _pad_edge(values: np.ndarray, width: int) -> np.ndarray:
+    """`np.pad(values, width, mode="edge")` for a non-empty 1-d array, at a tenth of its overhead."""
+    return np.concatenate((np.repeat(values[:1], width), values, np.repeat(values[-1:], width)))
 
 
 def _shift(values: np.ndarray, by: int, fill: float = 0.0) -> np.ndarray:
@@ -244,14 +274,11 @@ def _columns(
     body = np.arange(first, last + 1)
     text_tokens = body[(t.kind[body] == TEXT) & (t.chars[body] > 0) & (t.element[body] >= 0)]
     owner = features.holder[t.element[text_tokens]]
-    punct, digit, upper = _character_counts(doc, text_tokens)
     block_of_element = np.full(n_elements, -1, dtype=np.int64)
     block_of_element[elements] = np.arange(n_blocks)
     owner_block = block_of_element[owner]
     owned = owner_block >= 0
-
-    def per_block(values: np.ndarray) -> np.ndarray:
-        return np.bincount(owner_block[owned], weights=values[owned], minlength=n_blocks)[:n_blocks]
+    punct, digit, upper = _character_counts(doc, text_tokens[owned], owner_block[owned], n_blocks)
 
     # The heuristic's answer: its scores, its selection and its article root.
     score_of = {block.element: block.score for block in heuristic.blocks}
@@ -271,22 +298,26 @@ def _columns(
         position_in_root = np.full(n_blocks, -1.0)
         root_share = 0.0
 
-    # Containers around each block: one token-range mask per container tag.
-    tags = doc.tag
-    containers: dict[str, np.ndarray] = {}
-    tag_array = np.array(tags, dtype=object)
-    for name in CONTAINERS:
-        around = np.flatnonzero(tag_array == name)
-        if len(around) == 0:
-            containers[name] = np.zeros(n_blocks)
-            continue
-        # Strictly around: a block's own tag does not count (its one-hot says that).
-        mask = ranges_mask(len(t), doc.start[around] + 1, doc.end[around])
-        containers[name] = mask[start].astype(np.float64)
-    own_tag = tag_array[elements]
-    tag_columns = {}
-    for group in OWN_TAGS:
-        tag_columns[f"tag_{group.replace(' ', '_')}"] = np.isin(own_tag, group.split()).astype(np.float64)
+    # Tags as small integer codes (the page's distinct tags, numbered in order of appearance).
+    code_of: dict[str, int] = {}
+    tag_code = np.array([code_of.setdefault(name, len(code_of)) for name in doc.tag], dtype=np.int64)
+    own_code = tag_code[elements]
+    container_of_code = np.array([_CONTAINER_INDEX.get(name, -1) for name in code_of], dtype=np.int64)
+    group_of_code = np.array([_OWN_TAG_GROUP.get(name, -1) for name in code_of], dtype=np.int64)
+
+    # Containers around each block, strictly around: a block's own tag does not count (its
+    # one-hot says that), so the range of a container is the tokens after its start tag to its end.
+    container_kind = container_of_code[tag_code]
+    around = np.flatnonzero(container_kind >= 0)
+    inside = _containing(
+        container_kind[around], doc.start[around] + 1, doc.end[around], len(CONTAINERS), start
+    )
+    containers = {name: (inside[k] > 0).astype(np.float64) for k, name in enumerate(CONTAINERS)}
+    own_group = group_of_code[own_code]
+    tag_columns = {
+        f"tag_{group.replace(' ', '_')}": (own_group == k).astype(np.float64)
+        for k, group in enumerate(OWN_TAGS)
+    }
 
     # Parents, grandparents and siblings.
     parent = doc.parent[elements].astype(np.int64)
@@ -299,14 +330,13 @@ def _columns(
     parent_key = np.unique(parent, return_inverse=True)[1]
     parent_blocks = np.bincount(parent_key)[parent_key].astype(np.float64)
     parent_mean = np.bincount(parent_key, weights=log_chars)[parent_key] / parent_blocks
-    _, tag_key = np.unique(own_tag.astype(str), return_inverse=True)
-    pair_key = np.unique(parent_key * (int(tag_key.max()) + 1) + tag_key, return_inverse=True)[1]
+    pair_key = np.unique(parent_key * len(code_of) + own_code, return_inverse=True)[1]
     same_tag = np.bincount(pair_key)[pair_key].astype(np.float64)
 
     depth = _depth(doc.parent)[elements]
     scaled = signed_log(score)
     kernel = np.ones(5) / 5
-    smoothed = np.convolve(np.pad(selected, 2, mode="edge"), kernel, mode="valid")
+    smoothed = np.convolve(_pad_edge(selected, 2), kernel, mode="valid")
     page_anchor = float(features.anchor_chars.sum())
     selected_chars = float(chars[selected > 0].sum())
     constant = np.ones(n_blocks)
@@ -325,9 +355,9 @@ def _columns(
         "in_heuristic_root": in_root,
         "depth": depth,
         "position": (start - first) / body_tokens,
-        "punctuation_share": _ratio(per_block(punct), chars),
-        "digit_share": _ratio(per_block(digit), chars),
-        "upper_share": _ratio(per_block(upper), chars),
+        "punctuation_share": _ratio(punct, chars),
+        "digit_share": _ratio(digit, chars),
+        "upper_share": _ratio(upper, chars),
         "chars_share": chars / page_chars,
         **tag_columns,
         **{f"in_{name}": containers[name] for name in CONTAINERS},
@@ -477,7 +507,8 @@ def containers_unlikely(doc: Document, features: ElementFeatures, start: np.ndar
     unlikely = np.flatnonzero(features.unlikely)
     if len(unlikely) == 0:
         return np.zeros(len(start))
-    return doc.mask_elements(unlikely)[start].astype(np.float64)
+    kind = np.zeros(len(unlikely), dtype=np.int64)
+    return (_containing(kind, doc.start[unlikely], doc.end[unlikely], 1, start)[0] > 0).astype(np.float64)
 
 
 #: Features of the second stage: the first stage's probability in the block's neighbourhood.
@@ -510,8 +541,9 @@ def context_features(
     n = len(probability)
     if n == 0:
         return np.zeros((0, len(CONTEXT_FEATURES)))
-    padded = np.pad(probability, CONTEXT_RADIUS, mode="edge")
-    window = np.lib.stride_tricks.sliding_window_view(padded, 2 * CONTEXT_RADIUS + 1)
+    padded = _pad_edge(probability, CONTEXT_RADIUS)
+    # One row of the window per block (a small copy: cheaper to make than a strided view).
+    window = np.column_stack([padded[k : k + n] for k in range(2 * CONTEXT_RADIUS + 1)])
     weight = chars + 1.0
     page_mean = float((probability * weight).sum() / weight.sum())
     constant = np.ones(n)

@@ -1,0 +1,118 @@
+"""Time per stage of what follows the extraction in `pipeline.process_page` (not a test).
+
+    .venv/bin/python benchmarks/render_speed.py [--repeat 3] [--limit N] [--dataset scrapinghub ...]
+    .venv/bin/python benchmarks/render_speed.py --before /tmp/old-tree   # before/after in one run
+
+For every page (decoded to text once), each repetition parses the page and runs `auto` afresh
+(outside the timings, so no stage profits from what an earlier repetition left cached on the
+`Document`), then times, in the pipeline's order: `resolve` (the extractor and its parameters),
+`render_text`, `render_html`, `extract_metadata` (which includes `next_page_url`) and the readerable
+check; after them, on the same Document, `next_page_url` alone (a part of metadata, shown for
+where the time goes). The fastest repetition of each stage is kept per page; printed per dataset:
+the median over pages of each stage, and of their sum ("after the extraction").
+
+`--before TREE` loads the `readerproxy` package of another source tree (say, `git archive` of the
+commit before a change) under another name, and times it on the same pages with the two
+interleaved per repetition, so that both columns see the same load on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import importlib.util
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import readerproxy
+from readerproxy.api import to_text
+from readerproxy.evaluation.datasets import load_dataset
+
+STAGES = ("resolve", "render_text", "render_html", "metadata", "readerable")
+PART = "of which next_page_url"
+
+
+def load_tree(tree: Path, name: str = "readerproxy_before") -> ModuleType:
+    """The readerproxy package of another source tree, imported as `name` (its imports are relative)."""
+    package = tree / "readerproxy"
+    spec = importlib.util.spec_from_file_location(
+        name, package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"no readerproxy package in {tree}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _timed(function: Callable[[], Any]) -> tuple[float, Any]:
+    began = time.perf_counter()
+    result = function()
+    return time.perf_counter() - began, result
+
+
+def page_times(package: ModuleType, text: str, url: str | None) -> dict[str, float]:
+    """Seconds per stage of one package's code, after a fresh parse and extraction of the page."""
+    name = package.__name__
+    pipeline = importlib.import_module(f"{name}.pipeline")
+    output = importlib.import_module(f"{name}.output")
+    metadata = importlib.import_module(f"{name}.metadata")
+    pagination = importlib.import_module(f"{name}.pagination")
+    readerable = importlib.import_module(f"{name}.readerable")
+    extractor, params = pipeline.resolve("auto", {})
+    doc = pipeline.parse(text, url)
+    selection = extractor.run(doc, params).selection
+    times: dict[str, float] = {}
+    times["resolve"], _ = _timed(lambda: pipeline.resolve("auto", {}))
+    times["render_text"], plain = _timed(lambda: output.render_text(doc, selection))
+    times["render_html"], _ = _timed(lambda: output.render_html(doc, selection))
+    times["metadata"], _ = _timed(lambda: metadata.extract_metadata(doc, plain, selection=selection))
+    times["readerable"], _ = _timed(lambda: readerable.is_probably_readerable(doc))
+    times[PART], _ = _timed(lambda: pagination.next_page_url(doc, selection))
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--dataset", nargs="+", default=["scrapinghub", "readability"])
+    parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
+    args = parser.parse_args()
+    packages = {"now": readerproxy}
+    if args.before:
+        packages = {"before": load_tree(args.before), "now": readerproxy}
+    for name in args.dataset:
+        pages = [(to_text(page.path.read_bytes()), page.url) for page in load_dataset(name, args.limit).pages]
+        for package in packages.values():
+            for text, url in pages[:3]:  # warm up imports and caches
+                page_times(package, text, url)
+        gc.collect()
+        best: dict[str, dict[str, list[float]]] = {label: {} for label in packages}
+        for text, url in pages:
+            fastest: dict[str, dict[str, float]] = {label: {} for label in packages}
+            for _ in range(args.repeat):
+                for label, package in packages.items():
+                    for stage, seconds in page_times(package, text, url).items():
+                        fastest[label][stage] = min(fastest[label].get(stage, float("inf")), seconds)
+            for label in packages:
+                fastest[label]["after the extraction"] = sum(fastest[label][stage] for stage in STAGES)
+                for stage, seconds in fastest[label].items():
+                    best[label].setdefault(stage, []).append(seconds)
+        print(f"{name}: {len(pages)} pages, fastest of {args.repeat} per page, median over pages (ms)")
+        print(f"  {'stage':<24}" + "".join(f" {label:>8}" for label in packages))
+        for stage in (*STAGES, PART, "after the extraction"):
+            row = "".join(f" {statistics.median(best[label][stage]) * 1000:8.3f}" for label in packages)
+            print(f"  {stage:<24}{row}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
