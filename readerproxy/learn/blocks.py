@@ -478,11 +478,11 @@ def structure_columns(
 
     roots = heuristic.signals.get("article_element")
     root = int(roots[0]) if roots is not None and len(roots) else -1
-    root_depth = 0.0
-    up = root
-    while up >= 0 and root_depth < n_elements:  # bounded by the tree's depth
-        up = int(parent[up])
-        root_depth += up >= 0
+    root_depth = 0
+    ancestor = root
+    while ancestor >= 0 and root_depth < n_elements:  # bounded by the tree's depth
+        ancestor = int(parent[ancestor])
+        root_depth += ancestor >= 0
     below_root = depth - root_depth if root >= 0 else np.full(len(elements), -1.0)
     return {
         "log_repeat": np.log(best),
