@@ -414,13 +414,17 @@ def structure_columns(
     ids = {name: i for i, name in enumerate(names)}
     tag_id = np.fromiter(map(ids.__getitem__, tags), dtype=np.int64, count=n_elements)
     parent = doc.parent.astype(np.int64)
-    key = np.unique((parent + 1) * len(names) + tag_id, return_inverse=True)[1]
-    group_size = np.bincount(key)
-    repeat = group_size[key].astype(np.float64)
+    # Groups of same-tag siblings: one stable sort by (parent, tag) keeps document order within a group.
+    sibling_key = (parent + 1) * len(names) + tag_id
+    sort = np.argsort(sibling_key, kind="stable")
+    ordered = sibling_key[sort]
+    group_of_sorted = np.cumsum(np.concatenate(([True], ordered[1:] != ordered[:-1]))) - 1
+    group_size = np.bincount(group_of_sorted)
+    repeat = np.empty(n_elements, dtype=np.float64)
+    repeat[sort] = group_size[group_of_sorted]
     order = np.empty(n_elements, dtype=np.float64)  # index of each element among its same-tag siblings
-    sort = np.argsort(key, kind="stable")
     first_of_group = np.concatenate(([0], np.cumsum(group_size)[:-1]))
-    order[sort] = np.arange(n_elements) - first_of_group[key[sort]]
+    order[sort] = np.arange(n_elements) - first_of_group[group_of_sorted]
 
     # Walk up: level 0 is the block; its item is the first ancestor with the most same-tag siblings
     # (the block itself when none has more than one). Index n_elements stands for "no ancestor".
