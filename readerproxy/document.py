@@ -341,6 +341,30 @@ def _noscript_page(tree: LexborHTMLParser) -> bool:
     return outside < min(inside, NOSCRIPT_SHELL_WORDS)
 
 
+#: Share of the body's words above which a `visibility: hidden` element is the page itself.
+ANTI_FLICKER_SHARE = 0.9
+_VISIBILITY_HIDDEN = re.compile(r"visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+def _shown_later(node: LexborNode, tree: LexborHTMLParser, body_words: list[int]) -> bool:
+    """True for hidden elements that scripts reveal as the page's content, which a reader shows:
+
+    - React's streamed server rendering (`<div hidden id="S:n">`): each Suspense boundary's HTML
+      arrives hidden at the end of the body and a script moves it into place;
+    - an anti-flicker wrapper: `visibility: hidden` on an element that holds nearly all of the page's
+      text (at least `ANTI_FLICKER_SHARE`), lifted by a script once styles or experiments load.
+    """
+    attrs = node.attributes
+    if "hidden" in attrs and (attrs.get("id") or "").startswith("S:"):
+        return True
+    if not _VISIBILITY_HIDDEN.search(attrs.get("style") or "") or tree.body is None:
+        return False
+    if not body_words:
+        body_words.append(len(tree.body.text(deep=True).split()))
+    words = len(node.text(deep=True).split())
+    return words > 0 and words >= ANTI_FLICKER_SHARE * body_words[0]
+
+
 def _clean(tree: LexborHTMLParser) -> None:
     """Remove scripts, styles, raw-text containers and hidden elements (comments are skipped later).
     `<noscript>` is removed too, unless it is the page a browser without scripts would show
@@ -351,8 +375,9 @@ def _clean(tree: LexborHTMLParser) -> None:
             node.unwrap()
     else:
         tree.strip_tags(["noscript"])
+    body_words: list[int] = []  # the body's word count, counted once if needed
     for node in tree.css(HIDDEN_SELECTOR):
-        if node.tag in ("html", "body"):
+        if node.tag in ("html", "body") or _shown_later(node, tree, body_words):
             continue
         classes = node.attributes.get("class") or ""
         if "fallback-image" in classes:  # Readability.js keeps these despite aria-hidden

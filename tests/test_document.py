@@ -82,6 +82,23 @@ def test_noscript_stays_when_it_is_the_page_without_scripts() -> None:
     assert body in token_text(long) and first not in token_text(long)
 
 
+def test_hidden_content_that_scripts_reveal_stays() -> None:
+    story = " ".join(f"story{i}" for i in range(200))
+    # React's streamed server rendering: the boundary's HTML arrives hidden, a script moves it in.
+    streamed = parse(
+        f'<html><body><nav>Menu</nav><template id="B:0"></template><p>Loading</p>'
+        f'<div hidden id="S:0"><article><p>{story}</p></article></div>'
+        f'<div hidden id="other"><p>really hidden</p></div></body></html>'
+    )
+    assert story in token_text(streamed) and "really hidden" not in token_text(streamed)
+    # An anti-flicker wrapper around nearly all of the page's text.
+    wrapper = f'<html><body><div style="visibility: hidden; min-height: 100vh"><p>{story}</p></div>{{rest}}</body></html>'
+    assert story in token_text(parse(wrapper.format(rest="<p>Footer</p>")))
+    # ... but not a hidden box beside a page that holds more text outside it.
+    page = " ".join(f"page{i}" for i in range(400))
+    assert story not in token_text(parse(wrapper.format(rest=f"<main><p>{page}</p></main>")))
+
+
 def test_page_facts() -> None:
     doc = parse(PAGE, url="https://example.org/dir/page.html")
     assert doc.title == "A Title"

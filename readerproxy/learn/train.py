@@ -139,7 +139,9 @@ def cached_collect(
     datasets: tuple[str, ...], cache: Path | None, limit: int | None = None, progress: bool = False
 ) -> TrainingSet:
     """`collect`, read from / written to `cache` when its key (features, datasets, limit) matches."""
-    key = json.dumps({"features": FEATURES, "datasets": datasets, "limit": limit, "version": 2})
+    # "version": bumped when parsing or labelling changes what the same features hold (3: <noscript>
+    # pages, React's streamed boundaries and anti-flicker wrappers are read by `document.parse`).
+    key = json.dumps({"features": FEATURES, "datasets": datasets, "limit": limit, "version": 3})
     if cache is not None and cache.is_file():
         with np.load(cache, allow_pickle=False) as data:
             if str(data["key"]) == key:
