@@ -79,11 +79,16 @@ class Metadata:
     next_page_url: str | None = None  # the next page of a multi-page article (pagination.py)
 
 
+def squash(value: str) -> str:
+    """Runs of whitespace as one space and none at the ends, as `re.sub(r"\\s+", " ", value).strip()`
+    gives (`\\s` and `str.split` know the same whitespace), several times faster: for speed."""
+    return " ".join(value.split())
+
+
 def _clean(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
-    value = _WS.sub(" ", value).strip()
-    return value or None
+    return squash(value) or None
 
 
 def unescape(value: str | None) -> str | None:
@@ -216,7 +221,7 @@ def clean_title(raw: str, doc: Document) -> str:
         h1s = doc.tree.css("h1")
         if len(h1s) == 1:
             title = _clean(h1s[0].text()) or title
-    title = _WS.sub(" ", title.strip())
+    title = squash(title)
     words = _word_count(title)
     if words <= 4 and (not hierarchical or words != _word_count(_SEPARATOR.sub("", original)) - 1):
         title = original
@@ -291,7 +296,7 @@ def page_byline(doc: Document) -> str | None:
             or _BYLINE_HINT.search(match)
         ):
             continue
-        text = _WS.sub(" ", node.text() or "").strip()
+        text = squash(node.text() or "")
         if not 0 < len(text) < 100:
             continue
         above = node.parent
@@ -301,7 +306,7 @@ def page_byline(doc: Document) -> str | None:
             continue
         name = node.css_first('[itemprop*="name"]')
         if name is not None:
-            return _WS.sub(" ", name.text() or "").strip() or None
+            return squash(name.text() or "") or None
         return text
     return None
 
@@ -357,7 +362,7 @@ def _run_text(doc: Document, token: int, block: int) -> tuple[str, int, bool]:
             break
         end = i
     text = "".join(tokens.text[i] for i in range(start, end + 1) if tokens.kind[i] == TEXT)
-    return _WS.sub(" ", text).strip(), end, after_breaks
+    return squash(text), end, after_breaks
 
 
 def first_paragraph(doc: Document, selection: np.ndarray | None = None, text: str = "") -> str | None:
@@ -366,7 +371,7 @@ def first_paragraph(doc: Document, selection: np.ndarray | None = None, text: st
     after a double <br>. Headings, list items and table cells are not paragraphs."""
     tokens = doc.tokens
     candidates = _selected_text_tokens(doc, selection)
-    within = _WS.sub(" ", text).strip() if selection is None and text else None
+    within = squash(text) if selection is None and text else None
     skip_until = -1
     for token in candidates:
         token = int(token)
