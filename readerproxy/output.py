@@ -666,7 +666,10 @@ def render_text(doc: Document, selection: np.ndarray) -> str:
         else:
             current.append(action)
     flush()
-    return _BLANK_LINES.sub("\n\n", "\n\n".join(blocks))
+    text = "\n\n".join(blocks)
+    # Only preformatted blocks can hold blank lines; for speed, the regex (slow per character)
+    # runs only when there is one.
+    return _BLANK_LINES.sub("\n\n", text) if "\n\n\n" in text else text
 
 
 #: Deepest element nesting rendered as Markdown structure; anything deeper comes out as its text.
