@@ -112,8 +112,18 @@ def render_html(
     keep = kept_elements(doc, selection).tolist()
     t = doc.tokens
     first, last = selected_range(selection)
-    span = slice(first, last + 1)  # for speed, only the selected range is made into lists
-    kinds, owners, selected = t.kind[span].tolist(), t.element[span].tolist(), selection[span].tolist()
+    # For speed, only the tokens that can be written are visited: every tag, selected text, and
+    # the text inside figures and pictures (written whole when they lie between selected text).
+    # Skipped: unselected text elsewhere (whitespace between tags, boilerplate), which the walk
+    # below would pass over anyway.
+    span = slice(first, last + 1)
+    visit = selection[span] | (t.kind[span] != TEXT)
+    media = [e for name in ("figure", "picture") for e in indices_of(doc.tag, name)]
+    if media:
+        visit |= doc.mask_elements(media)[span]
+    visited = np.flatnonzero(visit) + first
+    kinds, owners = t.kind[visited].tolist(), t.element[visited].tolist()
+    selected = selection[visited].tolist()
     layout = layout_table_parts(doc)
     out: list[str] = []
     # Open the kept ancestors of the first selected token, then walk the selected range.
@@ -123,13 +133,17 @@ def render_html(
         out.append(_start_tag(doc, element, rewrite_link, images, layout))
     skip_until = -1
     media_until = -1  # inside a media element of the selected range: written whole
-    for i, kind, element, chosen in zip(range(first, last + 1), kinds, owners, selected, strict=True):
+    for i, kind, element, chosen in zip(visited.tolist(), kinds, owners, selected, strict=True):
         if i <= skip_until:
             continue
         inside_media = i <= media_until
         if kind == TEXT:
             if chosen or inside_media:
-                out.append(html_lib.escape(t.text[i], quote=False))
+                text = t.text[i]
+                # For speed, `escape` only where there is something to escape (most text has none).
+                out.append(
+                    html_lib.escape(text, quote=False) if "&" in text or "<" in text or ">" in text else text
+                )
             continue
         name = doc.tag[element]
         if not (keep[element] or inside_media):
