@@ -79,7 +79,7 @@ _TOKEN = re.compile(
 )
 _BAD_ATTRIBUTE_NAME = re.compile(r'["\'<>=/`]')
 _WS = re.compile(r"\s+")
-_TAG_NAME = attrgetter("tag")
+_TAG_ID = attrgetter("tag_id")
 #: str.isspace by code point (no whitespace above U+3000); the last entry stands for the rest.
 _WHITESPACE = np.array([chr(c).isspace() for c in range(0x3002)])
 
@@ -329,12 +329,16 @@ def _clean(tree: LexborHTMLParser) -> None:
 
 
 def _tag_names(elements: list[LexborNode]) -> list[str]:
-    """Lower-case tag name of every element ("" for none); one lower() for the page, for speed."""
-    names = list(map(_TAG_NAME, elements))
-    if None in names or "" in names:
-        return [name.lower() if name else "" for name in names]
-    lowered = "\x00".join(names).lower().split("\x00")
-    return lowered if len(lowered) == len(names) else [name.lower() for name in names]
+    """Lower-case tag name of every element ("" for none).
+
+    For speed: Lexbor's numeric tag id is read per element (a plain integer), the name once per
+    distinct id. Within one document the two correspond one to one (a custom element's id is its
+    entry in the document's tag table), and names that differ only in case are lower-cased alike.
+    """
+    ids = list(map(_TAG_ID, elements))
+    node_of = dict(zip(ids, elements, strict=True))
+    name_of = {tag_id: (node.tag or "").lower() for tag_id, node in node_of.items()}
+    return list(map(name_of.__getitem__, ids))
 
 
 def _title(tree: LexborHTMLParser) -> str:

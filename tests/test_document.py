@@ -308,3 +308,23 @@ def test_every_width_gives_the_general_scans_answer(body: str) -> None:
     fast = document._scan_fast(serialised, tag)
     assert fast is not None
     _assert_same_scan(fast, document._scan(serialised, tag))
+
+
+def test_tag_names_read_once_per_tag_id_match_every_elements_own_name() -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    from readerproxy import document
+
+    page = (
+        "<svg><clipPath><foreignObject><div>x</div></foreignObject></clipPath><a>svg link</a></svg>"
+        "<clippath></clippath><a>link</a><my-el><MY-EL><my-El2></my-El2></MY-EL></my-el><math><mi>x</mi></math>"
+    )
+    elements = LexborHTMLParser(page).css("*")
+    names = document._tag_names(elements)
+    assert names == [(node.tag or "").lower() for node in elements]
+    assert (
+        names.count("clippath") == 2
+        and names.count("my-el") == 2
+        and "my-el2" in names
+        and names.count("a") == 2
+    )

@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import re
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -190,6 +191,7 @@ class ElementFeatures:
     own: np.ndarray  # float: weighted own-tag feature
     context: np.ndarray  # float: inherited semantic tag + role + class/id weight
     unlikely: np.ndarray  # bool: Readability.js would drop this element and its subtree
+    label: list[str]  # the element's block label: "tag#id", or "tag" without an id
 
 
 def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatures:
@@ -200,23 +202,50 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     semantic = [weights.context_tag.get(name, 0.0) for name in tags]
     hints = [0.0] * n
     unlikely = [False] * n
-    # For speed: both scores read only the tag, role, class and id, which pages repeat many times.
-    seen: dict[tuple[str, str | None, str | None, str | None], tuple[float, float, bool]] = {}
+    # For speed: the scores read only the tag, role, class and id, which pages (and the pages of a
+    # site) repeat many times, so they are computed once per distinct combination.
+    scores_of = _default_scores if weights is WEIGHTS else _scores_with(weights)
+    label = list(tags)  # the id is read here, in the one pass over the attributes
     for index, (name, node) in enumerate(zip(tags, doc.elements, strict=True)):
         attrs = node.attributes
         if not attrs:
             continue
         get = attrs.get
-        key = (name, get("role"), get("class"), get("id"))
-        scores = seen.get(key)
-        if scores is None:
-            scores = seen[key] = (*attribute_weights(attrs, weights), is_unlikely_candidate(name, attrs))
-        semantic[index] += scores[0]
-        hints[index] = scores[1]
-        unlikely[index] = scores[2]
+        ident = get("id")
+        role_weight, hints[index], unlikely[index] = scores_of(name, get("role"), get("class"), ident)
+        semantic[index] += role_weight
+        if ident:
+            label[index] = f"{name}#{ident}"
     holder, context = inherit(doc, semantic, hints, weights.hint_decay)
     words, chars, anchor_chars = own_text(doc, holder, n)
-    return ElementFeatures(holder, words, chars, anchor_chars, own, context, np.array(unlikely, dtype=bool))
+    return ElementFeatures(
+        holder, words, chars, anchor_chars, own, context, np.array(unlikely, dtype=bool), label
+    )
+
+
+AttributeScores = Callable[[str, str | None, str | None, str | None], tuple[float, float, bool]]
+
+
+def _attribute_scores(
+    name: str, role: str | None, classes: str | None, ident: str | None, weights: Weights
+) -> tuple[float, float, bool]:
+    """(role weight, class/id hint weight, unlikely candidate) of an element from its tag, role,
+    class and id: everything `attribute_weights` and `is_unlikely_candidate` read."""
+    attrs = {"role": role, "class": classes, "id": ident}
+    return (*attribute_weights(attrs, weights), is_unlikely_candidate(name, attrs))
+
+
+@functools.lru_cache(maxsize=32768)
+def _default_scores(
+    name: str, role: str | None, classes: str | None, ident: str | None
+) -> tuple[float, float, bool]:
+    """`_attribute_scores` with the default weights, memoised across pages (bounded)."""
+    return _attribute_scores(name, role, classes, ident, WEIGHTS)
+
+
+def _scores_with(weights: Weights) -> AttributeScores:
+    """`_attribute_scores` with other weights, memoised for one page (Weights is not hashable)."""
+    return functools.cache(functools.partial(_attribute_scores, weights=weights))
 
 
 _FEATURES: weakref.WeakKeyDictionary[Document, ElementFeatures] = weakref.WeakKeyDictionary()
@@ -481,9 +510,11 @@ def select_article(
 
 def holder_blocks(doc: Document, holders: np.ndarray, scores: np.ndarray, chosen: np.ndarray) -> list[Block]:
     """One Block per text holder with its score and whether it was kept."""
-    # For speed: one tolist() per array rather than a numpy scalar per block and field.
+    # For speed: one tolist() per array rather than a numpy scalar per block and field, and the
+    # labels made in `element_features`' pass over the attributes.
+    label = features_of(doc).label
     return [
-        Block(first, last, score, keep, element=i, label=_label(doc, i))
+        Block(first, last, score, keep, element=i, label=label[i])
         for i, first, last, score, keep in zip(
             holders.tolist(),
             doc.start[holders].tolist(),
@@ -500,10 +531,3 @@ def selection_score(holder_scores: np.ndarray, kept: np.ndarray) -> float:
     positive = np.clip(holder_scores, 0.0, None)
     score = float(positive[kept].sum() / positive.sum()) if positive.sum() > 0 else 0.0
     return min(max(score, 0.0), 1.0)
-
-
-def _label(doc: Document, index: int) -> str:
-    node = doc.elements[index]
-    name = doc.tag[index]
-    ident = node.id
-    return f"{name}#{ident}" if ident else name

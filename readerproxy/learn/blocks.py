@@ -187,6 +187,11 @@ def _containing(
     return (opened - closed).reshape(kinds, len(position))
 
 
+def _pad_edge(values: np.ndarray, width: int) -> np.ndarray:
+    """`np.pad(values, width, mode="edge")` for a non-empty 1-d array, at a tenth of its overhead."""
+    return np.concatenate((np.repeat(values[:1], width), values, np.repeat(values[-1:], width)))
+
+
 def _shift(values: np.ndarray, by: int, fill: float = 0.0) -> np.ndarray:
     out = np.full(len(values), fill, dtype=np.float64)
     if by > 0:
@@ -304,7 +309,7 @@ def _columns(
     depth = _depth(doc.parent)[elements]
     scaled = signed_log(score)
     kernel = np.ones(5) / 5
-    smoothed = np.convolve(np.pad(selected, 2, mode="edge"), kernel, mode="valid")
+    smoothed = np.convolve(_pad_edge(selected, 2), kernel, mode="valid")
     page_anchor = float(features.anchor_chars.sum())
     selected_chars = float(chars[selected > 0].sum())
     constant = np.ones(n_blocks)
@@ -393,8 +398,9 @@ def context_features(
     n = len(probability)
     if n == 0:
         return np.zeros((0, len(CONTEXT_FEATURES)))
-    padded = np.pad(probability, CONTEXT_RADIUS, mode="edge")
-    window = np.lib.stride_tricks.sliding_window_view(padded, 2 * CONTEXT_RADIUS + 1)
+    padded = _pad_edge(probability, CONTEXT_RADIUS)
+    # One row of the window per block (a small copy: cheaper to make than a strided view).
+    window = np.column_stack([padded[k : k + n] for k in range(2 * CONTEXT_RADIUS + 1)])
     weight = chars + 1.0
     page_mean = float((probability * weight).sum() / weight.sum())
     constant = np.ones(n)
