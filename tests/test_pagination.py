@@ -70,7 +70,7 @@ def test_page_markers() -> None:
 
 
 def test_superscript_digits_are_not_page_numbers() -> None:
-    """"²".isdigit() is true but int() cannot read it: a footnote link or ?page=² is no next page
+    """ "²".isdigit() is true but int() cannot read it: a footnote link or ?page=² is no next page
     (and must not raise)."""
     story = "<p>" + "Words of the story. " * 30 + '<a href="#fn2">²</a> <a href="?page=²">more</a></p>'
     doc = parse(f"<html><body><article>{story}</article></body></html>", "https://e.example/story")
