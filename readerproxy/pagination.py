@@ -149,7 +149,9 @@ def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | N
     stem_here, page_here = page_marker(here)
     best: tuple[int, str] | None = None
     for node in doc.tree.css("a[href]"):
-        href = node.attrs["href"] or ""  # one attribute, not the whole dict: for speed
+        # One attribute, not the whole dict: for speed. `.get`, as `a[href]` also matches an SVG
+        # <a xlink:href>, which has no "href".
+        href = node.attrs.get("href") or ""
         if not _DIGIT.search(href):  # every page marker has a number: skip the rest cheaply
             continue
         text = _link_text(node)

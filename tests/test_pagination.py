@@ -77,3 +77,11 @@ def test_superscript_digits_are_not_page_numbers() -> None:
     assert next_page_url(doc) is None
     assert page_marker("https://e.example/story?page=²") == ("https://e.example/story?page=%C2%B2", 1)
     assert page_marker("https://e.example/story?page=٣") == ("https://e.example/story", 3)  # Arabic-Indic 3
+
+
+def test_an_svg_link_with_only_xlink_href_is_passed_over() -> None:
+    """Lexbor's `a[href]` also matches <a xlink:href> in SVG, which has no plain href."""
+    story = "<p>" + "Words of the story. " * 30 + "</p>"
+    svg = '<svg><a xlink:href="/story?page=2"><text>2</text></a></svg>'
+    doc = parse(f"<html><body><article>{story}{svg}</article></body></html>", "https://e.example/story")
+    assert next_page_url(doc) is None
