@@ -6,9 +6,9 @@ removal, Berg 2020 §5–6); describe every text holder that owns text by the fe
 (`learn.model`, trained by `readerproxy train`); keep the blocks whose probability of being content
 reaches `threshold` (or `heuristic_threshold` for blocks the heuristic keeps: its answer is a prior
 the trees lower only when they are fairly sure), and `outside_threshold` for blocks outside the
-heuristic's article root (the main region: a sidebar's borderline blocks, p ≈ 0.5 on lwn-1, stay
+heuristic's article root (the main region: a sidebar's borderline blocks, p ≈ 0.5 on lwn-1 under the first model, stay
 out). Out of fold, 0.7 against none: ScrapingHub 0.940 → 0.946, Readability 0.969 → 0.970,
-WCXB dev 0.837 → 0.833 (chosen among none, 0.6, 0.7, 0.8 on these sets; docs/benchmarks.md). Where that keeps too little text, the answer is
+WCXB dev 0.837 → 0.833 with that model (chosen among none, 0.6, 0.7, 0.8 on these sets; docs/benchmarks.md). Where that keeps too little text, the answer is
 `auto-heuristic`'s chain (heuristic, then accb, then all text), so a reader never gets an empty page.
 
 `auto` is this extractor with its defaults (registered twice: `learned` names it when it is asked
