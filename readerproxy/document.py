@@ -347,16 +347,10 @@ _VISIBILITY_HIDDEN = re.compile(r"visibility\s*:\s*hidden", re.IGNORECASE)
 
 
 def _shown_later(node: LexborNode, tree: LexborHTMLParser, body_words: list[int]) -> bool:
-    """True for hidden elements that scripts reveal as the page's content, which a reader shows:
-
-    - React's streamed server rendering (`<div hidden id="S:n">`): each Suspense boundary's HTML
-      arrives hidden at the end of the body and a script moves it into place;
-    - an anti-flicker wrapper: `visibility: hidden` on an element that holds nearly all of the page's
-      text (at least `ANTI_FLICKER_SHARE`), lifted by a script once styles or experiments load.
-    """
+    """True for a hidden element that a script reveals as the page's content, which a reader shows:
+    an anti-flicker wrapper: `visibility: hidden` on an element that holds nearly all of the page's
+    text (at least `ANTI_FLICKER_SHARE`), lifted by a script once styles or experiments load."""
     attrs = node.attributes
-    if "hidden" in attrs and (attrs.get("id") or "").startswith("S:"):
-        return True
     if not _VISIBILITY_HIDDEN.search(attrs.get("style") or "") or tree.body is None:
         return False
     if not body_words:
@@ -365,10 +359,35 @@ def _shown_later(node: LexborNode, tree: LexborHTMLParser, body_words: list[int]
     return words > 0 and words >= ANTI_FLICKER_SHARE * body_words[0]
 
 
+def _place_streamed_boundaries(tree: LexborHTMLParser) -> None:
+    """React's streamed server rendering: each Suspense boundary's HTML arrives at the end of the body
+    as `<div hidden id="S:n">` and a script moves it to its placeholder, `<template id="B:n">` (a
+    boundary) or `<template id="P:n">` (a postponed segment inside one). Do the
+    same (shown, in place), so a reader sees the content where the page puts it; a boundary without
+    its placeholder stays hidden."""
+    boundaries = tree.css('div[hidden][id^="S:"]')
+    if not boundaries:
+        return
+    placeholders = {
+        (template.attributes.get("id") or "")[2:]: template
+        for template in tree.css('template[id^="B:"], template[id^="P:"]')
+    }
+    # Last first: a boundary's placeholder may lie in an earlier boundary's content, which must
+    # still be there (it is moved, as a copy with what it holds by then, later in this loop).
+    for node in reversed(boundaries):
+        placeholder = placeholders.get((node.attributes.get("id") or "")[2:])
+        if placeholder is None:
+            continue
+        del node.attrs["hidden"]
+        placeholder.insert_before(node)  # a copy, in place
+        node.decompose()
+
+
 def _clean(tree: LexborHTMLParser) -> None:
     """Remove scripts, styles, raw-text containers and hidden elements (comments are skipped later).
     `<noscript>` is removed too, unless it is the page a browser without scripts would show
     (`_noscript_page`): then its content stays in place."""
+    _place_streamed_boundaries(tree)
     tree.strip_tags([name for name in REMOVED_TAGS if name != "noscript"])
     if _noscript_page(tree):
         for node in tree.css("noscript"):

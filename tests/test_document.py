@@ -84,13 +84,24 @@ def test_noscript_stays_when_it_is_the_page_without_scripts() -> None:
 
 def test_hidden_content_that_scripts_reveal_stays() -> None:
     story = " ".join(f"story{i}" for i in range(200))
-    # React's streamed server rendering: the boundary's HTML arrives hidden, a script moves it in.
+    # React's streamed server rendering: the boundary's HTML arrives hidden, a script moves it to
+    # its placeholder; so does parse. A hidden S:n without a placeholder stays hidden.
     streamed = parse(
-        f'<html><body><nav>Menu</nav><template id="B:0"></template><p>Loading</p>'
+        f'<html><body><nav>Menu</nav><template id="B:0"></template><footer>Foot</footer>'
         f'<div hidden id="S:0"><article><p>{story}</p></article></div>'
+        f'<div hidden id="S:1"><p>no placeholder</p></div>'
         f'<div hidden id="other"><p>really hidden</p></div></body></html>'
     )
-    assert story in token_text(streamed) and "really hidden" not in token_text(streamed)
+    text = token_text(streamed)
+    assert story in text and text.index("Menu") < text.index(story) < text.index("Foot")
+    assert "really hidden" not in text and "no placeholder" not in text and text.count(story) == 1
+    # A segment postponed inside a boundary: its placeholder arrives with the boundary's content.
+    nested = parse(
+        '<html><body><template id="B:0"></template><p>End</p>'
+        '<div hidden id="S:0"><h2>Outer</h2><template id="P:1"></template><p>After</p></div>'
+        '<div hidden id="S:1"><p>Inner</p></div></body></html>'
+    )
+    assert token_text(nested) == "OuterInnerAfterEnd"
     # An anti-flicker wrapper around nearly all of the page's text.
     wrapper = f'<html><body><div style="visibility: hidden; min-height: 100vh"><p>{story}</p></div>{{rest}}</body></html>'
     assert story in token_text(parse(wrapper.format(rest="<p>Footer</p>")))
