@@ -316,9 +316,41 @@ def noscript_images(tree: LexborHTMLParser) -> dict[str, dict[str, str | None]]:
     return found
 
 
+#: Words a page's `<noscript>` must hold before it can be the page a reader sees (`_noscript_page`).
+NOSCRIPT_PAGE_WORDS = 100
+#: ... and at most this many words may stand outside it (a script-rendered shell).
+NOSCRIPT_SHELL_WORDS = 1000
+
+
+def _noscript_page(tree: LexborHTMLParser) -> bool:
+    """True when the page without scripts is its `<noscript>` content: a shell rendered by scripts
+    (a few hundred words of chrome) around a `<noscript>` holding more text than everything else
+    (a forum's crawler view of the thread, a server-rendered copy). A browser without scripts shows
+    that content, and so does a reader. Called after scripts and styles are gone."""
+    blocks = tree.css("noscript")
+    if not blocks:
+        return False
+    inside = sum(
+        len(node.text(deep=True).split())
+        for node in blocks
+        if node.parent is None or node.parent.tag != "noscript"
+    )
+    if inside < NOSCRIPT_PAGE_WORDS or tree.body is None:
+        return False
+    outside = len(tree.body.text(deep=True).split()) - inside
+    return outside < min(inside, NOSCRIPT_SHELL_WORDS)
+
+
 def _clean(tree: LexborHTMLParser) -> None:
-    """Remove scripts, styles, raw-text containers and hidden elements (comments are skipped later)."""
-    tree.strip_tags(list(REMOVED_TAGS))
+    """Remove scripts, styles, raw-text containers and hidden elements (comments are skipped later).
+    `<noscript>` is removed too, unless it is the page a browser without scripts would show
+    (`_noscript_page`): then its content stays in place."""
+    tree.strip_tags([name for name in REMOVED_TAGS if name != "noscript"])
+    if _noscript_page(tree):
+        for node in tree.css("noscript"):
+            node.unwrap()
+    else:
+        tree.strip_tags(["noscript"])
     for node in tree.css(HIDDEN_SELECTOR):
         if node.tag in ("html", "body"):
             continue

@@ -79,11 +79,16 @@ class Metadata:
     next_page_url: str | None = None  # the next page of a multi-page article (pagination.py)
 
 
+def squash(value: str) -> str:
+    """Runs of whitespace as one space and none at the ends, as `re.sub(r"\\s+", " ", value).strip()`
+    gives (`\\s` and `str.split` know the same whitespace), several times faster: for speed."""
+    return " ".join(value.split())
+
+
 def _clean(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
-    value = _WS.sub(" ", value).strip()
-    return value or None
+    return squash(value) or None
 
 
 def unescape(value: str | None) -> str | None:
@@ -111,23 +116,22 @@ def meta_maps(doc: Document) -> tuple[dict[str, str], dict[str, str]]:
     for node in doc.tree.css("meta[content]"):
         attrs = node.attributes
         raw = attrs.get("content")
-        for key in ("property", "name", "itemprop"):
-            words = attrs.get(key)
-            if words and "image" in words.lower():  # for speed: the rest cannot name an image key
-                for word in words.lower().split():
-                    if word in IMAGE_KEYS and word not in images and (cleaned := _clean(raw)):
-                        images[word] = cleaned
+        prop, name = attrs.get("property"), attrs.get("name")
+        # Every word of the three attributes names this one content.
+        words = f"{prop or ''} {name or ''} {attrs.get('itemprop') or ''}".lower()
+        if "image" in words:  # for speed: other words cannot be an image key
+            for word in words.split():
+                if word in IMAGE_KEYS and word not in images and (cleaned := _clean(raw)):
+                    images[word] = cleaned
         content = (raw or "").strip()
         if not content:
             continue
         matched = False
-        prop = attrs.get("property")
         if prop:
             found = _PROPERTY.search(prop)
             if found:
                 matched = True
                 values[_WS.sub("", found.group(0).lower())] = content
-        name = attrs.get("name")
         if not matched and name and _NAME.match(name):
             values[_WS.sub("", name.lower()).replace(".", ":")] = content
     return values, images
@@ -138,10 +142,14 @@ def _is_article_type(kind: Any) -> bool:
     return any(isinstance(k, str) and _ARTICLE_TYPES.search(k) for k in kinds)
 
 
+_CDATA = re.compile(r"^\s*<!\[CDATA\[|\]\]>\s*$")
+
+
 def json_ld_article(doc: Document) -> dict[str, Any]:
     """The first schema.org article-like object in the page's JSON-LD, or {} (Readability's rules)."""
     for raw in doc.json_ld:
-        text = re.sub(r"^\s*<!\[CDATA\[|\]\]>\s*$", "", raw)
+        # The regex scans the whole text, slowly: for speed, only when a CDATA mark is there at all.
+        text = _CDATA.sub("", raw) if "<![CDATA[" in raw or "]]>" in raw else raw
         try:
             parsed = json.loads(text)
         except (ValueError, RecursionError):
@@ -216,7 +224,7 @@ def clean_title(raw: str, doc: Document) -> str:
         h1s = doc.tree.css("h1")
         if len(h1s) == 1:
             title = _clean(h1s[0].text()) or title
-    title = _WS.sub(" ", title.strip())
+    title = squash(title)
     words = _word_count(title)
     if words <= 4 and (not hierarchical or words != _word_count(_SEPARATOR.sub("", original)) - 1):
         title = original
@@ -291,7 +299,7 @@ def page_byline(doc: Document) -> str | None:
             or _BYLINE_HINT.search(match)
         ):
             continue
-        text = _WS.sub(" ", node.text() or "").strip()
+        text = squash(node.text() or "")
         if not 0 < len(text) < 100:
             continue
         above = node.parent
@@ -301,7 +309,7 @@ def page_byline(doc: Document) -> str | None:
             continue
         name = node.css_first('[itemprop*="name"]')
         if name is not None:
-            return _WS.sub(" ", name.text() or "").strip() or None
+            return squash(name.text() or "") or None
         return text
     return None
 
@@ -357,7 +365,7 @@ def _run_text(doc: Document, token: int, block: int) -> tuple[str, int, bool]:
             break
         end = i
     text = "".join(tokens.text[i] for i in range(start, end + 1) if tokens.kind[i] == TEXT)
-    return _WS.sub(" ", text).strip(), end, after_breaks
+    return squash(text), end, after_breaks
 
 
 def first_paragraph(doc: Document, selection: np.ndarray | None = None, text: str = "") -> str | None:
@@ -366,7 +374,7 @@ def first_paragraph(doc: Document, selection: np.ndarray | None = None, text: st
     after a double <br>. Headings, list items and table cells are not paragraphs."""
     tokens = doc.tokens
     candidates = _selected_text_tokens(doc, selection)
-    within = _WS.sub(" ", text).strip() if selection is None and text else None
+    within = squash(text) if selection is None and text else None
     skip_until = -1
     for token in candidates:
         token = int(token)

@@ -62,14 +62,14 @@ _WS = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200b\u3000]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 #: The characters where `str.split()` and `_WS` disagree: whitespace only `split` breaks at, and
 #: U+200B, which only `_WS` matches.
-_SPLIT_ONLY = re.compile("[\n\x1c-\x1f\x85\u1680\u2028\u2029\u202f\u205f\u200b]")
+_SPLIT_ONLY = "\n\x1c\x1d\x1e\x1f\x85\u1680\u2028\u2029\u202f\u205f\u200b"
 
 
 def collapse_spaces(text: str) -> str:
     """`_WS.sub(" ", text).strip()`: runs of spaces as one, none at the ends. For speed, by
     `str.split()` (several times faster) when the text holds none of the characters where the two
     disagree, which gives the same string."""
-    if _SPLIT_ONLY.search(text) is None:
+    if not any(map(text.__contains__, _SPLIT_ONLY)):  # a substring test per character: fast in C
         return " ".join(text.split())
     return _WS.sub(" ", text).strip()
 
@@ -111,29 +111,40 @@ def render_html(
         return ""
     keep = kept_elements(doc, selection).tolist()
     t = doc.tokens
-    kinds = t.kind.tolist()
-    owners = t.element.tolist()
-    selected = selection.tolist()
     first, last = selected_range(selection)
+    # For speed, only the tokens that can be written are visited: every tag, selected text, and
+    # the text inside figures and pictures (written whole when they lie between selected text).
+    # Skipped: unselected text elsewhere (whitespace between tags, boilerplate), which the walk
+    # below would pass over anyway.
+    span = slice(first, last + 1)
+    visit = selection[span] | (t.kind[span] != TEXT)
+    media = [e for name in ("figure", "picture") for e in indices_of(doc.tag, name)]
+    if media:
+        visit |= doc.mask_elements(media)[span]
+    visited = np.flatnonzero(visit) + first
+    kinds, owners = t.kind[visited].tolist(), t.element[visited].tolist()
+    selected = selection[visited].tolist()
     layout = layout_table_parts(doc)
     out: list[str] = []
     # Open the kept ancestors of the first selected token, then walk the selected range.
-    ancestors = _ancestors(doc, owners[first] if kinds[first] == TEXT else int(doc.parent[owners[first]]))
+    ancestors = _ancestors(doc, owners[0] if kinds[0] == TEXT else int(doc.parent[owners[0]]))
     opened_before = set(ancestors)
     for element in ancestors:
         out.append(_start_tag(doc, element, rewrite_link, images, layout))
     skip_until = -1
     media_until = -1  # inside a media element of the selected range: written whole
-    for i in range(first, last + 1):
+    for i, kind, element, chosen in zip(visited.tolist(), kinds, owners, selected, strict=True):
         if i <= skip_until:
             continue
-        kind = kinds[i]
         inside_media = i <= media_until
         if kind == TEXT:
-            if selected[i] or inside_media:
-                out.append(html_lib.escape(t.text[i], quote=False))
+            if chosen or inside_media:
+                text = t.text[i]
+                # For speed, `escape` only where there is something to escape (most text has none).
+                out.append(
+                    html_lib.escape(text, quote=False) if "&" in text or "<" in text or ">" in text else text
+                )
             continue
-        element = owners[i]
         name = doc.tag[element]
         if not (keep[element] or inside_media):
             if kind == OPEN and images and name in MEDIA_TAGS and not _is_tracking_pixel(doc, element):
@@ -261,14 +272,14 @@ def _start_tag(
     name = layout[element] if layout and element in layout else _output_name(doc.tag[element])
     if name is None or (name in ("img", "picture", "source") and not images):
         return ""
+    allowed = ATTRIBUTES.get(name)
+    if not allowed:
+        # Only the id is written: for speed, `node.id` rather than the whole attribute dict.
+        return f"<{name}{_jump_target(doc.elements[element].id)}>"
     attrs = doc.elements[element].attributes
     if name == "img" and doc.noscript_images:
         attrs = doc.noscript_images.get((attrs.get("src") or "").strip(), attrs)  # the real image
-    anchor = (attrs.get("id") or (attrs.get("name") if name == "a" else None) or "").strip()
-    target = f' id="{html_lib.escape(anchor, quote=True)}"' if anchor and len(anchor) < 200 else ""
-    allowed = ATTRIBUTES.get(name)
-    if not allowed:
-        return f"<{name}{target}>"
+    target = _jump_target(attrs.get("id") or (attrs.get("name") if name == "a" else None))
     values: dict[str, str] = {}
     if name in ("img", "source"):
         values.update(_image_sources(attrs))
@@ -294,6 +305,12 @@ def _start_tag(
     if name == "img" and not any(p.startswith("src=") for p in parts[1:]):
         return ""
     return "<" + " ".join(parts) + target + ">"
+
+
+def _jump_target(anchor: str | None) -> str:
+    """The id attribute that keeps in-page links to this element working (none past 200 characters)."""
+    anchor = (anchor or "").strip()
+    return f' id="{html_lib.escape(anchor, quote=True)}"' if anchor and len(anchor) < 200 else ""
 
 
 def _end_tag(doc: Document, element: int, layout: dict[int, str | None] | None = None) -> str:
@@ -621,9 +638,8 @@ def render_text(doc: Document, selection: np.ndarray) -> str:
     # For speed, only the tokens that matter are visited: selected text and every tag (the
     # unselected text between them, most of the range on a page with boilerplate, is skipped).
     span = slice(first, last + 1)
-    visited = (np.flatnonzero(selection[span] | (t.kind[span] != TEXT)) + first).tolist()
-    kinds = t.kind.tolist()
-    owners = t.element.tolist()
+    visited = np.flatnonzero(selection[span] | (t.kind[span] != TEXT)) + first
+    tokens = zip(visited.tolist(), t.kind[visited].tolist(), t.element[visited].tolist(), strict=True)
     texts = t.text
     tags = doc.tag
     blocks: list[str] = []
@@ -647,13 +663,12 @@ def render_text(doc: Document, selection: np.ndarray) -> str:
                     blocks.append(text.strip("\n"))
             current.clear()
 
-    for i in visited:
-        kind = kinds[i]
+    for i, kind, owner in tokens:
         if kind == TEXT:
             text = texts[i]
             current.append(text if preformatted else text.replace("\n", " "))
             continue
-        action = _TEXT_BREAKS.get(tags[owners[i]])
+        action = _TEXT_BREAKS.get(tags[owner])
         if action is None:
             continue
         if action == "block":
@@ -665,7 +680,10 @@ def render_text(doc: Document, selection: np.ndarray) -> str:
         else:
             current.append(action)
     flush()
-    return _BLANK_LINES.sub("\n\n", "\n\n".join(blocks))
+    text = "\n\n".join(blocks)
+    # Only preformatted blocks can hold blank lines; for speed, the regex (slow per character)
+    # runs only when there is one.
+    return _BLANK_LINES.sub("\n\n", text) if "\n\n\n" in text else text
 
 
 #: Deepest element nesting rendered as Markdown structure; anything deeper comes out as its text.

@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 import numpy as np
 
 from .document import Document
+from .metadata import squash
 
 _NEXT_TEXT = re.compile(
     r"^(?:next(?:\s+page)?|more|continue(?:\s+reading)?|weiter|nächste(?:\s+seite)?|suivant(?:e)?|"
@@ -77,7 +78,7 @@ def page_marker(url: str) -> tuple[str, int]:
 
 
 def _link_text(node: Any) -> str:
-    text = re.sub(r"\s+", " ", node.text() or "").strip()
+    text = squash(node.text() or "")
     if not text:
         attrs = node.attributes
         text = (attrs.get("aria-label") or attrs.get("title") or "").strip()

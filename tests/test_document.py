@@ -53,6 +53,35 @@ def test_cleaning_removes_scripts_styles_comments_and_hidden() -> None:
     assert "script" not in doc.tag and "style" not in doc.tag
 
 
+SHELL = """<html><head><title>Thread</title></head><body>
+<header><a href="/">Forum</a> <a href="/latest">Latest</a> <button>Log in</button></header>
+<div id="app"></div>
+<noscript><div class="crawler"><h1>Why does the build fail?</h1>
+<div class="post"><span>alice</span><p>{first}</p></div>
+<div class="post"><span>bob</span><p>{second}</p></div></div></noscript>
+</body></html>"""
+
+
+def test_noscript_stays_when_it_is_the_page_without_scripts() -> None:
+    first = " ".join(f"word{i}" for i in range(80))
+    second = " ".join(f"reply{i}" for i in range(80))
+    doc = parse(SHELL.format(first=first, second=second))
+    text = token_text(doc)
+    assert first in text and second in text and "Log in" in text
+    assert "noscript" not in doc.tag and doc.tag.count("p") == 2
+    # A short <noscript> ("enable JavaScript") beside a real page still goes.
+    short = parse(SHELL.format(first="Please enable JavaScript.", second=""))
+    assert "Please enable JavaScript." not in token_text(short) and "p" not in short.tag
+    # So does a long one when the page outside it holds more text than it does.
+    body = " ".join(f"article{i}" for i in range(400))
+    long = parse(
+        SHELL.replace('<div id="app"></div>', f"<main><p>{body}</p></main>").format(
+            first=first, second=second
+        )
+    )
+    assert body in token_text(long) and first not in token_text(long)
+
+
 def test_page_facts() -> None:
     doc = parse(PAGE, url="https://example.org/dir/page.html")
     assert doc.title == "A Title"

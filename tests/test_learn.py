@@ -77,6 +77,43 @@ def test_features_describe_the_page() -> None:
     assert column["log_chars"][first_paragraph] > column["log_chars"][home]
 
 
+THREAD = f"""<html><head><title>The river and its bridges - Forum</title></head><body>
+<nav><a href="/">Home</a></nav>
+<h1>The river and its bridges</h1>
+<div class="posts">
+{"".join(f'<div class="post"><time>May {i}</time><p>Post {i}: {ARTICLE[:200]}</p></div>' for i in range(5))}
+</div>
+<form><p>Write a reply to this thread here</p><textarea></textarea><button>Send</button></form>
+</body></html>"""
+
+
+def test_structure_features_see_repeated_items_forms_and_the_headline() -> None:
+    doc, blocks = _blocks(THREAD)
+    texts = block_texts(doc, blocks)
+    column = {name: blocks.features[:, i] for i, name in enumerate(FEATURES)}
+    posts = [i for i, text in enumerate(texts) if text.startswith("Post ")]
+    headline = texts.index("The river and its bridges")
+    reply = next(i for i, text in enumerate(texts) if text.startswith("Write a reply"))
+    home = texts.index("Home")
+    assert len(posts) == 5
+    # The five posts are items of one group of five (the post div, one level above the paragraph).
+    assert np.allclose(column["log_repeat"][posts], np.log(5))
+    assert (column["repeat_level"][posts] == 1).all()
+    assert np.allclose(np.expm1(column["repeat_item_index"][posts]), np.arange(5))
+    assert (column["repeat_item_link_density"][posts] == 0).all()
+    assert (column["log_time_grandparent"][posts] > 0).all()
+    assert column["log_repeat"][headline] == 0.0
+    # The reply box: form controls around it, none around the posts.
+    assert (
+        column["log_controls_grandparent"][reply] > 0
+        and (column["log_controls_grandparent"][posts] == 0).all()
+    )
+    # The headline repeats the title; blocks after it come after it.
+    assert column["title_overlap"][headline] == 1.0 and column["title_overlap"][posts[0]] == 0.0
+    assert column["position_from_h1"][home] < 0 < column["position_from_h1"][posts[0]]
+    assert column["position_from_h1"][headline] == 0.0
+
+
 def test_labels_follow_the_reference_text() -> None:
     doc, blocks = _blocks(SYNTHETIC)
     reference = f"The river and its bridges\n\n{ARTICLE}"

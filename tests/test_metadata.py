@@ -145,3 +145,20 @@ def test_readability_set_fields(shared_datasets: Path) -> None:
     assert results["title"] >= 0.96
     for name in ("byline", "excerpt", "dir", "readerable"):
         assert results[name] >= 0.9, (name, results[name])
+
+
+def test_squash_is_the_regex_whitespace_rule() -> None:
+    import random
+    import re
+    import sys
+
+    from readerproxy.metadata import squash
+
+    everything = "".join(map(chr, range(sys.maxunicode + 1)))
+    spaces = re.findall(r"\s", everything)
+    assert spaces == [c for c in everything if c.isspace()]
+    rng = random.Random(2)
+    alphabet = [*spaces, "a", "b", "\u200b", "é"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+        assert squash(text) == re.sub(r"\s+", " ", text).strip(), repr(text)

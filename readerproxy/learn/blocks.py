@@ -65,6 +65,31 @@ PUNCTUATION = ".,;:!?\u3002\uff0c"
 #: Wrap width of Kohlschütter et al.'s text density (2010, §4.2).
 WRAP_WIDTH = 80
 
+#: Form controls: a reply box or a search form around a block is chrome, not content.
+CONTROL_TAGS = frozenset(("input", "button", "textarea", "select"))
+HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+#: Kinds of elements counted inside a block's ancestors: controls, headings, images, times.
+_KINDS = (CONTROL_TAGS, HEADING_TAGS, frozenset(("img", "picture", "svg")), frozenset(("time",)))
+#: Ancestors (the block itself is level 0) searched for a repeated item (a post, teaser, product card).
+REPEAT_LEVELS = 6
+#: Structure features (`structure_columns`), appended after the original ones.
+STRUCTURE_FEATURES: tuple[str, ...] = (
+    "log_repeat",
+    "repeat_level",
+    "repeat_item_log_chars",
+    "repeat_item_link_density",
+    "repeat_group_chars_share",
+    "repeat_item_index",
+    "log_controls_grandparent",
+    "log_controls_ancestor4",
+    "log_headings_grandparent",
+    "log_images_grandparent",
+    "log_time_grandparent",
+    "position_from_h1",
+    "title_overlap",
+    "depth_below_root",
+)
+
 FEATURES: tuple[str, ...] = (
     "log_chars",
     "log_words",
@@ -108,6 +133,7 @@ FEATURES: tuple[str, ...] = (
     "page_selected_share",
     "root_chars_share",
     "position_in_root",
+    *STRUCTURE_FEATURES,
 )
 
 
@@ -203,6 +229,7 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
         none = np.zeros(0, dtype=np.int64)
         return PageBlocks(elements, np.zeros((0, len(FEATURES))), features.holder, np.zeros(0), none, none)
     columns = _columns(doc, heuristic, features, elements)
+    columns.update(structure_columns(doc, heuristic, elements, columns["depth"]))
     matrix = np.column_stack([columns[name] for name in FEATURES]).astype(np.float64)
     assert matrix.shape == (n_blocks, len(FEATURES)) and len(t)
     parent = doc.parent[elements].astype(np.int64)
@@ -349,6 +376,122 @@ def _columns(
         "page_selected_share": constant * selected_chars / page_chars,
         "root_chars_share": constant * root_share,
         "position_in_root": position_in_root,
+    }
+
+
+def _element_counts(starts: np.ndarray, doc: Document, index: np.ndarray) -> np.ndarray:
+    """Per entry of `index` (element, -1 = none): how many elements starting at `starts` (sorted token
+    positions) lie strictly inside it."""
+    safe = np.maximum(index, 0)
+    inside = np.searchsorted(starts, doc.end[safe], "right") - np.searchsorted(
+        starts, doc.start[safe], "right"
+    )
+    return np.where(index >= 0, inside, 0).astype(np.float64)
+
+
+def structure_columns(
+    doc: Document, heuristic: Extraction, elements: np.ndarray, depth: np.ndarray
+) -> dict[str, np.ndarray]:
+    """`STRUCTURE_FEATURES`: repeated sibling structure, chrome and headings around a block, its place
+    relative to the first h1 and the heuristic's root, and a heading's overlap with the page title.
+
+    A *repeated item* is an element whose parent has other children of the same tag: the posts of a
+    thread, the teasers of a list, the cards of a catalogue (Zhai, Liu 2005, DEPTA §3: data records are
+    sibling subtrees of one shape; here the shape is only the tag). For each block the ancestor (up to
+    `REPEAT_LEVELS` up) with the most same-tag siblings is its item; the item's size, link density,
+    the share of the page its group covers and its index in the group describe it.
+    """
+    tags = doc.tag
+    n_elements = len(tags)
+    names = list(dict.fromkeys(tags))
+    ids = {name: i for i, name in enumerate(names)}
+    tag_id = np.fromiter(map(ids.__getitem__, tags), dtype=np.int64, count=n_elements)
+    parent = doc.parent.astype(np.int64)
+    key = np.unique((parent + 1) * len(names) + tag_id, return_inverse=True)[1]
+    group_size = np.bincount(key)
+    repeat = group_size[key].astype(np.float64)
+    order = np.empty(n_elements, dtype=np.float64)  # index of each element among its same-tag siblings
+    sort = np.argsort(key, kind="stable")
+    first_of_group = np.concatenate(([0], np.cumsum(group_size)[:-1]))
+    order[sort] = np.arange(n_elements) - first_of_group[key[sort]]
+
+    # Walk up: level 0 is the block; its item is the first ancestor with the most same-tag siblings
+    # (the block itself when none has more than one). Index n_elements stands for "no ancestor".
+    up = np.append(parent, n_elements)
+    up[up < 0] = n_elements
+    chain = np.empty((REPEAT_LEVELS, len(elements)), dtype=np.int64)
+    chain[0] = elements
+    for step in range(1, REPEAT_LEVELS):
+        chain[step] = up[chain[step - 1]]
+    counts = np.append(repeat, 0.0)[chain]
+    counts[0] = np.maximum(counts[0], 1.0)
+    level_of = counts.argmax(axis=0)
+    columns = np.arange(len(elements))
+    best = counts[level_of, columns]
+    item = chain[level_of, columns]
+    level = level_of.astype(np.float64)
+    subtree_chars = doc.subtree_chars.astype(np.float64)
+    subtree_anchor = doc.subtree_anchor_chars.astype(np.float64)
+    page_chars = float(subtree_chars[parent < 0].sum()) or 1.0
+    item_parent = parent[item]
+    group_chars = np.where(item_parent >= 0, subtree_chars[np.maximum(item_parent, 0)], subtree_chars[item])
+
+    # Elements of a kind inside a block's ancestors (sorted start positions, binary search per block).
+    start_of = doc.start.astype(np.int64)
+    kind_of_name = {name: k for k, members in enumerate(_KINDS, 1) for name in members}
+    kind = np.array([kind_of_name.get(name, 0) for name in names], dtype=np.int8)[tag_id]
+    control, heading, image, time = (start_of[kind == k] for k in range(1, len(_KINDS) + 1))
+    grandparent = parent[np.maximum(parent[elements], 0)]
+    grandparent = np.where(parent[elements] >= 0, grandparent, -1)
+    ancestor4 = grandparent
+    for _ in range(2):
+        ancestor4 = np.where(ancestor4 >= 0, parent[np.maximum(ancestor4, 0)], -1)
+    ancestor4 = np.where(ancestor4 >= 0, ancestor4, grandparent)
+
+    # Position after the first h1 (headline), in body tokens.
+    first, last = doc.body
+    body_tokens = max(1, last - first + 1)
+    block_start = start_of[elements]
+    h1 = ids.get("h1")
+    if h1 is not None:
+        from_h1 = (block_start - int(doc.start[tags.index("h1")])) / body_tokens
+    else:
+        from_h1 = np.full(len(elements), -2.0)
+
+    # A heading's words found in the page title (the headline repeats it; section titles do not).
+    title_words = set(doc.title.lower().split())
+    text = doc.tokens.text
+    title_overlap = np.zeros(len(elements))
+    if title_words:
+        for i in np.flatnonzero(kind[elements] == 2).tolist():
+            element = int(elements[i])  # the heading's text (as doc.element_text, without its regex)
+            words = "".join(text[doc.start[element] : doc.end[element] + 1]).lower().split()
+            if words:
+                title_overlap[i] = sum(w in title_words for w in words) / len(words)
+
+    roots = heuristic.signals.get("article_element")
+    root = int(roots[0]) if roots is not None and len(roots) else -1
+    root_depth = 0
+    ancestor = root
+    while ancestor >= 0 and root_depth < n_elements:  # bounded by the tree's depth
+        ancestor = int(parent[ancestor])
+        root_depth += ancestor >= 0
+    below_root = depth - root_depth if root >= 0 else np.full(len(elements), -1.0)
+    return {
+        "log_repeat": np.log(best),
+        "repeat_level": level,
+        "repeat_item_log_chars": np.log1p(subtree_chars[item]),
+        "repeat_item_link_density": _ratio(subtree_anchor[item], subtree_chars[item]),
+        "repeat_group_chars_share": group_chars / page_chars,
+        "repeat_item_index": np.log1p(order[item]),
+        "log_controls_grandparent": np.log1p(_element_counts(control, doc, grandparent)),
+        "log_controls_ancestor4": np.log1p(_element_counts(control, doc, ancestor4)),
+        "log_headings_grandparent": np.log1p(_element_counts(heading, doc, grandparent)),
+        "log_images_grandparent": np.log1p(_element_counts(image, doc, grandparent)),
+        "log_time_grandparent": np.log1p(_element_counts(time, doc, grandparent)),
+        "position_from_h1": from_h1,
+        "title_overlap": title_overlap,
+        "depth_below_root": below_root,
     }
 
 
