@@ -39,6 +39,7 @@ _PAGINATION = re.compile(
     r"paginat|pager|paging|page-?nav|page-?numbers|pagelinks|pages|nav-links|multipage", re.I
 )
 _DIGIT = re.compile(r"\d")
+_ARROWS = re.compile(r"[›»→>]+")
 _COMMENTS = re.compile(r"comment|respond|reply|disqus", re.I)
 _PAGE_PARAMS = ("page", "p", "pg", "paged", "pagina", "seite", "pagenum", "pn", "pagenumber")
 _PATH_MARKERS = (
@@ -59,7 +60,7 @@ def page_marker(url: str) -> tuple[str, int]:
     number = 1
     kept = []
     for key, value in query:
-        if key.lower() in _PAGE_PARAMS and value.isdigit():
+        if key.lower() in _PAGE_PARAMS and value.isdecimal():  # what int() reads ("²" is a digit too)
             number = int(value)
         else:
             kept.append((key, value))
@@ -148,17 +149,19 @@ def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | N
     stem_here, page_here = page_marker(here)
     best: tuple[int, str] | None = None
     for node in doc.tree.css("a[href]"):
-        href = node.attrs["href"] or ""  # one attribute, not the whole dict: for speed
+        # One attribute, not the whole dict: for speed. `.get`, as `a[href]` also matches an SVG
+        # <a xlink:href>, which has no "href".
+        href = node.attrs.get("href") or ""
         if not _DIGIT.search(href):  # every page marker has a number: skip the rest cheaply
             continue
         text = _link_text(node)
-        if text.isdigit():
+        if text.isdecimal():  # not isdigit: int() cannot read "²", a footnote link
             if int(text) != page_here + 1:
                 continue
             score = 30
         elif text and _NEXT_TEXT.match(text) and text.strip("›»→> ").strip():
             score = 50
-        elif text and re.fullmatch(r"[›»→>]+", text):
+        elif text and _ARROWS.fullmatch(text):
             score = 40
         else:
             continue

@@ -67,3 +67,21 @@ def test_page_markers() -> None:
     assert page_marker("https://e.example/a/story-4.html") == ("https://e.example/a/story.html", 4)
     assert page_marker("https://e.example/blog/page/2/") == ("https://e.example/blog", 2)
     assert page_marker("https://e.example/news/12345") == ("https://e.example/news/12345", 1)
+
+
+def test_superscript_digits_are_not_page_numbers() -> None:
+    """ "²".isdigit() is true but int() cannot read it: a footnote link or ?page=² is no next page
+    (and must not raise)."""
+    story = "<p>" + "Words of the story. " * 30 + '<a href="#fn2">²</a> <a href="?page=²">more</a></p>'
+    doc = parse(f"<html><body><article>{story}</article></body></html>", "https://e.example/story")
+    assert next_page_url(doc) is None
+    assert page_marker("https://e.example/story?page=²") == ("https://e.example/story?page=%C2%B2", 1)
+    assert page_marker("https://e.example/story?page=٣") == ("https://e.example/story", 3)  # Arabic-Indic 3
+
+
+def test_an_svg_link_with_only_xlink_href_is_passed_over() -> None:
+    """Lexbor's `a[href]` also matches <a xlink:href> in SVG, which has no plain href."""
+    story = "<p>" + "Words of the story. " * 30 + "</p>"
+    svg = '<svg><a xlink:href="/story?page=2"><text>2</text></a></svg>'
+    doc = parse(f"<html><body><article>{story}{svg}</article></body></html>", "https://e.example/story")
+    assert next_page_url(doc) is None
