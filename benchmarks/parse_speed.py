@@ -14,9 +14,9 @@ kept (the least disturbed by other load on a shared machine). Printed per datase
 pages of the per-page ratio, and the ratio of the median times. Requires trafilatura
 (`pip install 'readerproxy[bench]'`).
 
-`--baseline DIR` adds the same two measures for another copy of the package (a `readerproxy`
-directory, e.g. from `git archive <commit> readerproxy | tar -x -C /tmp/old`), imported under
-another name and interleaved with the rest, so "before" and "after" share the run and its load.
+`--before TREE` adds the same two measures for the code of another source tree (e.g. from
+`git archive <commit> | tar -x -C /tmp/before`), imported under another name as `render_speed.py
+--before` does and interleaved with the rest, so "before" and "now" share the run and its load.
 """
 
 from __future__ import annotations
@@ -24,9 +24,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
-import importlib.util
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +32,7 @@ from types import ModuleType
 from typing import Any
 
 import trafilatura
+from render_speed import load_tree
 from selectolax.lexbor import LexborHTMLParser
 
 import readerproxy
@@ -47,21 +46,6 @@ def once(function: Callable[[str, str | None], Any], text: str, url: str | None)
     began = time.perf_counter()
     function(text, url)
     return time.perf_counter() - began
-
-
-def load_baseline(directory: Path) -> ModuleType:
-    """The `readerproxy` package in `directory` imported as `readerproxy_baseline` (its own imports
-    are relative, so it runs beside the current one with its own caches and model)."""
-    name = "readerproxy_baseline"
-    spec = importlib.util.spec_from_file_location(
-        name, directory / "__init__.py", submodule_search_locations=[str(directory)]
-    )
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"{directory}: not a readerproxy package")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def measure(
@@ -103,9 +87,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--limit", type=int)
     parser.add_argument("--dataset", nargs="+", default=["scrapinghub", "readability"])
-    parser.add_argument("--baseline", type=Path, help="another copy of the readerproxy package to time too")
+    parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
     args = parser.parse_args()
-    baseline = load_baseline(args.baseline) if args.baseline else None
+    baseline = load_tree(args.before) if args.before else None
     for name in args.dataset:
         dataset = load_dataset(name, args.limit)
         pages = [(to_text(page.path.read_bytes()), page.url) for page in dataset.pages]
@@ -120,13 +104,13 @@ def main() -> int:
         print(ratio_line("Document build / Lexbor parse", times["document"], times["lexbor"]))
         print(ratio_line("extract(auto) / trafilatura.extract", times["auto"], times["trafilatura"]))
         if baseline is not None:
-            print(ratio_line("baseline Document / Lexbor parse", times["baseline document"], times["lexbor"]))
+            print(ratio_line("before: Document / Lexbor parse", times["baseline document"], times["lexbor"]))
             print(
                 ratio_line(
-                    "baseline extract(auto) / trafilatura", times["baseline auto"], times["trafilatura"]
+                    "before: extract(auto) / trafilatura", times["baseline auto"], times["trafilatura"]
                 )
             )
-            print(ratio_line("extract(auto) / baseline extract(auto)", times["auto"], times["baseline auto"]))
+            print(ratio_line("extract(auto) now / before", times["auto"], times["baseline auto"]))
     return 0
 
 

@@ -23,11 +23,9 @@ from __future__ import annotations
 import argparse
 import gc
 import statistics
-import time
-from collections.abc import Callable
-from typing import Any
 
 import trafilatura
+from render_speed import _timed
 from selectolax.lexbor import LexborHTMLParser
 
 import readerproxy
@@ -58,12 +56,6 @@ STAGES = (
     "readerproxy.extract(auto), whole",
     "trafilatura.extract",
 )
-
-
-def _timed(function: Callable[[], Any]) -> tuple[float, Any]:
-    began = time.perf_counter()
-    result = function()
-    return time.perf_counter() - began, result
 
 
 def page_stages(text: str, url: str | None) -> dict[str, float]:
