@@ -383,10 +383,16 @@ async def read(request: web.Request) -> web.Response:
         rendered = request.app[RENDERED]
         key = (result.identity, prefs, algorithm)
         page = rendered.get(key) if result.identity else None
+        fresh = page is None
         if page is None:
-            page = _precompressed(request.app[RENDERER].reader_page(data, prefs, algorithm).encode("utf-8"))
-            rendered.set(key, page)
+            page = Encoded(request.app[RENDERER].reader_page(data, prefs, algorithm).encode("utf-8"))
+        held = page.size
+        # For speed on a miss, only the coding this client asked for is made now; another coding is
+        # made once, on the first request that asks for it. The entry is stored again whenever it
+        # grows, so the LRU charges each page its true size, its variants included.
         response = encoded_response(request, page, "text/html; charset=utf-8")
+        if result.identity and (fresh or page.size != held):
+            rendered.set(key, page)
         if changed:
             for name, value in prefs.cookies().items():
                 response.set_cookie(

@@ -89,8 +89,16 @@ async def test_a_cached_reader_page_is_compressed_once(
     rendered = reader_server.app[RENDERED]
     (key,) = [key for key in rendered._entries if target in key[0]]
     page = rendered.get(key)
-    assert page is not None and set(page.variants) == {"br", "gzip"}  # both made when it was stored
+    assert page is not None and set(page.variants) == {"br"}  # only the coding asked for, on a miss
+    charged = rendered._entries[key][2]
+    assert charged == len(key[0]) + page.size + rendered.ENTRY_OVERHEAD
     stored = page.variants["br"]
     second = await _raw_get(reader_server.read_url(target), "br")
     assert first[2] == second[2] == stored
     assert rendered.get(key) is page and page.variants["br"] is stored  # a hit sends the stored bytes
+    # another coding is made once, on its first request, and the entry is charged for it
+    gzipped = await _raw_get(reader_server.read_url(target), "gzip")
+    assert set(page.variants) == {"br", "gzip"} and gzipped[2] == page.variants["gzip"]
+    assert rendered._entries[key][2] == charged + len(page.variants["gzip"])
+    again = await _raw_get(reader_server.read_url(target), "gzip")
+    assert again[2] == gzipped[2]

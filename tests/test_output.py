@@ -255,6 +255,33 @@ def test_fit_under_header_drops_repeats_and_starts_headings_at_h2() -> None:
     assert "May 20" not in fit_under_header("<p><em>May 20, 2019</em></p><p>Body text.</p>", "T", dated=True)
 
 
+def test_fit_under_header_looks_through_wrappers_but_not_into_blocks() -> None:
+    """Wrapper divs are not leaf blocks (a block inside them, however deep, says so); a div holding
+    only inline markup is one, so a byline line in one goes."""
+    byline = '<div class="meta"><span>By</span> <a href="/jane">Jane Developer</a></div>'
+    body = "<p>" + "The body starts here and goes on. " * 10 + "</p>"
+    fragment = f"<div><div><section><div>{byline}{body}</div></section></div></div>"
+    fitted = fit_under_header(fragment, "Unrelated title", "Jane Developer")
+    assert "Jane Developer" not in fitted and "The body starts here" in fitted
+    # a wrapper whose only block is deep inside inline markup is still a wrapper: nothing dropped
+    wrapped = "<div><span><em><p>By Jane Developer</p></em></span><p>Body.</p></div>"
+    assert "Jane Developer" not in fit_under_header(wrapped, "T", "Jane Developer")
+    assert "Body." in fit_under_header(wrapped, "T", "Jane Developer")
+
+
+def test_preference_links_query_is_urlencode_of_every_preference() -> None:
+    from dataclasses import replace
+    from urllib.parse import parse_qsl
+
+    from readerproxy.render import COOKIE_PREFIX, Preferences
+
+    prefs = Preferences()
+    for changed in (prefs, replace(prefs, theme="dark", lite=True), replace(prefs, width="wide")):
+        pairs = dict(parse_qsl(changed.query()))
+        assert pairs == {name.removeprefix(COOKIE_PREFIX): value for name, value in changed.cookies().items()}
+        assert changed.query() is changed.query()  # made once per combination
+
+
 def test_plain_paths_are_joined_exactly_as_urljoin_does() -> None:
     import random
     from urllib.parse import urljoin
