@@ -13,18 +13,26 @@ Each page is timed `--repeat` times with the contenders interleaved, and the fas
 kept (the least disturbed by other load on a shared machine). Printed per dataset: the median over
 pages of the per-page ratio, and the ratio of the median times. Requires trafilatura
 (`pip install 'readerproxy[bench]'`).
+
+`--before TREE` adds the same two measures for the code of another source tree (e.g. from
+`git archive <commit> | tar -x -C /tmp/before`), imported under another name as `render_speed.py
+--before` does and interleaved with the rest, so "before" and "now" share the run and its load.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import trafilatura
+from render_speed import load_tree
 from selectolax.lexbor import LexborHTMLParser
 
 import readerproxy
@@ -40,15 +48,21 @@ def once(function: Callable[[str, str | None], Any], text: str, url: str | None)
     return time.perf_counter() - began
 
 
-def measure(pages: list[tuple[str, str | None]], repeat: int) -> dict[str, list[float]]:
+def measure(
+    pages: list[tuple[str, str | None]], repeat: int, baseline: ModuleType | None = None
+) -> dict[str, list[float]]:
     """Per page, the fastest of `repeat` interleaved runs of each contender (seconds)."""
-    times: dict[str, list[float]] = {"lexbor": [], "document": [], "auto": [], "trafilatura": []}
     contenders: dict[str, Callable[[str, str | None], Any]] = {
         "lexbor": lambda text, url: LexborHTMLParser(text),
         "document": lambda text, url: parse(text, url),
         "auto": lambda text, url: readerproxy.extract(text, url=url, algorithm="auto"),
         "trafilatura": lambda text, url: trafilatura.extract(text, url=url),
     }
+    if baseline is not None:
+        old_parse = importlib.import_module(f"{baseline.__name__}.document").parse
+        contenders["baseline document"] = lambda text, url: old_parse(text, url)
+        contenders["baseline auto"] = lambda text, url: baseline.extract(text, url=url, algorithm="auto")
+    times: dict[str, list[float]] = {name: [] for name in contenders}
     for text, url in pages:
         best = dict.fromkeys(contenders, float("inf"))
         for _ in range(repeat):
@@ -73,18 +87,30 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--limit", type=int)
     parser.add_argument("--dataset", nargs="+", default=["scrapinghub", "readability"])
+    parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
     args = parser.parse_args()
+    baseline = load_tree(args.before) if args.before else None
     for name in args.dataset:
         dataset = load_dataset(name, args.limit)
         pages = [(to_text(page.path.read_bytes()), page.url) for page in dataset.pages]
         for text, url in pages[:3]:  # warm up imports and caches
             readerproxy.extract(text, url=url)
             trafilatura.extract(text, url=url)
+            if baseline is not None:
+                baseline.extract(text, url=url)
         gc.collect()
-        times = measure(pages, args.repeat)
+        times = measure(pages, args.repeat, baseline)
         print(f"{name}: {len(pages)} pages, fastest of {args.repeat} per page")
         print(ratio_line("Document build / Lexbor parse", times["document"], times["lexbor"]))
         print(ratio_line("extract(auto) / trafilatura.extract", times["auto"], times["trafilatura"]))
+        if baseline is not None:
+            print(ratio_line("before: Document / Lexbor parse", times["baseline document"], times["lexbor"]))
+            print(
+                ratio_line(
+                    "before: extract(auto) / trafilatura", times["baseline auto"], times["trafilatura"]
+                )
+            )
+            print(ratio_line("extract(auto) now / before", times["auto"], times["baseline auto"]))
     return 0
 
 

@@ -23,9 +23,14 @@ from .document import Document
 P = TypeVar("P")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Block:
-    """A scored unit of the page: an element, or a range of tokens (lines, strings, segments)."""
+    """A scored unit of the page: an element, or a range of tokens (lines, strings, segments).
+
+    Not frozen, for speed: a frozen dataclass sets each field through `object.__setattr__`, which
+    made building a block about 6x slower, and a page has hundreds of them (built twice by `auto`).
+    Extractors make their blocks once and nothing changes them afterwards.
+    """
 
     start: int  # first token index
     end: int  # last token index (inclusive)

@@ -214,3 +214,57 @@ def test_inner_threshold_keeps_short_paragraphs_of_the_article() -> None:
     assert "So short 3." not in default  # a two-word paragraph is below the threshold on its own
     assert "So short 3." in inner and "Paragraph 9 of the story" in inner
     assert "Home" not in inner
+
+
+def test_factored_hint_patterns_match_exactly_where_the_flat_word_lists_do() -> None:
+    import re
+
+    from readerproxy.extractors.heuristic import (
+        NEGATIVE_HINTS,
+        NEGATIVE_WORDS,
+        POSITIVE_HINTS,
+        POSITIVE_WORDS,
+        literal_trie,
+    )
+
+    flat_positive = re.compile("|".join(map(re.escape, POSITIVE_WORDS)))
+    flat_negative = re.compile(
+        "|".join(map(re.escape, NEGATIVE_WORDS)) + r"|(?:^|[\s_-])(?:ads?|tags?)(?:$|[\s_-])|(?:^|[\s_-])nav"
+    )
+    values = [
+        *POSITIVE_WORDS,
+        *NEGATIVE_WORDS,
+        *(word[:-1] for word in NEGATIVE_WORDS),  # every word cut short
+        *(f"x{word}y z" for word in POSITIVE_WORDS + NEGATIVE_WORDS),
+        "ad",
+        "ads",
+        "add",
+        "main-ad",
+        "ad_slot",
+        "navbar",
+        "snav",
+        "x nav",
+        "tag",
+        "tags",
+        "tagline",
+        "hashtag x",
+        "pag",
+        "page",
+        "pager",
+        "pagination",
+        "sharin",
+        "shares",
+        "com",
+        "com-x",
+        "co",
+        "",
+        "btn btn-primary col-md-6",
+        "entry-content\nsidebar",
+    ]
+    for value in values:
+        assert bool(POSITIVE_HINTS.search(value)) == bool(flat_positive.search(value)), value
+        assert bool(NEGATIVE_HINTS.search(value)) == bool(flat_negative.search(value)), value
+    assert literal_trie(("page", "post", "pager")) == "p(?:age(?:r)?|ost)"
+    assert re.fullmatch(literal_trie(("a.b", "a+")), "a.b") and not re.fullmatch(
+        literal_trie(("a.b",)), "axb"
+    )

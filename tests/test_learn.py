@@ -18,7 +18,6 @@ from readerproxy.learn.blocks import (
     CONTEXT_FEATURES,
     FEATURES,
     _containing,
-    _depth,
     context_features,
     page_blocks,
 )
@@ -327,5 +326,12 @@ def test_containing_counts_what_a_token_mask_per_kind_says() -> None:
     )
 
 
-def test_depth_counts_ancestors() -> None:
-    assert _depth(np.array([-1, 0, 1, 1, 0, 4, -1, 6])).tolist() == [0, 1, 2, 2, 1, 2, 0, 1]
+def test_block_depth_counts_ancestors() -> None:
+    doc, blocks = _blocks(SYNTHETIC + "<div><br><section><p>deep <b>text</b> here<img></p></section></div>")
+    chain = []
+    for element in blocks.elements.tolist():
+        depth, up = 0, int(doc.parent[element])
+        while up >= 0:
+            depth, up = depth + 1, int(doc.parent[up])
+        chain.append(depth)
+    assert blocks.features[:, FEATURES.index("depth")].tolist() == chain and max(chain) >= 4

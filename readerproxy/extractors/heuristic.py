@@ -123,16 +123,49 @@ WEIGHTS = Weights(
     children_share=0.1,
 )
 
+
+_Trie = dict[str, "_Trie"]
+
+
+def literal_trie(words: tuple[str, ...]) -> str:
+    """A regular expression matching any of `words`, with shared prefixes factored out
+    ("p(?:age|ost)" for "page|post"). For speed: Python's `re` tries every alternative of a flat
+    list at every position, a factored one follows one branch per character (a third faster on
+    the class lists of the shared pages, which are scored once per distinct value)."""
+    trie: _Trie = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a word ends here
+
+    def pattern(node: _Trie) -> str:
+        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return pattern(trie)
+
+
 #: Class/id words hinting at the main content (Berg 2020, §5.1: "article", "content" …); matched
 #: against the lower-cased value (three times faster than re.I on long utility-class lists).
-POSITIVE_HINTS = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story")
-#: Class/id words hinting at everything else (Berg 2020, §5.1: "footer" …).
+POSITIVE_WORDS = (
+    "article", "body", "content", "entry", "hentry", "h-entry", "main", "page", "post", "text", "blog", "story",
+)  # fmt: skip
+POSITIVE_HINTS = re.compile(literal_trie(POSITIVE_WORDS))
+#: Class/id words hinting at everything else (Berg 2020, §5.1: "footer" …), and three that must
+#: stand alone or start a word ("ad", "tag", "nav").
+NEGATIVE_WORDS = (
+    "-ad-", "advert", "banner", "breadcrumb", "combx", "comment", "com-", "contact", "disqus", "footer",
+    "gdpr", "masthead", "menu", "outbrain", "pagination", "pager", "popup", "promo", "related", "remark",
+    "replies", "rss", "share", "sharing", "shoutbox", "sidebar", "skyscraper", "social", "sponsor",
+    "shopping", "subscribe", "newsletter", "taboola", "widget", "cookie", "login", "signup", "recommend",
+    "trending", "popular",
+)  # fmt: skip
 NEGATIVE_HINTS = re.compile(
-    r"-ad-|(?:^|[\s_-])ads?(?:$|[\s_-])|advert|banner|breadcrumb|combx|comment|com-|contact|disqus|"
-    r"footer|gdpr|masthead|menu|(?:^|[\s_-])nav|outbrain|pagination|pager|popup|promo|related|"
-    r"remark|replies|rss|share|sharing|shoutbox|sidebar|skyscraper|social|sponsor|shopping|"
-    r"subscribe|newsletter|(?:^|[\s_-])tags?(?:$|[\s_-])|taboola|widget|cookie|login|signup|"
-    r"recommend|trending|popular"
+    literal_trie(NEGATIVE_WORDS) + r"|(?:^|[\s_-])(?:ads?|tags?)(?:$|[\s_-])|(?:^|[\s_-])nav"
 )
 
 #: Elements that hold text for scoring: block-level tags that can contain text.

@@ -186,16 +186,6 @@ def _character_counts(
     return counts[:, 1], counts[:, 2], counts[:, 3]
 
 
-def _depth(parent: np.ndarray) -> np.ndarray:
-    """Ancestors of every element (parents precede their children in document order)."""
-    # A plain loop: one step per element beats one numpy pass per level of the deepest chain.
-    depth = [0] * len(parent)
-    for index, up in enumerate(parent.tolist()):
-        if up >= 0:
-            depth[index] = depth[up] + 1
-    return np.array(depth, dtype=np.float64)
-
-
 def _containing(
     kind: np.ndarray, first: np.ndarray, last: np.ndarray, kinds: int, position: np.ndarray
 ) -> np.ndarray:
@@ -299,8 +289,8 @@ def _columns(
         root_share = 0.0
 
     # Tags as small integer codes (the page's distinct tags, numbered in order of appearance).
-    code_of: dict[str, int] = {}
-    tag_code = np.array([code_of.setdefault(name, len(code_of)) for name in doc.tag], dtype=np.int64)
+    code_of = {name: code for code, name in enumerate(dict.fromkeys(doc.tag))}
+    tag_code = np.fromiter(map(code_of.__getitem__, doc.tag), dtype=np.int64, count=len(doc.tag))
     own_code = tag_code[elements]
     container_of_code = np.array([_CONTAINER_INDEX.get(name, -1) for name in code_of], dtype=np.int64)
     group_of_code = np.array([_OWN_TAG_GROUP.get(name, -1) for name in code_of], dtype=np.int64)
@@ -333,7 +323,10 @@ def _columns(
     pair_key = np.unique(parent_key * len(code_of) + own_code, return_inverse=True)[1]
     same_tag = np.bincount(pair_key)[pair_key].astype(np.float64)
 
-    depth = _depth(doc.parent)[elements]
+    # Ancestors of each block: the elements whose range holds its start tag, their own start tag
+    # excluded (a void element's range is then empty).
+    no_kind = np.zeros(n_elements, dtype=np.int64)
+    depth = _containing(no_kind, doc.start + 1, doc.end, 1, start)[0].astype(np.float64)
     scaled = signed_log(score)
     kernel = np.ones(5) / 5
     smoothed = np.convolve(_pad_edge(selected, 2), kernel, mode="valid")
