@@ -525,6 +525,12 @@ def drop_dead_jump_links(fragment: str, page_url: str | None = None) -> str:
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _LEADING_BLOCKS = 5  # how many leading blocks may repeat what the header shows
+#: Reading-tool buttons that pages mark up as small headings ("Read Later" on Quanta): dropped
+#: from the leading blocks as they are not part of the text (comparable form, whole heading).
+_TOOL_LABEL = re.compile(
+    r"(read later|save( for later| article| story)?|bookmark|print|share( this( article| story| page)?)?"
+    r"|listen( to this( article| story)?)?|add to (reading list|favorites)|gift( this)? article)"
+)
 
 
 def _comparable(text: str | None) -> str:
@@ -629,7 +635,8 @@ def fit_under_header(fragment: str, title: str | None, byline: str | None = None
         if node in repeats:
             drop.append(node)
         elif node.tag in _HEADINGS:
-            if repeats and not body_started and len(text) < 25 and node.tag in ("h4", "h5", "h6"):
+            label = not body_started and len(text) < 25 and node.tag in ("h4", "h5", "h6")
+            if label and (repeats or _TOOL_LABEL.fullmatch(text)):
                 drop.append(node)  # a label beside the title: "Read Later", "Share"
         elif len(text) > 250:
             body_started = True

@@ -255,6 +255,18 @@ def test_fit_under_header_drops_repeats_and_starts_headings_at_h2() -> None:
     assert "May 20" not in fit_under_header("<p><em>May 20, 2019</em></p><p>Body text.</p>", "T", dated=True)
 
 
+def test_fit_under_header_drops_reading_tool_labels_before_the_body() -> None:
+    """A "Read Later" button marked up as a small heading goes even when no title heading repeats
+    (a dek comes first); a short heading that is not a tool label stays, and so does one after the
+    body has started."""
+    dek = "<div>Two programmers played a pivotal role in the birth of chaos theory.</div>"
+    body = "<p>" + "The body starts here and goes on. " * 10 + "</p>"
+    fitted = fit_under_header(f"{dek}<h6>Read Later</h6><h5>Summary</h5>{body}", "Unrelated title")
+    assert "Read Later" not in fitted and "Summary" in fitted and "pivotal role" in fitted
+    late = f"{body}<h6>Share</h6><p>More.</p>"
+    assert "Share" in fit_under_header(late, "Unrelated title")
+
+
 def test_fit_under_header_looks_through_wrappers_but_not_into_blocks() -> None:
     """Wrapper divs are not leaf blocks (a block inside them, however deep, says so); a div holding
     only inline markup is one, so a byline line in one goes."""
