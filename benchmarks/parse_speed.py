@@ -22,30 +22,21 @@ pages of the per-page ratio, and the ratio of the median times. Requires trafila
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import importlib
 import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import trafilatura
-from render_speed import load_tree
 from selectolax.lexbor import LexborHTMLParser
+from timing import dataset_options, decoded_pages, load_tree, timed
 
 import readerproxy
-from readerproxy.api import to_text
 from readerproxy.document import parse
-from readerproxy.evaluation.datasets import load_dataset
-
-
-def once(function: Callable[[str, str | None], Any], text: str, url: str | None) -> float:
-    """Seconds taken by one call."""
-    began = time.perf_counter()
-    function(text, url)
-    return time.perf_counter() - began
 
 
 def measure(
@@ -67,7 +58,7 @@ def measure(
         best = dict.fromkeys(contenders, float("inf"))
         for _ in range(repeat):
             for name, run in contenders.items():
-                best[name] = min(best[name], once(run, text, url))
+                best[name] = min(best[name], timed(functools.partial(run, text, url))[0])
         for name in contenders:
             times[name].append(best[name])
     return times
@@ -84,15 +75,12 @@ def ratio_line(label: str, mine: list[float], reference: list[float]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--limit", type=int)
-    parser.add_argument("--dataset", nargs="+", default=["scrapinghub", "readability"])
+    dataset_options(parser, repeat=5)
     parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
     args = parser.parse_args()
     baseline = load_tree(args.before) if args.before else None
     for name in args.dataset:
-        dataset = load_dataset(name, args.limit)
-        pages = [(to_text(page.path.read_bytes()), page.url) for page in dataset.pages]
+        pages = decoded_pages(name, args.limit)
         for text, url in pages[:3]:  # warm up imports and caches
             readerproxy.extract(text, url=url)
             trafilatura.extract(text, url=url)

@@ -25,13 +25,11 @@ import gc
 import statistics
 
 import trafilatura
-from render_speed import _timed
 from selectolax.lexbor import LexborHTMLParser
+from timing import dataset_options, decoded_pages, timed
 
 import readerproxy
-from readerproxy.api import to_text
 from readerproxy.document import parse
-from readerproxy.evaluation.datasets import load_dataset
 from readerproxy.extraction import get_extractor
 from readerproxy.extractors import heuristic
 from readerproxy.extractors.auto import first_extractor
@@ -65,34 +63,31 @@ def page_stages(text: str, url: str | None) -> dict[str, float]:
     first, first_params = first_extractor()
     model = load_model()
     out: dict[str, float] = {}
-    out[STAGES[0]], _ = _timed(lambda: LexborHTMLParser(text))
-    out[STAGES[1]], doc = _timed(lambda: parse(text, url))
-    out[STAGES[2]], extraction = _timed(lambda: auto.run(doc, auto_params))
+    out[STAGES[0]], _ = timed(lambda: LexborHTMLParser(text))
+    out[STAGES[1]], doc = timed(lambda: parse(text, url))
+    out[STAGES[2]], extraction = timed(lambda: auto.run(doc, auto_params))
     doc = parse(text, url)
-    out[STAGES[3]], features = _timed(lambda: heuristic.element_features(doc))
+    out[STAGES[3]], features = timed(lambda: heuristic.element_features(doc))
     heuristic._FEATURES[doc] = features  # what features_of(doc) would keep
-    out[STAGES[4]], first_extraction = _timed(lambda: first.run(doc, first_params))
-    out[STAGES[5]], blocks = _timed(lambda: learn_blocks.page_blocks(doc, first_extraction))
-    out[STAGES[6]], _ = _timed(lambda: model.probability(blocks.features, blocks.parent, blocks.grandparent))
+    out[STAGES[4]], first_extraction = timed(lambda: first.run(doc, first_params))
+    out[STAGES[5]], blocks = timed(lambda: learn_blocks.page_blocks(doc, first_extraction))
+    out[STAGES[6]], _ = timed(lambda: model.probability(blocks.features, blocks.parent, blocks.grandparent))
     selection = extraction.selection
-    out[STAGES[7]], plain = _timed(lambda: render_text(doc, selection))
-    out[STAGES[8]], _ = _timed(lambda: render_html(doc, selection))
-    out[STAGES[9]], _ = _timed(lambda: extract_metadata(doc, plain, selection=selection))
-    out[STAGES[10]], _ = _timed(lambda: is_probably_readerable(doc))
-    out[STAGES[11]], _ = _timed(lambda: readerproxy.extract(text, url=url, algorithm="auto"))
-    out[STAGES[12]], _ = _timed(lambda: trafilatura.extract(text, url=url))
+    out[STAGES[7]], plain = timed(lambda: render_text(doc, selection))
+    out[STAGES[8]], _ = timed(lambda: render_html(doc, selection))
+    out[STAGES[9]], _ = timed(lambda: extract_metadata(doc, plain, selection=selection))
+    out[STAGES[10]], _ = timed(lambda: is_probably_readerable(doc))
+    out[STAGES[11]], _ = timed(lambda: readerproxy.extract(text, url=url, algorithm="auto"))
+    out[STAGES[12]], _ = timed(lambda: trafilatura.extract(text, url=url))
     return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--limit", type=int)
-    parser.add_argument("--dataset", nargs="+", default=["scrapinghub", "readability"])
+    dataset_options(parser, repeat=3)
     args = parser.parse_args()
     for name in args.dataset:
-        dataset = load_dataset(name, args.limit)
-        pages = [(to_text(page.path.read_bytes()), page.url) for page in dataset.pages]
+        pages = decoded_pages(name, args.limit)
         for text, url in pages[:3]:  # warm up imports and caches
             page_stages(text, url)
         gc.collect()

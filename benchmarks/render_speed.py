@@ -23,39 +23,15 @@ import gc
 import importlib
 import importlib.util
 import statistics
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+
+from timing import dataset_options, decoded_pages, load_tree, timed
 
 import readerproxy
-from readerproxy.api import to_text
-from readerproxy.evaluation.datasets import load_dataset
 
 STAGES = ("resolve", "render_text", "render_html", "metadata", "readerable")
 PART = "of which next_page_url"
-
-
-def load_tree(tree: Path, name: str = "readerproxy_before") -> ModuleType:
-    """The readerproxy package of another source tree, imported as `name` (its imports are relative)."""
-    package = tree / "readerproxy"
-    spec = importlib.util.spec_from_file_location(
-        name, package / "__init__.py", submodule_search_locations=[str(package)]
-    )
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"no readerproxy package in {tree}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _timed(function: Callable[[], Any]) -> tuple[float, Any]:
-    began = time.perf_counter()
-    result = function()
-    return time.perf_counter() - began, result
 
 
 def page_times(package: ModuleType, text: str, url: str | None) -> dict[str, float]:
@@ -70,27 +46,25 @@ def page_times(package: ModuleType, text: str, url: str | None) -> dict[str, flo
     doc = pipeline.parse(text, url)
     selection = extractor.run(doc, params).selection
     times: dict[str, float] = {}
-    times["resolve"], _ = _timed(lambda: pipeline.resolve("auto", {}))
-    times["render_text"], plain = _timed(lambda: output.render_text(doc, selection))
-    times["render_html"], _ = _timed(lambda: output.render_html(doc, selection))
-    times["metadata"], _ = _timed(lambda: metadata.extract_metadata(doc, plain, selection=selection))
-    times["readerable"], _ = _timed(lambda: readerable.is_probably_readerable(doc))
-    times[PART], _ = _timed(lambda: pagination.next_page_url(doc, selection))
+    times["resolve"], _ = timed(lambda: pipeline.resolve("auto", {}))
+    times["render_text"], plain = timed(lambda: output.render_text(doc, selection))
+    times["render_html"], _ = timed(lambda: output.render_html(doc, selection))
+    times["metadata"], _ = timed(lambda: metadata.extract_metadata(doc, plain, selection=selection))
+    times["readerable"], _ = timed(lambda: readerable.is_probably_readerable(doc))
+    times[PART], _ = timed(lambda: pagination.next_page_url(doc, selection))
     return times
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--limit", type=int)
-    parser.add_argument("--dataset", nargs="+", default=["scrapinghub", "readability"])
+    dataset_options(parser, repeat=3)
     parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
     args = parser.parse_args()
     packages = {"now": readerproxy}
     if args.before:
         packages = {"before": load_tree(args.before), "now": readerproxy}
     for name in args.dataset:
-        pages = [(to_text(page.path.read_bytes()), page.url) for page in load_dataset(name, args.limit).pages]
+        pages = decoded_pages(name, args.limit)
         for package in packages.values():
             for text, url in pages[:3]:  # warm up imports and caches
                 page_times(package, text, url)

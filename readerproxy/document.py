@@ -17,8 +17,11 @@ whose serialisation the fast one declines, and both give the same answer where b
 
 from __future__ import annotations
 
+import functools
 import html as html_lib
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress
@@ -228,6 +231,19 @@ class Document:
             return url
 
 
+def indices_of(tags: list[str], name: str) -> list[int]:
+    """Indices of the elements with this tag name. For speed, `list.index` does the scanning in C
+    and Python steps only from one match to the next."""
+    found: list[int] = []
+    try:
+        at = tags.index(name)
+        while True:
+            found.append(at)
+            at = tags.index(name, at + 1)
+    except ValueError:
+        return found
+
+
 def ranges_mask(size: int, first: np.ndarray, last: np.ndarray) -> np.ndarray:
     """Boolean mask of length `size` covering every inclusive range first[i]..last[i]."""
     # np.bincount rather than np.add.at: the same counts, several times faster.
@@ -316,6 +332,10 @@ def noscript_images(tree: LexborHTMLParser) -> dict[str, dict[str, str | None]]:
     return found
 
 
+def _word_count(node: LexborNode) -> int:
+    return len(node.text(deep=True).split())
+
+
 #: Words a page's `<noscript>` must hold before it can be the page a reader sees (`_noscript_page`).
 NOSCRIPT_PAGE_WORDS = 100
 #: ... and at most this many words may stand outside it (a script-rendered shell).
@@ -330,14 +350,10 @@ def _noscript_page(tree: LexborHTMLParser) -> bool:
     blocks = tree.css("noscript")
     if not blocks:
         return False
-    inside = sum(
-        len(node.text(deep=True).split())
-        for node in blocks
-        if node.parent is None or node.parent.tag != "noscript"
-    )
+    inside = sum(_word_count(node) for node in blocks if node.parent is None or node.parent.tag != "noscript")
     if inside < NOSCRIPT_PAGE_WORDS or tree.body is None:
         return False
-    outside = len(tree.body.text(deep=True).split()) - inside
+    outside = _word_count(tree.body) - inside
     return outside < min(inside, NOSCRIPT_SHELL_WORDS)
 
 
@@ -346,17 +362,15 @@ ANTI_FLICKER_SHARE = 0.9
 _VISIBILITY_HIDDEN = re.compile(r"visibility\s*:\s*hidden", re.IGNORECASE)
 
 
-def _shown_later(node: LexborNode, tree: LexborHTMLParser, body_words: list[int]) -> bool:
+def _shown_later(node: LexborNode, body_words: Callable[[], float]) -> bool:
     """True for a hidden element that a script reveals as the page's content, which a reader shows:
     an anti-flicker wrapper: `visibility: hidden` on an element that holds nearly all of the page's
-    text (at least `ANTI_FLICKER_SHARE`), lifted by a script once styles or experiments load."""
-    attrs = node.attributes
-    if not _VISIBILITY_HIDDEN.search(attrs.get("style") or "") or tree.body is None:
+    text (at least `ANTI_FLICKER_SHARE` of `body_words()`), lifted by a script once styles or
+    experiments load."""
+    if not _VISIBILITY_HIDDEN.search(node.attributes.get("style") or ""):
         return False
-    if not body_words:
-        body_words.append(len(tree.body.text(deep=True).split()))
-    words = len(node.text(deep=True).split())
-    return words > 0 and words >= ANTI_FLICKER_SHARE * body_words[0]
+    words = _word_count(node)
+    return words > 0 and words >= ANTI_FLICKER_SHARE * body_words()
 
 
 def _place_streamed_boundaries(tree: LexborHTMLParser) -> None:
@@ -394,9 +408,11 @@ def _clean(tree: LexborHTMLParser) -> None:
             node.unwrap()
     else:
         tree.strip_tags(["noscript"])
-    body_words: list[int] = []  # the body's word count, counted once if needed
+    body = tree.body
+    # The body's word count, counted once if needed (no body: no element is the page).
+    body_words = functools.cache(lambda: _word_count(body) if body is not None else math.inf)
     for node in tree.css(HIDDEN_SELECTOR):
-        if node.tag in ("html", "body") or _shown_later(node, tree, body_words):
+        if node.tag in ("html", "body") or _shown_later(node, body_words):
             continue
         classes = node.attributes.get("class") or ""
         if "fallback-image" in classes:  # Readability.js keeps these despite aria-hidden

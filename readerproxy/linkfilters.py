@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .convert import coerce
-from .document import OPEN, TEXT, Document
+from .document import OPEN, TEXT, Document, indices_of
 
 
 class LinkFilter(enum.IntEnum):
@@ -110,7 +110,7 @@ def filter_links(doc: Document, link_filter: int = LinkFilter.NONE) -> FilteredV
 
 def anchor_elements(doc: Document) -> np.ndarray:
     """Element indices of every <a>."""
-    return np.fromiter((i for i, name in enumerate(doc.tag) if name == "a"), dtype=np.int64)
+    return np.array(indices_of(doc.tag, "a"), dtype=np.int64)
 
 
 def remove_hyperlinks(doc: Document) -> np.ndarray:

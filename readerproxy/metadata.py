@@ -31,8 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .document import OPEN, TEXT, Document
-from .output import indices_of
+from .document import OPEN, TEXT, Document, indices_of
 from .readability_rules import UNLIKELY_ROLES, unlikely_by_class_id
 
 _WS = re.compile(r"\s+")

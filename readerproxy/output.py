@@ -19,7 +19,7 @@ import nh3
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from .document import BLOCK_TAGS, OPEN, TEXT, Document
+from .document import BLOCK_TAGS, OPEN, TEXT, Document, indices_of
 
 #: Tags written as they are (without attributes unless listed in ATTRIBUTES).
 ALLOWED_TAGS = frozenset(
@@ -80,19 +80,6 @@ LinkRewriter = Callable[[str], str]
 def kept_elements(doc: Document, selection: np.ndarray) -> np.ndarray:
     """Elements that contain at least one selected token (ancestor-closed by construction)."""
     return doc.sum_within(selection.astype(np.int64)) > 0
-
-
-def indices_of(tags: list[str], name: str) -> list[int]:
-    """Indices of the elements with this tag name. For speed, `list.index` does the scanning in C
-    and Python steps only from one match to the next."""
-    found: list[int] = []
-    try:
-        at = tags.index(name)
-        while True:
-            found.append(at)
-            at = tags.index(name, at + 1)
-    except ValueError:
-        return found
 
 
 def selected_range(selection: np.ndarray) -> tuple[int, int]:
@@ -539,23 +526,7 @@ def _comparable(text: str | None) -> str:
 
 #: Elements that make the block around them more than one leaf block (`_is_leaf_block`).
 _INNER_BLOCKS = frozenset(
-    (
-        "p",
-        "div",
-        "address",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "img",
-        "table",
-        "ul",
-        "ol",
-        "pre",
-        "blockquote",
-    )
+    ("p", "div", "address", *_HEADINGS, "img", "table", "ul", "ol", "pre", "blockquote")
 )
 
 

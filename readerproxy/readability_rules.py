@@ -7,6 +7,7 @@ lacks `mathjax`; both are kept as Readability.js has them.
 
 from __future__ import annotations
 
+import functools
 import re
 
 UNLIKELY_CANDIDATES = re.compile(
@@ -23,6 +24,10 @@ UNLIKELY_ROLES = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def unlikely_by_class_id(match_string: str, maybe: re.Pattern[str] = MAYBE_CANDIDATE) -> bool:
-    """The class and id (joined by a space) say boilerplate, and nothing in them says content."""
+    """The class and id (joined by a space) say boilerplate, and nothing in them says content.
+
+    Cached, for speed: a page's elements (and a site's pages) share a handful of class strings,
+    and the rule is a long case-insensitive alternation."""
     return bool(UNLIKELY_CANDIDATES.search(match_string)) and not maybe.search(match_string)

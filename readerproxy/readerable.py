@@ -16,10 +16,7 @@ WCXB articles 0.986 -> 0.97 readerable, listings 0.54 -> 0.40, collections 0.56 
 
 from __future__ import annotations
 
-import functools
-
-from .document import Document
-from .output import indices_of
+from .document import Document, indices_of
 from .readability_rules import MAYBE_CANDIDATE_READERABLE, unlikely_by_class_id
 
 MIN_CONTENT_LENGTH = 140
@@ -43,18 +40,13 @@ def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
         if tags[index] == "p" and _inside(tags, parents, index, "li"):
             continue
         attrs = doc.elements[index].attributes
-        if _unlikely(f"{attrs.get('class') or ''} {attrs.get('id') or ''}"):
+        if unlikely_by_class_id(
+            f"{attrs.get('class') or ''} {attrs.get('id') or ''}", MAYBE_CANDIDATE_READERABLE
+        ):
             continue
         length = len("".join(text[int(doc.start[index]) : int(doc.end[index]) + 1]).strip())
         found.append((index, length))
     return found
-
-
-@functools.lru_cache(maxsize=1024)
-def _unlikely(class_and_id: str) -> bool:
-    """Readability-readerable.js's class/id rule, cached: for speed, as the paragraphs of a page
-    mostly share a handful of classes and the rule is a long case-insensitive alternation."""
-    return unlikely_by_class_id(class_and_id, MAYBE_CANDIDATE_READERABLE)
 
 
 def _inside(tags: list[str], parents: list[int], index: int, tag: str) -> bool:

@@ -12,7 +12,7 @@ import tracemalloc
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-from aiohttp.abc import ResolveResult
+from support.resolver import StaticResolver
 from support.upstream import (
     ARTICLE_HTML,
     BOMB_DECODED_BYTES,
@@ -143,34 +143,16 @@ def test_literal_address_includes_legacy_ipv4_spellings(host: str, expected: str
     assert literal_address(host) == expected
 
 
-class StubResolver:
-    """Stands in for DNS: a name that resolves to a public and a private address (DNS rebinding style)."""
-
-    def __init__(self, hosts: list[str]) -> None:
-        self.hosts = hosts
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        return [
-            ResolveResult(hostname=host, host=h, port=port, family=family, proto=0, flags=0)
-            for h in self.hosts
-        ]
-
-    async def close(self) -> None:
-        return None
-
-
 async def test_guarded_resolver_keeps_only_public_addresses() -> None:
     resolver = GuardedResolver()
-    resolver._resolver = StubResolver(["93.184.216.34", "127.0.0.1", "169.254.169.254"])  # type: ignore[assignment]
+    resolver._resolver = StaticResolver(["93.184.216.34", "127.0.0.1", "169.254.169.254"])  # type: ignore[assignment]
     assert [r["host"] for r in await resolver.resolve("rebind.example", 80)] == ["93.184.216.34"]
-    resolver._resolver = StubResolver(["10.0.0.7", "::1"])  # type: ignore[assignment]
+    resolver._resolver = StaticResolver(["10.0.0.7", "::1"])  # type: ignore[assignment]
     with pytest.raises(AddressRefused) as info:
         await resolver.resolve("internal.example", 80)
     assert info.value.addresses == ["10.0.0.7", "::1"]
     lenient = GuardedResolver(allow_private=True)
-    lenient._resolver = StubResolver(["10.0.0.7"])  # type: ignore[assignment]
+    lenient._resolver = StaticResolver(["10.0.0.7"])  # type: ignore[assignment]
     assert [r["host"] for r in await lenient.resolve("internal.example", 80)] == ["10.0.0.7"]
 
 

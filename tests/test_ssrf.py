@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp.abc import ResolveResult
 from support.reader_server import serve, test_settings
+from support.resolver import StaticResolver
 from support.upstream import Upstream
 from test_proxy import raw, running_proxy
 
@@ -181,38 +180,20 @@ async def test_redirects_to_refused_addresses_are_refused(target: str, upstream:
     assert read == expected, (target, read)
 
 
-class TwoFacedResolver:
-    """A name answering both a loopback and a (stand-in) public address, loopback first."""
-
-    def __init__(self, answers: list[str]) -> None:
-        self.answers = answers
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        return [
-            ResolveResult(hostname=host, host=a, port=port, family=socket.AF_INET, proto=0, flags=0)
-            for a in self.answers
-        ]
-
-    async def close(self) -> None:
-        return None
-
-
 @pytest.mark.usefixtures("loopback_is_public")
 async def test_a_name_answering_loopback_and_public_connects_only_to_the_public_one(
     upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # 127.0.0.2 (loopback, refused) first, then 127.0.0.1 (public in this test): the upstream listens
     # on 127.0.0.1 only, so a 200 means the refused address was dropped, not tried and failed over
-    monkeypatch.setattr(fetch_module, "DefaultResolver", lambda: TwoFacedResolver(["127.0.0.2", "127.0.0.1"]))
+    monkeypatch.setattr(fetch_module, "DefaultResolver", lambda: StaticResolver(["127.0.0.2", "127.0.0.1"]))
     async with serve(_guarded()) as server, aiohttp.ClientSession() as http:
         async with http.get(
             server.url("/api/extract", url=f"http://rebind.test:{upstream.port}/article")
         ) as r:
             assert r.status == 200
         monkeypatch.setattr(
-            fetch_module, "DefaultResolver", lambda: TwoFacedResolver(["127.0.0.2", "10.0.0.1"])
+            fetch_module, "DefaultResolver", lambda: StaticResolver(["127.0.0.2", "10.0.0.1"])
         )
     async with serve(_guarded()) as server, aiohttp.ClientSession() as http:
         read = await _answer(

@@ -1,0 +1,52 @@
+"""What the speed benchmarks share (not a benchmark itself): the dataset options, the pages decoded
+once, a timer, and another source tree's package for before/after runs in one process.
+
+Used by `parse_speed.py`, `parse_stages.py` and `render_speed.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from readerproxy.api import to_text
+from readerproxy.evaluation.datasets import load_dataset
+
+
+def dataset_options(parser: argparse.ArgumentParser, repeat: int) -> None:
+    """`--repeat` (timings per page, the fastest kept), `--limit` and `--dataset`."""
+    parser.add_argument("--repeat", type=int, default=repeat)
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--dataset", nargs="+", default=["scrapinghub", "readability"])
+
+
+def decoded_pages(name: str, limit: int | None) -> list[tuple[str, str | None]]:
+    """(text, URL) of every page of a dataset, decoded once, outside any timing."""
+    return [(to_text(page.path.read_bytes()), page.url) for page in load_dataset(name, limit).pages]
+
+
+def timed(function: Callable[[], Any]) -> tuple[float, Any]:
+    """Seconds taken by one call, and its result."""
+    began = time.perf_counter()
+    result = function()
+    return time.perf_counter() - began, result
+
+
+def load_tree(tree: Path, name: str = "readerproxy_before") -> ModuleType:
+    """The readerproxy package of another source tree, imported as `name` (its imports are relative)."""
+    package = tree / "readerproxy"
+    spec = importlib.util.spec_from_file_location(
+        name, package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"no readerproxy package in {tree}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
