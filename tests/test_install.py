@@ -114,7 +114,9 @@ def test_only_the_base_dependencies_are_installed(installed: Installed) -> None:
 
 def test_version_algorithms_and_extract_work_without_extras(installed: Installed, tmp_path: Path) -> None:
     version = installed.run("--version")
-    assert version.returncode == 0 and re.fullmatch(rb"readerproxy \d+\.\d+\.\d+\n", version.stdout)
+    assert version.returncode == 0 and re.fullmatch(
+        rb"readerproxy \d+\.\d+\.\d+ \(native kernels: yes\)\n", version.stdout
+    )
     listing = installed.run("algorithms")
     assert listing.returncode == 0 and listing.stdout.startswith(b"auto ")
     page = (
