@@ -31,10 +31,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _compiled() -> ModuleType:
+    """The compiled kernels, built from the `_native.c` of this tree (else the test is skipped)."""
     try:
-        return importlib.import_module("readerproxy._native")
+        module = importlib.import_module("readerproxy._native")
     except ImportError:
         pytest.skip("readerproxy._native is not built (python hatch_build.py)")
+    if module.SOURCE_HASH != _speedups.source_hash():
+        pytest.skip(f"{module.__file__} is stale: rebuild it (python hatch_build.py)")
+    return module
 
 
 @pytest.fixture(scope="module")
