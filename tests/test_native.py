@@ -36,7 +36,7 @@ def _compiled() -> ModuleType:
         module = importlib.import_module("readerproxy._native")
     except ImportError:
         pytest.skip("readerproxy._native is not built (python hatch_build.py)")
-    if module.SOURCE_HASH != _speedups.source_hash():
+    if _speedups.source_hash() != module.SOURCE_HASH:
         pytest.skip(f"{module.__file__} is stale: rebuild it (python hatch_build.py)")
     return module
 
