@@ -21,6 +21,7 @@ READERPROXY_NATIVE_SOURCE_HASH); readerproxy._speedups refuses a module whose ha
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
 import subprocess
 import sys
@@ -41,14 +42,15 @@ def source_hash(source: Path = SOURCE) -> str:
 
 def compile_native(target: Path, source: Path = SOURCE) -> None:
     """Compile and link `source` into the extension module `target` (CC, CFLAGS, CCSHARED, LDSHARED of
-    `sysconfig`, as distutils did). Raises OSError or CalledProcessError when that fails."""
+    `sysconfig`, as distutils did; the environment's CC, if set, replaces the compiler). Raises
+    OSError or CalledProcessError when that fails."""
     config = sysconfig.get_config_var
     include = sysconfig.get_paths()["include"]
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         obj = Path(scratch) / "_native.o"
         compile_cmd = [
-            *shlex.split(config("CC") or "cc"),
+            *shlex.split(os.environ.get("CC") or config("CC") or "cc"),
             *shlex.split(config("CFLAGS") or ""),
             *shlex.split(config("CCSHARED") or ""),
             f"-I{include}",

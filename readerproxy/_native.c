@@ -130,7 +130,7 @@ typedef struct {
     PyObject *serialised, *text, *empty;
     Token *tokens;
     Py_ssize_t n_tokens, capacity;
-    Py_UCS4 *decoded; /* room for one piece of text with its escapes decoded */
+    Py_UCS4 *decoded; /* room for one piece of text with its escapes decoded (made when needed) */
 } Scanner;
 
 static Token *new_token(Scanner *sc) {
@@ -156,6 +156,10 @@ static int text_piece(Scanner *sc, Py_ssize_t a, Py_ssize_t b, Py_ssize_t chars,
         piece = PyUnicode_Substring(sc->serialised, a, b);
     } else {
         chars = 0;
+        if (sc->decoded == NULL && (sc->decoded = PyMem_Malloc((size_t)s->len * sizeof(Py_UCS4) + 1)) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
         for (Py_ssize_t i = a; i < b; i++) {
             Py_UCS4 c = PyUnicode_READ(s->kind, s->data, i);
             if (c == '&') {
@@ -228,9 +232,13 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "scan: void_tags must be a set or frozenset");
         return NULL;
     }
-    Py_ssize_t n_elements = PyList_GET_SIZE(tags);
+    /* A tuple copy of the names: nothing the set lookups below run can change what is read. */
+    PyObject *names = PyList_AsTuple(tags);
+    if (names == NULL) return NULL;
+    Py_ssize_t n_elements = PyTuple_GET_SIZE(names);
     if (n_elements > INT32_MAX || PyUnicode_GET_LENGTH(serialised) > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "scan: input too large");
+        Py_DECREF(names);
         return NULL;
     }
     Scanner sc = {.s = {PyUnicode_KIND(serialised), PyUnicode_DATA(serialised), PyUnicode_GET_LENGTH(serialised)},
@@ -240,18 +248,17 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
     int32_t *parent = PyMem_Malloc((size_t)(3 * n_elements + 1) * sizeof(int32_t));
     int32_t *stack = PyMem_Malloc((size_t)(n_elements + 1) * sizeof(int32_t));
     uint8_t *flags = PyMem_Malloc((size_t)n_elements + 1); /* 1: void, 2: "a" */
-    sc.decoded = PyMem_Malloc((size_t)s->len * sizeof(Py_UCS4) + 1);
     sc.text = PyList_New(0);
     sc.empty = PyUnicode_New(0, 0);
-    if (!parent || !stack || !flags || !sc.decoded || !sc.text || !sc.empty) {
+    if (!parent || !stack || !flags || !sc.text || !sc.empty) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
     int32_t *start = parent + n_elements, *end = start + n_elements;
 
     for (Py_ssize_t k = 0; k < n_elements; k++) {
-        PyObject *name = PyList_GET_ITEM(tags, k);
-        if (!PyUnicode_Check(name)) {
+        PyObject *name = PyTuple_GET_ITEM(names, k);
+        if (!PyUnicode_CheckExact(name)) {
             PyErr_SetString(PyExc_TypeError, "scan: tags must be a list of str");
             goto done;
         }
@@ -281,7 +288,7 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
         if (ascii_letter(first)) { /* a start tag: the next element, by name */
             Py_ssize_t k = next_element++;
             if (k >= n_elements) goto declined;
-            PyObject *name = PyList_GET_ITEM(tags, k);
+            PyObject *name = PyTuple_GET_ITEM(names, k);
             Py_ssize_t size = PyUnicode_GET_LENGTH(name);
             if (lt + 1 + size >= s->len) goto declined;
             for (Py_ssize_t j = 0; j < size; j++)
@@ -298,7 +305,7 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
         } else if (first == '/') { /* an end tag: the innermost open element, by name */
             if (depth == 0) goto declined;
             int32_t k = stack[--depth];
-            PyObject *name = PyList_GET_ITEM(tags, k);
+            PyObject *name = PyTuple_GET_ITEM(names, k);
             Py_ssize_t size = PyUnicode_GET_LENGTH(name);
             if (gt - (lt + 2) != size) goto declined;
             for (Py_ssize_t j = 0; j < size; j++)
@@ -356,6 +363,7 @@ done:
     PyMem_Free(sc.tokens);
     Py_XDECREF(sc.text);
     Py_XDECREF(sc.empty);
+    Py_DECREF(names);
     return result;
 }
 

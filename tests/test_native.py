@@ -247,6 +247,12 @@ def test_scan_rejects_bad_arguments(native: ModuleType) -> None:
         native.scan("<p>", ("p",), VOID_TAGS)
     with pytest.raises(TypeError):
         native.scan("<p>", ["p", 1], VOID_TAGS)
+
+    class Name(str):
+        pass
+
+    with pytest.raises(TypeError):
+        native.scan("<p>", [Name("p")], VOID_TAGS)
     with pytest.raises(TypeError):
         native.scan("<p>", ["p"], ["br"])
     with pytest.raises(TypeError):
