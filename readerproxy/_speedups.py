@@ -7,7 +7,9 @@ Each kernel has a Python reference it must match exactly (see the header of `_na
 
 `native` is None when
 - `READERPROXY_PURE=1` is set (tests and debugging force the fallback), or
-- the module was not built (no compiler at install time; `python hatch_build.py` builds it in place), or
+- the module was not built (no compiler at install time; `python hatch_build.py` builds it in place),
+  or the one found lies in another directory (another source tree's build, which an editable
+  install's import hook can find for a tree run with `PYTHONPATH`), or
 - it is stale: `_native.c` sits beside it and its SHA-256 is not the one the module was compiled
   from (warned once, at import). An installed wheel ships the source it was built from, so there the
   check passes; in a working tree it catches a C edit that was not rebuilt.
@@ -21,7 +23,8 @@ import warnings
 from pathlib import Path
 from types import ModuleType
 
-SOURCE = Path(__file__).resolve().parent / "_native.c"
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE / "_native.c"
 
 
 def source_hash(source: Path = SOURCE) -> str | None:
@@ -40,11 +43,15 @@ def load_native(source: Path = SOURCE) -> ModuleType | None:
         from . import _native  # type: ignore[attr-defined]
     except ImportError:
         return None
+    if Path(_native.__file__ or "").resolve().parent != HERE:
+        # Another tree's build, found by an editable install's import hook (a worktree run with
+        # PYTHONPATH whose own module is not built): not compiled from this source.
+        return None
     expected = source_hash(source)
     if expected is not None and getattr(_native, "SOURCE_HASH", None) != expected:
         warnings.warn(
-            f"readerproxy: the compiled C kernels are older than {source.name}; using the pure-Python "
-            "code (rebuild with `python hatch_build.py` or reinstall)",
+            f"readerproxy: the compiled C kernels were not built from this {source.name}; using the "
+            "pure-Python code (rebuild with `python hatch_build.py` or reinstall)",
             RuntimeWarning,
             stacklevel=2,
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import random
 import re
 import subprocess
 import sys
@@ -31,10 +32,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _compiled() -> ModuleType:
+    """The compiled kernels, built from the `_native.c` of this tree (else the test is skipped)."""
     try:
-        return importlib.import_module("readerproxy._native")
+        module = importlib.import_module("readerproxy._native")
     except ImportError:
         pytest.skip("readerproxy._native is not built (python hatch_build.py)")
+    if Path(module.__file__ or "").resolve().parent != _speedups.HERE:
+        pytest.skip(f"{module.__file__} is another tree's build: python hatch_build.py")
+    if _speedups.source_hash() != module.SOURCE_HASH:
+        pytest.skip(f"{module.__file__} is stale: rebuild it (python hatch_build.py)")
+    return module
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +165,72 @@ def test_scan_agrees_with_scan_fast_on_random_markup(pieces: list[str]) -> None:
     if _other_escape(serialised) and native.scan(serialised, tag, VOID_TAGS) is None:
         return
     _assert_same_scan(serialised, tag)
+
+
+_NAMES = ("p", "a", "div", "span", "b", "svg", "image", "custom-el", "td", "Li", "pre")
+_TEXTS = (
+    "x",
+    "hello world",
+    " ",
+    "\n",
+    "\n\n",
+    "&amp;",
+    "&lt;tag&gt;",
+    "&nbsp;",
+    "é",
+    "☃",
+    "😀",
+    "\u3000",
+    "\xa0",
+    "a\nb",
+)
+_ATTRIBUTES = (
+    "",
+    ' class="c"',
+    ' title="a > b"',
+    ' title="a < b"',
+    " data-x='\"'",
+    ' href="/x?a=1&amp;b=2"',
+    ' x="-->"',
+)
+_MARKUP = ("<!-- c -->", "<!-- a > b -->", "<!---->", "<!-- <p> -->", "<?pi x?>")
+
+
+def _random_page(rng: random.Random) -> tuple[str, list[str]]:
+    """A well-formed serialisation like Lexbor's (nested elements, void ones, comments, escapes,
+    ">" and "<" in attribute values and comments) and its elements' tag names."""
+    out: list[str] = ["<!DOCTYPE html>"] if rng.random() < 0.3 else []
+    tag: list[str] = []
+
+    def element(depth: int) -> None:
+        name = rng.choice(_NAMES)
+        tag.append(name.lower())
+        out.append(f"<{name}{rng.choice(_ATTRIBUTES)}>")
+        for _ in range(rng.randint(0, 4 if depth < 5 else 0)):
+            draw = rng.random()
+            if draw < 0.4:
+                out.append(rng.choice(_TEXTS))
+            elif draw < 0.55:
+                void = rng.choice(("br", "img", "hr", "input", "wbr"))
+                tag.append(void)
+                out.append(f"<{void}{rng.choice(_ATTRIBUTES)}>")
+            elif draw < 0.62:
+                out.append(rng.choice(_MARKUP))
+            else:
+                element(depth + 1)
+        out.append(f"</{name}>")
+
+    element(0)
+    if rng.random() < 0.05:  # an element the serialisation does not have: both decline
+        tag[rng.randrange(len(tag))] = "q"
+    return "".join(out), tag
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_scan_agrees_with_scan_fast_on_random_pages(rng: random.Random) -> None:
+    _compiled()
+    _assert_same_scan(*_random_page(rng))
 
 
 @settings(max_examples=200, deadline=None)
@@ -371,9 +444,25 @@ def test_parse_gives_the_same_document_with_and_without_the_kernel(
 def test_a_stale_module_is_refused_with_a_warning(native: ModuleType, tmp_path: Path) -> None:
     edited = tmp_path / "_native.c"
     edited.write_bytes(_speedups.SOURCE.read_bytes() + b"/* edited */\n")
-    with pytest.warns(RuntimeWarning, match="older than _native.c"):
+    with pytest.warns(RuntimeWarning, match="not built from this _native.c"):
         assert _speedups.load_native(edited) is None
     assert _speedups.load_native(tmp_path / "absent.c") is native  # an install without the source
+
+
+def test_a_module_from_another_tree_is_not_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An editable install's import hook can find /work/main's build for a worktree on PYTHONPATH."""
+    import readerproxy
+
+    elsewhere = ModuleType("readerproxy._native")
+    elsewhere.__file__ = str(tmp_path / "_native.so")
+    elsewhere.SOURCE_HASH = _speedups.source_hash()  # type: ignore[attr-defined]
+    monkeypatch.setattr(readerproxy, "_native", elsewhere, raising=False)
+    assert _speedups.load_native() is None
+    beside = ModuleType("readerproxy._native")
+    beside.__file__ = str(_speedups.HERE / "_native.so")
+    beside.SOURCE_HASH = _speedups.source_hash()  # type: ignore[attr-defined]
+    monkeypatch.setattr(readerproxy, "_native", beside, raising=False)
+    assert _speedups.load_native() is beside
 
 
 # --- hatch_build.py ----------------------------------------------------------------------------------
