@@ -23,12 +23,9 @@ import gc
 import importlib
 import importlib.util
 import statistics
-from pathlib import Path
 from types import ModuleType
 
-from timing import dataset_options, decoded_pages, load_tree, timed
-
-import readerproxy
+from timing import compared_packages, dataset_options, decoded_pages, timed
 
 STAGES = ("resolve", "render_text", "render_html", "metadata", "readerable")
 PART = "of which next_page_url"
@@ -58,11 +55,7 @@ def page_times(package: ModuleType, text: str, url: str | None) -> dict[str, flo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     dataset_options(parser, repeat=3)
-    parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
-    args = parser.parse_args()
-    packages = {"now": readerproxy}
-    if args.before:
-        packages = {"before": load_tree(args.before), "now": readerproxy}
+    args, packages = compared_packages(parser)
     for name in args.dataset:
         pages = decoded_pages(name, args.limit)
         for package in packages.values():

@@ -26,6 +26,19 @@ def dataset_options(parser: argparse.ArgumentParser, repeat: int) -> None:
     parser.add_argument("--dataset", nargs="+", default=["scrapinghub", "readability"])
 
 
+def compared_packages(parser: argparse.ArgumentParser) -> tuple[argparse.Namespace, dict[str, ModuleType]]:
+    """Add `--before TREE`, parse the arguments, and return them with the packages to time:
+    {"now": readerproxy}, after {"before": that tree's package} when `--before` is given."""
+    import readerproxy
+
+    parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
+    args = parser.parse_args()
+    packages: dict[str, ModuleType] = {"now": readerproxy}
+    if args.before:
+        packages = {"before": load_tree(args.before), "now": readerproxy}
+    return args, packages
+
+
 def decoded_pages(name: str, limit: int | None) -> list[tuple[str, str | None]]:
     """(text, URL) of every page of a dataset, decoded once, outside any timing."""
     return [(to_text(page.path.read_bytes()), page.url) for page in load_dataset(name, limit).pages]
