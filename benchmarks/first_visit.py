@@ -14,14 +14,13 @@ page by page, so both columns saw the same load.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import statistics
 import time
 from types import ModuleType
 
 import trafilatura
-from timing import compared_packages, dataset_options, decoded_pages
+from timing import compared_packages, dataset_options, warmed_pages
 
 #: (module, function) of the memos that hold what a page's own content decides: class and id
 #: values and URLs. The model, the templates and parameter classes are loaded once per process
@@ -56,11 +55,7 @@ def main() -> int:
     dataset_options(parser, repeat=3)
     args, packages = compared_packages(parser)
     for name in args.dataset:
-        pages = decoded_pages(name, args.limit)
-        for package in packages.values():
-            for text, url in pages[:3]:  # imports, the model, compiled patterns
-                first_visit(package, text, url)
-        gc.collect()
+        pages = warmed_pages(name, args.limit, packages, first_visit)
         best: dict[str, list[float]] = {label: [] for label in [*packages, "trafilatura"]}
         for text, url in pages:
             fastest = dict.fromkeys(best, float("inf"))

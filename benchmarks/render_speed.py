@@ -19,13 +19,12 @@ interleaved per repetition, so that both columns see the same load on a shared m
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import importlib.util
 import statistics
 from types import ModuleType
 
-from timing import compared_packages, dataset_options, decoded_pages, timed
+from timing import compared_packages, dataset_options, timed, warmed_pages
 
 STAGES = ("resolve", "render_text", "render_html", "metadata", "readerable")
 PART = "of which next_page_url"
@@ -57,11 +56,7 @@ def main() -> int:
     dataset_options(parser, repeat=3)
     args, packages = compared_packages(parser)
     for name in args.dataset:
-        pages = decoded_pages(name, args.limit)
-        for package in packages.values():
-            for text, url in pages[:3]:  # warm up imports and caches
-                page_times(package, text, url)
-        gc.collect()
+        pages = warmed_pages(name, args.limit, packages, page_times)
         best: dict[str, dict[str, list[float]]] = {label: {} for label in packages}
         for text, url in pages:
             fastest: dict[str, dict[str, float]] = {label: {} for label in packages}
