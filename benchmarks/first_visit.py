@@ -14,17 +14,13 @@ page by page, so both columns saw the same load.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import statistics
 import time
-from pathlib import Path
 from types import ModuleType
 
 import trafilatura
-from timing import dataset_options, decoded_pages, load_tree
-
-import readerproxy
+from timing import compared_packages, dataset_options, warmed_pages
 
 #: (module, function) of the memos that hold what a page's own content decides: class and id
 #: values and URLs. The model, the templates and parameter classes are loaded once per process
@@ -57,17 +53,9 @@ def first_visit(package: ModuleType, text: str, url: str | None) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     dataset_options(parser, repeat=3)
-    parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
-    args = parser.parse_args()
-    packages = {"now": readerproxy}
-    if args.before:
-        packages = {"before": load_tree(args.before), "now": readerproxy}
+    args, packages = compared_packages(parser)
     for name in args.dataset:
-        pages = decoded_pages(name, args.limit)
-        for package in packages.values():
-            for text, url in pages[:3]:  # imports, the model, compiled patterns
-                first_visit(package, text, url)
-        gc.collect()
+        pages = warmed_pages(name, args.limit, packages, first_visit)
         best: dict[str, list[float]] = {label: [] for label in [*packages, "trafilatura"]}
         for text, url in pages:
             fastest = dict.fromkeys(best, float("inf"))
