@@ -392,8 +392,8 @@ def test_tag_names_read_once_per_tag_id_match_every_elements_own_name() -> None:
 ATTRIBUTE_PAGES = [
     PAGE,
     '<div id="a&amp;b" class="x&quot;y" role="r&lt;s&gt;t">escaped in the serialisation</div>',
-    "<div id='q\"q' class=\"nb\u00a0sp\" role=\"&foo; &#65; &copy\">quotes, nbsp, other references</div>",
-    "<div id class=\"\" role>valueless and empty: both serialise as =\"\"</div>",
+    '<div id=\'q"q\' class="nb\u00a0sp" role="&foo; &#65; &copy">quotes, nbsp, other references</div>',
+    '<div id class="" role>valueless and empty: both serialise as =""</div>',
     '<div ID="UP" Class="C" ROLE="R">upper-case names in the source</div>',
     '<div id="a" id="b" class="c1" class="c2">duplicates: the first wins</div>',
     '<svg ID="s" CLASS="c" xlink:role="xr" role="r" xml:id="xi" viewbox="0 0 1 1"><circle id="c"/></svg>',
@@ -411,7 +411,9 @@ def _assert_attributes_as_lexbor_reads_them(doc, where: str = "") -> None:
 
 @pytest.mark.parametrize("kernels", [True, False])
 @pytest.mark.parametrize("page", ATTRIBUTE_PAGES + TRICKY)
-def test_id_class_role_are_what_each_node_gives(page: str, kernels: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_id_class_role_are_what_each_node_gives(
+    page: str, kernels: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from readerproxy import document
 
     if not kernels:  # what READERPROXY_PURE=1 gives: the numpy or general scan and one pass over the nodes
