@@ -152,7 +152,8 @@ class Document:
     start: np.ndarray  # int32 token index of each element's start tag
     end: np.ndarray  # int32 token index of each element's end tag (== start for void elements)
     tokens: LinearView
-    #: per element, `node.attributes.get(...)` of "id", "class" and "role" (None where absent)
+    #: per element, `node.attributes.get(...)` of "id", "class" and "role" (None where absent), as
+    #: parsed and cleaned: a later edit of a node's attributes is not reflected here
     ident: list[str | None]
     classes: list[str | None]
     role: list[str | None]
