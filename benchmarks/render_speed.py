@@ -19,16 +19,12 @@ interleaved per repetition, so that both columns see the same load on a shared m
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import importlib.util
 import statistics
-from pathlib import Path
 from types import ModuleType
 
-from timing import dataset_options, decoded_pages, load_tree, timed
-
-import readerproxy
+from timing import compared_packages, dataset_options, timed, warmed_pages
 
 STAGES = ("resolve", "render_text", "render_html", "metadata", "readerable")
 PART = "of which next_page_url"
@@ -58,17 +54,9 @@ def page_times(package: ModuleType, text: str, url: str | None) -> dict[str, flo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     dataset_options(parser, repeat=3)
-    parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
-    args = parser.parse_args()
-    packages = {"now": readerproxy}
-    if args.before:
-        packages = {"before": load_tree(args.before), "now": readerproxy}
+    args, packages = compared_packages(parser)
     for name in args.dataset:
-        pages = decoded_pages(name, args.limit)
-        for package in packages.values():
-            for text, url in pages[:3]:  # warm up imports and caches
-                page_times(package, text, url)
-        gc.collect()
+        pages = warmed_pages(name, args.limit, packages, page_times)
         best: dict[str, dict[str, list[float]]] = {label: {} for label in packages}
         for text, url in pages:
             fastest: dict[str, dict[str, float]] = {label: {} for label in packages}

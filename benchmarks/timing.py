@@ -7,6 +7,7 @@ Used by `parse_speed.py`, `parse_stages.py` and `render_speed.py`.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import sys
 import time
@@ -26,9 +27,38 @@ def dataset_options(parser: argparse.ArgumentParser, repeat: int) -> None:
     parser.add_argument("--dataset", nargs="+", default=["scrapinghub", "readability"])
 
 
+def compared_packages(parser: argparse.ArgumentParser) -> tuple[argparse.Namespace, dict[str, ModuleType]]:
+    """Add `--before TREE`, parse the arguments, and return them with the packages to time:
+    {"now": readerproxy}, after {"before": that tree's package} when `--before` is given."""
+    import readerproxy
+
+    parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
+    args = parser.parse_args()
+    packages: dict[str, ModuleType] = {"now": readerproxy}
+    if args.before:
+        packages = {"before": load_tree(args.before), "now": readerproxy}
+    return args, packages
+
+
 def decoded_pages(name: str, limit: int | None) -> list[tuple[str, str | None]]:
     """(text, URL) of every page of a dataset, decoded once, outside any timing."""
     return [(to_text(page.path.read_bytes()), page.url) for page in load_dataset(name, limit).pages]
+
+
+def warmed_pages(
+    name: str,
+    limit: int | None,
+    packages: dict[str, ModuleType],
+    run: Callable[[ModuleType, str, str | None], Any],
+) -> list[tuple[str, str | None]]:
+    """`decoded_pages`, after `run(package, text, url)` on the first three for each package (the
+    imports, the model, compiled patterns) and a garbage collection, outside any timing."""
+    pages = decoded_pages(name, limit)
+    for package in packages.values():
+        for text, url in pages[:3]:
+            run(package, text, url)
+    gc.collect()
+    return pages
 
 
 def timed(function: Callable[[], Any]) -> tuple[float, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 from .extraction import Extraction
 from .metadata import Metadata
 from .output import escape_markdown, html_to_markdown, markdown_url
-from .readingtime import reading_minutes, word_count
+from .readingtime import reading_time
 
 
 @dataclass(slots=True)
@@ -28,11 +28,11 @@ class Article:
 
     @property
     def word_count(self) -> int:
-        return word_count(self.text)
+        return reading_time(self.text).words
 
     @property
     def reading_minutes(self) -> int:
-        return reading_minutes(self.text)
+        return reading_time(self.text).minutes
 
     @property
     def markdown(self) -> str:
@@ -42,6 +42,7 @@ class Article:
         """JSON-ready view used by the CLI, the JSON API and the server's result cache."""
         meta = dataclasses.asdict(self.metadata)
         meta.pop("title", None)
+        length = reading_time(self.text)  # one pass over the text for both counts
         return {
             "url": self.url,
             "title": self.title,
@@ -49,8 +50,8 @@ class Article:
             "readerable": self.readerable,
             "text": self.text,
             "html": self.html,
-            "word_count": self.word_count,
-            "reading_minutes": self.reading_minutes,
+            "word_count": length.words,
+            "reading_minutes": length.minutes,
             "algorithm": self.algorithm,
             "score": self.extraction.score,
             "parameters": self.extraction.params,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from . import _speedups as speedups
 from .api import algorithms, unavailable_algorithms
 from .pipeline import process
 from .settings import SERVE_OPTIONS, Settings, SettingsError, load_settings
@@ -223,7 +224,11 @@ def cmd_ca(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="readerproxy", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"readerproxy {__version__}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"readerproxy {__version__} (native kernels: {speedups.describe()})",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("extract", help="extract the main content of a file or URL")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote, urlencode, urlsplit, urlunsplit
 
 import jinja2
 
@@ -300,11 +300,24 @@ def _mark_reader_links(fragment: str) -> str:
 
     def mark(match: re.Match[str]) -> str:
         href = match[1]
-        target = parse_qs(urlsplit(html.unescape(href)).query).get("url", [""])[0]
+        target = _url_parameter(urlsplit(html.unescape(href)).query)
         extra = f' data-original="{html.escape(target, quote=True)}"' if link_target(target) else ""
         return f'<a href="{href}"{extra}'
 
     return _READER_LINK.sub(mark, fragment)
+
+
+def _url_parameter(query: str) -> str:
+    """`parse_qs(query).get("url", [""])[0]`: the first non-empty `url` parameter, decoded.
+
+    For speed, the other parameters are not decoded (parse_qs decodes every name and value; this
+    runs once per link of the article on every reader page made).
+    """
+    for part in query.split("&"):
+        name, equals, value = part.partition("=")
+        if equals and value and unquote(name.replace("+", " ")) == "url":
+            return unquote(value.replace("+", " "))
+    return ""
 
 
 _TABLE_TAG = re.compile(r"<(/?)table\b[^>]*>")

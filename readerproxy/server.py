@@ -29,6 +29,7 @@ from typing import Any
 from aiohttp import web, web_protocol
 
 from . import __version__
+from . import _speedups as speedups
 from .api import algorithms, unavailable_algorithms
 from .article import markdown_document
 from .compression import CODINGS, Encoded, negotiate
@@ -471,7 +472,12 @@ async def api_extract_post(request: web.Request) -> web.Response:
 async def healthz(request: web.Request) -> web.Response:
     ready = request.app[READER].pages is not None
     return web.json_response(
-        {"status": "ok" if ready else "starting", "version": __version__, "pid": os.getpid()},
+        {
+            "status": "ok" if ready else "starting",
+            "version": __version__,
+            "pid": os.getpid(),
+            "native_kernels": speedups.native is not None,
+        },
         status=200 if ready else 503,
     )
 

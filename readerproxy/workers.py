@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import gc
 import logging
 import multiprocessing
 import os
@@ -173,6 +174,7 @@ def worker_main(conn: Connection) -> None:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C reaches the whole group: the server decides
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    frozen = False
     while True:
         try:
             job = conn.recv()
@@ -192,6 +194,22 @@ def worker_main(conn: Connection) -> None:
             conn.send(reply)
         except (OSError, ValueError):
             return
+        if not frozen:
+            _freeze_what_lasts()
+            frozen = True
+
+
+def _freeze_what_lasts() -> None:
+    """After the first job (sent back first, so no caller waits for this): collect, then move
+    everything left to the collector's permanent generation.
+
+    For speed: what is left is what every job reuses (the modules, the block model, compiled
+    patterns, memos), about 60,000 objects, and a full collection scanned them all, some 30 ms on
+    every fiftieth job or so, most of it on whichever extraction met it. The server's own process
+    does the same once it has started.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 _context: Any = None

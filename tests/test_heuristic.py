@@ -217,6 +217,7 @@ def test_inner_threshold_keeps_short_paragraphs_of_the_article() -> None:
 
 
 def test_factored_hint_patterns_match_exactly_where_the_flat_word_lists_do() -> None:
+    import random
     import re
 
     from readerproxy.extractors.heuristic import (
@@ -225,6 +226,7 @@ def test_factored_hint_patterns_match_exactly_where_the_flat_word_lists_do() -> 
         POSITIVE_HINTS,
         POSITIVE_WORDS,
         literal_trie,
+        negative_hint,
     )
 
     flat_positive = re.compile("|".join(map(re.escape, POSITIVE_WORDS)))
@@ -260,10 +262,25 @@ def test_factored_hint_patterns_match_exactly_where_the_flat_word_lists_do() -> 
         "",
         "btn btn-primary col-md-6",
         "entry-content\nsidebar",
+        "ads\n",
+        "x-tag\n",
+        "nav-x",
+        "_ad",
+        "ad-",
+        "tags_",
+        "\tad",
+        "a\u3000nav",
+        "ad\u00a0x",
+    ]
+    rng = random.Random(5)
+    values += [
+        "".join(rng.choice(["ad", "s", "tag", "nav", " ", "_", "-", "x", "\n"]) for _ in range(6))
+        for _ in range(3000)
     ]
     for value in values:
         assert bool(POSITIVE_HINTS.search(value)) == bool(flat_positive.search(value)), value
         assert bool(NEGATIVE_HINTS.search(value)) == bool(flat_negative.search(value)), value
+        assert negative_hint(value) == bool(flat_negative.search(value)), value
     assert literal_trie(("page", "post", "pager")) == "p(?:age(?:r)?|ost)"
     assert re.fullmatch(literal_trie(("a.b", "a+")), "a.b") and not re.fullmatch(
         literal_trie(("a.b",)), "axb"

@@ -8,12 +8,14 @@ and the commands that need an extra must say which one in one line.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 import time
 import urllib.parse
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +37,7 @@ class Installed:
 
     venv: Path
     workdir: Path
+    wheel: Path
 
     @property
     def readerproxy(self) -> str:
@@ -78,7 +81,52 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     _pip(str(venv / "bin" / "python"), "install", "-q", str(wheel), cwd=base)
     workdir = base / "elsewhere"
     workdir.mkdir()
-    return Installed(venv, workdir)
+    return Installed(venv, workdir, wheel)
+
+
+def test_the_wheel_carries_the_compiled_kernels_and_uses_them(installed: Installed) -> None:
+    """The build hook compiled readerproxy/_native.c into a platform wheel, and the fresh install
+    runs the C kernels (not the numpy fallback) from its own site-packages."""
+    assert not installed.wheel.name.endswith("-none-any.whl"), installed.wheel.name
+    with zipfile.ZipFile(installed.wheel) as archive:
+        assert any(re.fullmatch(r"readerproxy/_native\..+\.so", name) for name in archive.namelist())
+    code = "import readerproxy._speedups as s, readerproxy.document as d; print(s.native.__file__, d.native is s.native)"
+    check = subprocess.run(
+        [installed.python, "-c", code],
+        cwd=installed.workdir,
+        capture_output=True,
+        text=True,
+        env=_clean_env(installed.workdir),
+        check=True,
+    )
+    module, shared = check.stdout.split()
+    assert installed.venv in Path(module).parents and shared == "True"
+
+
+def test_without_a_compiler_the_wheel_is_pure_python(tmp_path: Path) -> None:
+    """No compiler: the build hook warns and the wheel is pure Python, so `pip install` still works."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--disable-pip-version-check",
+            "wheel",
+            "--no-deps",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=900,
+        env={**os.environ, "CC": "/nonexistent/cc"},
+    )
+    assert result.returncode == 0, result.stderr.decode(errors="replace")[-3000:]
+    (wheel,) = tmp_path.glob("readerproxy-*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        assert not [name for name in archive.namelist() if name.endswith(".so")]
 
 
 def test_the_wheel_carries_templates_and_static_files(installed: Installed) -> None:
@@ -114,7 +162,9 @@ def test_only_the_base_dependencies_are_installed(installed: Installed) -> None:
 
 def test_version_algorithms_and_extract_work_without_extras(installed: Installed, tmp_path: Path) -> None:
     version = installed.run("--version")
-    assert version.returncode == 0 and re.fullmatch(rb"readerproxy \d+\.\d+\.\d+\n", version.stdout)
+    assert version.returncode == 0 and re.fullmatch(
+        rb"readerproxy \d+\.\d+\.\d+ \(native kernels: yes\)\n", version.stdout
+    )
     listing = installed.run("algorithms")
     assert listing.returncode == 0 and listing.stdout.startswith(b"auto ")
     page = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from readerproxy.document import parse
-from readerproxy.output import html_to_markdown, render_html, render_text, sanitize
+from readerproxy.output import drop_dead_jump_links, html_to_markdown, render_html, render_text, sanitize
 
 PAGE = """<html><body>
 <nav><a href="/home">Home</a></nav>
@@ -239,6 +239,15 @@ def test_jump_links_to_nowhere_are_dropped() -> None:
     )
     assert "Continue reading" not in fragment and "gone" not in fragment
     assert 'href="https://example.org/story#notes"' in fragment and 'id="notes"' in fragment
+
+
+def test_jump_links_are_looked_for_only_in_hrefs() -> None:
+    """A "#" in the text or in another attribute does not make a link in-page (the fragment is
+    kept as nh3 wrote it); a dead link whose href holds an escaped "&" before the "#" still goes."""
+    kept = sanitize('<p title="a#b">No. #1 on &#35;lists, <a href="https://example.org/other">x</a>.</p>')
+    assert drop_dead_jump_links(kept, "https://example.org/story") == kept
+    fragment = sanitize('<p>Text <a href="https://example.org/story?a=1&amp;b=2#gone">gone</a>.</p>')
+    assert "gone" not in drop_dead_jump_links(fragment, "https://example.org/story?a=1&b=2")
 
 
 def test_fit_under_header_drops_repeats_and_starts_headings_at_h2() -> None:

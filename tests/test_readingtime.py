@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from readerproxy.readingtime import reading_minutes, word_count
+import random
+
+from readerproxy import readingtime
+from readerproxy.readingtime import ReadingTime, reading_minutes, reading_time, word_count
 
 
 def test_words_of_spaced_scripts() -> None:
@@ -21,3 +24,22 @@ def test_cjk_is_counted_by_characters() -> None:
 
 def test_no_text_is_no_time() -> None:
     assert reading_minutes("") == 0 and word_count("  ") == 0
+
+
+def test_the_array_count_is_the_regular_expression_count() -> None:
+    """`_count_words` counts long texts on an array of code points; it must agree with the regular
+    expression it stands for on every kind of character: joiners at edges and doubled, the
+    underscore, digits, letters of other scripts, characters beyond the BMP, lone surrogates."""
+    rng = random.Random(7)
+    alphabet = [*"ab9_ '’.-,\n\t", "é", "ß", "٣", "Ⅻ", "𝐀", "😀", "\ud800", "中", "\u00a0", "\u2028"]
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(readingtime._SHORT, 3000)))
+        assert readingtime._count_words(text) == len(readingtime._WORD.findall(text))
+    every = "".join(chr(point) for point in range(0x10000)) * 2  # each BMP character, next to others
+    assert readingtime._count_words(every) == len(readingtime._WORD.findall(every))
+
+
+def test_one_pass_gives_both_counts() -> None:
+    text = "Hello world, it’s an e-mail. " * 100 + "日本語"
+    assert reading_time(text) == ReadingTime(word_count(text), reading_minutes(text))
+    assert reading_time(text).words == 503

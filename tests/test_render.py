@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -13,6 +14,7 @@ from readerproxy.render import (
     PREFERENCE_KEYS,
     Preferences,
     Renderer,
+    _url_parameter,
     bookmarklet,
     display_date,
     display_title,
@@ -80,6 +82,23 @@ def test_reader_url_drops_empty_parameters() -> None:
     assert reader_url("https://e.com/?a=1", algo=None, lite="") == "/read?url=https%3A%2F%2Fe.com%2F%3Fa%3D1"
 
 
+def _random_text(rng: random.Random, alphabet: str, longest: int) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(rng.randrange(longest)))
+
+
+def test_reading_back_the_url_of_a_reader_link_agrees_with_parse_qs() -> None:
+    """`_url_parameter` stands in for parse_qs (for speed): the same answer on queries made of
+    what parse_qs splits on and decodes, and on every reader link `reader_url` makes."""
+    rng = random.Random(3)
+    alphabet = "aZ09_.-~ +%&=?#/:;,'\"<>\t\néß中😀\x7f\x00"
+    for _ in range(2000):
+        query = _random_text(rng, "url=&+%2075a", 30)
+        assert _url_parameter(query) == parse_qs(query).get("url", [""])[0]
+        url = _random_text(rng, alphabet, 40)
+        link = urlsplit(reader_url(url, algo=_random_text(rng, alphabet, 5), lite="1")).query
+        assert _url_parameter(link) == parse_qs(link).get("url", [""])[0]
+
+
 def test_display_date() -> None:
     assert display_date("2024-03-12T08:00:00Z") == "12 March 2024"
     assert display_date("2013-09-29") == "29 September 2013"
@@ -135,6 +154,28 @@ def test_reader_page_links_go_through_reader_when_rewritten(renderer: Renderer) 
     assert "#notes" in hrefs
     routed = [h for h in hrefs if h and h.startswith("/read?")]
     assert routed and parse_qs(urlsplit(routed[0]).query)["url"] == ["https://example.com/b/other.html"]
+
+
+def test_reader_links_carry_the_original_address(renderer: Renderer) -> None:
+    """The reader page prints each rewritten link's original address (data-original), decoded from
+    the /read link's url parameter, escaped as an attribute; links that stay put get none."""
+    fragment = (
+        '<p>See <a href="/read?url=https%3A%2F%2Fo.org%2Fx%3Fa%3D1%26b%3D%22q%22%23s&amp;algo=density">one</a>,'
+        ' <a href="/read?algo=density&amp;url=http%3A%2F%2Fo.org%2F%C3%A9+t">two</a>,'
+        ' <a href="/read?url=javascript%3Aalert(1)">three</a> and <a href="https://o.org/">four</a>.</p>'
+    )
+    data = {"url": "https://example.com/", "final_url": "https://example.com/", "html": fragment, "text": "x"}
+    page = renderer.reader_page(data, Preferences())
+    assert (
+        '<a href="/read?url=https%3A%2F%2Fo.org%2Fx%3Fa%3D1%26b%3D%22q%22%23s&amp;algo=density"'
+        ' data-original="https://o.org/x?a=1&amp;b=&quot;q&quot;#s">one</a>'
+    ) in page
+    assert (
+        '<a href="/read?algo=density&amp;url=http%3A%2F%2Fo.org%2F%C3%A9+t" data-original="http://o.org/é t">two'
+        in page
+    )
+    assert '<a href="/read?url=javascript%3Aalert(1)">three</a>' in page
+    assert '<a href="https://o.org/">four</a>' in page
 
 
 def test_reader_page_preference_links_and_rtl(renderer: Renderer) -> None:

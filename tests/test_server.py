@@ -14,6 +14,7 @@ from selectolax.lexbor import LexborHTMLParser
 from support.reader_server import RunningServer, serve, test_settings
 from support.upstream import ARTICLE_TITLE, WRONG_CHARSET_TEXT, Upstream
 
+from readerproxy import _speedups as speedups
 from readerproxy.reader import Reader, ReadRequest, result_key
 from readerproxy.server import CSP
 
@@ -48,7 +49,9 @@ def assert_security_headers(response: aiohttp.ClientResponse) -> None:
 
 async def test_healthz_and_landing_page(reader_server: RunningServer, http: aiohttp.ClientSession) -> None:
     async with http.get(reader_server.url("/healthz")) as response:
-        assert response.status == 200 and (await response.json())["status"] == "ok"
+        health = await response.json()
+        assert response.status == 200 and health["status"] == "ok"
+        assert health["native_kernels"] is (speedups.native is not None)
     async with http.get(reader_server.url("/")) as response:
         assert response.status == 200 and response.content_type == "text/html"
         assert_security_headers(response)

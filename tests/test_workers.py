@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import subprocess
@@ -64,6 +65,13 @@ async def test_a_job_runs_in_a_worker_process(pool: WorkerPool) -> None:
     data = await pool.run(job(ARTICLE))
     assert "Some words" in data["text"]
     assert pool.pids() and os.getpid() not in pool.pids()
+
+
+async def test_after_its_first_job_a_worker_keeps_what_lasts_out_of_the_collector(pool: WorkerPool) -> None:
+    assert await pool.run(Call(gc.get_freeze_count)) == 0  # a Call is a job too: now it froze
+    assert await pool.run(Call(gc.get_freeze_count)) > 1000
+    data = await pool.run(job(ARTICLE))
+    assert "Some words" in data["text"]
 
 
 async def test_past_the_deadline_the_worker_is_killed_and_replaced(pool: WorkerPool) -> None:

@@ -10,6 +10,8 @@ node sit side by side in one array (`child[2 * node + went_left]`), so a level c
 the next node instead of two gathers and a `where`; indices are numpy's native `intp`, which a gather
 uses without converting. The walk stays level by level over all (block, tree) pairs: the trees are
 nearly complete (depth 6, 31 leaves), so skipping rows that reached a leaf early would save little.
+When the optional C kernels are built (`readerproxy._speedups`), `_native.tree_leaves` walks the same
+packed tables one (block, tree) pair at a time; the leaves are summed by numpy as before.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .._speedups import native
 
 #: The weights shipped with the package (written by `readerproxy train`).
 SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "models" / "blocks.npz"
@@ -61,6 +65,17 @@ class TreeModel:
         trees = len(self.roots)
         if rows == 0 or trees == 0:
             return np.full(rows, self.init)
+        if native is not None:  # the same walk in C (`_native.tree_leaves`), leaves in the same layout
+            leaves = native.tree_leaves(
+                np.ascontiguousarray(x, dtype=np.float64),
+                self._feature,
+                self.threshold,
+                self._child,
+                self.value,
+                self._roots,
+                self.max_depth,
+            )
+            return self.init + np.frombuffer(leaves, np.float64).reshape(rows, trees).sum(axis=1)
         flat = np.ascontiguousarray(x, dtype=np.float64).ravel()
         offset = np.repeat(np.arange(rows, dtype=np.intp) * width, trees)
         node = np.tile(self._roots, rows)  # one walker per (row, tree), row-major

@@ -1,0 +1,514 @@
+"""The C kernels (readerproxy/_native.c) against their Python references, the switch that picks them
+(readerproxy._speedups) and the build hook that compiles them (hatch_build.py)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from selectolax.lexbor import LexborHTMLParser
+
+import readerproxy.learn.model as model_module
+from readerproxy import _speedups, document
+from readerproxy.document import VOID_TAGS, _clean, _scan_fast, _scan_native, _tag_names, parse
+from readerproxy.evaluation.datasets import datasets_root, load_dataset
+from readerproxy.extractors.learned import first_extractor
+from readerproxy.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
+from readerproxy.learn.model import TreeModel, load_model
+from readerproxy.nesting import cap_depth
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _compiled() -> ModuleType:
+    """The compiled kernels, built from the `_native.c` of this tree (else the test is skipped)."""
+    try:
+        module = importlib.import_module("readerproxy._native")
+    except ImportError:
+        pytest.skip("readerproxy._native is not built (python hatch_build.py)")
+    if Path(module.__file__ or "").resolve().parent != _speedups.HERE:
+        pytest.skip(f"{module.__file__} is another tree's build: python hatch_build.py")
+    if _speedups.source_hash() != module.SOURCE_HASH:
+        pytest.skip(f"{module.__file__} is stale: rebuild it (python hatch_build.py)")
+    return module
+
+
+@pytest.fixture(scope="module")
+def native() -> ModuleType:
+    return _compiled()
+
+
+# --- scan ------------------------------------------------------------------------------------------
+
+_SCAN_FIELDS = (
+    "kind",
+    "owner",
+    "length",
+    "text",
+    "chars",
+    "in_anchor",
+    "newline_after",
+    "parent",
+    "start",
+    "end",
+)
+
+
+def _assert_same_scan(serialised: str, tag: list[str]) -> bool:
+    """Native scan == _scan_fast field by field (dtype included), or both None; True when they answered."""
+    reference = _scan_fast(serialised, tag)
+    got = _scan_native(serialised, tag)
+    if reference is None or got is None:
+        assert reference is None and got is None, (serialised[:300], reference is None)
+        return False
+    for name in _SCAN_FIELDS:
+        expected, actual = getattr(reference, name), getattr(got, name)
+        if name == "text":
+            assert actual == expected
+        else:
+            assert actual.dtype == expected.dtype and np.array_equal(actual, expected), name
+    return True
+
+
+def _cleaned(html: str) -> tuple[str, list[str]]:
+    """The serialisation and tag names `parse` hands to the scanners."""
+    tree = LexborHTMLParser(cap_depth(html).html)
+    _clean(tree)
+    return tree.html or "", _tag_names(tree.css("*"))
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<p>one &amp; two &lt;three&gt;&nbsp;four</p>",
+        '<div title="a > b">x<a href="/">in <b>bold</b>\nlink</a>\n\n after</div><br><img src="x.png">',
+        "<!-- a > b --><p>after a comment</p><!--x--><p>\n</p>",
+        "<svg><image href='x'></image><path d='M0 0'/></svg><math><mi>x</mi></math>",
+        "<table><tr><td>é ü ☃ 😀 \u3000 \u2028</td></tr></table>",
+        "<custom-Element data-x='\"'>text</custom-Element><a><a>nested</a></a>",
+        "",
+        "plain text only",
+    ],
+)
+def test_scan_matches_scan_fast_on_parsed_pages(native: ModuleType, html: str) -> None:
+    _assert_same_scan(*_cleaned(html))
+
+
+@pytest.mark.parametrize(
+    ("serialised", "tag"),
+    [
+        ("<p>x</p>", ["p"]),
+        ("<P>x</P>", ["p"]),
+        ("<p>x</div>", ["p"]),  # an end tag naming another element
+        ("<p>x", ["p"]),  # never closed
+        ("</p><p>", ["p"]),  # closes nothing
+        ("<p>x</p>", ["p", "b"]),  # fewer start tags than elements
+        ("<p>x</p>", ['p"']),  # a quoted name
+        ("<p>x\x00</p>", ["p"]),  # a NUL
+        ("<p>a < b</p>", ["p"]),  # a "<" that is text
+        ('<p title="<b>">x</p>', ["p"]),  # a "<" and ">" in an attribute value
+        ("<p><!-- <b> -->x</p>", ["p"]),  # a tag inside a comment
+        ('<p a"b="c>d">x</p>', ["p"]),  # a quote in an attribute name
+        ('<a"b c="d>">x</a>', ["a"]),
+        ("<p>x</p >", ["p"]),
+        ("<br>", ["br"]),
+        ("<p><br></p>", ["p", "br"]),
+        ("<?xml x?><!DOCTYPE html><p>x</p>", ["p"]),
+        ("<!---><p>x</p>", ["p"]),
+        ("<p/>x</p>", ["p"]),
+        ("<p>x</p>", []),
+        ("<p>&amp;lt; &nbsp &#38;</p>", ["p"]),
+    ],
+)
+def test_scan_matches_scan_fast_on_edge_cases(native: ModuleType, serialised: str, tag: list[str]) -> None:
+    if _other_escape(serialised):
+        assert native.scan(serialised, tag, VOID_TAGS) is None
+    else:
+        _assert_same_scan(serialised, tag)
+
+
+_ESCAPE = re.compile(r"&(?!amp;|lt;|gt;|nbsp;)")
+
+
+def _other_escape(serialised: str) -> bool:
+    """A "&" in text that is none of Lexbor's four escapes: the kernel leaves it to html.unescape."""
+    return any(_ESCAPE.search(text) for text in re.split(r"<[^>]*>", serialised))
+
+
+_PIECES = st.sampled_from(
+    [
+        "<p>", "</p>", "<a href=\"x\">", "</a>", "<br>", "<div class='c'>", "</div>", "<B>", "</b>", '"', ">",
+        "<", "<!--", "-->", "<!doctype html>", "&amp;", "&lt;", "&nbsp;", "&", "\n", " ", "text", "é", "☃", "😀",
+        "\x00", "<p title=\"a>b\">", "</",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=40))
+def test_scan_agrees_with_scan_fast_on_random_markup(pieces: list[str]) -> None:
+    native = _compiled()
+    serialised = "".join(pieces)
+    # The elements `_TOKEN` reads, so that the scanners often answer rather than decline.
+    tag = [m.group(3).lower() for m in document._TOKEN.finditer(serialised) if m.group(3) and not m.group(2)]
+    if _other_escape(serialised) and native.scan(serialised, tag, VOID_TAGS) is None:
+        return
+    _assert_same_scan(serialised, tag)
+
+
+_NAMES = ("p", "a", "div", "span", "b", "svg", "image", "custom-el", "td", "Li", "pre")
+_TEXTS = (
+    "x",
+    "hello world",
+    " ",
+    "\n",
+    "\n\n",
+    "&amp;",
+    "&lt;tag&gt;",
+    "&nbsp;",
+    "é",
+    "☃",
+    "😀",
+    "\u3000",
+    "\xa0",
+    "a\nb",
+)
+_ATTRIBUTES = (
+    "",
+    ' class="c"',
+    ' title="a > b"',
+    ' title="a < b"',
+    " data-x='\"'",
+    ' href="/x?a=1&amp;b=2"',
+    ' x="-->"',
+)
+_MARKUP = ("<!-- c -->", "<!-- a > b -->", "<!---->", "<!-- <p> -->", "<?pi x?>")
+
+
+def _random_page(rng: random.Random) -> tuple[str, list[str]]:
+    """A well-formed serialisation like Lexbor's (nested elements, void ones, comments, escapes,
+    ">" and "<" in attribute values and comments) and its elements' tag names."""
+    out: list[str] = ["<!DOCTYPE html>"] if rng.random() < 0.3 else []
+    tag: list[str] = []
+
+    def element(depth: int) -> None:
+        name = rng.choice(_NAMES)
+        tag.append(name.lower())
+        out.append(f"<{name}{rng.choice(_ATTRIBUTES)}>")
+        for _ in range(rng.randint(0, 4 if depth < 5 else 0)):
+            draw = rng.random()
+            if draw < 0.4:
+                out.append(rng.choice(_TEXTS))
+            elif draw < 0.55:
+                void = rng.choice(("br", "img", "hr", "input", "wbr"))
+                tag.append(void)
+                out.append(f"<{void}{rng.choice(_ATTRIBUTES)}>")
+            elif draw < 0.62:
+                out.append(rng.choice(_MARKUP))
+            else:
+                element(depth + 1)
+        out.append(f"</{name}>")
+
+    element(0)
+    if rng.random() < 0.05:  # an element the serialisation does not have: both decline
+        tag[rng.randrange(len(tag))] = "q"
+    return "".join(out), tag
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_scan_agrees_with_scan_fast_on_random_pages(rng: random.Random) -> None:
+    _compiled()
+    _assert_same_scan(*_random_page(rng))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200), st.lists(st.text(max_size=8), max_size=10))
+def test_scan_takes_any_string_without_crashing(serialised: str, tag: list[str]) -> None:
+    result = _compiled().scan(serialised, tag, VOID_TAGS)
+    assert result is None or (isinstance(result, tuple) and len(result) == len(_SCAN_FIELDS))
+
+
+def test_scan_rejects_bad_arguments(native: ModuleType) -> None:
+    with pytest.raises(TypeError):
+        native.scan(b"<p>", ["p"], VOID_TAGS)
+    with pytest.raises(TypeError):
+        native.scan("<p>", ("p",), VOID_TAGS)
+    with pytest.raises(TypeError):
+        native.scan("<p>", ["p", 1], VOID_TAGS)
+
+    class Name(str):
+        pass
+
+    with pytest.raises(TypeError):
+        native.scan("<p>", [Name("p")], VOID_TAGS)
+    with pytest.raises(TypeError):
+        native.scan("<p>", ["p"], ["br"])
+    with pytest.raises(TypeError):
+        native.scan("<p>", ["p"])
+
+
+def _dataset_pages(name: str) -> list[str]:
+    if datasets_root() is None:
+        pytest.skip("datasets not available")
+    return [page.read_html() for page in load_dataset(name)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scrapinghub", "readability"])
+def test_scan_matches_scan_fast_on_every_dataset_page(native: ModuleType, name: str) -> None:
+    answered = [_assert_same_scan(*_cleaned(html)) for html in _dataset_pages(name)]
+    assert sum(answered) > 0.9 * len(answered)  # the kernel is the path most pages take
+
+
+# --- tree_leaves -----------------------------------------------------------------------------------
+
+
+def _log_odds_both_ways(
+    model: TreeModel, x: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> tuple[np.ndarray, ...]:
+    native_scores = model.log_odds(x)
+    with monkeypatch.context() as patch:
+        patch.setattr(model_module, "native", None)
+        pure_scores = model.log_odds(x)
+    return native_scores, pure_scores
+
+
+@pytest.mark.slow
+def test_tree_leaves_give_bit_identical_scores_on_real_blocks(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert model_module.native is not None
+    scorer = load_model()
+    extractor, params = first_extractor()
+    rows = 0
+    for html in _dataset_pages("scrapinghub")[:40]:
+        doc = parse(html)
+        blocks = page_blocks(doc, extractor.run(doc, params))
+        x = blocks.features
+        first_native, first_pure = _log_odds_both_ways(scorer.first, x, monkeypatch)
+        assert first_native.tobytes() == first_pure.tobytes()
+        chars = np.expm1(x[:, FEATURES.index("log_chars")])
+        probability = 1.0 / (1.0 + np.exp(-first_pure))
+        second_x = np.hstack([x, context_features(probability, chars, blocks.parent, blocks.grandparent)])
+        assert second_x.shape[1] == len(FEATURES) + len(CONTEXT_FEATURES)
+        second_native, second_pure = _log_odds_both_ways(scorer.second, second_x, monkeypatch)
+        assert second_native.tobytes() == second_pure.tobytes()
+        rows += len(x)
+    assert rows > 1000
+
+
+def _random_model(rng: np.random.Generator, trees: int, depth: int, width: int) -> TreeModel:
+    """Complete random trees of `depth` (leaves point to themselves, as from_lightgbm_dump makes them)."""
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    value: list[float] = []
+
+    def grow(level: int) -> int:
+        index = len(feature)
+        feature.append(0)
+        threshold.append(np.inf)
+        left.append(index)
+        right.append(index)
+        value.append(0.0)
+        if level == depth or (level > 1 and rng.random() < 0.15):
+            value[index] = float(rng.normal())
+            return index
+        feature[index] = int(rng.integers(width))
+        threshold[index] = float(rng.normal())
+        left[index] = grow(level + 1)
+        right[index] = grow(level + 1)
+        return index
+
+    roots = [grow(0) for _ in range(trees)]
+    return TreeModel(
+        feature=np.array(feature, dtype=np.int32),
+        threshold=np.array(threshold),
+        left=np.array(left, dtype=np.int32),
+        right=np.array(right, dtype=np.int32),
+        value=np.array(value),
+        roots=np.array(roots, dtype=np.int32),
+        init=0.25,
+        features=tuple(f"f{i}" for i in range(width)),
+        max_depth=depth,
+    )
+
+
+@pytest.mark.parametrize(("trees", "depth", "width"), [(1, 0, 3), (7, 3, 2), (250, 9, 40)])
+def test_tree_leaves_follow_any_shape_of_model(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch, trees: int, depth: int, width: int
+) -> None:
+    rng = np.random.default_rng(trees)
+    model = _random_model(rng, trees, depth, width)
+    x = rng.normal(size=(301, width))
+    x[rng.random(x.shape) < 0.05] = np.nan  # NaN goes right, as in the numpy walk
+    x[::17] = np.inf
+    native_scores, pure_scores = _log_odds_both_ways(model, x, monkeypatch)
+    assert native_scores.tobytes() == pure_scores.tobytes()
+    leaves = np.frombuffer(
+        native.tree_leaves(x, model._feature, model.threshold, model._child, model.value, model._roots, depth)
+    ).reshape(len(x), trees)
+    assert np.isin(leaves, model.value[model.left == np.arange(len(model.left))]).all()
+
+
+def test_tree_leaves_rejects_bad_tables(native: ModuleType) -> None:
+    x = np.zeros((3, 2))
+    feature = np.array([1, 0, 0], dtype=np.intp)
+    threshold = np.array([0.5, np.inf, np.inf])
+    child = np.array([2, 1, 1, 1, 2, 2], dtype=np.intp)
+    value = np.array([0.0, 1.0, 2.0])
+    roots = np.array([0], dtype=np.intp)
+    good = (x, feature, threshold, child, value, roots, 1)
+    assert np.frombuffer(native.tree_leaves(*good)).tolist() == [1.0, 1.0, 1.0]
+
+    def bad(position: int, replacement: object) -> tuple[object, ...]:
+        return (*good[:position], replacement, *good[position + 1 :])
+
+    for args, error in [
+        (bad(0, x.astype(np.float32)), ValueError),  # x not float64
+        (bad(0, np.zeros(6)), ValueError),  # x not 2-D
+        (bad(0, np.zeros((3, 4))[:, ::2]), TypeError),  # not contiguous
+        (bad(0, [[0.0, 0.0]]), TypeError),  # not a buffer
+        (bad(1, feature.astype(np.int32)), ValueError),
+        (bad(1, np.array([2, 0, 0], dtype=np.intp)), ValueError),  # feature beyond the row
+        (bad(1, np.array([-1, 0, 0], dtype=np.intp)), ValueError),
+        (bad(2, threshold[:2]), ValueError),
+        (bad(3, np.array([2, 1, 1, 1, 2, 3], dtype=np.intp)), ValueError),  # child beyond the table
+        (bad(3, child[:4]), ValueError),
+        (bad(4, value[:2]), ValueError),
+        (bad(5, np.array([3], dtype=np.intp)), ValueError),  # root beyond the table
+        (bad(6, -1), ValueError),
+        (bad(6, "1"), TypeError),
+        (good[:6], TypeError),
+    ]:
+        with pytest.raises(error):
+            native.tree_leaves(*args)
+
+
+# --- _speedups: which code runs --------------------------------------------------------------------
+
+
+def test_the_native_kernels_are_used_when_built(native: ModuleType) -> None:
+    if os.environ.get("READERPROXY_PURE", "") not in ("", "0"):
+        pytest.skip("READERPROXY_PURE is set")
+    assert _speedups.native is native and document.native is native and model_module.native is native
+    assert _speedups.describe() == "yes"
+    assert _speedups.source_hash() == native.SOURCE_HASH
+
+
+def test_pure_python_is_forced_by_the_environment(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("READERPROXY_PURE", "1")
+    assert _speedups.load_native() is None
+    monkeypatch.setenv("READERPROXY_PURE", "0")
+    assert _speedups.load_native() is native
+
+
+def test_a_process_with_readerproxy_pure_parses_and_scores_with_numpy(tmp_path: Path) -> None:
+    code = (
+        "import readerproxy.document as d, readerproxy.learn.model as m, readerproxy._speedups as s\n"
+        "from readerproxy.api import extract\n"
+        "print(s.describe(), d.native is None, m.native is None)\n"
+        "print(extract('<html><body><article><p>' + 'Some words of an article. ' * 40 + '</p></article></body></html>',"
+        " algorithm='auto').text[:24])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "READERPROXY_PURE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["no True True", "Some words of an article"]
+
+
+def test_parse_gives_the_same_document_with_and_without_the_kernel(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    html = "<html><head><title>T</title></head><body><p>One <a href='/x'>link</a>&amp; more\ntext</p></body></html>"
+    with_native = parse(html)
+    monkeypatch.setattr(document, "native", None)
+    without = parse(html)
+    for name in ("kind", "element", "line", "length", "chars", "in_anchor"):
+        assert np.array_equal(getattr(with_native.tokens, name), getattr(without.tokens, name))
+    assert with_native.tokens.text == without.tokens.text
+    assert np.array_equal(with_native.parent, without.parent) and np.array_equal(with_native.end, without.end)
+
+
+def test_a_stale_module_is_refused_with_a_warning(native: ModuleType, tmp_path: Path) -> None:
+    edited = tmp_path / "_native.c"
+    edited.write_bytes(_speedups.SOURCE.read_bytes() + b"/* edited */\n")
+    with pytest.warns(RuntimeWarning, match="not built from this _native.c"):
+        assert _speedups.load_native(edited) is None
+    assert _speedups.load_native(tmp_path / "absent.c") is native  # an install without the source
+
+
+def test_a_module_from_another_tree_is_not_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An editable install's import hook can find /work/main's build for a worktree on PYTHONPATH."""
+    import readerproxy
+
+    elsewhere = ModuleType("readerproxy._native")
+    elsewhere.__file__ = str(tmp_path / "_native.so")
+    elsewhere.SOURCE_HASH = _speedups.source_hash()  # type: ignore[attr-defined]
+    monkeypatch.setattr(readerproxy, "_native", elsewhere, raising=False)
+    assert _speedups.load_native() is None
+    beside = ModuleType("readerproxy._native")
+    beside.__file__ = str(_speedups.HERE / "_native.so")
+    beside.SOURCE_HASH = _speedups.source_hash()  # type: ignore[attr-defined]
+    monkeypatch.setattr(readerproxy, "_native", beside, raising=False)
+    assert _speedups.load_native() is beside
+
+
+# --- hatch_build.py ----------------------------------------------------------------------------------
+
+
+def _hatch_build() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("hatch_build", REPO / "hatch_build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_build_hook_compiles_a_module_carrying_its_source_hash(tmp_path: Path) -> None:
+    hook = _hatch_build()
+    target = tmp_path / "readerproxy" / hook.MODULE_NAME
+    assert hook.try_compile(target)
+    check = "import readerproxy._native as n, sys; print(n.__file__); print(n.SOURCE_HASH)"
+    result = subprocess.run(
+        [sys.executable, "-c", check],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    path, source_hash = result.stdout.splitlines()
+    assert path == str(target) and source_hash == _speedups.source_hash()
+
+
+def test_the_build_hook_warns_and_goes_on_without_a_compiler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook = _hatch_build()
+    real = hook.sysconfig.get_config_var
+    monkeypatch.setattr(
+        hook.sysconfig, "get_config_var", lambda name: "/nonexistent/cc" if name == "CC" else real(name)
+    )
+    messages: list[str] = []
+    assert hook.try_compile(tmp_path / hook.MODULE_NAME, messages.append) is False
+    assert not (tmp_path / hook.MODULE_NAME).exists()
+    assert len(messages) == 1 and "pure-Python" in messages[0]
