@@ -10,7 +10,7 @@ from .model import SHIPPED_MODEL
 DEFAULT_DATASETS = ("scrapinghub", "readability", "wcxb-dev")
 DEFAULT_OOF_DIR = Path("artifacts/learn")
 ROUNDS = 100  # boosting rounds
-BAGS = 1  # models (seeds) averaged per stage
+BAGS = 2  # models (seeds) averaged per stage
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
