@@ -135,7 +135,9 @@ def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | N
     here = doc.url
     if here:
         here = here.split("#", 1)[0]
-    for node in doc.tree.css("link[rel][href], a[rel][href]"):
+    # For speed, Lexbor picks the links whose rel holds "next" in any case (a superset of the test
+    # below: no character outside ASCII lower-cases to n, e, x or t); most pages carry dozens of rels.
+    for node in doc.tree.css('link[rel*="next" i][href], a[rel*="next" i][href]'):
         if "next" in (node.attributes.get("rel") or "").lower().split():
             url = _absolute(doc, node.attributes.get("href"))
             if (

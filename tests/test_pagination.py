@@ -85,3 +85,15 @@ def test_an_svg_link_with_only_xlink_href_is_passed_over() -> None:
     svg = '<svg><a xlink:href="/story?page=2"><text>2</text></a></svg>'
     doc = parse(f"<html><body><article>{story}{svg}</article></body></html>", "https://e.example/story")
     assert next_page_url(doc) is None
+
+
+def test_rel_next_is_a_word_of_rel_in_any_case() -> None:
+    """Lexbor preselects rel*="next" (any case); the word test decides: "nextpage" is not "next"."""
+    base = "https://example.com/story"
+    page = (
+        '<html><head><link rel="stylesheet" href="/s.css"><link rel="nextpage" href="/story?page=9">'
+        '</head><body><p>{}</p><a rel="nofollow NEXT" href="/story?page=2">more</a></body></html>'
+    ).format("Text of the story. " * 20)
+    assert next_page_url(parse(page, url=base)) == "https://example.com/story?page=2"
+    only_lookalike = page.replace('<a rel="nofollow NEXT" href="/story?page=2">more</a>', "")
+    assert next_page_url(parse(only_lookalike, url=base)) is None

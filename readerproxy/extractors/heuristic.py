@@ -219,12 +219,8 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     """Berg 2020, §5.1: word count, tag, semantic tags, ARIA roles, class/id hints per element."""
     n = len(doc.elements)
     tags = doc.tag
-    # For speed: the weights looked up once per distinct tag, then mapped over the tags in C.
-    distinct = set(tags)
-    own_of = {name: weights.own_tag.get(name, 0.0) for name in distinct}
-    semantic_of = {name: weights.context_tag.get(name, 0.0) for name in distinct}
-    own = np.fromiter(map(own_of.__getitem__, tags), dtype=np.float64, count=n)
-    semantic = list(map(semantic_of.__getitem__, tags))
+    own = np.array([weights.own_tag.get(name, 0.0) for name in tags], dtype=np.float64)
+    semantic = [weights.context_tag.get(name, 0.0) for name in tags]
     hints = [0.0] * n
     unlikely = [False] * n
     # For speed: the scores read only the tag, role, class and id, which pages (and the pages of a
@@ -535,9 +531,10 @@ def select_article(
 
 def holder_blocks(doc: Document, holders: np.ndarray, scores: np.ndarray, chosen: np.ndarray) -> list[Block]:
     """One Block per text holder with its score and whether it was kept."""
-    # For speed: one tolist() per array rather than a numpy scalar per block and field, and the
-    # labels made in `element_features`' pass over the attributes, and `map` over the columns (positional fields: start, end, score, selected, element, label)
-    # rather than a comprehension with keywords, which took twice as long.
+    # For speed: one tolist() per array rather than a numpy scalar per block and field, the labels
+    # made in `element_features`' pass over the attributes, and `Block` mapped over the columns
+    # (positional: start, end, score, selected, element, label) rather than a comprehension with
+    # keywords, which took twice as long.
     label = features_of(doc).label
     elements = holders.tolist()
     return list(
