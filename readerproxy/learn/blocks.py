@@ -725,12 +725,15 @@ def page_type_columns(
     body_tokens = max(1, last - first + 1)
     block_start = doc.start[elements].astype(np.int64)
     opened = -1
-    for start in headings.tolist():
-        element = int(doc.tokens.element[start])
-        if doc.end[element] - start > 4 * COMMENT_HEADING_WORDS:  # too long for a section title
+    heading_end = doc.end[doc.tokens.element[headings]].astype(np.int64) if len(headings) else headings
+    text = doc.tokens.text
+    # For speed: headings of more tokens than a section title has are not read at all, and the
+    # pattern runs on the raw text before the words are counted.
+    for start, end in zip(headings.tolist(), heading_end.tolist(), strict=True):
+        if end - start > 4 * COMMENT_HEADING_WORDS:
             continue
-        text = doc.element_text(element)
-        if len(text.split()) <= COMMENT_HEADING_WORDS and COMMENT_HEADING.search(text):
+        raw = "".join(text[start : end + 1])
+        if COMMENT_HEADING.search(raw) and len(raw.split()) <= COMMENT_HEADING_WORDS:
             opened = start
             break
     after = (block_start > opened).astype(np.float64) if opened >= 0 else np.zeros(n_blocks)
