@@ -4,7 +4,19 @@
  *     Exactly what readerproxy.document._scan_fast computes, in one pass over the serialisation:
  *     (kind, owner, length, text, chars, in_anchor, newline_after, parent, start, end), the fields of
  *     document._Scan in that order, each array as a bytearray of its dtype (int8, int32, int32, list
- *     of str, int32, bool, bool, int32, int32, int32) for np.frombuffer. None wherever _scan_fast
+ *     of str, int32, bool, bool, int32, int32, int32) for np.frombuffer; then four lists read from
+ *     the same start tags: (ident, classes, role, unsure). The first three hold, per element, the
+ *     value of its "id", "class" and "role" attribute as selectolax's `node.attributes.get(name)`
+ *     gives it (None for an element without one); `unsure` lists the elements whose three values the
+ *     caller must read from the node instead (their entries in the three lists are then None).
+ *     Lexbor serialises every attribute as ` name="value"`, a valueless one too (as `name=""`, while
+ *     `attributes` gives None for it and "" for an explicit empty value: so an empty id, class or
+ *     role is unsure), escaping exactly "&", '"', U+00A0, "<" and ">" in the value (&amp; &quot;
+ *     &nbsp; &lt; &gt;, decoded here); any other "&", a name that is one of the three but for case,
+ *     one of them twice, or a tag that does not read as that pattern makes the element unsure. The
+ *     names are compared as serialised, which is the key `attributes` uses (the qualified name, as
+ *     "xlink:role" on SVG; foreign elements' adjusted names such as "viewBox" never equal the three).
+ *     None wherever _scan_fast
  *     declines (a NUL, no "<", no element, a "<" that is text, an element count or tag name that does not match
  *     `tags`, an end tag that closes nothing or another element, ...), and also on a "&" that is not
  *     one of Lexbor's four text escapes (&amp; &lt; &gt; &nbsp;), which _scan_fast would hand to
@@ -128,6 +140,7 @@ static Py_ssize_t span_end(const Str *s, Py_ssize_t lt) {
 typedef struct {
     Str s;
     PyObject *serialised, *text, *empty;
+    PyObject *attribute[3], *unsure; /* ident, classes, role per element; the elements to read from the node */
     Token *tokens;
     Py_ssize_t n_tokens, capacity;
     Py_UCS4 *decoded; /* room for one piece of text with its escapes decoded (made when needed) */
@@ -221,6 +234,111 @@ static Py_ssize_t text_gap(Scanner *sc, Py_ssize_t a, int owner, int in_anchor) 
     return i;
 }
 
+/* The value s[a:b] of an attribute with Lexbor's attribute escapes decoded (see the header), or NULL
+ * with no error set when it holds another "&" (the element is then unsure). */
+static PyObject *attribute_value(Scanner *sc, Py_ssize_t a, Py_ssize_t b) {
+    const Str *s = &sc->s;
+    if (PyUnicode_FindChar(sc->serialised, '&', a, b, 1) == -1) return PyUnicode_Substring(sc->serialised, a, b);
+    if (sc->decoded == NULL && (sc->decoded = PyMem_Malloc((size_t)s->len * sizeof(Py_UCS4) + 1)) == NULL)
+        return PyErr_NoMemory();
+    static const struct {
+        const char *name;
+        Py_UCS4 code;
+    } escapes[] = {{"amp;", '&'}, {"quot;", '"'}, {"nbsp;", 0xA0}, {"lt;", '<'}, {"gt;", '>'}};
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = a; i < b; i++) {
+        Py_UCS4 c = PyUnicode_READ(s->kind, s->data, i);
+        if (c == '&') {
+            int found = 0;
+            for (size_t e = 0; e < sizeof escapes / sizeof escapes[0] && !found; e++) {
+                Py_ssize_t k = 0, size = (Py_ssize_t)strlen(escapes[e].name);
+                while (k < size && i + 1 + k < b && at(s, i + 1 + k) == (Py_UCS4)escapes[e].name[k]) k++;
+                if (k == size) {
+                    c = escapes[e].code;
+                    i += size;
+                    found = 1;
+                }
+            }
+            if (!found) return NULL;
+        }
+        sc->decoded[n++] = c;
+    }
+    return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, sc->decoded, n);
+}
+
+/* Which of "id", "class", "role" the name s[a:b] is (0, 1, 2), -1 none, -2 one of them but for case. */
+static int attribute_index(const Str *s, Py_ssize_t a, Py_ssize_t b) {
+    static const char *const wanted[3] = {"id", "class", "role"};
+    for (int w = 0; w < 3; w++) {
+        Py_ssize_t size = (Py_ssize_t)strlen(wanted[w]), k = 0;
+        int exact = 1;
+        if (b - a != size) continue;
+        for (; k < size; k++) {
+            Py_UCS4 c = PyUnicode_READ(s->kind, s->data, a + k);
+            if (ascii_lower(c) != (Py_UCS4)wanted[w][k]) break;
+            exact &= c == (Py_UCS4)wanted[w][k];
+        }
+        if (k == size) return exact ? w : -2;
+    }
+    return -1;
+}
+
+/* The id, class and role of element k from its start tag's attributes s[from:gt] (s[gt] is ">"),
+ * serialised as ( name="value")*: into sc->attribute, or k into sc->unsure. 0 ok, -1 error. */
+static int read_attributes(Scanner *sc, Py_ssize_t k, Py_ssize_t from, Py_ssize_t gt) {
+    const Str *s = &sc->s;
+    PyObject *found[3] = {NULL, NULL, NULL};
+    int sure = 1;
+    for (Py_ssize_t p = from; p < gt && sure;) {
+        if (at(s, p) != ' ') {
+            sure = 0;
+            break;
+        }
+        Py_ssize_t name = ++p;
+        for (Py_UCS4 c; p < gt && (c = at(s, p)) != '=' && c != ' '; p++)
+            if (c == '"' || c == '\'' || c == '<' || c == '&') sure = 0;
+        int which = attribute_index(s, name, p);
+        if (p == name || !sure || at(s, p) != '=' || at(s, p + 1) != '"' || which == -2) {
+            sure = 0;
+            break;
+        }
+        Py_ssize_t value = p += 2;
+        while (p < gt && at(s, p) != '"') p++;
+        if (p >= gt) {
+            sure = 0;
+            break;
+        }
+        p++; /* past the closing quote */
+        if (which < 0) continue;
+        if (found[which] != NULL || p - 1 == value) { /* twice, or empty: None or "" cannot be told */
+            sure = 0;
+            break;
+        }
+        found[which] = attribute_value(sc, value, p - 1);
+        if (found[which] == NULL) {
+            if (PyErr_Occurred()) goto error;
+            sure = 0;
+        }
+    }
+    if (!sure) {
+        PyObject *index = PyLong_FromSsize_t(k);
+        int failed = index == NULL || PyList_Append(sc->unsure, index) < 0;
+        Py_XDECREF(index);
+        for (int w = 0; w < 3; w++) Py_CLEAR(found[w]);
+        return failed ? -1 : 0;
+    }
+    for (int w = 0; w < 3; w++) {
+        if (found[w] == NULL) continue;
+        PyObject *none = PyList_GET_ITEM(sc->attribute[w], k);
+        PyList_SET_ITEM(sc->attribute[w], k, found[w]); /* steals the reference */
+        Py_DECREF(none);
+    }
+    return 0;
+error:
+    for (int w = 0; w < 3; w++) Py_CLEAR(found[w]);
+    return -1;
+}
+
 static PyObject *bytes_of(const void *data, Py_ssize_t size) {
     return PyByteArray_FromStringAndSize((const char *)data, size);
 }
@@ -250,7 +368,12 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
     uint8_t *flags = PyMem_Malloc((size_t)n_elements + 1); /* 1: void, 2: "a" */
     sc.text = PyList_New(0);
     sc.empty = PyUnicode_New(0, 0);
-    if (!parent || !stack || !flags || !sc.text || !sc.empty) {
+    sc.unsure = PyList_New(0);
+    for (int w = 0; w < 3; w++)
+        if ((sc.attribute[w] = PyList_New(n_elements)) != NULL)
+            for (Py_ssize_t k = 0; k < n_elements; k++) PyList_SET_ITEM(sc.attribute[w], k, Py_NewRef(Py_None));
+    if (!parent || !stack || !flags || !sc.text || !sc.empty || !sc.unsure || !sc.attribute[0] || !sc.attribute[1] ||
+        !sc.attribute[2]) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
@@ -295,6 +418,7 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
                 if (ascii_lower(at(s, lt + 1 + j)) != PyUnicode_READ_CHAR(name, j)) goto declined;
             Py_UCS4 after = at(s, lt + 1 + size);
             if (after != ' ' && after != '>') goto declined;
+            if (read_attributes(&sc, k, lt + 1 + size, gt) < 0) goto done;
             Token *t = new_token(&sc);
             if (t == NULL) goto done;
             anchors += flags[k] >> 1;
@@ -339,9 +463,10 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
                 newline_after[i] = t->newline_after;
             }
             Py_ssize_t e4 = n_elements * (Py_ssize_t)sizeof(int32_t), t4 = n * (Py_ssize_t)sizeof(int32_t);
-            result = Py_BuildValue("(NNNONNNNNN)", bytes_of(kind, n), bytes_of(owner, t4), bytes_of(length, t4),
+            result = Py_BuildValue("(NNNONNNNNNOOOO)", bytes_of(kind, n), bytes_of(owner, t4), bytes_of(length, t4),
                                    sc.text, bytes_of(chars, t4), bytes_of(in_anchor, n), bytes_of(newline_after, n),
-                                   bytes_of(parent, e4), bytes_of(start, e4), bytes_of(end, e4));
+                                   bytes_of(parent, e4), bytes_of(start, e4), bytes_of(end, e4), sc.attribute[0],
+                                   sc.attribute[1], sc.attribute[2], sc.unsure);
         } else {
             PyErr_NoMemory();
         }
@@ -363,6 +488,8 @@ done:
     PyMem_Free(sc.tokens);
     Py_XDECREF(sc.text);
     Py_XDECREF(sc.empty);
+    Py_XDECREF(sc.unsure);
+    for (int w = 0; w < 3; w++) Py_XDECREF(sc.attribute[w]);
     Py_DECREF(names);
     return result;
 }

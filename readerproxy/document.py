@@ -14,7 +14,10 @@ For speed, `_scan_fast` tokenises with numpy over the serialisation's code point
 per token); `_scan`, one regular expression and a stack, is the general path for the rare pages
 whose serialisation the fast one declines, and both give the same answer where both answer.
 When the optional C kernels are built (`readerproxy._speedups`), `_scan_native` runs first: the same
-computation as `_scan_fast` in one pass, declining exactly where it declines.
+computation as `_scan_fast` in one pass, declining exactly where it declines. The same pass reads
+each start tag's `id`, `class` and `role` (`Document.ident`, `classes`, `role`), which the DOM-based
+scorers read for every element; the other scans leave them to one pass over the nodes
+(`_id_class_role`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import functools
 import html as html_lib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress
@@ -149,6 +152,10 @@ class Document:
     start: np.ndarray  # int32 token index of each element's start tag
     end: np.ndarray  # int32 token index of each element's end tag (== start for void elements)
     tokens: LinearView
+    #: per element, `node.attributes.get(...)` of "id", "class" and "role" (None where absent)
+    ident: list[str | None]
+    classes: list[str | None]
+    role: list[str | None]
     url: str | None = None
     base_url: str | None = None
     title: str = ""
@@ -457,6 +464,10 @@ class _Scan:
     parent: np.ndarray
     start: np.ndarray
     end: np.ndarray
+    #: id, class and role per element (see `Document`), when the scan read them from the start tags;
+    #: `unsure` lists the elements whose three values must be read from the node instead
+    attributes: tuple[list[str | None], list[str | None], list[str | None]] | None = None
+    unsure: list[int] = field(default_factory=list)
 
 
 def _tag_spans(serialised: str, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -680,7 +691,8 @@ def _scan_native(serialised: str, tag: list[str]) -> _Scan | None:
     fields = native.scan(serialised, tag, VOID_TAGS)
     if fields is None:
         return None
-    kind, owner, length, text, chars, in_anchor, newline_after, parent, start, end = fields
+    kind, owner, length, text, chars, in_anchor, newline_after, parent, start, end, *attributes = fields
+    ident, classes, role, unsure = attributes
     return _Scan(
         kind=np.frombuffer(kind, np.int8),
         owner=np.frombuffer(owner, np.int32),
@@ -692,6 +704,8 @@ def _scan_native(serialised: str, tag: list[str]) -> _Scan | None:
         parent=np.frombuffer(parent, np.int32),
         start=np.frombuffer(start, np.int32),
         end=np.frombuffer(end, np.int32),
+        attributes=(ident, classes, role),
+        unsure=unsure,
     )
 
 
@@ -824,6 +838,7 @@ def _document(
         in_anchor=scan.in_anchor,
         text=scan.text,
     )
+    ident, classes, role = _id_class_role(elements, scan)
     # For speed, the first <html> and the first <base href> from the element list (document
     # order, as css_first would find them) rather than two more CSS walks of the tree.
     root = elements[tag.index("html")] if "html" in tag else None
@@ -848,6 +863,9 @@ def _document(
         start=scan.start,
         end=scan.end,
         tokens=tokens,
+        ident=ident,
+        classes=classes,
+        role=role,
         url=url,
         base_url=base_url,
         title=title,
@@ -856,6 +874,25 @@ def _document(
         source_length=source_length,
         rebroken=rebroken,
     )
+
+
+def _id_class_role(
+    elements: list[LexborNode], scan: _Scan
+) -> tuple[list[str | None], list[str | None], list[str | None]]:
+    """The `id`, `class` and `role` of every element: from the scan where it read them (the C kernel),
+    else (and for the elements it was unsure of) from `node.attributes`, which builds a dict per node."""
+    if scan.attributes is not None:
+        ident, classes, role = scan.attributes
+        read: Iterable[int] = scan.unsure
+    else:
+        absent: list[str | None] = [None] * len(elements)
+        ident, classes, role = absent, absent.copy(), absent.copy()
+        read = range(len(elements))
+    for index in read:
+        attrs = elements[index].attributes
+        if attrs:
+            ident[index], classes[index], role[index] = attrs.get("id"), attrs.get("class"), attrs.get("role")
+    return ident, classes, role
 
 
 def _line_numbers(kind: np.ndarray, length: np.ndarray, newline_after: np.ndarray) -> tuple[np.ndarray, bool]:

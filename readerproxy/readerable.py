@@ -39,9 +39,9 @@ def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
     for index in sorted(candidates):
         if tags[index] == "p" and _inside(tags, parents, index, "li"):
             continue
-        attrs = doc.elements[index].attributes
+        # For speed: the class and id from the parse, not a dict of the node's attributes.
         if unlikely_by_class_id(
-            f"{attrs.get('class') or ''} {attrs.get('id') or ''}", MAYBE_CANDIDATE_READERABLE
+            f"{doc.classes[index] or ''} {doc.ident[index] or ''}", MAYBE_CANDIDATE_READERABLE
         ):
             continue
         length = len("".join(text[int(doc.start[index]) : int(doc.end[index]) + 1]).strip())

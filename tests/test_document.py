@@ -266,7 +266,7 @@ def _assert_same_scan(fast: object, general: object, *where: str) -> None:
     """Every field of the fast scan equals the general scan's (lists as such, arrays with their dtype)."""
     for name in general.__slots__:  # type: ignore[attr-defined]
         mine, reference = getattr(fast, name), getattr(general, name)
-        if isinstance(reference, list):
+        if reference is None or isinstance(reference, list):
             assert mine == reference, (name, *where) if where else name
         else:
             assert mine.dtype == reference.dtype and np.array_equal(mine, reference), (
@@ -385,3 +385,64 @@ def test_tag_names_read_once_per_tag_id_match_every_elements_own_name() -> None:
         and "my-el2" in names
         and names.count("a") == 2
     )
+
+
+# --- id, class and role per element ----------------------------------------------------------------
+
+ATTRIBUTE_PAGES = [
+    PAGE,
+    '<div id="a&amp;b" class="x&quot;y" role="r&lt;s&gt;t">escaped in the serialisation</div>',
+    '<div id=\'q"q\' class="nb\u00a0sp" role="&foo; &#65; &copy">quotes, nbsp, other references</div>',
+    '<div id class="" role>valueless and empty: both serialise as =""</div>',
+    '<div ID="UP" Class="C" ROLE="R">upper-case names in the source</div>',
+    '<div id="a" id="b" class="c1" class="c2">duplicates: the first wins</div>',
+    '<svg ID="s" CLASS="c" xlink:role="xr" role="r" xml:id="xi" viewbox="0 0 1 1"><circle id="c"/></svg>',
+    '<svg><foreignObject><div xlink:role="z" id="in">x</div></foreignObject></svg><math id="m"><mi class="k">x</mi></math>',
+    '<div id="tab\tnl\ncr\rx" class="<b>" role=">">newlines and angle brackets in values</div>',
+    '<div =foo="1" id="z">odd</div><div "id"="q" id="w">odd</div><p id="&amp;amp; &AMP; &nbsp; &lt">x</p>',
+    '<div class=" a  b " role=" Main ">spaces kept</div><p class="&lt;&gt;&amp;&quot;&nbsp;">all five</p>',
+]
+
+
+def _assert_attributes_as_lexbor_reads_them(doc, where: str = "") -> None:
+    for name, values in (("id", doc.ident), ("class", doc.classes), ("role", doc.role)):
+        assert values == [node.attributes.get(name) for node in doc.elements], (name, where)
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+@pytest.mark.parametrize("page", ATTRIBUTE_PAGES + TRICKY)
+def test_id_class_role_are_what_each_node_gives(
+    page: str, kernels: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from readerproxy import document
+
+    if not kernels:  # what READERPROXY_PURE=1 gives: the numpy or general scan and one pass over the nodes
+        monkeypatch.setattr(document, "native", None)
+    _assert_attributes_as_lexbor_reads_them(parse(page), page)
+
+
+def test_id_class_role_values() -> None:
+    doc = parse(ATTRIBUTE_PAGES[1] + ATTRIBUTE_PAGES[3] + ATTRIBUTE_PAGES[4])
+    first, second, third = (i for i, name in enumerate(doc.tag) if name == "div")
+    assert (doc.ident[first], doc.classes[first], doc.role[first]) == ("a&b", 'x"y', "r<s>t")
+    assert (doc.ident[second], doc.classes[second], doc.role[second]) == (None, "", None)
+    assert (doc.ident[third], doc.classes[third], doc.role[third]) == ("UP", "C", "R")
+    body = doc.tag.index("body")
+    assert (doc.ident[body], doc.classes[body], doc.role[body]) == (None, None, None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernels", [True, False])
+@pytest.mark.parametrize("name", ["scrapinghub", "readability", "wcxb-dev"])
+def test_id_class_role_on_every_dataset_page(
+    shared_datasets, name: str, kernels: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from readerproxy import document
+    from readerproxy.evaluation.datasets import load_dataset
+
+    if not kernels:
+        monkeypatch.setattr(document, "native", None)
+    pages = load_dataset(name).pages
+    assert pages
+    for page in pages:
+        _assert_attributes_as_lexbor_reads_them(parse(page.read_html()), page.id)

@@ -227,13 +227,13 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     # site) repeat many times, so they are computed once per distinct combination.
     scores_of = _default_scores if weights is WEIGHTS else _scores_with(weights)
     label = list(tags)  # the id is read here, in the one pass over the attributes
-    for index, (name, node) in enumerate(zip(tags, doc.elements, strict=True)):
-        attrs = node.attributes
-        if not attrs:
+    # For speed: the id, class and role come from the parse (`Document.ident` etc.), not from
+    # `node.attributes`, which builds a dict per element. Without any of them the scores are zero.
+    attributes = zip(tags, doc.ident, doc.classes, doc.role, strict=True)
+    for index, (name, ident, classes, role) in enumerate(attributes):
+        if ident is None and classes is None and role is None:
             continue
-        get = attrs.get
-        ident = get("id")
-        role_weight, hints[index], unlikely[index] = scores_of(name, get("role"), get("class"), ident)
+        role_weight, hints[index], unlikely[index] = scores_of(name, role, classes, ident)
         semantic[index] += role_weight
         if ident:
             label[index] = f"{name}#{ident}"
