@@ -82,3 +82,15 @@ def test_blocks_outside_the_main_region_need_a_surer_model(shared_datasets: Path
     assert lines[1.0] <= lines[0.7] <= lines[None]
     article = extract(page, algorithm="auto")
     assert sidebar not in article.text and "The Arduino has been one of the biggest" in article.text
+
+
+def test_the_rule_outside_the_root_needs_a_root_that_holds_text() -> None:
+    """Text inside a `javascript:` link: the heuristic finds no article root holding any block, so no
+    block is "outside the main region" and even `outside_threshold=1.0` keeps what the trees keep."""
+    page = (
+        '<html><head><title>Links</title></head><body><a href="javascript:">'
+        "<p>First words of the page, a short line.</p>"
+        "<p>Second line of text that says a little more.</p> and the tail.</a></body></html>"
+    )
+    texts = {t: extract(page, algorithm="learned", outside_threshold=t).text for t in (None, 1.0)}
+    assert texts[1.0] == texts[None] and "and the tail." in texts[1.0]

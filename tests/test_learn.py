@@ -24,6 +24,7 @@ from readerproxy.learn.blocks import (
 from readerproxy.learn.folds import fold_of_site, site_of_host, site_of_page
 from readerproxy.learn.labels import CONTENT_OVERLAP, block_texts, label_blocks
 from readerproxy.learn.model import SHIPPED_MODEL, TreeModel, from_lightgbm_dump, load_model
+from readerproxy.learn.train import average_trees
 from readerproxy.reader import algorithm_params
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("*.html"))
@@ -114,6 +115,73 @@ def test_structure_features_see_repeated_items_forms_and_the_headline() -> None:
     assert column["position_from_h1"][headline] == 0.0
 
 
+PRODUCT_BODY = " ".join(
+    f"The kettle boils water in minute {i} and keeps it warm for hours." for i in range(8)
+)
+ARTICLE_PAGE = f"""<html><head><title>The river and its bridges</title>
+<meta property="og:type" content="article">
+<script type="application/ld+json">{
+    json.dumps({"@context": "https://schema.org", "@type": ["NewsArticle"], "articleBody": ARTICLE[:600]})
+}</script>
+</head><body>
+<article><h1>The river and its bridges</h1><p>{ARTICLE[:600]}</p>
+<h2>3 Comments</h2>
+{
+    "".join(
+        f'<div class="c"><time>May {i}</time><p>Comment {i}: nice piece about rivers and lakes</p><button>Reply</button></div>'
+        for i in range(3)
+    )
+}
+</article>
+<ul>{
+    "".join(
+        f'<li><h3><a href="/t{i}">Teaser {i} about lakes</a></h3><img src="t{i}.jpg"><p>Short text {i} of a teaser</p></li>'
+        for i in range(4)
+    )
+}</ul>
+</body></html>"""
+PRODUCT_PAGE = f"""<html><head><title>Kettle</title>
+<script type="application/ld+json">{{"@context": "https://schema.org", "@type": "Product",
+ "description": "{PRODUCT_BODY}", "offers": {{"@type": "Offer", "price": "20"}}}}</script>
+</head><body><h1>Kettle</h1><p>{PRODUCT_BODY}</p><form><input name="q"><button>Buy</button></form></body></html>"""
+
+
+def test_page_type_features_read_json_ld_og_type_and_comment_sections() -> None:
+    doc, blocks = _blocks(ARTICLE_PAGE)
+    texts = block_texts(doc, blocks)
+    column = {name: blocks.features[:, i] for i, name in enumerate(FEATURES)}
+    body = next(i for i, text in enumerate(texts) if text.startswith("Sentence 0"))
+    comments = [i for i, text in enumerate(texts) if text.startswith("Comment ")]
+    teasers = [i for i, text in enumerate(texts) if text.startswith("Teaser ")]
+    assert (column["ld_article"] == 1).all() and (column["ld_product"] == 0).all()
+    assert (column["og_article"] == 1).all() and (column["page_log_h1"] == np.log1p(1)).all()
+    # The blocks after the "3 Comments" heading, and not the article before it.
+    assert (column["after_comment_heading"][comments] == 1).all()
+    assert column["after_comment_heading"][body] == 0
+    assert 0 < column["comment_heading_position"][body] < 1
+    # What the repeated items hold: a time and a reply button per comment, a heading link and an
+    # image per teaser.
+    assert (column["item_log_times"][comments] == np.log1p(1)).all()
+    assert (column["item_log_controls"][comments] == np.log1p(1)).all()
+    assert (column["item_log_headings"][teasers] == np.log1p(1)).all()
+    assert (column["item_log_images"][teasers] == np.log1p(1)).all()
+    # The article body is in the JSON-LD articleBody; the comments and teasers are not.
+    assert column["ld_body_share"][body] == 1.0
+    assert (column["ld_body_share"][comments] == 0).all() and column["ld_body_log_chars"][0] > 0
+
+    doc, blocks = _blocks(PRODUCT_PAGE)
+    column = {name: blocks.features[:, i] for i, name in enumerate(FEATURES)}
+    assert (column["ld_product"] == 1).all() and (column["ld_article"] == 0).all()
+    assert (column["page_log_forms"] == np.log1p(1)).all() and (
+        column["page_log_controls"] == np.log1p(2)
+    ).all()
+    assert (column["after_comment_heading"] == 0).all() and (column["comment_heading_position"] == -1).all()
+    assert column["ld_body_share"].max() == 1.0
+    # Without JSON-LD text every block says so.
+    doc, blocks = _blocks(SYNTHETIC)
+    assert (blocks.features[:, FEATURES.index("ld_body_share")] == -1).all()
+
+
 def test_labels_follow_the_reference_text() -> None:
     doc, blocks = _blocks(SYNTHETIC)
     reference = f"The river and its bridges\n\n{ARTICLE}"
@@ -180,6 +248,15 @@ def test_numpy_trees_match_lightgbm_predictions() -> None:
     # On real block features too, after a round trip through the file format.
     _, blocks = _blocks(FIXTURES[0].read_text(encoding="utf-8"))
     assert np.allclose(model.log_odds(blocks.features), booster.predict(blocks.features, raw_score=True))  # type: ignore[attr-defined]
+
+
+def test_averaged_trees_give_the_mean_log_odds_of_their_models() -> None:
+    first, _, x = _random_model(0)
+    second, _, _ = _random_model(1)
+    averaged = average_trees([first, second])
+    assert len(averaged.roots) == len(first.roots) + len(second.roots)
+    assert np.allclose(averaged.log_odds(x), (first.log_odds(x) + second.log_odds(x)) / 2, atol=1e-9)
+    assert average_trees([first]).log_odds(x) == pytest.approx(first.log_odds(x))
 
 
 def test_model_file_round_trip_and_errors(tmp_path: Path) -> None:

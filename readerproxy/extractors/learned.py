@@ -8,7 +8,10 @@ reaches `threshold` (or `heuristic_threshold` for blocks the heuristic keeps: it
 the trees lower only when they are fairly sure), and `outside_threshold` for blocks outside the
 heuristic's article root (the main region: a sidebar's borderline blocks, p ≈ 0.5 on lwn-1 under the first model, stay
 out). Out of fold, 0.7 against none: ScrapingHub 0.940 → 0.946, Readability 0.969 → 0.970,
-WCXB dev 0.837 → 0.833 with that model (chosen among none, 0.6, 0.7, 0.8 on these sets; docs/benchmarks.md). Where that keeps too little text, the answer is
+WCXB dev 0.837 → 0.833 with that model (chosen among none, 0.6, 0.7, 0.8 on these sets; docs/benchmarks.md).
+The rule holds only where the root holds a block: a root around no text (6 % of the training
+pages: the heuristic picked an empty or text-less element) says nothing about what is outside it.
+Where that keeps too little text, the answer is
 `auto-heuristic`'s chain (heuristic, then accb, then all text), so a reader never gets an empty page.
 
 `auto` is this extractor with its defaults (registered twice: `learned` names it when it is asked
@@ -104,8 +107,8 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
     if params.heuristic_threshold is not None:
         by_heuristic = blocks.features[:, learn_blocks.FEATURES.index("heuristic_selected")] > 0
         keep |= by_heuristic & (probability >= params.heuristic_threshold)
-    if params.outside_threshold is not None:
-        outside = blocks.features[:, learn_blocks.FEATURES.index("in_heuristic_root")] <= 0
+    outside = blocks.features[:, learn_blocks.FEATURES.index("in_heuristic_root")] <= 0
+    if params.outside_threshold is not None and not outside.all():
         keep &= ~outside | (probability >= params.outside_threshold)
     selection = block_selection(doc, blocks.holder, blocks.elements[keep])
     auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)

@@ -30,6 +30,8 @@ a container" is counted for every container tag at once with two `np.searchsorte
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,6 +91,29 @@ STRUCTURE_FEATURES: tuple[str, ...] = (
     "title_overlap",
     "depth_below_root",
 )
+#: Page-type features (`page_type_columns`), appended after the structure features.
+PAGE_TYPE_FEATURES: tuple[str, ...] = (
+    "ld_product",
+    "ld_article",
+    "ld_discussion",
+    "ld_list",
+    "og_article",
+    "og_product",
+    "page_log_h1",
+    "page_log_forms",
+    "page_log_controls",
+    "page_log_times",
+    "page_repeat_share",
+    "after_comment_heading",
+    "comment_heading_position",
+    "item_log_headings",
+    "item_log_images",
+    "item_log_times",
+    "item_log_controls",
+    "item_log_links",
+    "ld_body_log_chars",
+    "ld_body_share",
+)
 
 FEATURES: tuple[str, ...] = (
     "log_chars",
@@ -134,6 +159,7 @@ FEATURES: tuple[str, ...] = (
     "root_chars_share",
     "position_in_root",
     *STRUCTURE_FEATURES,
+    *PAGE_TYPE_FEATURES,
 )
 
 
@@ -229,7 +255,10 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
         none = np.zeros(0, dtype=np.int64)
         return PageBlocks(elements, np.zeros((0, len(FEATURES))), features.holder, np.zeros(0), none, none)
     columns = _columns(doc, heuristic, features, elements)
-    columns.update(structure_columns(doc, heuristic, elements, columns["depth"]))
+    codes = tag_codes(doc)
+    items = repeated_items(doc, elements, codes)
+    columns.update(structure_columns(doc, heuristic, elements, columns["depth"], items, codes))
+    columns.update(page_type_columns(doc, elements, columns, items, features.holder, codes))
     matrix = np.column_stack([columns[name] for name in FEATURES]).astype(np.float64)
     assert matrix.shape == (n_blocks, len(FEATURES)) and len(t)
     parent = doc.parent[elements].astype(np.int64)
@@ -389,26 +418,61 @@ def _element_counts(starts: np.ndarray, doc: Document, index: np.ndarray) -> np.
     return np.where(index >= 0, inside, 0).astype(np.float64)
 
 
-def structure_columns(
-    doc: Document, heuristic: Extraction, elements: np.ndarray, depth: np.ndarray
-) -> dict[str, np.ndarray]:
-    """`STRUCTURE_FEATURES`: repeated sibling structure, chrome and headings around a block, its place
-    relative to the first h1 and the heuristic's root, and a heading's overlap with the page title.
+@dataclass(frozen=True, slots=True)
+class RepeatedItems:
+    """Each block's repeated item (see `structure_columns`): how many same-tag siblings it has, the
+    item element, how many levels above the block it is, and its index among its siblings."""
 
-    A *repeated item* is an element whose parent has other children of the same tag: the posts of a
-    thread, the teasers of a list, the cards of a catalogue (Zhai, Liu 2005, DEPTA §3: data records are
-    sibling subtrees of one shape; here the shape is only the tag). For each block the ancestor (up to
-    `REPEAT_LEVELS` up) with the most same-tag siblings is its item; the item's size, link density,
-    the share of the page its group covers and its index in the group describe it.
-    """
-    tags = doc.tag
-    n_elements = len(tags)
-    names = list(dict.fromkeys(tags))
+    count: np.ndarray  # float64 per block: same-tag siblings of the item, itself included (>= 1)
+    item: np.ndarray  # int64 per block: the item element (the block itself when nothing repeats)
+    level: np.ndarray  # float64 per block: 0 = the block itself
+    index: np.ndarray  # float64 per block: the item's index among its same-tag siblings
+
+
+@dataclass(frozen=True, slots=True)
+class TagCodes:
+    """The page's tags as small integer codes (its distinct tag names, numbered in order of
+    appearance), computed once per page for the structure and page-type features."""
+
+    names: list[str]
+    ids: dict[str, int]
+    tag_id: np.ndarray  # int64 per element
+
+    def count(self, name: str) -> int:
+        """How many elements have this tag."""
+        code = self.ids.get(name)
+        return 0 if code is None else int(np.count_nonzero(self.tag_id == code))
+
+    def starts(self, doc: Document, *groups: tuple[str, ...] | frozenset[str]) -> list[np.ndarray]:
+        """Per group of tag names, the start tokens of its elements (sorted: elements are in
+        document order)."""
+        lookup = np.zeros(len(self.names), dtype=np.int8)
+        for k, group in enumerate(groups, 1):
+            for name in group:
+                if name in self.ids:
+                    lookup[self.ids[name]] = k
+        kind = lookup[self.tag_id]
+        start_of = doc.start.astype(np.int64)
+        return [start_of[kind == k] for k in range(1, len(groups) + 1)]
+
+
+def tag_codes(doc: Document) -> TagCodes:
+    names = list(dict.fromkeys(doc.tag))
     ids = {name: i for i, name in enumerate(names)}
-    tag_id = np.fromiter(map(ids.__getitem__, tags), dtype=np.int64, count=n_elements)
+    return TagCodes(
+        names, ids, np.fromiter(map(ids.__getitem__, doc.tag), dtype=np.int64, count=len(doc.tag))
+    )
+
+
+def repeated_items(doc: Document, elements: np.ndarray, codes: TagCodes | None = None) -> RepeatedItems:
+    """The repeated item of every block: the ancestor (up to `REPEAT_LEVELS` up, the block itself
+    first) with the most same-tag siblings, the first such one when several tie."""
+    codes = codes or tag_codes(doc)
+    n_elements = len(doc.tag)
+    ids, tag_id = codes.ids, codes.tag_id
     parent = doc.parent.astype(np.int64)
     # Groups of same-tag siblings: one stable sort by (parent, tag) keeps document order within a group.
-    sibling_key = (parent + 1) * len(names) + tag_id
+    sibling_key = (parent + 1) * len(ids) + tag_id
     sort = np.argsort(sibling_key, kind="stable")
     ordered = sibling_key[sort]
     group_of_sorted = np.cumsum(np.concatenate(([True], ordered[1:] != ordered[:-1]))) - 1
@@ -431,9 +495,35 @@ def structure_columns(
     counts[0] = np.maximum(counts[0], 1.0)
     level_of = counts.argmax(axis=0)
     columns = np.arange(len(elements))
-    best = counts[level_of, columns]
     item = chain[level_of, columns]
-    level = level_of.astype(np.float64)
+    return RepeatedItems(counts[level_of, columns], item, level_of.astype(np.float64), order[item])
+
+
+def structure_columns(
+    doc: Document,
+    heuristic: Extraction,
+    elements: np.ndarray,
+    depth: np.ndarray,
+    items: RepeatedItems | None = None,
+    codes: TagCodes | None = None,
+) -> dict[str, np.ndarray]:
+    """`STRUCTURE_FEATURES`: repeated sibling structure, chrome and headings around a block, its place
+    relative to the first h1 and the heuristic's root, and a heading's overlap with the page title.
+
+    A *repeated item* is an element whose parent has other children of the same tag: the posts of a
+    thread, the teasers of a list, the cards of a catalogue (Zhai, Liu 2005, DEPTA §3: data records are
+    sibling subtrees of one shape; here the shape is only the tag). For each block the ancestor (up to
+    `REPEAT_LEVELS` up) with the most same-tag siblings is its item (`repeated_items`); the item's size,
+    link density, the share of the page its group covers and its index in the group describe it.
+    """
+    tags = doc.tag
+    n_elements = len(tags)
+    codes = codes or tag_codes(doc)
+    ids = codes.ids
+    parent = doc.parent.astype(np.int64)
+    if items is None:
+        items = repeated_items(doc, elements, codes)
+    best, item, level = items.count, items.item, items.level
     subtree_chars = doc.subtree_chars.astype(np.float64)
     subtree_anchor = doc.subtree_anchor_chars.astype(np.float64)
     page_chars = float(subtree_chars[parent < 0].sum()) or 1.0
@@ -442,9 +532,7 @@ def structure_columns(
 
     # Elements of a kind inside a block's ancestors (sorted start positions, binary search per block).
     start_of = doc.start.astype(np.int64)
-    kind_of_name = {name: k for k, members in enumerate(_KINDS, 1) for name in members}
-    kind = np.array([kind_of_name.get(name, 0) for name in names], dtype=np.int8)[tag_id]
-    control, heading, image, time = (start_of[kind == k] for k in range(1, len(_KINDS) + 1))
+    control, heading, image, time = codes.starts(doc, *_KINDS)
     grandparent = parent[np.maximum(parent[elements], 0)]
     grandparent = np.where(parent[elements] >= 0, grandparent, -1)
     ancestor4 = grandparent
@@ -467,7 +555,8 @@ def structure_columns(
     text = doc.tokens.text
     title_overlap = np.zeros(len(elements))
     if title_words:
-        for i in np.flatnonzero(kind[elements] == 2).tolist():
+        heading_ids = [ids[name] for name in HEADING_TAGS if name in ids]
+        for i in np.flatnonzero(np.isin(codes.tag_id[elements], heading_ids)).tolist():
             element = int(elements[i])  # the heading's text (as doc.element_text, without its regex)
             words = "".join(text[doc.start[element] : doc.end[element] + 1]).lower().split()
             if words:
@@ -487,7 +576,7 @@ def structure_columns(
         "repeat_item_log_chars": np.log1p(subtree_chars[item]),
         "repeat_item_link_density": _ratio(subtree_anchor[item], subtree_chars[item]),
         "repeat_group_chars_share": group_chars / page_chars,
-        "repeat_item_index": np.log1p(order[item]),
+        "repeat_item_index": np.log1p(items.index),
         "log_controls_grandparent": np.log1p(_element_counts(control, doc, grandparent)),
         "log_controls_ancestor4": np.log1p(_element_counts(control, doc, ancestor4)),
         "log_headings_grandparent": np.log1p(_element_counts(heading, doc, grandparent)),
@@ -496,6 +585,181 @@ def structure_columns(
         "position_from_h1": from_h1,
         "title_overlap": title_overlap,
         "depth_below_root": below_root,
+    }
+
+
+#: JSON-LD `@type` values (schema.org) by page kind: what a page says it is, in any page's markup.
+LD_KINDS: dict[str, frozenset[str]] = {
+    "ld_product": frozenset(
+        "product productgroup offer aggregateoffer individualproduct productmodel".split()
+    ),
+    "ld_article": frozenset(
+        "article newsarticle blogposting report scholarlyarticle techarticle opinionnewsarticle "
+        "analysisnewsarticle reportagenewsarticle reviewnewsarticle liveblogposting socialmediaposting".split()
+    ),
+    "ld_discussion": frozenset("discussionforumposting qapage question answer comment".split()),
+    "ld_list": frozenset("itemlist collectionpage searchresultspage offercatalog".split()),
+}
+_LD_TYPE = re.compile(r'"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")')
+_LD_NAME = re.compile(r'"(?:[^"]*[/#:])?([A-Za-z]+)"')
+#: A heading that opens the readers' comments ("12 Comments", "Leave a Reply", "Kommentare"...).
+COMMENT_HEADING = re.compile(
+    r"\b(comments?|responses?|replies|reactions|leave a reply|join the (?:conversation|discussion)|"
+    r"kommentare?|commentaires?|comentarios?|commenti|reacties|komentarze?|коммента\w*)\b",
+    re.IGNORECASE,
+)
+#: Headings longer than this (words) are not a comment section's title.
+COMMENT_HEADING_WORDS = 8
+_IMAGE_TAGS = ("img", "picture", "svg")
+#: JSON-LD properties that hold a page's own text: an article's body, a product's or page's
+#: description, a post's or answer's text.
+LD_TEXT_KEYS = frozenset(("articleBody", "description", "text"))
+#: Below this many words the JSON-LD text is a summary, not a body to compare blocks with.
+LD_BODY_MIN_WORDS = 50
+#: Text pieces (between tags) of fewer words are not looked up in the JSON-LD text.
+LD_PIECE_MIN_WORDS = 3
+_WORD = re.compile(r"\w+")
+
+
+def json_ld_types(doc: Document) -> set[str]:
+    """Lower-case schema.org type names of every `@type` in the page's JSON-LD (no JSON parsing: a
+    regular expression over the script bodies, so broken JSON-LD still says what the page is)."""
+    found: set[str] = set()
+    for raw in doc.json_ld:
+        for value in _LD_TYPE.findall(raw):
+            found.update(name.lower() for name in _LD_NAME.findall(value))
+    return found
+
+
+def json_ld_text(doc: Document) -> str:
+    """The page's own text as its JSON-LD gives it (`LD_TEXT_KEYS` anywhere in the objects), as
+    lower-case words joined by single spaces; "" when it has fewer than `LD_BODY_MIN_WORDS` words."""
+    found: list[str] = []
+
+    def walk(node: object, depth: int) -> None:
+        if depth > 20:
+            return
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in LD_TEXT_KEYS and isinstance(value, str):
+                    found.append(value)
+                else:
+                    walk(value, depth + 1)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, depth + 1)
+
+    for raw in doc.json_ld:
+        if not any(f'"{key}"' in raw for key in LD_TEXT_KEYS):
+            continue
+        try:
+            walk(json.loads(raw), 0)
+        except (ValueError, RecursionError):
+            continue
+    words = _WORD.findall(" ".join(found).lower())
+    return " ".join(words) if len(words) >= LD_BODY_MIN_WORDS else ""
+
+
+def ld_body_share(doc: Document, elements: np.ndarray, holder: np.ndarray, body: str) -> np.ndarray:
+    """Per block, the share of its own text (in pieces of at least `LD_PIECE_MIN_WORDS` words, the
+    text between two tags) found word for word in the JSON-LD text `body`; 0 when it has no such
+    piece, -1 for every block when the page has no JSON-LD text."""
+    if not body:
+        return np.full(len(elements), -1.0)
+    t = doc.tokens
+    first, last = doc.body
+    block_of_element = np.full(len(doc.elements), -1, dtype=np.int64)
+    block_of_element[elements] = np.arange(len(elements))
+    span = np.arange(first, last + 1)
+    pieces = span[(t.kind[span] == TEXT) & (t.chars[span] >= 4 * LD_PIECE_MIN_WORDS) & (t.element[span] >= 0)]
+    block = block_of_element[holder[t.element[pieces]]]
+    pieces, block = pieces[block >= 0], block[block >= 0]
+    padded = f" {body} "
+    checked = np.zeros(len(elements))
+    found = np.zeros(len(elements))
+    for token, b in zip(pieces.tolist(), block.tolist(), strict=True):
+        words = _WORD.findall(t.text[token].lower())
+        if len(words) < LD_PIECE_MIN_WORDS:
+            continue
+        size = float(t.chars[token])
+        checked[b] += size
+        if f" {' '.join(words)} " in padded:
+            found[b] += size
+    return _ratio(found, checked)
+
+
+def page_type_columns(
+    doc: Document,
+    elements: np.ndarray,
+    columns: dict[str, np.ndarray],
+    items: RepeatedItems,
+    holder: np.ndarray,
+    codes: TagCodes | None = None,
+) -> dict[str, np.ndarray]:
+    """`PAGE_TYPE_FEATURES`: what kind of page this is, for every block (so the trees can learn that
+    content on a product page is not content on an article), a comment section's heading before the
+    block, and what the block's repeated item holds (teasers: a heading link and an image; comments:
+    a time and a reply control).
+
+    The page's kind comes from signals any page may carry: JSON-LD `@type`, OpenGraph's `og:type`,
+    how many h1s, forms, form controls and `<time>` elements it has, and the share of its text in
+    repeated items (`repeated_items` above the block, with at least three siblings). Where the
+    JSON-LD carries the page's text (an `articleBody`, a long `description`), each block's share
+    found in it (`ld_body_share`): teasers and comments around an article are not in its body.
+    """
+    n_blocks = len(elements)
+    constant = np.ones(n_blocks)
+    codes = codes or tag_codes(doc)
+    headings, images, times, controls, links = codes.starts(
+        doc, HEADING_TAGS, _IMAGE_TAGS, ("time",), CONTROL_TAGS, ("a",)
+    )
+    types = json_ld_types(doc)
+    og = doc.tree.css_first('meta[property="og:type"]')
+    og_type = ((og.attributes.get("content") or "") if og is not None else "").strip().lower()
+    chars = np.expm1(columns["log_chars"])
+    repeat_share = float(chars[(items.count >= 3) & (items.level >= 1)].sum() / max(chars.sum(), 1.0))
+    ld_body = json_ld_text(doc)
+
+    # The first heading that opens a comment section, and which blocks come after it.
+    first, last = doc.body
+    body_tokens = max(1, last - first + 1)
+    block_start = doc.start[elements].astype(np.int64)
+    opened = -1
+    heading_end = doc.end[doc.tokens.element[headings]].astype(np.int64) if len(headings) else headings
+    text = doc.tokens.text
+    # For speed: headings of more tokens than a section title has are not read at all, and the
+    # pattern runs on the raw text before the words are counted.
+    for start, end in zip(headings.tolist(), heading_end.tolist(), strict=True):
+        if end - start > 4 * COMMENT_HEADING_WORDS:
+            continue
+        raw = "".join(text[start : end + 1])
+        if COMMENT_HEADING.search(raw) and len(raw.split()) <= COMMENT_HEADING_WORDS:
+            opened = start
+            break
+    after = (block_start > opened).astype(np.float64) if opened >= 0 else np.zeros(n_blocks)
+    position = (opened - first) / body_tokens if opened >= 0 else -1.0
+
+    def in_item(starts: np.ndarray) -> np.ndarray:
+        return np.log1p(_element_counts(starts, doc, items.item))
+
+    return {
+        **{name: constant * float(bool(types & kinds)) for name, kinds in LD_KINDS.items()},
+        "og_article": constant * float(og_type == "article"),
+        "og_product": constant * float("product" in og_type),
+        "page_log_h1": constant * np.log1p(codes.count("h1")),
+        "page_log_forms": constant * np.log1p(codes.count("form")),
+        "page_log_controls": constant * np.log1p(len(controls)),
+        "page_log_times": constant * np.log1p(len(times)),
+        "page_repeat_share": constant * repeat_share,
+        "after_comment_heading": after,
+        "comment_heading_position": constant * position,
+        "item_log_headings": in_item(headings),
+        "item_log_images": in_item(images),
+        "item_log_times": in_item(times),
+        "item_log_controls": in_item(controls),
+        "item_log_links": in_item(links),
+        "ld_body_log_chars": constant * np.log1p(len(ld_body)),
+        "ld_body_share": ld_body_share(doc, elements, holder, ld_body),
     }
 
 

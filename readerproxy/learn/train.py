@@ -30,7 +30,7 @@ from ..document import parse
 from ..evaluation.datasets import load_dataset
 from ..evaluation.metrics import tokenize
 from ..extractors.auto import first_extractor
-from .arguments import ROUNDS
+from .arguments import BAGS, ROUNDS
 from .blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
 from .folds import fold_of_site, site_of_page
 from .labels import CONTENT_OVERLAP, label_blocks
@@ -140,8 +140,9 @@ def cached_collect(
 ) -> TrainingSet:
     """`collect`, read from / written to `cache` when its key (features, datasets, limit) matches."""
     # "version": bumped when parsing or labelling changes what the same features hold (3: <noscript>
-    # pages, React's streamed boundaries and anti-flicker wrappers are read by `document.parse`).
-    key = json.dumps({"features": FEATURES, "datasets": datasets, "limit": limit, "version": 3})
+    # pages, React's streamed boundaries and anti-flicker wrappers are read by `document.parse`;
+    # 4: the page-type features, and the blocks' JSON-LD text).
+    key = json.dumps({"features": FEATURES, "datasets": datasets, "limit": limit, "version": 4})
     if cache is not None and cache.is_file():
         with np.load(cache, allow_pickle=False) as data:
             if str(data["key"]) == key:
@@ -175,16 +176,46 @@ def cached_collect(
 
 
 def fit_trees(
-    x: np.ndarray, label: np.ndarray, weight: np.ndarray, names: tuple[str, ...], seed: int, rounds: int
+    x: np.ndarray,
+    label: np.ndarray,
+    weight: np.ndarray,
+    names: tuple[str, ...],
+    seed: int,
+    rounds: int,
+    bags: int = 1,
 ) -> TreeModel:
-    """One LightGBM model, converted to numpy arrays."""
+    """One LightGBM model, converted to numpy arrays; with `bags` > 1, that many models fitted with
+    seeds seed, seed + 1, ... (other row and feature subsamples) and averaged (`average_trees`)."""
     try:
         import lightgbm
     except ImportError as exc:  # the CLI checks first; this is for library callers
         raise RuntimeError("training needs lightgbm: pip install -e '.[train]'") from exc
     data = lightgbm.Dataset(x, label=label.astype(np.float64), weight=weight, feature_name=list(names))
-    booster = lightgbm.train({**BOOSTING, "seed": seed}, data, num_boost_round=rounds)
-    return from_lightgbm_dump(booster.dump_model())
+    models = [
+        from_lightgbm_dump(
+            lightgbm.train({**BOOSTING, "seed": seed + bag}, data, num_boost_round=rounds).dump_model()
+        )
+        for bag in range(bags)
+    ]
+    return models[0] if bags == 1 else average_trees(models)
+
+
+def average_trees(models: list[TreeModel]) -> TreeModel:
+    """One ensemble whose log-odds are the mean of the models' log-odds (Breiman 1996's bagging over
+    boosted models): every tree of every model, its leaf values divided by the number of models."""
+    offsets = np.cumsum([0] + [len(m.feature) for m in models[:-1]])
+    share = 1.0 / len(models)
+    return TreeModel(
+        feature=np.concatenate([m.feature for m in models]),
+        threshold=np.concatenate([m.threshold for m in models]),
+        left=np.concatenate([m.left + o for m, o in zip(models, offsets, strict=True)]).astype(np.int32),
+        right=np.concatenate([m.right + o for m, o in zip(models, offsets, strict=True)]).astype(np.int32),
+        value=np.concatenate([m.value * share for m in models]),
+        roots=np.concatenate([m.roots + o for m, o in zip(models, offsets, strict=True)]).astype(np.int32),
+        init=float(np.mean([m.init for m in models])),
+        features=models[0].features,
+        max_depth=max(m.max_depth for m in models),
+    )
 
 
 def context_matrix(training: TrainingSet, first: np.ndarray) -> np.ndarray:
@@ -202,7 +233,9 @@ def context_matrix(training: TrainingSet, first: np.ndarray) -> np.ndarray:
     return np.hstack([training.x, context])
 
 
-def fit(training: TrainingSet, seed: int = 0, rounds: int = ROUNDS, inner_folds: int = 3) -> BlockScorer:
+def fit(
+    training: TrainingSet, seed: int = 0, rounds: int = ROUNDS, inner_folds: int = 3, bags: int = BAGS
+) -> BlockScorer:
     """Both stages on `training`. The second stage learns from first-stage probabilities that are
     themselves out-of-fold (inner folds by site), as it will see on pages it has never seen."""
     label, weight = training.label, training.weight()
@@ -213,11 +246,11 @@ def fit(training: TrainingSet, seed: int = 0, rounds: int = ROUNDS, inner_folds:
         held = row_fold == fold
         if held.all() or not held.any():
             continue
-        model = fit_trees(training.x[~held], label[~held], weight[~held], FEATURES, seed, rounds)
+        model = fit_trees(training.x[~held], label[~held], weight[~held], FEATURES, seed, rounds, bags)
         first_oof[held] = model.probability(training.x[held])
-    first = fit_trees(training.x, label, weight, FEATURES, seed, rounds)
+    first = fit_trees(training.x, label, weight, FEATURES, seed, rounds, bags)
     second = fit_trees(
-        context_matrix(training, first_oof), label, weight, FEATURES + CONTEXT_FEATURES, seed, rounds
+        context_matrix(training, first_oof), label, weight, FEATURES + CONTEXT_FEATURES, seed, rounds, bags
     )
     return BlockScorer(first, second)
 
@@ -252,7 +285,7 @@ def fold_of_pages(training: TrainingSet, folds: int) -> np.ndarray:
 
 
 def cross_validate(
-    training: TrainingSet, folds: int, seed: int = 0, rounds: int = ROUNDS
+    training: TrainingSet, folds: int, seed: int = 0, rounds: int = ROUNDS, bags: int = BAGS
 ) -> tuple[np.ndarray, list[BlockScorer]]:
     """Out-of-fold probability of every row, and the scorer of each fold (trained without it)."""
     page_fold = fold_of_pages(training, folds)
@@ -260,7 +293,7 @@ def cross_validate(
     probability = np.zeros(len(training.page))
     models: list[BlockScorer] = []
     for fold in range(folds):
-        model = fit(training.subset(np.flatnonzero(page_fold != fold)), seed, rounds)
+        model = fit(training.subset(np.flatnonzero(page_fold != fold)), seed, rounds, bags=bags)
         held = training.subset(np.flatnonzero(page_fold == fold))
         second_x = context_matrix(held, model.first.probability(held.x))  # context page by page
         probability[row_fold == fold] = model.second.probability(second_x)
@@ -268,13 +301,14 @@ def cross_validate(
     return probability, models
 
 
-def write_manifest(path: Path, training: TrainingSet, folds: int, seed: int) -> None:
+def write_manifest(path: Path, training: TrainingSet, folds: int, seed: int, bags: int = BAGS) -> None:
     """Which fold each page's site is in, with the settings that made the fold models."""
     page_fold = fold_of_pages(training, folds).tolist()
     manifest = {
         "folds": folds,
         "seed": seed,
         "rounds": ROUNDS,
+        "bags": bags,
         "boosting": BOOSTING,
         "features": list(FEATURES),
         "pages": {
@@ -285,8 +319,11 @@ def write_manifest(path: Path, training: TrainingSet, folds: int, seed: int) -> 
 
 
 def run_train(args: argparse.Namespace) -> int:
-    if not 2 <= args.folds <= 20 or not 1 <= args.rounds <= 5000:
-        print("readerproxy train: --folds must be in 2..20 and --rounds in 1..5000", file=sys.stderr)
+    if not 2 <= args.folds <= 20 or not 1 <= args.rounds <= 5000 or not 1 <= args.bags <= 4:
+        print(
+            "readerproxy train: --folds must be in 2..20, --rounds in 1..5000 and --bags in 1..4",
+            file=sys.stderr,
+        )
         return 2
     datasets = tuple(name.strip() for name in args.datasets.split(",") if name.strip())
     began = time.perf_counter()
@@ -303,11 +340,11 @@ def run_train(args: argparse.Namespace) -> int:
         f"{len(training.pages)} pages, {len(training.page)} blocks, {training.label.mean():.3f} content "
         f"({time.perf_counter() - began:.1f} s)"
     )
-    probability, models = cross_validate(training, args.folds, args.seed, args.rounds)
+    probability, models = cross_validate(training, args.folds, args.seed, args.rounds, args.bags)
     args.oof_dir.mkdir(parents=True, exist_ok=True)
     for fold, model in enumerate(models):
         model.save(args.oof_dir / f"fold-{fold}.npz")
-    write_manifest(args.oof_dir / "manifest.json", training, args.folds, args.seed)
+    write_manifest(args.oof_dir / "manifest.json", training, args.folds, args.seed, args.bags)
     heuristic = training.x[:, FEATURES.index("heuristic_selected")] > 0
     print("out-of-fold block selection (token F1 against the labels, mean over pages):")
     for name in dict.fromkeys(d for d, _, _ in training.pages):
@@ -315,7 +352,7 @@ def run_train(args: argparse.Namespace) -> int:
         learned = proxy_score(training, probability >= 0.5, pages)
         base = proxy_score(training, heuristic, pages)
         print(f"  {name:<12} learned {learned.f1:.3f}  heuristic {base.f1:.3f}  ({len(pages)} pages)")
-    fit(training, args.seed, args.rounds).save(args.out)
+    fit(training, args.seed, args.rounds, bags=args.bags).save(args.out)
     print(
         f"wrote {args.out}, {args.folds} fold models in {args.oof_dir} ({time.perf_counter() - began:.1f} s)"
     )
