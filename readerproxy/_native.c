@@ -157,6 +157,30 @@ static Token *new_token(Scanner *sc) {
     return &sc->tokens[sc->n_tokens++];
 }
 
+/* Lexbor's serialiser escapes these in text and in attribute values (see the header). */
+typedef struct {
+    const char *name; /* what follows the "&" */
+    Py_UCS4 code;
+} Escape;
+static const Escape TEXT_ESCAPES[] = {{"amp;", '&'}, {"lt;", '<'}, {"gt;", '>'}, {"nbsp;", 0xA0}};
+static const Escape ATTRIBUTE_ESCAPES[] = {{"amp;", '&'}, {"quot;", '"'}, {"nbsp;", 0xA0}, {"lt;", '<'}, {"gt;", '>'}};
+#define N_TEXT_ESCAPES (sizeof TEXT_ESCAPES / sizeof TEXT_ESCAPES[0])
+#define N_ATTRIBUTE_ESCAPES (sizeof ATTRIBUTE_ESCAPES / sizeof ATTRIBUTE_ESCAPES[0])
+
+/* The character that the escape at s[*i] (an "&", within s[..b]) stands for, with *i moved onto its
+ * ";"; 0 when it is none of `escapes` (no escape stands for NUL). */
+static Py_UCS4 unescape_at(const Str *s, Py_ssize_t *i, Py_ssize_t b, const Escape *escapes, size_t count) {
+    for (size_t e = 0; e < count; e++) {
+        Py_ssize_t k = 0, size = (Py_ssize_t)strlen(escapes[e].name);
+        while (k < size && *i + 1 + k < b && at(s, *i + 1 + k) == (Py_UCS4)escapes[e].name[k]) k++;
+        if (k == size) {
+            *i += size;
+            return escapes[e].code;
+        }
+    }
+    return 0;
+}
+
 /* One line of text, s[a:b] (ending with its "\n" if it has one) with `chars` non-space characters,
  * unescaped if `escaped` (then counted again). 1 ok, 0 declined, -1 error. */
 static int text_piece(Scanner *sc, Py_ssize_t a, Py_ssize_t b, Py_ssize_t chars, int escaped, int owner,
@@ -175,23 +199,8 @@ static int text_piece(Scanner *sc, Py_ssize_t a, Py_ssize_t b, Py_ssize_t chars,
         }
         for (Py_ssize_t i = a; i < b; i++) {
             Py_UCS4 c = PyUnicode_READ(s->kind, s->data, i);
-            if (c == '&') {
-                static const struct {
-                    const char *name;
-                    Py_UCS4 code;
-                } escapes[] = {{"amp;", '&'}, {"lt;", '<'}, {"gt;", '>'}, {"nbsp;", 0xA0}};
-                int found = 0;
-                for (size_t e = 0; e < sizeof escapes / sizeof escapes[0] && !found; e++) {
-                    Py_ssize_t k = 0, size = (Py_ssize_t)strlen(escapes[e].name);
-                    while (k < size && i + 1 + k < b && at(s, i + 1 + k) == (Py_UCS4)escapes[e].name[k]) k++;
-                    if (k == size) {
-                        c = escapes[e].code;
-                        i += size;
-                        found = 1;
-                    }
-                }
-                if (!found) return 0; /* html.unescape would decide: leave the page to _scan_fast */
-            }
+            if (c == '&' && (c = unescape_at(s, &i, b, TEXT_ESCAPES, N_TEXT_ESCAPES)) == 0)
+                return 0; /* html.unescape would decide: leave the page to _scan_fast */
             chars += !Py_UNICODE_ISSPACE(c);
             sc->decoded[n++] = c;
         }
@@ -241,26 +250,10 @@ static PyObject *attribute_value(Scanner *sc, Py_ssize_t a, Py_ssize_t b) {
     if (PyUnicode_FindChar(sc->serialised, '&', a, b, 1) == -1) return PyUnicode_Substring(sc->serialised, a, b);
     if (sc->decoded == NULL && (sc->decoded = PyMem_Malloc((size_t)s->len * sizeof(Py_UCS4) + 1)) == NULL)
         return PyErr_NoMemory();
-    static const struct {
-        const char *name;
-        Py_UCS4 code;
-    } escapes[] = {{"amp;", '&'}, {"quot;", '"'}, {"nbsp;", 0xA0}, {"lt;", '<'}, {"gt;", '>'}};
     Py_ssize_t n = 0;
     for (Py_ssize_t i = a; i < b; i++) {
         Py_UCS4 c = PyUnicode_READ(s->kind, s->data, i);
-        if (c == '&') {
-            int found = 0;
-            for (size_t e = 0; e < sizeof escapes / sizeof escapes[0] && !found; e++) {
-                Py_ssize_t k = 0, size = (Py_ssize_t)strlen(escapes[e].name);
-                while (k < size && i + 1 + k < b && at(s, i + 1 + k) == (Py_UCS4)escapes[e].name[k]) k++;
-                if (k == size) {
-                    c = escapes[e].code;
-                    i += size;
-                    found = 1;
-                }
-            }
-            if (!found) return NULL;
-        }
+        if (c == '&' && (c = unescape_at(s, &i, b, ATTRIBUTE_ESCAPES, N_ATTRIBUTE_ESCAPES)) == 0) return NULL;
         sc->decoded[n++] = c;
     }
     return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, sc->decoded, n);
