@@ -14,13 +14,13 @@ page by page, so both columns saw the same load.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import statistics
-import time
 from types import ModuleType
 
 import trafilatura
-from timing import compared_packages, dataset_options, warmed_pages
+from timing import compared_packages, dataset_options, timed, warmed_pages
 
 #: (module, function) of the memos that hold what a page's own content decides: class and id
 #: values and URLs. The model, the templates and parameter classes are loaded once per process
@@ -45,9 +45,7 @@ def clear_memos(package: ModuleType) -> None:
 
 def first_visit(package: ModuleType, text: str, url: str | None) -> float:
     clear_memos(package)
-    began = time.perf_counter()
-    package.extract(text, url=url, algorithm="auto")
-    return time.perf_counter() - began
+    return timed(lambda: package.extract(text, url=url, algorithm="auto"))[0]
 
 
 def main() -> int:
@@ -62,9 +60,8 @@ def main() -> int:
             for _ in range(args.repeat):
                 for label, package in packages.items():
                     fastest[label] = min(fastest[label], first_visit(package, text, url))
-                began = time.perf_counter()
-                trafilatura.extract(text, url=url)
-                fastest["trafilatura"] = min(fastest["trafilatura"], time.perf_counter() - began)
+                took, _ = timed(functools.partial(trafilatura.extract, text, url=url))
+                fastest["trafilatura"] = min(fastest["trafilatura"], took)
             for label, seconds in fastest.items():
                 best[label].append(seconds)
         reference = best["trafilatura"]

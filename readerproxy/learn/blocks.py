@@ -254,8 +254,8 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     if n_blocks == 0:
         none = np.zeros(0, dtype=np.int64)
         return PageBlocks(elements, np.zeros((0, len(FEATURES))), features.holder, np.zeros(0), none, none)
-    columns = _columns(doc, heuristic, features, elements)
     codes = tag_codes(doc)
+    columns = _columns(doc, heuristic, features, elements, codes)
     items = repeated_items(doc, elements, codes)
     columns.update(structure_columns(doc, heuristic, elements, columns["depth"], items, codes))
     columns.update(page_type_columns(doc, elements, columns, items, features.holder, codes))
@@ -269,7 +269,7 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
 
 
 def _columns(
-    doc: Document, heuristic: Extraction, features: ElementFeatures, elements: np.ndarray
+    doc: Document, heuristic: Extraction, features: ElementFeatures, elements: np.ndarray, codes: TagCodes
 ) -> dict[str, np.ndarray]:
     t = doc.tokens
     n_elements = len(doc.elements)
@@ -317,12 +317,11 @@ def _columns(
         position_in_root = np.full(n_blocks, -1.0)
         root_share = 0.0
 
-    # Tags as small integer codes (the page's distinct tags, numbered in order of appearance).
-    code_of = {name: code for code, name in enumerate(dict.fromkeys(doc.tag))}
-    tag_code = np.fromiter(map(code_of.__getitem__, doc.tag), dtype=np.int64, count=len(doc.tag))
+    # Tags as small integer codes (`tag_codes`, shared with the structure and page-type features).
+    tag_code = codes.tag_id
     own_code = tag_code[elements]
-    container_of_code = np.array([_CONTAINER_INDEX.get(name, -1) for name in code_of], dtype=np.int64)
-    group_of_code = np.array([_OWN_TAG_GROUP.get(name, -1) for name in code_of], dtype=np.int64)
+    container_of_code = np.array([_CONTAINER_INDEX.get(name, -1) for name in codes.names], dtype=np.int64)
+    group_of_code = np.array([_OWN_TAG_GROUP.get(name, -1) for name in codes.names], dtype=np.int64)
 
     # Containers around each block, strictly around: a block's own tag does not count (its
     # one-hot says that), so the range of a container is the tokens after its start tag to its end.
@@ -349,7 +348,7 @@ def _columns(
     parent_key = np.unique(parent, return_inverse=True)[1]
     parent_blocks = np.bincount(parent_key)[parent_key].astype(np.float64)
     parent_mean = np.bincount(parent_key, weights=log_chars)[parent_key] / parent_blocks
-    pair_key = np.unique(parent_key * len(code_of) + own_code, return_inverse=True)[1]
+    pair_key = np.unique(parent_key * len(codes.names) + own_code, return_inverse=True)[1]
     same_tag = np.bincount(pair_key)[pair_key].astype(np.float64)
 
     # Ancestors of each block: the elements whose range holds its start tag, their own start tag
@@ -432,7 +431,7 @@ class RepeatedItems:
 @dataclass(frozen=True, slots=True)
 class TagCodes:
     """The page's tags as small integer codes (its distinct tag names, numbered in order of
-    appearance), computed once per page for the structure and page-type features."""
+    appearance), computed once per page for all the block features that read tags."""
 
     names: list[str]
     ids: dict[str, int]

@@ -66,24 +66,28 @@ class TreeModel:
         if rows == 0 or trees == 0:
             return np.full(rows, self.init)
         if native is not None:  # the same walk in C (`_native.tree_leaves`), leaves in the same layout
-            leaves = native.tree_leaves(
-                np.ascontiguousarray(x, dtype=np.float64),
-                self._feature,
-                self.threshold,
-                self._child,
-                self.value,
-                self._roots,
-                self.max_depth,
+            leaves = np.frombuffer(
+                native.tree_leaves(
+                    np.ascontiguousarray(x, dtype=np.float64),
+                    self._feature,
+                    self.threshold,
+                    self._child,
+                    self.value,
+                    self._roots,
+                    self.max_depth,
+                ),
+                np.float64,
             )
-            return self.init + np.frombuffer(leaves, np.float64).reshape(rows, trees).sum(axis=1)
-        flat = np.ascontiguousarray(x, dtype=np.float64).ravel()
-        offset = np.repeat(np.arange(rows, dtype=np.intp) * width, trees)
-        node = np.tile(self._roots, rows)  # one walker per (row, tree), row-major
-        for _ in range(self.max_depth):
-            went_left = flat[offset + self._feature[node]] <= self.threshold[node]
-            node = self._child[2 * node + went_left]
+        else:
+            flat = np.ascontiguousarray(x, dtype=np.float64).ravel()
+            offset = np.repeat(np.arange(rows, dtype=np.intp) * width, trees)
+            node = np.tile(self._roots, rows)  # one walker per (row, tree), row-major
+            for _ in range(self.max_depth):
+                went_left = flat[offset + self._feature[node]] <= self.threshold[node]
+                node = self._child[2 * node + went_left]
+            leaves = self.value[node]
         # Summed over the trees of each row in the same order as ever (bit-identical scores).
-        return self.init + self.value[node].reshape(rows, trees).sum(axis=1)
+        return self.init + leaves.reshape(rows, trees).sum(axis=1)
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-self.log_odds(x)))
