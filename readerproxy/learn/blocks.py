@@ -26,6 +26,8 @@ numpy over the code points of the page's text. Choices made for speed (each give
 as the direct way): tags are compared as small integer codes, never as numpy object arrays; "inside
 a container" is counted for every container tag at once with two `np.searchsorted` over range ends
 (`_containing`) rather than one token mask per tag; character classes come from one lookup table.
+With the optional C kernels (`readerproxy._speedups`), `_containing` and `_character_counts` count
+in C (`_native.containing`, `_native.class_counts`) and the numpy code is their reference.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._speedups import native
 from ..document import TEXT, Document, code_points
 from ..extraction import Extraction
 from ..extractors.heuristic import ElementFeatures, features_of
@@ -202,6 +205,14 @@ def _character_counts(
     if len(tokens) == 0:
         zero = np.zeros(n_blocks, dtype=np.float64)
         return zero, zero, zero
+    if native is not None:  # the same counts in C (`_native.class_counts`), no joined copy of the text
+        counts = np.frombuffer(
+            native.class_counts(
+                doc.tokens.text, tokens.astype(np.int64), block.astype(np.int64), n_blocks, _CHARACTER_CLASS
+            ),
+            dtype=np.float64,
+        ).reshape(n_blocks, 4)
+        return counts[:, 1], counts[:, 2], counts[:, 3]
     texts = [doc.tokens.text[i] for i in tokens.tolist()]
     codes = code_points("".join(texts))
     if codes.dtype.itemsize > 2:
@@ -221,6 +232,16 @@ def _containing(
     Counted as #(first <= p) - #(last < p) (every range with last < p also has first <= p, the
     empty ones included) with one sorted key per range, kind-major: `kind * stride + offset`.
     """
+    if native is not None:  # the same counts in C (`_native.containing`: one difference array per kind)
+        counted = native.containing(
+            kind.astype(np.int64),
+            first.astype(np.int64),
+            last.astype(np.int64),
+            kinds,
+            position.astype(np.int64),
+        )
+        if counted is not None:
+            return np.frombuffer(counted, dtype=np.int64).reshape(kinds, len(position))
     stride = int(max(first.max(initial=0), last.max(initial=0), position.max(initial=0))) + 2
     base = kind.astype(np.int64) * stride
     query = (np.arange(kinds, dtype=np.int64)[:, None] * stride + position[None, :]).ravel()
