@@ -3,8 +3,9 @@
  * Each kernel below has a header comment saying what it computes and which Python function is its
  * reference: scan (document._scan_fast), tree_leaves and complete_tree_leaves (the numpy walk of
  * learn.model.TreeModel.log_odds), inherit and word_counts (extractors.heuristic.inherit and
- * own_text), class_counts and containing (learn.blocks._character_counts and _containing). They count
- * and copy; where a float is computed (inherit's sums) it is the same operations in the same order.
+ * own_text), class_counts, containing and element_counts (learn.blocks._character_counts, _containing
+ * and _element_counts). They count and copy; where a float is computed (inherit's sums) it is the same
+ * operations in the same order.
  *
  * scan(serialised, tags, void_tags) -> tuple | None
  *     Exactly what readerproxy.document._scan_fast computes, in one pass over the serialisation:
@@ -918,12 +919,74 @@ done:
     return result;
 }
 
+
+/* How many of the n sorted values are <= v (np.searchsorted(values, v, side="right")). */
+static Py_ssize_t count_at_most(const int64_t *values, Py_ssize_t n, int64_t v) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (values[mid] <= v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* element_counts(starts, start, end, index) -> bytearray
+ *     Per entry e of index: 0 when e < 0, else how many of `starts` (sorted) lie in
+ *     start[e] < s <= end[e], as float64. The reference is readerproxy.learn.blocks._element_counts
+ *     (two np.searchsorted(side="right")). starts and index int64, start and end int32 (one entry per
+ *     element); unsorted starts or an index past the elements raise ValueError.
+ */
+static PyObject *native_element_counts(PyObject *module, PyObject *args) {
+    PyObject *objects[4], *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOOO:element_counts", &objects[0], &objects[1], &objects[2], &objects[3]))
+        return NULL;
+    static const char codes[4] = {'q', 'i', 'i', 'q'};
+    static const char *names[4] = {"starts", "start", "end", "index"};
+    Py_buffer views[4];
+    int got = 0;
+    for (; got < 4; got++)
+        if (get_array(objects[got], &views[got], codes[got], 1, "element_counts", names[got]) < 0) goto done;
+    const int64_t *starts = views[0].buf, *index = views[3].buf;
+    const int32_t *start = views[1].buf, *end = views[2].buf;
+    Py_ssize_t n_starts = views[0].shape[0], n_elements = views[1].shape[0], n = views[3].shape[0];
+    if (views[2].shape[0] != n_elements) {
+        PyErr_SetString(PyExc_ValueError, "element_counts: start and end differ in length");
+        goto done;
+    }
+    for (Py_ssize_t i = 1; i < n_starts; i++)
+        if (starts[i] < starts[i - 1]) {
+            PyErr_SetString(PyExc_ValueError, "element_counts: starts must be sorted");
+            goto done;
+        }
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (index[j] >= n_elements) {
+            PyErr_Format(PyExc_ValueError, "element_counts: %lld is not an element", (long long)index[j]);
+            goto done;
+        }
+    result = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    if (result == NULL) goto done;
+    double *out = (double *)PyByteArray_AS_STRING(result);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int64_t e = index[j];
+        out[j] = e < 0 ? 0.0
+                       : (double)(count_at_most(starts, n_starts, end[e]) - count_at_most(starts, n_starts, start[e]));
+    }
+done:
+    release_views(views, got);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"scan", native_scan, METH_VARARGS, "scan(serialised, tags, void_tags): document._scan_fast's fields, or None."},
     {"tree_leaves", native_tree_leaves, METH_VARARGS,
      "tree_leaves(x, feature, threshold, child, value, roots, max_depth): leaf value per (row, tree)."},
     {"complete_tree_leaves", native_complete_tree_leaves, METH_VARARGS,
      "complete_tree_leaves(x, feature, threshold, value, depth): leaf value per (row, tree), complete layout."},
+    {"element_counts", native_element_counts, METH_VARARGS,
+     "element_counts(starts, start, end, index): sorted starts strictly inside each indexed element."},
     {"inherit", native_inherit, METH_VARARGS,
      "inherit(parent, is_holder, semantic, hints, decay): (holder, context) of heuristic.inherit."},
     {"word_counts", native_word_counts, METH_VARARGS, "word_counts(texts, index): len(texts[i].split()) as float64."},

@@ -752,6 +752,48 @@ def test_containing_declines_a_huge_span_and_rejects_bad_arguments(native: Modul
             native.containing(*args)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_element_counts_count_like_searchsorted(rng: random.Random) -> None:
+    _compiled()
+    n = rng.randrange(1, 30)
+    start = np.array(sorted(rng.randrange(100) for _ in range(n)), dtype=np.int32)
+    end = start + np.array([rng.randrange(-1, 40) for _ in range(n)], dtype=np.int32)
+
+    class Doc:
+        pass
+
+    doc = Doc()
+    doc.start, doc.end = start, end  # type: ignore[attr-defined]
+    starts = np.array(sorted(rng.randrange(120) for _ in range(rng.randrange(0, 40))), dtype=np.int64)
+    index = np.array([rng.randrange(-1, n) for _ in range(rng.randrange(0, 20))], dtype=np.int64)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        got, expected = _both_ways(
+            learn_blocks,
+            monkeypatch,
+            lambda: learn_blocks._element_counts(starts, doc, index),  # type: ignore[arg-type]
+        )
+    _assert_same_arrays((got,), (expected,))
+
+
+def test_element_counts_rejects_bad_arguments(native: ModuleType) -> None:
+    starts = np.array([1, 2, 5], dtype=np.int64)
+    start, end = np.array([0, 1], dtype=np.int32), np.array([4, 1], dtype=np.int32)
+    index = np.array([0, 1, -1], dtype=np.int64)
+    assert np.frombuffer(native.element_counts(starts, start, end, index)).tolist() == [2.0, 0.0, 0.0]
+    for args, error in [
+        ((starts[::-1].copy(), start, end, index), ValueError),  # not sorted
+        ((starts, start, end, np.array([2], dtype=np.int64)), ValueError),  # not an element
+        ((starts, start, end[:1], index), ValueError),
+        ((starts, start.astype(np.int64), end, index), ValueError),
+        ((starts.astype(np.int32), start, end, index), ValueError),
+        ((starts, start, end, [0]), TypeError),
+        ((starts, start, end), TypeError),
+    ]:
+        with pytest.raises(error):
+            native.element_counts(*args)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(max_size=20), max_size=20), st.randoms(use_true_random=False))
 def test_class_counts_match_the_code_point_lookup(texts: list[str], rng: random.Random) -> None:
@@ -798,7 +840,9 @@ def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.sampled_from(["inherit", "word_counts", "class_counts", "containing", "complete_tree_leaves"]),
+    st.sampled_from(
+        ["inherit", "word_counts", "class_counts", "containing", "element_counts", "complete_tree_leaves"]
+    ),
     st.lists(
         st.one_of(
             st.integers(-3, 3),

@@ -26,8 +26,9 @@ numpy over the code points of the page's text. Choices made for speed (each give
 as the direct way): tags are compared as small integer codes, never as numpy object arrays; "inside
 a container" is counted for every container tag at once with two `np.searchsorted` over range ends
 (`_containing`) rather than one token mask per tag; character classes come from one lookup table.
-With the optional C kernels (`readerproxy._speedups`), `_containing` and `_character_counts` count
-in C (`_native.containing`, `_native.class_counts`) and the numpy code is their reference.
+With the optional C kernels (`readerproxy._speedups`), `_containing`, `_character_counts` and
+`_element_counts` count in C (`_native.containing`, `class_counts`, `element_counts`) and the numpy
+code is their reference.
 """
 
 from __future__ import annotations
@@ -280,12 +281,22 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     items = repeated_items(doc, elements, codes)
     columns.update(structure_columns(doc, heuristic, elements, columns["depth"], items, codes))
     columns.update(page_type_columns(doc, elements, columns, items, features.holder, codes))
-    matrix = np.column_stack([columns[name] for name in FEATURES]).astype(np.float64)
+    # For speed: the columns written into one preallocated array, then one transposing copy (what
+    # np.column_stack(...).astype(np.float64) gives, without its per-column reshaping).
+    by_feature = np.empty((len(FEATURES), n_blocks), dtype=np.float64)
+    for k, name in enumerate(FEATURES):
+        by_feature[k] = columns[name]
+    matrix = np.ascontiguousarray(by_feature.T)
     assert matrix.shape == (n_blocks, len(FEATURES)) and len(t)
     parent = doc.parent[elements].astype(np.int64)
     grandparent = np.where(parent >= 0, doc.parent[np.maximum(parent, 0)], -1).astype(np.int64)
     return PageBlocks(
-        elements, np.nan_to_num(matrix), features.holder, features.words[elements], parent, grandparent
+        elements,
+        np.nan_to_num(matrix, copy=False),
+        features.holder,
+        features.words[elements],
+        parent,
+        grandparent,
     )
 
 
@@ -351,12 +362,11 @@ def _columns(
     inside = _containing(
         container_kind[around], doc.start[around] + 1, doc.end[around], len(CONTAINERS), start
     )
-    containers = {name: (inside[k] > 0).astype(np.float64) for k, name in enumerate(CONTAINERS)}
+    in_container = (inside > 0).astype(np.float64)  # one row per container
+    containers = {name: in_container[k] for k, name in enumerate(CONTAINERS)}
     own_group = group_of_code[own_code]
-    tag_columns = {
-        f"tag_{group.replace(' ', '_')}": (own_group == k).astype(np.float64)
-        for k, group in enumerate(OWN_TAGS)
-    }
+    is_group = (own_group[None, :] == np.arange(len(OWN_TAGS))[:, None]).astype(np.float64)
+    tag_columns = {f"tag_{group.replace(' ', '_')}": is_group[k] for k, group in enumerate(OWN_TAGS)}
 
     # Parents, grandparents and siblings.
     parent = doc.parent[elements].astype(np.int64)
@@ -431,6 +441,14 @@ def _columns(
 def _element_counts(starts: np.ndarray, doc: Document, index: np.ndarray) -> np.ndarray:
     """Per entry of `index` (element, -1 = none): how many elements starting at `starts` (sorted token
     positions) lie strictly inside it."""
+    if native is not None:  # the same counts in C (`_native.element_counts`: two binary searches)
+        counted = native.element_counts(
+            starts.astype(np.int64),
+            np.ascontiguousarray(doc.start, dtype=np.int32),
+            np.ascontiguousarray(doc.end, dtype=np.int32),
+            index.astype(np.int64),
+        )
+        return np.frombuffer(counted, dtype=np.float64)
     safe = np.maximum(index, 0)
     inside = np.searchsorted(starts, doc.end[safe], "right") - np.searchsorted(
         starts, doc.start[safe], "right"
