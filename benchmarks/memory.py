@@ -45,6 +45,7 @@ from support.reader_server import free_port, start_server_process, stop_process 
 from readerproxy.api import to_text  # noqa: E402
 from readerproxy.evaluation.datasets import load_dataset  # noqa: E402
 from readerproxy.pages import DecodedMemo  # noqa: E402
+from readerproxy.ready import READY_PAGES_BYTES  # noqa: E402
 from readerproxy.server import RENDERED_PAGES_BYTES  # noqa: E402
 
 MIB = 1024 * 1024
@@ -184,6 +185,7 @@ def main() -> int:
     bounds = {
         "memory_cache_mib": memory_cache_bytes / MIB,
         "rendered_pages_mib": RENDERED_PAGES_BYTES / MIB,
+        "ready_pages_mib": READY_PAGES_BYTES / MIB,
         "decoded_memos_mib": 2 * memo_bytes / MIB,  # pages and results
     }
     bounds["sum_mib"] = sum(bounds.values())

@@ -51,6 +51,13 @@ class LRU(Generic[K, V]):
         self._entries.move_to_end(key)
         return value
 
+    def peek(self, key: K) -> V | None:
+        """The value if present and not expired, leaving its recency alone (a check, not a use)."""
+        entry = self._entries.get(key)
+        if entry is None or (entry[1] is not None and self.clock() >= entry[1]):
+            return None
+        return entry[0]
+
     def ttl(self, key: K) -> float | None:
         """Seconds left for a present entry (None: no expiry or absent)."""
         entry = self._entries.get(key)

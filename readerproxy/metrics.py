@@ -40,7 +40,7 @@ class Metrics:
         )
         self.cache_events = Counter(
             "readerproxy_cache_events",
-            "Cache lookups by layer and outcome (hit, miss, error).",
+            "Cache lookups by layer (memory, sqlite, redis; ready: a reader page sent again) and outcome.",
             ["layer", "event"],
             registry=r,
         )
@@ -110,6 +110,11 @@ class Metrics:
     def cache_event(self, layer: str, event: str) -> None:
         """The LayeredCache's `on_event` callback."""
         self._child(self.cache_events, layer, event).inc()
+
+    def ready_hit(self) -> None:
+        """A reader page sent again as it was (`ready.ReadyPages`): a page-store hit, in its own layer."""
+        self._child(self.page_cache, "hit").inc()
+        self._child(self.cache_events, "ready", "hit").inc()
 
     def page_lookup(self, status: str) -> None:
         self._child(self.page_cache, status).inc()

@@ -158,6 +158,10 @@ class PageStore:
             return entry[0], "hit"
         return await self.flights.run(key, lambda: self._fetch_once_across_processes(url, key, cached))
 
+    def fresh_until(self, page: FetchedPage) -> float:
+        """The wall-clock time (`time.time()`) until which a stored copy of `page` is fresh."""
+        return page.fetched_at + freshness(page.headers, self.default_ttl, self.max_ttl).lifetime
+
     async def _fetch_once_across_processes(
         self,
         url: str,

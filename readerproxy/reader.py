@@ -79,6 +79,10 @@ class ReadResult:
     data: dict[str, Any]
     cache: str  # X-Cache, the page store's answer: "hit" | "miss" | "revalidated"
     identity: str = ""  # the result's cache key and page version: same identity, same result
+    #: When both the page and the result came from the memory cache: each (cache key, the very bytes
+    #: object held there), for `Reader.unchanged`; and until when the page is fresh (`time.time()`).
+    sources: tuple[tuple[str, bytes], ...] = ()
+    fresh_until: float = 0.0
 
 
 #: Query keys of the server's own (request options and reader preferences): never algorithm parameters.
@@ -215,14 +219,20 @@ class Reader:
         self.check_browser(extractor, request.render)
         began = time.perf_counter()
         page, page_status = await self._page(url, request.refresh)
+        # taken before any other await, so it is the copy `page` was decoded from
+        page_source = self._memory_source(self.pages.key(url)) if page_status == "hit" else None
         fetch_ms = (time.perf_counter() - began) * 1000
         key = result_key(url, request, extractor, params)
         version = page_version(page)
         data: dict[str, Any] | None = None
         result_status = "miss"
+        sources: tuple[tuple[str, bytes], ...] = ()
         if not request.refresh:
             data = await self._cached_result(key, version)
             result_status = "hit" if data is not None else "miss"
+            result_source = self._memory_source(key) if data is not None else None
+            if page_source is not None and result_source is not None:
+                sources = (page_source, result_source)
         if data is None:
             data = await self.flights.run(
                 key + "#" + version, lambda: self._compute(key, version, page, request, extractor, params)
@@ -231,7 +241,26 @@ class Reader:
         data["url"] = url
         data["cache"] = {"page": page_status, "result": result_status}
         data["timings_ms"] = {**data["timings_ms"], "fetch": round(fetch_ms, 3)}
-        return ReadResult(data=data, cache=page_status, identity=key + "#" + version)
+        return ReadResult(
+            data=data,
+            cache=page_status,
+            identity=key + "#" + version,
+            sources=sources,
+            fresh_until=self.pages.fresh_until(page) if sources else 0.0,
+        )
+
+    def _memory_source(self, key: str) -> tuple[str, bytes] | None:
+        assert self.cache is not None
+        value = self.cache.memory.peek(key)
+        return None if value is None else (key, value)
+
+    def unchanged(self, sources: tuple[tuple[str, bytes], ...]) -> bool:
+        """Whether the memory cache still holds, under each key, the very bytes object of `sources`
+        (a refetch, a new result or an eviction replaces or drops it)."""
+        if self.cache is None:
+            return False
+        memory = self.cache.memory
+        return all(memory.peek(key) is value for key, value in sources)
 
     async def _cached_result(self, key: str, version: str) -> dict[str, Any] | None:
         assert self.cache is not None

@@ -41,6 +41,7 @@ from .lru import LRU
 from .metrics import Metrics
 from .overlay_views import compare_view, overlay_view, wants_blocks
 from .reader import Reader, ReadRequest, algorithm_params, browser_unavailable_reason, target_url
+from .ready import ReadyPage, ReadyPages, ready_key
 from .render import COOKIE_MAX_AGE, Preferences, Renderer, preferences, safe_base_url
 from .settings import Settings
 from .workers import CLIENT
@@ -102,6 +103,7 @@ LIMITER = web.AppKey("limiter", RateLimiter)
 #: Routes that can make the server fetch or extract: the per-client rate limit applies to these.
 LIMITED_PREFIXES = ("/read", "/api/", "/compare")
 RENDERED = web.AppKey("rendered", LRU[RenderedKey, Encoded])
+READY = web.AppKey("ready", ReadyPages)
 STATIC = web.AppKey("static", dict[str, Encoded])
 CREDENTIALS = web.AppKey("credentials", str)  # "USER:PASS" of --auth / --auth-file, read once
 
@@ -118,6 +120,7 @@ def create_app(settings: Settings) -> web.Application:
     app[READER] = Reader(settings, metrics)
     app[RENDERER] = Renderer(settings.templates_dir, settings.static_dir)
     app[RENDERED] = LRU(RENDERED_PAGES_BYTES, lambda key, page: len(key[0]) + page.size)
+    app[READY] = ReadyPages()
     app[STATIC] = {name: _precompressed(asset.body) for name, asset in app[RENDERER].static.items()}
     app[LIMITER] = RateLimiter(settings.rate_limit, settings.rate_burst)
     metrics.limits.labels("rate_limit_per_second").set(settings.rate_limit)
@@ -358,6 +361,10 @@ async def api_algorithms(request: web.Request) -> web.Response:
 
 async def read(request: web.Request) -> web.Response:
     """GET /read?url=…&algo=…&format=html|md|text|json — the reader view and its plain formats."""
+    ready = request.app[READY].get(ready_key(request), request.app[READER].unchanged)
+    if ready is not None:  # the same request again, its page and result unchanged (ready.py)
+        request.app[METRICS].ready_hit()
+        return web.Response(body=ready.body, headers=ready.headers)
     fmt = request.query.get("format", "html")
     if fmt not in FORMATS:
         raise RequestError(f"format must be one of {', '.join(FORMATS)}")
@@ -399,6 +406,10 @@ async def read(request: web.Request) -> web.Response:
                 response.set_cookie(
                     name, value, max_age=COOKIE_MAX_AGE, path="/", samesite="Lax", httponly=True
                 )
+        elif result.sources and isinstance(response.body, bytes):  # page and result from memory
+            headers = {**SECURITY_HEADERS, **response.headers, "X-Cache": result.cache}
+            ready_page = ReadyPage(response.body, headers, result.sources, result.fresh_until)
+            request.app[READY].put(ready_key(request), ready_page)
     response.headers["X-Cache"] = result.cache
     return response
 

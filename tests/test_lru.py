@@ -65,3 +65,16 @@ def test_lru_charges_what_its_size_function_says() -> None:
     assert len(lru) == 2 and lru.total_bytes == 2 * (100 + 64)
     lru.set(("c", 3), "zz")  # 264 bytes: both older entries go
     assert ("a", 1) not in lru and ("b", 2) not in lru and lru.get(("c", 3)) == "zz"
+
+
+def test_peek_leaves_recency_alone_and_honours_expiry() -> None:
+    clock = FakeClock()
+    size = len("a") + 300 + LRU.ENTRY_OVERHEAD
+    lru: LRU[str, bytes] = LRU(3 * size, lambda key, value: len(key) + len(value), clock)
+    for key in "abc":
+        lru.set(key, key.encode() * 300, ttl=10.0 if key == "c" else None)
+    assert lru.peek("a") == b"a" * 300  # a look, not a use: "a" stays the least recently used
+    lru.set("d", b"d" * 300)
+    assert "a" not in lru and lru.peek("a") is None
+    clock.now += 10.0
+    assert lru.peek("c") is None and "c" in lru  # expired: not given, left for get/set to drop

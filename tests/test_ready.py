@@ -1,0 +1,190 @@
+"""Reader pages ready to send again (ready.ReadyPages), alone and through a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+from support.reader_server import RunningServer, serve, test_settings
+from support.upstream import Upstream
+
+from readerproxy.ready import ENTRY_EXTRA, ReadyPage, ReadyPages, Sources
+from readerproxy.server import CSP
+
+KEY = ("/read?url=x", None, "br")
+SOURCES: Sources = (("page:x", b"page"), ("result:x", b"result"))
+
+
+def ready_page(body: bytes = b"body", fresh_for: float = 60.0, sources: Sources = SOURCES) -> ReadyPage:
+    return ReadyPage(body, {"Content-Type": "text/html"}, sources, time.time() + fresh_for)
+
+
+# ---- ReadyPages alone ---------------------------------------------------------------------------------------
+
+
+def test_a_ready_page_is_given_while_its_sources_are_unchanged() -> None:
+    pages = ReadyPages()
+    page = ready_page()
+    pages.put(KEY, page)
+    seen: list[Sources] = []
+    assert pages.get(KEY, lambda sources: seen.append(sources) or True) is page
+    assert seen == [SOURCES]
+    assert pages.get(("/read?url=y", None, "br"), lambda sources: True) is None
+
+
+def test_a_changed_source_or_the_end_of_freshness_drops_the_page() -> None:
+    pages = ReadyPages()
+    pages.put(KEY, ready_page())
+    assert pages.get(KEY, lambda sources: False) is None
+    assert len(pages) == 0 and pages.get(KEY, lambda sources: True) is None  # dropped, not kept for later
+    pages.put(KEY, ready_page(fresh_for=0.05))
+    assert len(pages) == 1
+    time.sleep(0.06)
+    assert pages.get(KEY, lambda sources: True) is None and len(pages) == 0
+
+
+def test_pages_without_sources_or_already_stale_are_not_kept() -> None:
+    pages = ReadyPages()
+    pages.put(KEY, ready_page(sources=()))
+    pages.put(("/read?url=stale", None, None), ready_page(fresh_for=-1.0))
+    assert len(pages) == 0
+
+
+def test_ready_pages_are_bounded_by_bytes() -> None:
+    body = b"x" * 1000
+    charged = len(KEY[0]) + len(body) + ENTRY_EXTRA
+    pages = ReadyPages(max_bytes=3 * (charged + 64))  # 64: the LRU's own bookkeeping per entry
+    for n in range(5):
+        pages.put((f"/read?url={n}", None, "br"), ready_page(body))
+    assert len(pages) == 3
+    assert pages.get(("/read?url=0", None, "br"), lambda sources: True) is None
+    assert pages.get(("/read?url=4", None, "br"), lambda sources: True) is not None
+
+
+# ---- through the server -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def plain_http() -> AsyncIterator[aiohttp.ClientSession]:
+    """A client that sends exactly the headers a test gives (no cookie jar, no automatic decoding)."""
+    async with aiohttp.ClientSession(
+        cookie_jar=aiohttp.DummyCookieJar(), auto_decompress=False, skip_auto_headers=("Accept-Encoding",)
+    ) as session:
+        yield session
+
+
+async def get(http: aiohttp.ClientSession, url: str, **headers: str) -> tuple[int, bytes, dict[str, str]]:
+    async with http.get(url, headers=headers) as response:
+        return response.status, await response.read(), dict(response.headers)
+
+
+def hits_shown(body: bytes) -> int:
+    """The upstream's fetch count, as the counter page's text shows it in the reader view."""
+    match = re.search(r'\{"hits": (\d+)\}', LexborHTMLParser(body.decode()).css_first(".content").text())
+    assert match is not None
+    return int(match.group(1))
+
+
+async def metric(server: RunningServer, http: aiohttp.ClientSession, line: str) -> float:
+    async with http.get(server.url("/metrics")) as response:
+        text = await response.text()
+    match = re.search(re.escape(line) + r" ([\d.]+)", text)
+    return float(match.group(1)) if match else 0.0
+
+
+READY_HITS = 'readerproxy_cache_events_total{event="hit",layer="ready"}'
+PAGE_HITS = 'readerproxy_page_cache_total{status="hit"}'
+
+
+async def test_a_repeated_read_is_sent_again_byte_for_byte(
+    reader_server: RunningServer, plain_http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
+    target = upstream.url("/counter/ready-repeat?delay=0")
+    url = reader_server.read_url(target)
+    answers = [await get(plain_http, url, **{"Accept-Encoding": "br"}) for _ in range(4)]
+    assert [status for status, _, _ in answers] == [200] * 4
+    assert [headers["X-Cache"] for _, _, headers in answers] == ["miss", "hit", "hit", "hit"]
+    assert len({body for _, body, _ in answers}) == 1
+    for _, _, headers in answers[1:]:  # the ready answer carries every header of the full path
+        assert headers["Content-Encoding"] == "br" and headers["Vary"] == "Accept-Encoding"
+        assert headers["Content-Type"] == "text/html; charset=utf-8"
+        assert headers["Content-Security-Policy"] == CSP and headers["X-Content-Type-Options"] == "nosniff"
+    assert upstream.count("/counter/ready-repeat") == 1
+    # the second read made the ready page; the third and fourth were sent from it, counted as page hits
+    assert await metric(reader_server, plain_http, READY_HITS) == 2.0
+    assert await metric(reader_server, plain_http, PAGE_HITS) == 3.0
+    assert (
+        await metric(reader_server, plain_http, 'readerproxy_requests_total{route="/read",status="200"}') == 4
+    )
+
+
+async def test_a_refresh_replaces_the_ready_page(
+    reader_server: RunningServer, http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
+    target = upstream.url("/counter/ready-refresh?delay=0")
+    shown = []
+    for query in ({}, {}, {}, {"refresh": "1"}, {}, {}):
+        async with http.get(reader_server.read_url(target, **query)) as response:
+            shown.append(hits_shown(await response.read()))
+    assert shown == [1, 1, 1, 2, 2, 2]
+
+
+async def test_the_end_of_the_page_freshness_ends_the_ready_page(
+    http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
+    async with serve(test_settings(page_ttl=1.0)) as server:
+        target = upstream.url("/counter/ready-expiry?delay=0")
+        first = [hits_shown((await get(http, server.read_url(target)))[1]) for _ in range(3)]
+        await asyncio.sleep(1.1)
+        after = [hits_shown((await get(http, server.read_url(target)))[1]) for _ in range(3)]
+        ready_hits = await metric(server, http, READY_HITS)
+    assert first == [1, 1, 1] and after == [2, 2, 2]
+    assert ready_hits == 2.0  # one in each freshness window
+
+
+async def test_ready_pages_follow_coding_and_preference_cookies(
+    reader_server: RunningServer, plain_http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
+    url = reader_server.read_url(upstream.url("/counter/ready-variants?delay=0"))
+    for _ in range(3):
+        _, plain, plain_headers = await get(plain_http, url)
+        _, gzipped, gzip_headers = await get(plain_http, url, **{"Accept-Encoding": "gzip"})
+        _, sepia, _ = await get(plain_http, url, Cookie="rp_theme=sepia")
+    assert "Content-Encoding" not in plain_headers and gzip_headers["Content-Encoding"] == "gzip"
+    assert gzip.decompress(gzipped) == plain
+    themes = [
+        LexborHTMLParser(body.decode()).css_first("html").attributes["data-theme"] for body in (plain, sepia)
+    ]
+    assert themes[1] == "sepia" and themes[0] != "sepia"
+    # made on each variant's first read from both caches (the very first read fetched the page), then
+    # sent: plain 1 (third round), gzip and sepia 2 each
+    assert await metric(reader_server, plain_http, READY_HITS) == 5.0
+
+
+async def test_a_read_that_sets_preferences_is_never_sent_from_a_ready_page(
+    reader_server: RunningServer, plain_http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
+    url = reader_server.read_url(upstream.url("/counter/ready-prefs?delay=0"), theme="dark")
+    answers = [await get(plain_http, url) for _ in range(3)]
+    assert all("rp_theme=dark" in headers.get("Set-Cookie", "") for _, _, headers in answers)
+    assert await metric(reader_server, plain_http, READY_HITS) == 0.0
+
+
+async def test_other_formats_are_not_sent_from_ready_pages(
+    reader_server: RunningServer, plain_http: aiohttp.ClientSession, upstream: Upstream
+) -> None:
+    url = reader_server.read_url(upstream.url("/counter/ready-json?delay=0"), format="json")
+    answers = [json.loads((await get(plain_http, url))[1]) for _ in range(3)]
+    assert [a["cache"] for a in answers] == [
+        {"page": "miss", "result": "miss"},
+        {"page": "hit", "result": "hit"},
+        {"page": "hit", "result": "hit"},
+    ]
+    assert await metric(reader_server, plain_http, READY_HITS) == 0.0
