@@ -4,14 +4,16 @@ outside its range (lower and upper bound) with a ValueError naming the parameter
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import typing
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from readerproxy.convert import FALSE_STRINGS, TRUE_STRINGS, check_range, coerce, parse_flag
-from readerproxy.extraction import registry
+from readerproxy.extraction import Block, HolderBlocks, block_columns, registry
 from readerproxy.linkfilters import LinkFilter
 
 #: Per algorithm and numeric parameter: values refused, values accepted (bounds included).
@@ -242,3 +244,40 @@ def test_true_and_false_strings() -> None:
         assert coerce("b", text, bool) is False and not parse_flag(text)
     assert not parse_flag(None) and not parse_flag("maybe")
     assert coerce("b", 1, bool) is True and coerce("b", 0, bool) is False
+
+
+def holder_blocks_example() -> HolderBlocks:
+    labels = ["div#a", "p", "p", "li", "p"]
+    return HolderBlocks(
+        np.array([1, 2, 4]),
+        np.array([3, 7, 12]),
+        np.array([5, 10, 20]),
+        np.array([0.5, -1.0, 2.25]),
+        np.array([True, False, True]),
+        labels,
+    )
+
+
+def test_holder_blocks_are_made_on_first_use_and_equal_the_blocks() -> None:
+    blocks = holder_blocks_example()
+    assert blocks._blocks is None and len(blocks) == 3  # the length needs no Block
+    expected = [
+        Block(3, 5, 0.5, True, 1, "p"),
+        Block(7, 10, -1.0, False, 2, "p"),
+        Block(12, 20, 2.25, True, 4, "p"),
+    ]
+    assert list(blocks) == expected and blocks == expected and blocks[1] == expected[1]
+    assert blocks[1:] == expected[1:]
+    assert pickle.loads(pickle.dumps(blocks)) == expected
+
+
+def test_block_columns_read_holder_blocks_and_block_lists_alike() -> None:
+    holders = holder_blocks_example()
+    from_columns = block_columns(holders, 6)
+    from_blocks = block_columns(list(holders), 6)
+    for columns in (from_columns, from_blocks):
+        score, selected = columns
+        assert score.tolist() == [0.0, 0.5, -1.0, 0.0, 2.25, 0.0]
+        assert selected.tolist() == [False, True, False, False, True, False]
+    unplaced = block_columns([Block(0, 3, 9.0, True)], 2)  # a block of lines, not an element
+    assert unplaced[0].tolist() == [0.0, 0.0] and not unplaced[1].any()

@@ -14,6 +14,7 @@ from readerproxy.document import parse, ranges_mask
 from readerproxy.evaluation.datasets import Page, datasets_root
 from readerproxy.evaluation.oof import OutOfFold
 from readerproxy.extractors.auto import first_extractor
+from readerproxy.extractors.learned import comment_section
 from readerproxy.learn.blocks import (
     CONTEXT_FEATURES,
     FEATURES,
@@ -180,6 +181,38 @@ def test_page_type_features_read_json_ld_og_type_and_comment_sections() -> None:
     # Without JSON-LD text every block says so.
     doc, blocks = _blocks(SYNTHETIC)
     assert (blocks.features[:, FEATURES.index("ld_body_share")] == -1).all()
+
+
+SECTIONS_PAGE = f"""<html><head><title>The river and its bridges</title>
+<meta property="og:type" content="article"></head><body>
+<div class="bar"><h4>Trending now</h4><p><a href="/x">A story about the weather in the mountains today</a></p></div>
+<article><h1>The river and its bridges</h1><p>{ARTICLE[:900]}</p><p>{ARTICLE[900:]}</p></article>
+<div class="more"><h2>Related articles</h2>{
+    "".join(
+        f'<div><h3><a href="/t{i}">Teaser {i} about lakes</a></h3><p>Short text {i} of a teaser</p></div>'
+        for i in range(3)
+    )
+}</div>
+<div id="talk"><h3>Leave a Reply</h3>{
+    "".join(f"<div><p>Reader {i} says the piece about rivers and lakes was fine</p></div>" for i in range(3))
+}</div>
+</body></html>"""
+
+
+def test_comment_section_is_cut_on_article_pages_only() -> None:
+    doc, blocks = _blocks(SECTIONS_PAGE)
+    texts = block_texts(doc, blocks)
+    outside = blocks.features[:, FEATURES.index("in_heuristic_root")] <= 0
+    readers = np.array([text.startswith("Reader") for text in texts])
+    assert outside[readers].all() and not outside.all()
+    cut = comment_section(blocks.features, outside)
+    assert cut[readers].all() and not cut[~readers].any()
+    # The same page without an article type (a forum's replies are its content): nothing is cut.
+    doc, blocks = _blocks(SECTIONS_PAGE.replace('<meta property="og:type" content="article">', ""))
+    outside = blocks.features[:, FEATURES.index("in_heuristic_root")] <= 0
+    assert not comment_section(blocks.features, outside).any()
+    kept = extract(SECTIONS_PAGE, algorithm="learned").text
+    assert "Sentence 29 of the article" in kept and "Reader 1 says" not in kept
 
 
 def test_labels_follow_the_reference_text() -> None:

@@ -42,7 +42,7 @@ import numpy as np
 from .._speedups import native
 from ..convert import check_choice, check_range
 from ..document import BLOCK_TAGS, TEXT, VOID_TAGS, Document
-from ..extraction import Block, Extraction, register
+from ..extraction import Extraction, HolderBlocks, register
 from ..readability_rules import UNLIKELY_ROLES, literal_trie, unlikely_by_class_id
 
 
@@ -546,24 +546,15 @@ def select_article(
     return chosen, root, selection
 
 
-def holder_blocks(doc: Document, holders: np.ndarray, scores: np.ndarray, chosen: np.ndarray) -> list[Block]:
-    """One Block per text holder with its score and whether it was kept."""
-    # For speed: one tolist() per array rather than a numpy scalar per block and field, the labels
-    # made in `element_features`' pass over the attributes, and `Block` mapped over the columns
-    # (positional: start, end, score, selected, element, label) rather than a comprehension with
-    # keywords, which took twice as long.
-    label = features_of(doc).label
-    elements = holders.tolist()
-    return list(
-        map(
-            Block,
-            doc.start[holders].tolist(),
-            doc.end[holders].tolist(),
-            scores[holders].tolist(),
-            chosen[holders].tolist(),
-            elements,
-            [label[i] for i in elements],
-        )
+def holder_blocks(doc: Document, holders: np.ndarray, scores: np.ndarray, chosen: np.ndarray) -> HolderBlocks:
+    """One Block per text holder with its score and whether it was kept (made on first use)."""
+    return HolderBlocks(
+        holders,
+        doc.start[holders],
+        doc.end[holders],
+        scores[holders],
+        chosen[holders],
+        features_of(doc).label,
     )
 
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from .._speedups import native
 from ..document import TEXT, Document, code_points
-from ..extraction import Extraction
+from ..extraction import Extraction, block_columns
 from ..extractors.heuristic import ElementFeatures, features_of
 
 #: Own tags that get a feature of their own (one-hot); any other tag leaves them all 0.
@@ -332,11 +332,9 @@ def _columns(
     punct, digit, upper = _character_counts(doc, text_tokens[owned], owner_block[owned], n_blocks)
 
     # The heuristic's answer: its scores, its selection and its article root.
-    score_of = {block.element: block.score for block in heuristic.blocks}
-    chosen_of = {block.element for block in heuristic.blocks if block.selected}
-    element_list = elements.tolist()
-    score = np.array([score_of.get(e, 0.0) for e in element_list], dtype=np.float64)
-    selected = np.array([e in chosen_of for e in element_list], dtype=np.float64)
+    score_of, chosen_of = block_columns(heuristic.blocks, n_elements)
+    score = score_of[elements]
+    selected = chosen_of[elements].astype(np.float64)
     roots = heuristic.signals.get("article_element")
     root = int(roots[0]) if roots is not None and len(roots) else -1
     if root >= 0:
