@@ -374,7 +374,9 @@ def _columns(
         return np.where(index >= 0, values[np.maximum(index, 0)], 0.0)
 
     log_chars = np.log1p(chars)
-    parent_key = np.unique(parent, return_inverse=True)[1]
+    # For speed: parent + 1 numbers the groups as well as np.unique's inverse did, without a sort
+    # (np.bincount adds a group's weights in input order either way: the same sums).
+    parent_key = parent + 1
     parent_blocks = np.bincount(parent_key)[parent_key].astype(np.float64)
     parent_mean = np.bincount(parent_key, weights=log_chars)[parent_key] / parent_blocks
     pair_key = np.unique(parent_key * len(codes.names) + own_code, return_inverse=True)[1]
@@ -826,7 +828,9 @@ CONTEXT_RADIUS = 2
 
 
 def _group_mean(values: np.ndarray, group: np.ndarray) -> np.ndarray:
-    key = np.unique(group, return_inverse=True)[1]
+    # For speed: element indices (-1: none) are their own keys after + 1, without np.unique's sort;
+    # np.bincount adds each group's values in input order either way (the same sums).
+    key = group + 1 if group.min() >= -1 else np.unique(group, return_inverse=True)[1]
     return np.bincount(key, weights=values)[key] / np.bincount(key)[key]
 
 
