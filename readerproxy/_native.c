@@ -3,9 +3,9 @@
  * Each kernel below has a header comment saying what it computes and which Python function is its
  * reference: scan (document._scan_fast), tree_leaves and complete_tree_leaves (the numpy walk of
  * learn.model.TreeModel.log_odds), inherit and word_counts (extractors.heuristic.inherit and
- * own_text), class_counts, containing and element_counts (learn.blocks._character_counts, _containing
- * and _element_counts). They count and copy; where a float is computed (inherit's sums) it is the same
- * operations in the same order.
+ * own_text), class_counts, containing, element_counts and repeated_items (learn.blocks'
+ * _character_counts, _containing, _element_counts and repeated_items). They count and copy; where a
+ * float is computed (inherit's sums) it is the same operations in the same order.
  *
  * scan(serialised, tags, void_tags) -> tuple | None
  *     Exactly what readerproxy.document._scan_fast computes, in one pass over the serialisation:
@@ -979,6 +979,103 @@ done:
     return result;
 }
 
+
+/* repeated_items(parent, tag, n_tags, elements, levels) -> (count, item, level, index)
+ *     The reference is readerproxy.learn.blocks.repeated_items. Elements are grouped by (parent, tag):
+ *     same-tag siblings, numbered in document order. For every block (an element of `elements`), the
+ *     element among itself and its ancestors up to `levels` - 1 levels up whose group is largest, the
+ *     nearest one when several tie; returned as float64 group size (at least 1), int64 element,
+ *     float64 levels up, float64 index in its group. parent int32 (negative: none), tag int64 in
+ *     0..n_tags-1, elements int64. The groups are counted with an open-addressing hash table.
+ */
+static PyObject *native_repeated_items(PyObject *module, PyObject *args) {
+    PyObject *objects[3], *result = NULL;
+    Py_ssize_t n_tags, levels;
+    if (!PyArg_ParseTuple(args, "OOnOn:repeated_items", &objects[0], &objects[1], &n_tags, &objects[2], &levels))
+        return NULL;
+    static const char codes[3] = {'i', 'q', 'q'};
+    static const char *names[3] = {"parent", "tag", "elements"};
+    Py_buffer views[3];
+    int got = 0;
+    int64_t *keys = NULL;
+    int32_t *slot_count = NULL, *group = NULL, *order = NULL;
+    PyObject *out[4] = {NULL, NULL, NULL, NULL};
+    for (; got < 3; got++)
+        if (get_array(objects[got], &views[got], codes[got], 1, "repeated_items", names[got]) < 0) goto done;
+    const int32_t *parent = views[0].buf;
+    const int64_t *tag = views[1].buf, *elements = views[2].buf;
+    Py_ssize_t n = views[0].shape[0], n_blocks = views[2].shape[0];
+    if (views[1].shape[0] != n || n_tags < 1 || levels < 1 || levels > 64 || n > INT32_MAX / 4) {
+        PyErr_SetString(PyExc_ValueError,
+                        "repeated_items: parent and tag differ in length, or n_tags < 1, or levels not in 1..64");
+        goto done;
+    }
+    for (Py_ssize_t e = 0; e < n; e++)
+        if (parent[e] >= n || tag[e] < 0 || tag[e] >= n_tags) {
+            PyErr_Format(PyExc_ValueError, "repeated_items: element %zd has a parent or tag out of range", e);
+            goto done;
+        }
+    for (Py_ssize_t b = 0; b < n_blocks; b++)
+        if (elements[b] < 0 || elements[b] >= n) {
+            PyErr_SetString(PyExc_ValueError, "repeated_items: elements must be element indices");
+            goto done;
+        }
+    Py_ssize_t capacity = 16;
+    while (capacity < 2 * n) capacity *= 2;
+    keys = PyMem_Malloc((size_t)capacity * sizeof(int64_t));
+    slot_count = PyMem_Calloc((size_t)capacity, sizeof(int32_t));
+    group = PyMem_Malloc((size_t)(n + 1) * sizeof(int32_t)); /* each element's slot */
+    order = PyMem_Malloc((size_t)(n + 1) * sizeof(int32_t));
+    for (int k = 0; k < 4; k++) out[k] = PyByteArray_FromStringAndSize(NULL, n_blocks * 8);
+    if (!keys || !slot_count || !group || !order || !out[0] || !out[1] || !out[2] || !out[3]) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < capacity; i++) keys[i] = INT64_MIN; /* no key is INT64_MIN: tags < n_tags */
+    for (Py_ssize_t e = 0; e < n; e++) {
+        /* the reference's key: (parent + 1) * n_tags + tag, one per (parent, tag) pair */
+        int64_t key = ((int64_t)parent[e] + 1) * (int64_t)n_tags + tag[e];
+        uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+        Py_ssize_t i = (Py_ssize_t)(h >> 32) & (capacity - 1);
+        while (keys[i] != INT64_MIN && keys[i] != key) i = (i + 1) & (capacity - 1);
+        keys[i] = key;
+        group[e] = (int32_t)i;
+        order[e] = slot_count[i]++;
+    }
+    double *count = (double *)PyByteArray_AS_STRING(out[0]), *level = (double *)PyByteArray_AS_STRING(out[2]),
+           *index = (double *)PyByteArray_AS_STRING(out[3]);
+    int64_t *item = (int64_t *)PyByteArray_AS_STRING(out[1]);
+    for (Py_ssize_t b = 0; b < n_blocks; b++) {
+        int64_t e = elements[b], best = e;
+        double best_count = (double)slot_count[group[e]];
+        if (best_count < 1.0) best_count = 1.0;
+        Py_ssize_t best_level = 0;
+        for (Py_ssize_t up = 1; up < levels; up++) {
+            e = e >= 0 ? parent[e] : -1; /* past the root: none (counts 0, never the largest) */
+            if (e < 0) break;
+            double c = (double)slot_count[group[e]];
+            if (c > best_count) {
+                best_count = c;
+                best = e;
+                best_level = up;
+            }
+        }
+        count[b] = best_count;
+        item[b] = best;
+        level[b] = (double)best_level;
+        index[b] = (double)order[best];
+    }
+    result = PyTuple_Pack(4, out[0], out[1], out[2], out[3]);
+done:
+    for (int k = 0; k < 4; k++) Py_XDECREF(out[k]);
+    PyMem_Free(keys);
+    PyMem_Free(slot_count);
+    PyMem_Free(group);
+    PyMem_Free(order);
+    release_views(views, got);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"scan", native_scan, METH_VARARGS, "scan(serialised, tags, void_tags): document._scan_fast's fields, or None."},
     {"tree_leaves", native_tree_leaves, METH_VARARGS,
@@ -987,6 +1084,8 @@ static PyMethodDef methods[] = {
      "complete_tree_leaves(x, feature, threshold, value, depth): leaf value per (row, tree), complete layout."},
     {"element_counts", native_element_counts, METH_VARARGS,
      "element_counts(starts, start, end, index): sorted starts strictly inside each indexed element."},
+    {"repeated_items", native_repeated_items, METH_VARARGS,
+     "repeated_items(parent, tag, n_tags, elements, levels): learn.blocks.repeated_items' four columns."},
     {"inherit", native_inherit, METH_VARARGS,
      "inherit(parent, is_holder, semantic, hints, decay): (holder, context) of heuristic.inherit."},
     {"word_counts", native_word_counts, METH_VARARGS, "word_counts(texts, index): len(texts[i].split()) as float64."},

@@ -794,6 +794,60 @@ def test_element_counts_rejects_bad_arguments(native: ModuleType) -> None:
             native.element_counts(*args)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_repeated_items_match_the_numpy_grouping(rng: random.Random) -> None:
+    """Random trees (each parent before its children) with few tags, so that siblings repeat."""
+    _compiled()
+    n = rng.randrange(1, 80)
+    parent = np.array([rng.randrange(-1, i) if i else -1 for i in range(n)], dtype=np.int32)
+    names = ["div", "p", "li", "a"][: rng.randrange(1, 5)]
+    tag = [rng.choice(names) for _ in range(n)]
+
+    class Doc:
+        pass
+
+    doc = Doc()
+    doc.parent, doc.tag = parent, tag  # type: ignore[attr-defined]
+    codes = learn_blocks.tag_codes(doc)  # type: ignore[arg-type]
+    elements = np.array(sorted(rng.sample(range(n), rng.randrange(0, n + 1))), dtype=np.int64)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        got, expected = _both_ways(
+            learn_blocks,
+            monkeypatch,
+            lambda: learn_blocks.repeated_items(doc, elements, codes),  # type: ignore[arg-type]
+        )
+    fields = ("count", "item", "level", "index")
+    _assert_same_arrays(tuple(getattr(got, f) for f in fields), tuple(getattr(expected, f) for f in fields))
+
+
+def test_repeated_items_rejects_bad_arguments(native: ModuleType) -> None:
+    parent = np.array([-1, 0, 0], dtype=np.int32)
+    tag = np.array([0, 1, 1], dtype=np.int64)
+    elements = np.array([1, 2], dtype=np.int64)
+    count, item, level, index = native.repeated_items(parent, tag, 2, elements, 6)
+    assert np.frombuffer(count).tolist() == [2.0, 2.0] and np.frombuffer(index).tolist() == [0.0, 1.0]
+    assert np.frombuffer(item, dtype=np.int64).tolist() == [1, 2] and np.frombuffer(level).tolist() == [
+        0.0,
+        0.0,
+    ]
+    for args, error in [
+        ((parent, tag, 1, elements, 6), ValueError),  # a tag >= n_tags
+        ((parent, tag - 1, 2, elements, 6), ValueError),
+        ((np.array([-1, 0, 3], dtype=np.int32), tag, 2, elements, 6), ValueError),  # parent past the end
+        ((parent, tag, 2, np.array([3], dtype=np.int64), 6), ValueError),
+        ((parent, tag, 2, np.array([-1], dtype=np.int64), 6), ValueError),
+        ((parent, tag[:2], 2, elements, 6), ValueError),
+        ((parent, tag, 2, elements, 0), ValueError),
+        ((parent, tag, 0, elements, 6), ValueError),
+        ((parent.astype(np.int64), tag, 2, elements, 6), ValueError),
+        ((parent, tag, 2, [1], 6), TypeError),
+        ((parent, tag, 2, elements), TypeError),
+    ]:
+        with pytest.raises(error):
+            native.repeated_items(*args)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(max_size=20), max_size=20), st.randoms(use_true_random=False))
 def test_class_counts_match_the_code_point_lookup(texts: list[str], rng: random.Random) -> None:
@@ -841,7 +895,15 @@ def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
 @settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(
-        ["inherit", "word_counts", "class_counts", "containing", "element_counts", "complete_tree_leaves"]
+        [
+            "inherit",
+            "word_counts",
+            "class_counts",
+            "containing",
+            "element_counts",
+            "repeated_items",
+            "complete_tree_leaves",
+        ]
     ),
     st.lists(
         st.one_of(

@@ -26,9 +26,9 @@ numpy over the code points of the page's text. Choices made for speed (each give
 as the direct way): tags are compared as small integer codes, never as numpy object arrays; "inside
 a container" is counted for every container tag at once with two `np.searchsorted` over range ends
 (`_containing`) rather than one token mask per tag; character classes come from one lookup table.
-With the optional C kernels (`readerproxy._speedups`), `_containing`, `_character_counts` and
-`_element_counts` count in C (`_native.containing`, `class_counts`, `element_counts`) and the numpy
-code is their reference.
+With the optional C kernels (`readerproxy._speedups`), `_containing`, `_character_counts`,
+`_element_counts` and `repeated_items` count in C (`_native.containing`, `class_counts`,
+`element_counts`, `repeated_items`) and the numpy code is their reference.
 """
 
 from __future__ import annotations
@@ -506,6 +506,20 @@ def repeated_items(doc: Document, elements: np.ndarray, codes: TagCodes | None =
     """The repeated item of every block: the ancestor (up to `REPEAT_LEVELS` up, the block itself
     first) with the most same-tag siblings, the first such one when several tie."""
     codes = codes or tag_codes(doc)
+    if native is not None:  # the same in C (`_native.repeated_items`: a hash table of (parent, tag) groups)
+        count, item, level, index = native.repeated_items(
+            np.ascontiguousarray(doc.parent, dtype=np.int32),
+            codes.tag_id.astype(np.int64),
+            max(len(codes.names), 1),
+            elements.astype(np.int64),
+            REPEAT_LEVELS,
+        )
+        return RepeatedItems(
+            np.frombuffer(count, dtype=np.float64),
+            np.frombuffer(item, dtype=np.int64),
+            np.frombuffer(level, dtype=np.float64),
+            np.frombuffer(index, dtype=np.float64),
+        )
     n_elements = len(doc.tag)
     ids, tag_id = codes.ids, codes.tag_id
     parent = doc.parent.astype(np.int64)
