@@ -608,11 +608,15 @@ def structure_columns(
     title_overlap = np.zeros(len(elements))
     if title_words:
         heading_ids = [ids[name] for name in HEADING_TAGS if name in ids]
-        for i in np.flatnonzero(np.isin(codes.tag_id[elements], heading_ids)).tolist():
-            element = int(elements[i])  # the heading's text (as doc.element_text, without its regex)
-            words = "".join(text[doc.start[element] : doc.end[element] + 1]).lower().split()
+        found = np.flatnonzero(np.isin(codes.tag_id[elements], heading_ids))
+        # For speed: the headings' token ranges as Python ints, read once (not a numpy scalar each).
+        heading = elements[found]
+        ranges = zip(found.tolist(), doc.start[heading].tolist(), doc.end[heading].tolist(), strict=True)
+        for i, first_token, last_token in ranges:
+            # the heading's text (as doc.element_text, without its regex)
+            words = "".join(text[first_token : last_token + 1]).lower().split()
             if words:
-                title_overlap[i] = sum(w in title_words for w in words) / len(words)
+                title_overlap[i] = sum(map(title_words.__contains__, words)) / len(words)
 
     roots = heuristic.signals.get("article_element")
     root = int(roots[0]) if roots is not None and len(roots) else -1
