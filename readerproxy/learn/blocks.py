@@ -610,8 +610,8 @@ def structure_columns(
         heading_ids = [ids[name] for name in HEADING_TAGS if name in ids]
         found = np.flatnonzero(np.isin(codes.tag_id[elements], heading_ids))
         # For speed: the headings' token ranges as Python ints, read once (not a numpy scalar each).
-        heading = elements[found]
-        ranges = zip(found.tolist(), doc.start[heading].tolist(), doc.end[heading].tolist(), strict=True)
+        titled = elements[found]
+        ranges = zip(found.tolist(), doc.start[titled].tolist(), doc.end[titled].tolist(), strict=True)
         for i, first_token, last_token in ranges:
             # the heading's text (as doc.element_text, without its regex)
             words = "".join(text[first_token : last_token + 1]).lower().split()
