@@ -608,7 +608,11 @@ def structure_columns(
     title_overlap = np.zeros(len(elements))
     if title_words:
         heading_ids = [ids[name] for name in HEADING_TAGS if name in ids]
-        found = np.flatnonzero(np.isin(codes.tag_id[elements], heading_ids))
+        is_heading = np.zeros(
+            len(codes.names), dtype=bool
+        )  # a lookup by tag code (np.isin's overhead is larger)
+        is_heading[heading_ids] = True
+        found = np.flatnonzero(is_heading[codes.tag_id[elements]])
         # For speed: the headings' token ranges as Python ints, read once (not a numpy scalar each).
         titled = elements[found]
         ranges = zip(found.tolist(), doc.start[titled].tolist(), doc.end[titled].tolist(), strict=True)
