@@ -608,9 +608,8 @@ def structure_columns(
     title_overlap = np.zeros(len(elements))
     if title_words:
         heading_ids = [ids[name] for name in HEADING_TAGS if name in ids]
-        is_heading = np.zeros(
-            len(codes.names), dtype=bool
-        )  # a lookup by tag code (np.isin's overhead is larger)
+        # A lookup by tag code (np.isin's overhead is larger).
+        is_heading = np.zeros(len(codes.names), dtype=bool)
         is_heading[heading_ids] = True
         found = np.flatnonzero(is_heading[codes.tag_id[elements]])
         # For speed: the headings' token ranges as Python ints, read once (not a numpy scalar each).
