@@ -656,7 +656,7 @@ def test_inherit_adds_floats_in_the_same_order_as_python(values: list[float], rn
     semantic = [rng.choice(values) for _ in doc.tag]
     hints = [rng.choice(values) for _ in doc.tag]
     decay = rng.choice([0.5, 0.3, 1 / 3, 0.0, 1.0])
-    with pytest.MonkeyPatch.context() as monkeypatch, np.errstate(over="ignore"):  # inf + inf is inf in both
+    with pytest.MonkeyPatch.context() as monkeypatch, np.errstate(over="ignore", invalid="ignore"):
         native_result, pure_result = _both_ways(
             heuristic, monkeypatch, lambda: heuristic.inherit(doc, semantic, hints, decay)
         )
@@ -848,6 +848,27 @@ def test_repeated_items_rejects_bad_arguments(native: ModuleType) -> None:
             native.repeated_items(*args)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1) | st.integers(-3, 3), max_size=60))
+def test_key_counts_count_like_unique_and_bincount(keys: list[int]) -> None:
+    array = np.array(keys, dtype=np.int64)
+    got = np.frombuffer(_compiled().key_counts(array), dtype=np.float64)
+    inverse = np.unique(array, return_inverse=True)[1]
+    expected = np.bincount(inverse)[inverse].astype(np.float64) if len(array) else np.zeros(0)
+    _assert_same_arrays((got,), (expected,))
+
+
+def test_key_counts_rejects_bad_arguments(native: ModuleType) -> None:
+    for args, error in [
+        ((np.array([1, 2], dtype=np.int32),), ValueError),
+        ((np.zeros((2, 2), dtype=np.int64),), ValueError),
+        (([1, 2],), TypeError),
+        ((), TypeError),
+    ]:
+        with pytest.raises(error):
+            native.key_counts(*args)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(max_size=20), max_size=20), st.randoms(use_true_random=False))
 def test_class_counts_match_the_code_point_lookup(texts: list[str], rng: random.Random) -> None:
@@ -902,6 +923,7 @@ def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
             "containing",
             "element_counts",
             "repeated_items",
+            "key_counts",
             "complete_tree_leaves",
         ]
     ),

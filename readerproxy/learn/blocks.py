@@ -292,7 +292,7 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     grandparent = np.where(parent >= 0, doc.parent[np.maximum(parent, 0)], -1).astype(np.int64)
     return PageBlocks(
         elements,
-        np.nan_to_num(matrix, copy=False),
+        matrix if np.isfinite(matrix).all() else np.nan_to_num(matrix, copy=False),
         features.holder,
         features.words[elements],
         parent,
@@ -379,8 +379,12 @@ def _columns(
     parent_key = parent + 1
     parent_blocks = np.bincount(parent_key)[parent_key].astype(np.float64)
     parent_mean = np.bincount(parent_key, weights=log_chars)[parent_key] / parent_blocks
-    pair_key = np.unique(parent_key * len(codes.names) + own_code, return_inverse=True)[1]
-    same_tag = np.bincount(pair_key)[pair_key].astype(np.float64)
+    pair = parent_key * len(codes.names) + own_code
+    if native is not None:  # the same counts in C (`_native.key_counts`: a hash table, no sort)
+        same_tag = np.frombuffer(native.key_counts(pair.astype(np.int64)), dtype=np.float64)
+    else:
+        pair_key = np.unique(pair, return_inverse=True)[1]
+        same_tag = np.bincount(pair_key)[pair_key].astype(np.float64)
 
     # Ancestors of each block: the elements whose range holds its start tag, their own start tag
     # excluded (a void element's range is then empty).
