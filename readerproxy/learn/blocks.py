@@ -27,8 +27,9 @@ as the direct way): tags are compared as small integer codes, never as numpy obj
 a container" is counted for every container tag at once with two `np.searchsorted` over range ends
 (`_containing`) rather than one token mask per tag; character classes come from one lookup table.
 With the optional C kernels (`readerproxy._speedups`), `_containing`, `_character_counts`,
-`_element_counts` and `repeated_items` count in C (`_native.containing`, `class_counts`,
-`element_counts`, `repeated_items`) and the numpy code is their reference.
+`_element_counts`, `repeated_items` and the same-tag sibling counts count in C (`_native.containing`,
+`class_counts`, `element_counts`, `repeated_items`, `key_counts`) and the numpy code is their
+reference.
 """
 
 from __future__ import annotations
