@@ -199,6 +199,31 @@ SECTIONS_PAGE = f"""<html><head><title>The river and its bridges</title>
 </body></html>"""
 
 
+def test_section_features_place_blocks_after_related_and_comment_headings() -> None:
+    doc, blocks = _blocks(SECTIONS_PAGE)
+    texts = block_texts(doc, blocks)
+    column = {name: blocks.features[:, i] for i, name in enumerate(FEATURES)}
+    bar = next(i for i, text in enumerate(texts) if text.startswith("A story"))
+    body = [i for i, text in enumerate(texts) if text.startswith("Sentence")]
+    teasers = [i for i, text in enumerate(texts) if text.startswith("Short text")]
+    readers = [i for i, text in enumerate(texts) if text.startswith("Reader")]
+    # "Trending now" comes before the headline: its box is after it, but the article is not.
+    assert column["log_chars_since_related"][bar] > 0 and column["after_related_heading"][bar] == 0
+    assert (column["after_related_heading"][body] == 0).all()
+    # The teasers follow "Related articles" (after the h1), closer to it one by one.
+    assert (column["after_related_heading"][teasers] == 1).all()
+    since = column["log_chars_since_related"][teasers]
+    assert (np.diff(since) > 0).all() and since[0] > 0
+    assert (np.diff(column["log_headings_since_related"][teasers]) > 0).all()
+    # The readers' comments follow "Leave a Reply"; nothing before it has a comment distance.
+    assert (column["log_chars_since_comment"][readers] >= 0).all()
+    assert (column["log_chars_since_comment"][[bar, *body, *teasers]] == -1).all()
+    # A page without such headings: every block says so.
+    doc, blocks = _blocks(PRODUCT_PAGE)
+    for name in ("log_chars_since_related", "log_chars_since_comment", "log_headings_since_related"):
+        assert (blocks.features[:, FEATURES.index(name)] == -1).all()
+
+
 def test_comment_section_is_cut_on_article_pages_only() -> None:
     doc, blocks = _blocks(SECTIONS_PAGE)
     texts = block_texts(doc, blocks)
@@ -213,6 +238,17 @@ def test_comment_section_is_cut_on_article_pages_only() -> None:
     assert not comment_section(blocks.features, outside).any()
     kept = extract(SECTIONS_PAGE, algorithm="learned").text
     assert "Sentence 29 of the article" in kept and "Reader 1 says" not in kept
+
+
+def test_a_page_shorter_than_min_chars_is_kept_whole() -> None:
+    tiny = '<html><body><a href="javascript:"><p>abc</p><p>def</p> ghi</a></body></html>'
+    # No block reaches p >= 1, yet the page is shorter than min_chars: every block stays, the
+    # trees' own selection (not a fallback) is the answer.
+    article = extract(tiny, algorithm="learned", threshold="1", heuristic_threshold="1")
+    assert article.text.split() == ["abc", "def", "ghi"] and article.algorithm == "learned"
+    # With the rule off (min_chars 0) nothing is kept, and the fallback chain answers.
+    article = extract(tiny, algorithm="learned", threshold="1", heuristic_threshold="1", min_chars="0")
+    assert article.algorithm != "learned"
 
 
 def test_labels_follow_the_reference_text() -> None:
