@@ -20,6 +20,9 @@ from the page's structure:
 - neighbours: the previous and next block's score, link density and selection, and the heuristic
   selection smoothed over five blocks;
 - the page: its text size, link density, number of blocks and the share the heuristic selected.
+- sections (`section_columns`): the text and headings since the nearest heading that opens a list
+  of other pages ("Related articles", "More from ...") or the comments, and whether such a heading
+  comes after the page's first h1.
 
 The features are cheap: prefix sums over the token view, `np.bincount` per block and one pass of
 numpy over the code points of the page's text. Choices made for speed (each gives the same numbers
