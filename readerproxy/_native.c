@@ -1,4 +1,11 @@
-/* readerproxy._native: two optional C kernels; the pure-Python code stays the reference and fallback.
+/* readerproxy._native: optional C kernels; the pure-Python code stays the reference and fallback.
+ *
+ * Each kernel below has a header comment saying what it computes and which Python function is its
+ * reference: scan (document._scan_fast), tree_leaves and complete_tree_leaves (the numpy walk of
+ * learn.model.TreeModel.log_odds), inherit and word_counts (extractors.heuristic.inherit and
+ * own_text), class_counts, containing, element_counts and repeated_items (learn.blocks'
+ * _character_counts, _containing, _element_counts and repeated_items). They count and copy; where a
+ * float is computed (inherit's sums) it is the same operations in the same order.
  *
  * scan(serialised, tags, void_tags) -> tuple | None
  *     Exactly what readerproxy.document._scan_fast computes, in one pass over the serialisation:
@@ -487,20 +494,27 @@ done:
     return result;
 }
 
-/* A C-contiguous buffer of `ndim` dimensions whose items are `code` ('d' float64, 'n' intp). */
-static int get_array(PyObject *obj, Py_buffer *view, char code, int ndim, const char *what) {
+/* A C-contiguous buffer of `ndim` dimensions whose items are `code`: 'd' float64, 'n' intp, 'q' int64,
+ * 'i' int32, 'B' one byte (uint8 or bool). `function` and `what` name the argument in the error. */
+static int get_array(PyObject *obj, Py_buffer *view, char code, int ndim, const char *function, const char *what) {
     if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        PyErr_Format(PyExc_TypeError, "tree_leaves: %s must be a C-contiguous array", what);
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a C-contiguous array", function, what);
         return -1;
     }
     const char *format = view->format ? view->format : "B";
     if (*format == '@' || *format == '=' || *format == '<') format++;
-    int ok = view->ndim == ndim && format[1] == '\0' &&
-             (code == 'd' ? *format == 'd' && view->itemsize == sizeof(double)
-                          : strchr("lqn", *format) != NULL && view->itemsize == sizeof(Py_ssize_t));
+    int ok = view->ndim == ndim && format[1] == '\0';
+    switch (code) {
+    case 'd': ok = ok && *format == 'd' && view->itemsize == sizeof(double); break;
+    case 'n': ok = ok && strchr("lqn", *format) != NULL && view->itemsize == sizeof(Py_ssize_t); break;
+    case 'q': ok = ok && strchr("lq", *format) != NULL && view->itemsize == sizeof(int64_t); break;
+    case 'i': ok = ok && strchr("il", *format) != NULL && view->itemsize == sizeof(int32_t); break;
+    default: ok = ok && strchr("B?", *format) != NULL && view->itemsize == 1; break;
+    }
     if (!ok) {
-        PyErr_Format(PyExc_ValueError, "tree_leaves: %s must be %d-dimensional %s", what, ndim,
-                     code == 'd' ? "float64" : "intp");
+        static const char *const kinds[] = {"float64", "intp", "int64", "int32", "uint8 or bool"};
+        const char *kind = kinds[code == 'd' ? 0 : code == 'n' ? 1 : code == 'q' ? 2 : code == 'i' ? 3 : 4];
+        PyErr_Format(PyExc_ValueError, "%s: %s must be %d-dimensional %s", function, what, ndim, kind);
         PyBuffer_Release(view);
         return -1;
     }
@@ -520,7 +534,7 @@ static PyObject *native_tree_leaves(PyObject *module, PyObject *args) {
     int got = 0;
     PyObject *result = NULL;
     for (; got < 6; got++)
-        if (get_array(objects[got], &views[got], codes[got], got == 0 ? 2 : 1, names[got]) < 0) goto done;
+        if (get_array(objects[got], &views[got], codes[got], got == 0 ? 2 : 1, "tree_leaves", names[got]) < 0) goto done;
     const double *x = views[0].buf, *threshold = views[2].buf, *value = views[4].buf;
     const Py_ssize_t *feature = views[1].buf, *child = views[3].buf, *roots = views[5].buf;
     Py_ssize_t rows = views[0].shape[0], width = views[0].shape[1], nodes = views[1].shape[0],
@@ -579,10 +593,506 @@ done:
     return result;
 }
 
+
+/* Releases the first `count` views of an array of Py_buffer. */
+static void release_views(Py_buffer *views, int count) {
+    while (count-- > 0) PyBuffer_Release(&views[count]);
+}
+
+/* Borrowed str item i of `texts` (a list), or NULL with TypeError/ValueError set. */
+static PyObject *text_at(PyObject *texts, int64_t i, const char *function) {
+    if (i < 0 || i >= PyList_GET_SIZE(texts)) {
+        PyErr_Format(PyExc_ValueError, "%s: token %lld is not an index of texts", function, (long long)i);
+        return NULL;
+    }
+    PyObject *text = PyList_GET_ITEM(texts, i);
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "%s: texts must be a list of str", function);
+        return NULL;
+    }
+    return text;
+}
+
+/* inherit(parent, is_holder, semantic, hints, decay) -> (holder, context)
+ *     The reference is readerproxy.extractors.heuristic.inherit's Python loop: in document order, each
+ *     element with a parent adds the parent's semantic context in full and `decay` times its class/id
+ *     hint context (two float64 operations, as Python does them: a product, then a sum), and an element
+ *     that is not a text holder takes its parent's holder. parent int32, is_holder one byte, semantic and
+ *     hints float64, all one entry per element. Returns holder (int32) and semantic + hint context
+ *     (float64) as bytearrays. A parent index past the last element raises ValueError (Python: IndexError).
+ */
+static PyObject *native_inherit(PyObject *module, PyObject *args) {
+    PyObject *objects[4];
+    double decay;
+    if (!PyArg_ParseTuple(args, "OOOOd:inherit", &objects[0], &objects[1], &objects[2], &objects[3], &decay))
+        return NULL;
+    static const char codes[4] = {'i', 'B', 'd', 'd'};
+    static const char *names[4] = {"parent", "is_holder", "semantic", "hints"};
+    Py_buffer views[4];
+    int got = 0;
+    PyObject *holder_out = NULL, *context_out = NULL, *result = NULL;
+    double *tag = NULL, *hint = NULL;
+    for (; got < 4; got++)
+        if (get_array(objects[got], &views[got], codes[got], 1, "inherit", names[got]) < 0) goto done;
+    Py_ssize_t n = views[0].shape[0];
+    for (int k = 1; k < 4; k++)
+        if (views[k].shape[0] != n) {
+            PyErr_SetString(PyExc_ValueError, "inherit: parent, is_holder, semantic and hints differ in length");
+            goto done;
+        }
+    const int32_t *parent = views[0].buf;
+    const uint8_t *is_holder = views[1].buf;
+    holder_out = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
+    context_out = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    tag = PyMem_Malloc((size_t)(n + 1) * sizeof(double));
+    hint = PyMem_Malloc((size_t)(n + 1) * sizeof(double));
+    if (!holder_out || !context_out || !tag || !hint) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    int32_t *holder = (int32_t *)PyByteArray_AS_STRING(holder_out);
+    double *context = (double *)PyByteArray_AS_STRING(context_out);
+    memcpy(tag, views[2].buf, (size_t)n * sizeof(double));
+    memcpy(hint, views[3].buf, (size_t)n * sizeof(double));
+    for (Py_ssize_t i = 0; i < n; i++) holder[i] = (int32_t)i;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t up = parent[i];
+        if (up < 0) continue;
+        if (up >= n) {
+            PyErr_Format(PyExc_ValueError, "inherit: parent %d of element %zd is not an element", (int)up, i);
+            goto done;
+        }
+        tag[i] += tag[up];
+        double lent = decay * hint[up]; /* rounded on its own, as in Python (no fused multiply-add) */
+        hint[i] += lent;
+        if (!is_holder[i]) holder[i] = holder[up];
+    }
+    for (Py_ssize_t i = 0; i < n; i++) context[i] = tag[i] + hint[i];
+    result = PyTuple_Pack(2, holder_out, context_out);
+done:
+    Py_XDECREF(holder_out);
+    Py_XDECREF(context_out);
+    PyMem_Free(tag);
+    PyMem_Free(hint);
+    release_views(views, got);
+    return result;
+}
+
+/* word_counts(texts, index) -> bytearray
+ *     len(texts[i].split()) for every i of index (int64), as float64: the words counted by
+ *     readerproxy.extractors.heuristic.own_text. str.split() splits at runs of Py_UNICODE_ISSPACE
+ *     characters (for ASCII strings too), which is what is counted here.
+ */
+static PyObject *native_word_counts(PyObject *module, PyObject *args) {
+    PyObject *texts, *index_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "O!O:word_counts", &PyList_Type, &texts, &index_obj)) return NULL;
+    Py_buffer view;
+    if (get_array(index_obj, &view, 'q', 1, "word_counts", "index") < 0) return NULL;
+    Py_ssize_t n = view.shape[0];
+    const int64_t *index = view.buf;
+    result = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    if (result == NULL) goto done;
+    double *counts = (double *)PyByteArray_AS_STRING(result);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *text = text_at(texts, index[k], "word_counts"); /* no Python code runs in this loop */
+        if (text == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        const int kind = PyUnicode_KIND(text);
+        const void *data = PyUnicode_DATA(text);
+        Py_ssize_t length = PyUnicode_GET_LENGTH(text), words = 0;
+        int in_word = 0;
+        for (Py_ssize_t i = 0; i < length; i++) {
+            int space = Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i));
+            words += !space && !in_word;
+            in_word = !space;
+        }
+        counts[k] = (double)words;
+    }
+done:
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* class_counts(texts, index, block, n_blocks, table) -> bytearray
+ *     For each block b < n_blocks and class c < 4, how many characters of the texts texts[index[k]]
+ *     with block[k] == b fall in class c, where a character's class is table[min(code point,
+ *     len(table) - 1)]: float64, n_blocks x 4, row-major. The reference is the code-point lookup and
+ *     np.bincount of readerproxy.learn.blocks._character_counts. index and block int64, table uint8
+ *     with entries < 4.
+ */
+static PyObject *native_class_counts(PyObject *module, PyObject *args) {
+    PyObject *texts, *objects[3], *result = NULL;
+    Py_ssize_t n_blocks;
+    if (!PyArg_ParseTuple(args, "O!OOnO:class_counts", &PyList_Type, &texts, &objects[0], &objects[1], &n_blocks,
+                          &objects[2]))
+        return NULL;
+    static const char codes[3] = {'q', 'q', 'B'};
+    static const char *names[3] = {"index", "block", "table"};
+    Py_buffer views[3];
+    int got = 0;
+    for (; got < 3; got++)
+        if (get_array(objects[got], &views[got], codes[got], 1, "class_counts", names[got]) < 0) goto done;
+    Py_ssize_t n = views[0].shape[0], size = views[2].shape[0];
+    const int64_t *index = views[0].buf, *block = views[1].buf;
+    const uint8_t *table = views[2].buf;
+    if (views[1].shape[0] != n || size == 0 || n_blocks < 0 || n_blocks > PY_SSIZE_T_MAX / 32) {
+        PyErr_SetString(PyExc_ValueError,
+                        "class_counts: index and block differ in length, the table is empty or n_blocks < 0");
+        goto done;
+    }
+    for (Py_ssize_t c = 0; c < size; c++)
+        if (table[c] > 3) {
+            PyErr_SetString(PyExc_ValueError, "class_counts: table entries must be < 4");
+            goto done;
+        }
+    result = PyByteArray_FromStringAndSize(NULL, 4 * n_blocks * (Py_ssize_t)sizeof(double));
+    if (result == NULL) goto done;
+    double *counts = (double *)PyByteArray_AS_STRING(result);
+    memset(counts, 0, (size_t)(4 * n_blocks) * sizeof(double));
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *text = text_at(texts, index[k], "class_counts");
+        if (text == NULL || block[k] < 0 || block[k] >= n_blocks) {
+            if (text != NULL) PyErr_Format(PyExc_ValueError, "class_counts: block %lld out of range", (long long)block[k]);
+            Py_CLEAR(result);
+            goto done;
+        }
+        double *row = counts + 4 * block[k]; /* whole numbers: every count is exact in float64 */
+        const int kind = PyUnicode_KIND(text);
+        const void *data = PyUnicode_DATA(text);
+        Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+        for (Py_ssize_t i = 0; i < length; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            row[table[c < (Py_UCS4)size ? (Py_ssize_t)c : size - 1]] += 1.0;
+        }
+    }
+done:
+    release_views(views, got);
+    return result;
+}
+
+/* containing(kind, first, last, kinds, position) -> bytearray | None
+ *     For each kind k < kinds and each position p, how many ranges first[r]..last[r] (inclusive) of
+ *     kind k hold p, i.e. #(first <= p) - #(last < p) over the ranges of kind k (a range with
+ *     first = last + 1 is empty): int64, kinds x positions, row-major. The reference is
+ *     readerproxy.learn.blocks._containing's two np.searchsorted (which assume values >= 0). All
+ *     arrays int64; kind values must be in 0..kinds-1 and positions in 0..2**31-1. Counted with one
+ *     difference array per kind over the positions' span; None (the caller uses numpy) when that
+ *     array would be larger than 2**26 entries.
+ */
+static PyObject *native_containing(PyObject *module, PyObject *args) {
+    PyObject *objects[4], *result = NULL;
+    Py_ssize_t kinds;
+    if (!PyArg_ParseTuple(args, "OOOnO:containing", &objects[0], &objects[1], &objects[2], &kinds, &objects[3]))
+        return NULL;
+    static const char *names[4] = {"kind", "first", "last", "position"};
+    Py_buffer views[4];
+    int got = 0;
+    int64_t *diff = NULL;
+    for (; got < 4; got++)
+        if (get_array(objects[got], &views[got], 'q', 1, "containing", names[got]) < 0) goto done;
+    const int64_t *kind = views[0].buf, *first = views[1].buf, *last = views[2].buf, *position = views[3].buf;
+    Py_ssize_t ranges = views[0].shape[0], n = views[3].shape[0];
+    if (views[1].shape[0] != ranges || views[2].shape[0] != ranges || kinds < 0) {
+        PyErr_SetString(PyExc_ValueError, "containing: kind, first and last differ in length, or kinds < 0");
+        goto done;
+    }
+    int64_t lo = 0, hi = -1;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (position[j] < 0 || position[j] > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "containing: positions must be in 0..2**31-1");
+            goto done;
+        }
+        if (j == 0 || position[j] < lo) lo = position[j];
+        if (j == 0 || position[j] > hi) hi = position[j];
+    }
+    for (Py_ssize_t r = 0; r < ranges; r++)
+        if (kind[r] < 0 || kind[r] >= kinds) {
+            PyErr_SetString(PyExc_ValueError, "containing: a kind is not in 0..kinds-1");
+            goto done;
+        }
+    int64_t span = hi - lo + 1; /* 0 without positions */
+    if (kinds && span + 1 > ((int64_t)1 << 26) / kinds) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    int64_t row = span + 1;
+    diff = PyMem_Calloc((size_t)(kinds * row + 1), sizeof(int64_t));
+    result = PyByteArray_FromStringAndSize(NULL, kinds * n * (Py_ssize_t)sizeof(int64_t));
+    if (diff == NULL || result == NULL) {
+        Py_CLEAR(result);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    if (span > 0)
+        for (Py_ssize_t r = 0; r < ranges; r++) {
+            /* +1 from the first position >= first[r], -1 from the first position > last[r] */
+            int64_t opened = first[r] <= lo ? 0 : first[r] > hi ? span : first[r] - lo;
+            int64_t closed = last[r] < lo ? 0 : last[r] >= hi ? span : last[r] + 1 - lo;
+            diff[kind[r] * row + opened]++;
+            diff[kind[r] * row + closed]--;
+        }
+    int64_t *out = (int64_t *)PyByteArray_AS_STRING(result);
+    for (Py_ssize_t k = 0; k < kinds; k++) {
+        int64_t *counts = diff + k * row;
+        for (int64_t i = 1; i < span; i++) counts[i] += counts[i - 1];
+        for (Py_ssize_t j = 0; j < n; j++) out[k * n + j] = counts[position[j] - lo];
+    }
+done:
+    PyMem_Free(diff);
+    release_views(views, got);
+    return result;
+}
+
+
+/* complete_tree_leaves(x, feature, threshold, value, depth) -> bytearray
+ *     The same leaves as tree_leaves, from the trees laid out as complete binary trees of `depth`
+ *     levels (built once from the node tables by readerproxy.learn.model.complete_trees): tree t's
+ *     internal node i (0 = root, children 2i + 1 left and 2i + 2 right) has feature[t, i] and
+ *     threshold[t, i]; its leaf j is value[t, j]. A leaf above the last level was copied into every
+ *     leaf below it (under splits at +inf, whose two sides lead to the same value), so every walk
+ *     takes `depth` steps and no child table is read: a step is `2i + 1 + !(x <= threshold)`.
+ *     x float64 rows x width; feature int32 and threshold float64 trees x (2**depth - 1); value
+ *     float64 trees x 2**depth. Returns float64 rows x trees, row-major, like tree_leaves.
+ */
+static PyObject *native_complete_tree_leaves(PyObject *module, PyObject *args) {
+    PyObject *objects[4], *result = NULL;
+    Py_ssize_t depth;
+    if (!PyArg_ParseTuple(args, "OOOOn:complete_tree_leaves", &objects[0], &objects[1], &objects[2], &objects[3],
+                          &depth))
+        return NULL;
+    static const char codes[4] = {'d', 'i', 'd', 'd'};
+    static const char *names[4] = {"x", "feature", "threshold", "value"};
+    Py_buffer views[4];
+    int got = 0;
+    for (; got < 4; got++)
+        if (get_array(objects[got], &views[got], codes[got], 2, "complete_tree_leaves", names[got]) < 0) goto done;
+    if (depth < 0 || depth > 20) {
+        PyErr_SetString(PyExc_ValueError, "complete_tree_leaves: depth must be in 0..20");
+        goto done;
+    }
+    const Py_ssize_t internal = ((Py_ssize_t)1 << depth) - 1, leaves_per_tree = internal + 1;
+    const double *x = views[0].buf, *threshold = views[2].buf, *value = views[3].buf;
+    const int32_t *feature = views[1].buf;
+    Py_ssize_t rows = views[0].shape[0], width = views[0].shape[1], trees = views[1].shape[0];
+    if (views[1].shape[1] != internal || views[2].shape[0] != trees || views[2].shape[1] != internal ||
+        views[3].shape[0] != trees || views[3].shape[1] != leaves_per_tree) {
+        PyErr_SetString(PyExc_ValueError,
+                        "complete_tree_leaves: feature and threshold need 2**depth - 1 columns, value 2**depth, "
+                        "one row per tree each");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < trees * internal; i++)
+        if (feature[i] < 0 || feature[i] >= width) {
+            PyErr_Format(PyExc_ValueError, "complete_tree_leaves: feature %d is not a column of x", (int)feature[i]);
+            goto done;
+        }
+    if (rows && trees > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(double) / rows) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyByteArray_FromStringAndSize(NULL, rows * trees * (Py_ssize_t)sizeof(double));
+    if (result == NULL) goto done;
+    double *out = (double *)PyByteArray_AS_STRING(result);
+    /* Chosen for speed: a block of trees at a time for every row, the trees of the block walked one
+     * level at a time (their walks are independent, so the processor overlaps their loads), and the
+     * block's tables stay in the cache while all the rows pass through it. */
+    enum { BLOCK = 16 };
+    for (Py_ssize_t t0 = 0; t0 < trees; t0 += BLOCK) {
+        Py_ssize_t count = trees - t0 < BLOCK ? trees - t0 : BLOCK;
+        for (Py_ssize_t r = 0; r < rows; r++) {
+            const double *row = x + r * width;
+            Py_ssize_t node[BLOCK];
+            for (Py_ssize_t k = 0; k < count; k++) node[k] = 0;
+            for (Py_ssize_t d = 0; d < depth; d++)
+                for (Py_ssize_t k = 0; k < count; k++) { /* NaN compares false: right, as in numpy */
+                    Py_ssize_t at_node = (t0 + k) * internal + node[k];
+                    node[k] = 2 * node[k] + 2 - (row[feature[at_node]] <= threshold[at_node]);
+                }
+            for (Py_ssize_t k = 0; k < count; k++)
+                out[r * trees + t0 + k] = value[(t0 + k) * leaves_per_tree + node[k] - internal];
+        }
+    }
+done:
+    release_views(views, got);
+    return result;
+}
+
+
+/* How many of the n sorted values are <= v (np.searchsorted(values, v, side="right")). */
+static Py_ssize_t count_at_most(const int64_t *values, Py_ssize_t n, int64_t v) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (values[mid] <= v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* element_counts(starts, start, end, index) -> bytearray
+ *     Per entry e of index: 0 when e < 0, else how many of `starts` (sorted) lie in
+ *     start[e] < s <= end[e], as float64. The reference is readerproxy.learn.blocks._element_counts
+ *     (two np.searchsorted(side="right")). starts and index int64, start and end int32 (one entry per
+ *     element); unsorted starts or an index past the elements raise ValueError.
+ */
+static PyObject *native_element_counts(PyObject *module, PyObject *args) {
+    PyObject *objects[4], *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOOO:element_counts", &objects[0], &objects[1], &objects[2], &objects[3]))
+        return NULL;
+    static const char codes[4] = {'q', 'i', 'i', 'q'};
+    static const char *names[4] = {"starts", "start", "end", "index"};
+    Py_buffer views[4];
+    int got = 0;
+    for (; got < 4; got++)
+        if (get_array(objects[got], &views[got], codes[got], 1, "element_counts", names[got]) < 0) goto done;
+    const int64_t *starts = views[0].buf, *index = views[3].buf;
+    const int32_t *start = views[1].buf, *end = views[2].buf;
+    Py_ssize_t n_starts = views[0].shape[0], n_elements = views[1].shape[0], n = views[3].shape[0];
+    if (views[2].shape[0] != n_elements) {
+        PyErr_SetString(PyExc_ValueError, "element_counts: start and end differ in length");
+        goto done;
+    }
+    for (Py_ssize_t i = 1; i < n_starts; i++)
+        if (starts[i] < starts[i - 1]) {
+            PyErr_SetString(PyExc_ValueError, "element_counts: starts must be sorted");
+            goto done;
+        }
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (index[j] >= n_elements) {
+            PyErr_Format(PyExc_ValueError, "element_counts: %lld is not an element", (long long)index[j]);
+            goto done;
+        }
+    result = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    if (result == NULL) goto done;
+    double *out = (double *)PyByteArray_AS_STRING(result);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int64_t e = index[j];
+        out[j] = e < 0 ? 0.0
+                       : (double)(count_at_most(starts, n_starts, end[e]) - count_at_most(starts, n_starts, start[e]));
+    }
+done:
+    release_views(views, got);
+    return result;
+}
+
+
+/* repeated_items(parent, tag, n_tags, elements, levels) -> (count, item, level, index)
+ *     The reference is readerproxy.learn.blocks.repeated_items. Elements are grouped by (parent, tag):
+ *     same-tag siblings, numbered in document order. For every block (an element of `elements`), the
+ *     element among itself and its ancestors up to `levels` - 1 levels up whose group is largest, the
+ *     nearest one when several tie; returned as float64 group size (at least 1), int64 element,
+ *     float64 levels up, float64 index in its group. parent int32 (negative: none), tag int64 in
+ *     0..n_tags-1, elements int64. The groups are counted with an open-addressing hash table.
+ */
+static PyObject *native_repeated_items(PyObject *module, PyObject *args) {
+    PyObject *objects[3], *result = NULL;
+    Py_ssize_t n_tags, levels;
+    if (!PyArg_ParseTuple(args, "OOnOn:repeated_items", &objects[0], &objects[1], &n_tags, &objects[2], &levels))
+        return NULL;
+    static const char codes[3] = {'i', 'q', 'q'};
+    static const char *names[3] = {"parent", "tag", "elements"};
+    Py_buffer views[3];
+    int got = 0;
+    int64_t *keys = NULL;
+    int32_t *slot_count = NULL, *group = NULL, *order = NULL;
+    PyObject *out[4] = {NULL, NULL, NULL, NULL};
+    for (; got < 3; got++)
+        if (get_array(objects[got], &views[got], codes[got], 1, "repeated_items", names[got]) < 0) goto done;
+    const int32_t *parent = views[0].buf;
+    const int64_t *tag = views[1].buf, *elements = views[2].buf;
+    Py_ssize_t n = views[0].shape[0], n_blocks = views[2].shape[0];
+    if (views[1].shape[0] != n || n_tags < 1 || levels < 1 || levels > 64 || n > INT32_MAX / 4) {
+        PyErr_SetString(PyExc_ValueError,
+                        "repeated_items: parent and tag differ in length, or n_tags < 1, or levels not in 1..64");
+        goto done;
+    }
+    for (Py_ssize_t e = 0; e < n; e++)
+        if (parent[e] >= n || tag[e] < 0 || tag[e] >= n_tags) {
+            PyErr_Format(PyExc_ValueError, "repeated_items: element %zd has a parent or tag out of range", e);
+            goto done;
+        }
+    for (Py_ssize_t b = 0; b < n_blocks; b++)
+        if (elements[b] < 0 || elements[b] >= n) {
+            PyErr_SetString(PyExc_ValueError, "repeated_items: elements must be element indices");
+            goto done;
+        }
+    Py_ssize_t capacity = 16;
+    while (capacity < 2 * n) capacity *= 2;
+    keys = PyMem_Malloc((size_t)capacity * sizeof(int64_t));
+    slot_count = PyMem_Calloc((size_t)capacity, sizeof(int32_t));
+    group = PyMem_Malloc((size_t)(n + 1) * sizeof(int32_t)); /* each element's slot */
+    order = PyMem_Malloc((size_t)(n + 1) * sizeof(int32_t));
+    for (int k = 0; k < 4; k++) out[k] = PyByteArray_FromStringAndSize(NULL, n_blocks * 8);
+    if (!keys || !slot_count || !group || !order || !out[0] || !out[1] || !out[2] || !out[3]) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < capacity; i++) keys[i] = INT64_MIN; /* no key is INT64_MIN: tags < n_tags */
+    for (Py_ssize_t e = 0; e < n; e++) {
+        /* the reference's key: (parent + 1) * n_tags + tag, one per (parent, tag) pair */
+        int64_t key = ((int64_t)parent[e] + 1) * (int64_t)n_tags + tag[e];
+        uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+        Py_ssize_t i = (Py_ssize_t)(h >> 32) & (capacity - 1);
+        while (keys[i] != INT64_MIN && keys[i] != key) i = (i + 1) & (capacity - 1);
+        keys[i] = key;
+        group[e] = (int32_t)i;
+        order[e] = slot_count[i]++;
+    }
+    double *count = (double *)PyByteArray_AS_STRING(out[0]), *level = (double *)PyByteArray_AS_STRING(out[2]),
+           *index = (double *)PyByteArray_AS_STRING(out[3]);
+    int64_t *item = (int64_t *)PyByteArray_AS_STRING(out[1]);
+    for (Py_ssize_t b = 0; b < n_blocks; b++) {
+        int64_t e = elements[b], best = e;
+        double best_count = (double)slot_count[group[e]];
+        if (best_count < 1.0) best_count = 1.0;
+        Py_ssize_t best_level = 0;
+        for (Py_ssize_t up = 1; up < levels; up++) {
+            e = e >= 0 ? parent[e] : -1; /* past the root: none (counts 0, never the largest) */
+            if (e < 0) break;
+            double c = (double)slot_count[group[e]];
+            if (c > best_count) {
+                best_count = c;
+                best = e;
+                best_level = up;
+            }
+        }
+        count[b] = best_count;
+        item[b] = best;
+        level[b] = (double)best_level;
+        index[b] = (double)order[best];
+    }
+    result = PyTuple_Pack(4, out[0], out[1], out[2], out[3]);
+done:
+    for (int k = 0; k < 4; k++) Py_XDECREF(out[k]);
+    PyMem_Free(keys);
+    PyMem_Free(slot_count);
+    PyMem_Free(group);
+    PyMem_Free(order);
+    release_views(views, got);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"scan", native_scan, METH_VARARGS, "scan(serialised, tags, void_tags): document._scan_fast's fields, or None."},
     {"tree_leaves", native_tree_leaves, METH_VARARGS,
      "tree_leaves(x, feature, threshold, child, value, roots, max_depth): leaf value per (row, tree)."},
+    {"complete_tree_leaves", native_complete_tree_leaves, METH_VARARGS,
+     "complete_tree_leaves(x, feature, threshold, value, depth): leaf value per (row, tree), complete layout."},
+    {"element_counts", native_element_counts, METH_VARARGS,
+     "element_counts(starts, start, end, index): sorted starts strictly inside each indexed element."},
+    {"repeated_items", native_repeated_items, METH_VARARGS,
+     "repeated_items(parent, tag, n_tags, elements, levels): learn.blocks.repeated_items' four columns."},
+    {"inherit", native_inherit, METH_VARARGS,
+     "inherit(parent, is_holder, semantic, hints, decay): (holder, context) of heuristic.inherit."},
+    {"word_counts", native_word_counts, METH_VARARGS, "word_counts(texts, index): len(texts[i].split()) as float64."},
+    {"class_counts", native_class_counts, METH_VARARGS,
+     "class_counts(texts, index, block, n_blocks, table): characters per (block, class), float64."},
+    {"containing", native_containing, METH_VARARGS,
+     "containing(kind, first, last, kinds, position): ranges of each kind holding each position, or None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -3,7 +3,10 @@
 The way MarkupSafe ships `_speedups.c`: the compiled module is an accelerator, never a requirement.
 Each kernel has a Python reference it must match exactly (see the header of `_native.c`):
 `document._scan_fast` for `scan`, the numpy walk of `learn.model.TreeModel.log_odds` for
-`tree_leaves`.
+`tree_leaves` and `complete_tree_leaves`, `extractors.heuristic.inherit` and `own_text`'s word counts
+for `inherit` and `word_counts`, `learn.blocks._character_counts` and `_containing` for
+`class_counts` and `containing`. Every module that uses a kernel imports `native` from here, so a
+test can switch one module back to its reference (`monkeypatch.setattr(module, "native", None)`).
 
 `native` is None when
 - `READERPROXY_PURE=1` is set (tests and debugging force the fallback), or

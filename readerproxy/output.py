@@ -261,8 +261,8 @@ def _start_tag(
         return ""
     allowed = ATTRIBUTES.get(name)
     if not allowed:
-        # Only the id is written: for speed, `node.id` rather than the whole attribute dict.
-        return f"<{name}{_jump_target(doc.elements[element].id)}>"
+        # Only the id is written: for speed, the one the Document read rather than the node's.
+        return f"<{name}{_jump_target(doc.ident[element])}>"
     attrs = doc.elements[element].attributes
     if name == "img" and doc.noscript_images:
         attrs = doc.noscript_images.get((attrs.get("src") or "").strip(), attrs)  # the real image

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import importlib.util
 import os
@@ -12,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,10 +22,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
+import readerproxy.learn.blocks as learn_blocks
 import readerproxy.learn.model as model_module
 from readerproxy import _speedups, document
 from readerproxy.document import VOID_TAGS, _clean, _scan_fast, _scan_native, _tag_names, parse
 from readerproxy.evaluation.datasets import datasets_root, load_dataset
+from readerproxy.extractors import heuristic
 from readerproxy.extractors.learned import first_extractor
 from readerproxy.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
 from readerproxy.learn.model import TreeModel, load_model
@@ -537,6 +542,389 @@ def test_tree_leaves_rejects_bad_tables(native: ModuleType) -> None:
             native.tree_leaves(*args)
 
 
+# --- complete_tree_leaves ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("trees", "depth", "width"), [(1, 0, 3), (7, 3, 2), (250, 9, 40), (40, 6, 5)])
+def test_complete_trees_reach_the_leaves_of_the_node_walk(
+    native: ModuleType, trees: int, depth: int, width: int
+) -> None:
+    rng = np.random.default_rng(depth)
+    model = _random_model(rng, trees, depth, width)
+    assert model._complete is not None
+    x = rng.normal(size=(203, width))
+    x[rng.random(x.shape) < 0.05] = np.nan
+    x[::13] = np.inf
+    x[::29] = -np.inf
+    by_nodes = native.tree_leaves(
+        x, model._feature, model.threshold, model._child, model.value, model._roots, depth
+    )
+    assert native.complete_tree_leaves(x, *model._complete, depth) == by_nodes
+
+
+def test_too_deep_trees_walk_the_nodes(native: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(11)
+    model = _random_model(rng, 3, model_module.COMPLETE_MAX_DEPTH + 1, 4)
+    assert model._complete is None
+    x = rng.normal(size=(50, 4))
+    native_scores, pure_scores = _log_odds_both_ways(model, x, monkeypatch)
+    assert native_scores.tobytes() == pure_scores.tobytes()
+
+
+def test_complete_tree_leaves_rejects_bad_tables(native: ModuleType) -> None:
+    x = np.zeros((3, 2))
+    feature = np.array([[1]], dtype=np.int32)
+    threshold = np.array([[0.5]])
+    value = np.array([[1.0, 2.0]])
+    good = (x, feature, threshold, value, 1)
+    assert np.frombuffer(native.complete_tree_leaves(*good)).tolist() == [1.0, 1.0, 1.0]
+
+    def bad(position: int, replacement: object) -> tuple[object, ...]:
+        return (*good[:position], replacement, *good[position + 1 :])
+
+    for args, error in [
+        (bad(0, x.astype(np.float32)), ValueError),
+        (bad(0, np.zeros(6)), ValueError),
+        (bad(0, np.zeros((3, 4))[:, ::2]), TypeError),
+        (bad(1, feature.astype(np.int64)), ValueError),
+        (bad(1, np.array([[2]], dtype=np.int32)), ValueError),  # beyond the row
+        (bad(1, np.array([[-1]], dtype=np.int32)), ValueError),
+        (bad(1, np.array([[0, 0]], dtype=np.int32)), ValueError),  # not 2**depth - 1 nodes
+        (bad(2, np.array([[0.5], [0.5]])), ValueError),  # another number of trees
+        (bad(3, np.array([[1.0, 2.0, 3.0]])), ValueError),
+        (bad(4, -1), ValueError),
+        (bad(4, 21), ValueError),
+        (bad(4, 2), ValueError),
+        (good[:4], TypeError),
+    ]:
+        with pytest.raises(error):
+            native.complete_tree_leaves(*args)
+
+
+# --- element features: inherit, word_counts ---------------------------------------------------------
+
+
+def _both_ways(module: ModuleType, monkeypatch: pytest.MonkeyPatch, run: Any) -> tuple[Any, Any]:
+    """run() with the kernels, then with `module.native` set to None (the numpy/Python reference)."""
+    assert module.native is not None
+    with_native = run()
+    with monkeypatch.context() as patch:
+        patch.setattr(module, "native", None)
+        return with_native, run()
+
+
+def _assert_same_arrays(got: tuple[np.ndarray, ...], expected: tuple[np.ndarray, ...]) -> None:
+    assert len(got) == len(expected)
+    for actual, wanted in zip(got, expected, strict=True):
+        assert actual.dtype == wanted.dtype and actual.shape == wanted.shape
+        assert actual.tobytes() == wanted.tobytes()
+
+
+def _element_features_both_ways(doc: document.Document, monkeypatch: pytest.MonkeyPatch) -> None:
+    fields = ("holder", "words", "chars", "anchor_chars", "own", "context", "unlikely")
+    native_features, pure_features = _both_ways(
+        heuristic, monkeypatch, lambda: heuristic.element_features(doc)
+    )
+    _assert_same_arrays(
+        tuple(getattr(native_features, name) for name in fields),
+        tuple(getattr(pure_features, name) for name in fields),
+    )
+    assert native_features.label == pure_features.label
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scrapinghub", "readability"])
+def test_element_features_are_identical_with_the_kernels_on_every_dataset_page(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    for html in _dataset_pages(name):
+        _element_features_both_ways(parse(html), monkeypatch)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.floats(allow_nan=False, width=64), min_size=1, max_size=60), st.randoms(use_true_random=False)
+)
+def test_inherit_adds_floats_in_the_same_order_as_python(values: list[float], rng: random.Random) -> None:
+    """Random parents (each before its child, as in document order), context and hint values of every
+    magnitude: the same holder and the same bits of context as the Python loop."""
+    _compiled()
+    n = len(values)
+    tags = [rng.choice(["div", "p", "span", "a", "li", "section"]) for _ in range(n)]
+    html = "".join(f"<{tag}>x" for tag in tags)
+    doc = parse(html)
+    semantic = [rng.choice(values) for _ in doc.tag]
+    hints = [rng.choice(values) for _ in doc.tag]
+    decay = rng.choice([0.5, 0.3, 1 / 3, 0.0, 1.0])
+    with pytest.MonkeyPatch.context() as monkeypatch, np.errstate(over="ignore"):  # inf + inf is inf in both
+        native_result, pure_result = _both_ways(
+            heuristic, monkeypatch, lambda: heuristic.inherit(doc, semantic, hints, decay)
+        )
+    _assert_same_arrays(native_result, pure_result)
+
+
+_SPACES = "".join(chr(c) for c in range(0x3100) if chr(c).isspace())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from([*_SPACES, "a", "é", "☃", "😀", "\x00", "_"]), max_size=30)))
+def test_word_counts_split_like_str_split(texts: list[str]) -> None:
+    index = np.arange(len(texts), dtype=np.int64)[::-1].copy()
+    counts = np.frombuffer(_compiled().word_counts(texts, index))
+    assert counts.tolist() == [float(len(texts[i].split())) for i in index.tolist()]
+
+
+def test_word_counts_rejects_bad_arguments(native: ModuleType) -> None:
+    good_index = np.array([0], dtype=np.int64)
+    assert np.frombuffer(native.word_counts(["a b"], good_index)).tolist() == [2.0]
+    for args, error in [
+        ((["a"], np.array([1], dtype=np.int64)), ValueError),  # past the list
+        ((["a"], np.array([-1], dtype=np.int64)), ValueError),
+        ((["a"], np.array([0], dtype=np.int32)), ValueError),
+        ((["a"], [0]), TypeError),
+        ((("a",), good_index), TypeError),
+        (([b"a"], good_index), TypeError),
+        ((["a"],), TypeError),
+    ]:
+        with pytest.raises(error):
+            native.word_counts(*args)
+
+
+# --- block features: class_counts, containing --------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scrapinghub", "readability"])
+def test_block_features_are_identical_with_the_kernels_on_every_dataset_page(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """page_blocks with the block kernels on and off (the element features computed once: they are
+    checked on their own above), every array bit for bit."""
+    extractor, params = first_extractor()
+    for html in _dataset_pages(name):
+        doc = parse(html)
+        first = extractor.run(doc, params)
+        native_blocks, pure_blocks = _both_ways(
+            learn_blocks, monkeypatch, functools.partial(page_blocks, doc, first)
+        )
+        fields = ("elements", "features", "holder", "own_words", "parent", "grandparent")
+        _assert_same_arrays(
+            tuple(getattr(native_blocks, f) for f in fields), tuple(getattr(pure_blocks, f) for f in fields)
+        )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_containing_counts_like_searchsorted(rng: random.Random) -> None:
+    _compiled()
+    kinds = rng.randrange(0, 5)
+    ranges = rng.randrange(0, 40)
+    size = rng.choice([1, 5, 50, 1000])
+    kind = np.array([rng.randrange(max(kinds, 1)) for _ in range(ranges if kinds else 0)], dtype=np.int64)
+    first = np.array([rng.randrange(size) for _ in kind], dtype=np.int64)
+    last = np.maximum(
+        first + np.array([rng.randrange(-1, size // 2 + 1) for _ in kind], dtype=np.int64), first - 1
+    )
+    position = np.array(sorted(rng.randrange(size) for _ in range(rng.randrange(0, 30))), dtype=np.int64)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        got, expected = _both_ways(
+            learn_blocks, monkeypatch, lambda: learn_blocks._containing(kind, first, last, kinds, position)
+        )
+    _assert_same_arrays((got,), (expected,))
+
+
+def test_containing_declines_a_huge_span_and_rejects_bad_arguments(native: ModuleType) -> None:
+    one = np.array([0], dtype=np.int64)
+    assert np.frombuffer(native.containing(one, one, one, 1, one), dtype=np.int64).tolist() == [1]
+    assert native.containing(one, one, one, 1, np.array([0, 2**30], dtype=np.int64)) is None
+    for args, error in [
+        ((one, one, one, 1, np.array([-1], dtype=np.int64)), ValueError),
+        ((one, one, one, 1, np.array([2**31], dtype=np.int64)), ValueError),
+        ((one + 1, one, one, 1, one), ValueError),  # a kind >= kinds
+        ((one - 1, one, one, 1, one), ValueError),
+        ((one, one, one, -1, one), ValueError),
+        ((one, np.array([0, 1], dtype=np.int64), one, 1, one), ValueError),
+        ((one, one.astype(np.int32), one, 1, one), ValueError),
+        ((one, one, [0], 1, one), TypeError),
+        ((one, one, one, 1), TypeError),
+    ]:
+        with pytest.raises(error):
+            native.containing(*args)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_element_counts_count_like_searchsorted(rng: random.Random) -> None:
+    _compiled()
+    n = rng.randrange(1, 30)
+    start = np.array(sorted(rng.randrange(100) for _ in range(n)), dtype=np.int32)
+    end = start + np.array([rng.randrange(-1, 40) for _ in range(n)], dtype=np.int32)
+
+    class Doc:
+        pass
+
+    doc = Doc()
+    doc.start, doc.end = start, end  # type: ignore[attr-defined]
+    starts = np.array(sorted(rng.randrange(120) for _ in range(rng.randrange(0, 40))), dtype=np.int64)
+    index = np.array([rng.randrange(-1, n) for _ in range(rng.randrange(0, 20))], dtype=np.int64)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        got, expected = _both_ways(
+            learn_blocks,
+            monkeypatch,
+            lambda: learn_blocks._element_counts(starts, doc, index),  # type: ignore[arg-type]
+        )
+    _assert_same_arrays((got,), (expected,))
+
+
+def test_element_counts_rejects_bad_arguments(native: ModuleType) -> None:
+    starts = np.array([1, 2, 5], dtype=np.int64)
+    start, end = np.array([0, 1], dtype=np.int32), np.array([4, 1], dtype=np.int32)
+    index = np.array([0, 1, -1], dtype=np.int64)
+    assert np.frombuffer(native.element_counts(starts, start, end, index)).tolist() == [2.0, 0.0, 0.0]
+    for args, error in [
+        ((starts[::-1].copy(), start, end, index), ValueError),  # not sorted
+        ((starts, start, end, np.array([2], dtype=np.int64)), ValueError),  # not an element
+        ((starts, start, end[:1], index), ValueError),
+        ((starts, start.astype(np.int64), end, index), ValueError),
+        ((starts.astype(np.int32), start, end, index), ValueError),
+        ((starts, start, end, [0]), TypeError),
+        ((starts, start, end), TypeError),
+    ]:
+        with pytest.raises(error):
+            native.element_counts(*args)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_repeated_items_match_the_numpy_grouping(rng: random.Random) -> None:
+    """Random trees (each parent before its children) with few tags, so that siblings repeat."""
+    _compiled()
+    n = rng.randrange(1, 80)
+    parent = np.array([rng.randrange(-1, i) if i else -1 for i in range(n)], dtype=np.int32)
+    names = ["div", "p", "li", "a"][: rng.randrange(1, 5)]
+    tag = [rng.choice(names) for _ in range(n)]
+
+    class Doc:
+        pass
+
+    doc = Doc()
+    doc.parent, doc.tag = parent, tag  # type: ignore[attr-defined]
+    codes = learn_blocks.tag_codes(doc)  # type: ignore[arg-type]
+    elements = np.array(sorted(rng.sample(range(n), rng.randrange(0, n + 1))), dtype=np.int64)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        got, expected = _both_ways(
+            learn_blocks,
+            monkeypatch,
+            lambda: learn_blocks.repeated_items(doc, elements, codes),  # type: ignore[arg-type]
+        )
+    fields = ("count", "item", "level", "index")
+    _assert_same_arrays(tuple(getattr(got, f) for f in fields), tuple(getattr(expected, f) for f in fields))
+
+
+def test_repeated_items_rejects_bad_arguments(native: ModuleType) -> None:
+    parent = np.array([-1, 0, 0], dtype=np.int32)
+    tag = np.array([0, 1, 1], dtype=np.int64)
+    elements = np.array([1, 2], dtype=np.int64)
+    count, item, level, index = native.repeated_items(parent, tag, 2, elements, 6)
+    assert np.frombuffer(count).tolist() == [2.0, 2.0] and np.frombuffer(index).tolist() == [0.0, 1.0]
+    assert np.frombuffer(item, dtype=np.int64).tolist() == [1, 2] and np.frombuffer(level).tolist() == [
+        0.0,
+        0.0,
+    ]
+    for args, error in [
+        ((parent, tag, 1, elements, 6), ValueError),  # a tag >= n_tags
+        ((parent, tag - 1, 2, elements, 6), ValueError),
+        ((np.array([-1, 0, 3], dtype=np.int32), tag, 2, elements, 6), ValueError),  # parent past the end
+        ((parent, tag, 2, np.array([3], dtype=np.int64), 6), ValueError),
+        ((parent, tag, 2, np.array([-1], dtype=np.int64), 6), ValueError),
+        ((parent, tag[:2], 2, elements, 6), ValueError),
+        ((parent, tag, 2, elements, 0), ValueError),
+        ((parent, tag, 0, elements, 6), ValueError),
+        ((parent.astype(np.int64), tag, 2, elements, 6), ValueError),
+        ((parent, tag, 2, [1], 6), TypeError),
+        ((parent, tag, 2, elements), TypeError),
+    ]:
+        with pytest.raises(error):
+            native.repeated_items(*args)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(max_size=20), max_size=20), st.randoms(use_true_random=False))
+def test_class_counts_match_the_code_point_lookup(texts: list[str], rng: random.Random) -> None:
+    _compiled()
+    n_blocks = rng.randrange(1, 4)
+    tokens = np.array([i for i in range(len(texts)) if rng.random() < 0.8], dtype=np.int64)
+    block = np.array([rng.randrange(n_blocks) for _ in tokens], dtype=np.int64)
+
+    class Tokens:
+        text = texts
+
+    class Doc:
+        tokens = Tokens
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        got, expected = _both_ways(
+            learn_blocks,
+            monkeypatch,
+            lambda: learn_blocks._character_counts(Doc, tokens, block, n_blocks),  # type: ignore[arg-type]
+        )
+    _assert_same_arrays(got, expected)
+
+
+def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
+    index = np.array([0], dtype=np.int64)
+    table = learn_blocks._CHARACTER_CLASS
+    counts = np.frombuffer(native.class_counts(["A1.😀"], index, index, 1, table)).tolist()
+    assert counts == [1.0, 1.0, 1.0, 1.0]  # other, punctuation, digit, upper case
+    for args, error in [
+        ((["a"], index, index + 1, 1, table), ValueError),  # block >= n_blocks
+        ((["a"], index, index - 1, 1, table), ValueError),
+        ((["a"], index + 1, index, 1, table), ValueError),  # past the texts
+        ((["a"], index, np.array([0, 0], dtype=np.int64), 1, table), ValueError),
+        ((["a"], index, index, -1, table), ValueError),
+        ((["a"], index, index, 1, np.array([4], dtype=np.uint8)), ValueError),  # a class beyond 3
+        ((["a"], index, index, 1, np.zeros(0, dtype=np.uint8)), ValueError),
+        ((["a"], index, index, 1, table.astype(np.int32)), ValueError),
+        (([1], index, index, 1, table), TypeError),
+        ((["a"], index, index, 1), TypeError),
+    ]:
+        with pytest.raises(error):
+            native.class_counts(*args)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            "inherit",
+            "word_counts",
+            "class_counts",
+            "containing",
+            "element_counts",
+            "repeated_items",
+            "complete_tree_leaves",
+        ]
+    ),
+    st.lists(
+        st.one_of(
+            st.integers(-3, 3),
+            st.floats(),
+            st.just(["a b", "c"]),
+            st.sampled_from([np.int8, np.int32, np.int64, np.uint8, np.float64, np.bool_]).map(
+                lambda dtype: np.arange(3).astype(dtype)
+            ),
+            st.sampled_from([np.int32, np.int64, np.float64]).map(lambda dtype: np.ones((2, 3), dtype=dtype)),
+            st.none(),
+        ),
+        max_size=6,
+    ),
+)
+def test_new_kernels_take_any_arguments_without_crashing(name: str, args: list[object]) -> None:
+    """Whatever they are given, the kernels answer or raise TypeError/ValueError (never crash)."""
+    with contextlib.suppress(TypeError, ValueError):
+        getattr(_compiled(), name)(*args)
+
+
 # --- _speedups: which code runs --------------------------------------------------------------------
 
 
@@ -544,6 +932,7 @@ def test_the_native_kernels_are_used_when_built(native: ModuleType) -> None:
     if os.environ.get("READERPROXY_PURE", "") not in ("", "0"):
         pytest.skip("READERPROXY_PURE is set")
     assert _speedups.native is native and document.native is native and model_module.native is native
+    assert heuristic.native is native and learn_blocks.native is native
     assert _speedups.describe() == "yes"
     assert _speedups.source_hash() == native.SOURCE_HASH
 
@@ -560,8 +949,9 @@ def test_pure_python_is_forced_by_the_environment(
 def test_a_process_with_readerproxy_pure_parses_and_scores_with_numpy(tmp_path: Path) -> None:
     code = (
         "import readerproxy.document as d, readerproxy.learn.model as m, readerproxy._speedups as s\n"
+        "import readerproxy.learn.blocks as b, readerproxy.extractors.heuristic as h\n"
         "from readerproxy.api import extract\n"
-        "print(s.describe(), d.native is None, m.native is None)\n"
+        "print(s.describe(), d.native is None, m.native is None, b.native is None, h.native is None)\n"
         "print(extract('<html><body><article><p>' + 'Some words of an article. ' * 40 + '</p></article></body></html>',"
         " algorithm='auto').text[:24])\n"
     )
@@ -570,7 +960,7 @@ def test_a_process_with_readerproxy_pure_parses_and_scores_with_numpy(tmp_path: 
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["no True True", "Some words of an article"]
+    assert result.stdout.splitlines() == ["no True True True True", "Some words of an article"]
 
 
 def test_parse_gives_the_same_document_with_and_without_the_kernel(

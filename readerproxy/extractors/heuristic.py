@@ -39,6 +39,7 @@ from typing import Literal
 
 import numpy as np
 
+from .._speedups import native
 from ..convert import check_choice, check_range
 from ..document import BLOCK_TAGS, TEXT, VOID_TAGS, Document
 from ..extraction import Extraction, HolderBlocks, register
@@ -219,8 +220,12 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     """Berg 2020, §5.1: word count, tag, semantic tags, ARIA roles, class/id hints per element."""
     n = len(doc.elements)
     tags = doc.tag
-    own = np.array([weights.own_tag.get(name, 0.0) for name in tags], dtype=np.float64)
-    semantic = [weights.context_tag.get(name, 0.0) for name in tags]
+    # For speed: each weight looked up once per distinct tag, then mapped over the elements.
+    distinct = set(tags)
+    own_of = {name: weights.own_tag.get(name, 0.0) for name in distinct}
+    context_of = {name: weights.context_tag.get(name, 0.0) for name in distinct}
+    own = np.fromiter(map(own_of.__getitem__, tags), dtype=np.float64, count=n)
+    semantic = list(map(context_of.__getitem__, tags))
     hints = [0.0] * n
     unlikely = [False] * n
     # For speed: the scores read only the tag, role, class and id, which pages (and the pages of a
@@ -330,7 +335,20 @@ def inherit(
     Semantic tags and roles are explicit, so they are inherited in full; class/id hints are
     free-form (Berg 2020, §5.1: "difficult to properly analyze"), so an ancestor's hint fades by
     `decay` per generation: ten nested "elementor-widget" wrappers must not outweigh a paragraph.
+
+    With the optional C kernels this loop runs in C (`_native.inherit`: the same float operations in
+    the same order); the Python loop below is its reference.
     """
+    if native is not None:  # the same loop in C (`_native.inherit`), bit for bit
+        n = len(doc.tag)
+        holder_bytes, context_bytes = native.inherit(
+            np.ascontiguousarray(doc.parent, dtype=np.int32),
+            np.fromiter(map(TEXT_HOLDERS.__contains__, doc.tag), dtype=np.bool_, count=n),
+            np.array(semantic, dtype=np.float64),
+            np.array(hints, dtype=np.float64),
+            float(decay),
+        )
+        return np.frombuffer(holder_bytes, dtype=np.int32), np.frombuffer(context_bytes, dtype=np.float64)
     parent = doc.parent.tolist()
     is_holder = [name in TEXT_HOLDERS for name in doc.tag]
     holder = list(range(len(parent)))
@@ -355,9 +373,12 @@ def own_text(doc: Document, holder: np.ndarray, n: int) -> tuple[np.ndarray, np.
     index = index[(t.kind[index] == TEXT) & (t.chars[index] > 0) & (t.element[index] >= 0)]
     owner = holder[t.element[index]]
     text = t.text
-    word_counts = np.fromiter(
-        (len(text[i].split()) for i in index.tolist()), dtype=np.float64, count=len(index)
-    )
+    if native is not None:  # the same counts in C (`_native.word_counts`)
+        word_counts = np.frombuffer(native.word_counts(text, index.astype(np.int64)), dtype=np.float64)
+    else:
+        word_counts = np.fromiter(
+            (len(text[i].split()) for i in index.tolist()), dtype=np.float64, count=len(index)
+        )
     chars = t.chars[index].astype(np.float64)
 
     def per_holder(weights: np.ndarray) -> np.ndarray:

@@ -29,6 +29,9 @@ numpy over the code points of the page's text. Choices made for speed (each give
 as the direct way): tags are compared as small integer codes, never as numpy object arrays; "inside
 a container" is counted for every container tag at once with two `np.searchsorted` over range ends
 (`_containing`) rather than one token mask per tag; character classes come from one lookup table.
+With the optional C kernels (`readerproxy._speedups`), `_containing`, `_character_counts`,
+`_element_counts` and `repeated_items` count in C (`_native.containing`, `class_counts`,
+`element_counts`, `repeated_items`) and the numpy code is their reference.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._speedups import native
 from ..document import TEXT, Document, code_points
 from ..extraction import Extraction, block_columns
 from ..extractors.heuristic import ElementFeatures, features_of
@@ -215,6 +219,14 @@ def _character_counts(
     if len(tokens) == 0:
         zero = np.zeros(n_blocks, dtype=np.float64)
         return zero, zero, zero
+    if native is not None:  # the same counts in C (`_native.class_counts`), no joined copy of the text
+        counts = np.frombuffer(
+            native.class_counts(
+                doc.tokens.text, tokens.astype(np.int64), block.astype(np.int64), n_blocks, _CHARACTER_CLASS
+            ),
+            dtype=np.float64,
+        ).reshape(n_blocks, 4)
+        return counts[:, 1], counts[:, 2], counts[:, 3]
     texts = [doc.tokens.text[i] for i in tokens.tolist()]
     codes = code_points("".join(texts))
     if codes.dtype.itemsize > 2:
@@ -234,6 +246,16 @@ def _containing(
     Counted as #(first <= p) - #(last < p) (every range with last < p also has first <= p, the
     empty ones included) with one sorted key per range, kind-major: `kind * stride + offset`.
     """
+    if native is not None:  # the same counts in C (`_native.containing`: one difference array per kind)
+        counted = native.containing(
+            kind.astype(np.int64),
+            first.astype(np.int64),
+            last.astype(np.int64),
+            kinds,
+            position.astype(np.int64),
+        )
+        if counted is not None:
+            return np.frombuffer(counted, dtype=np.int64).reshape(kinds, len(position))
     stride = int(max(first.max(initial=0), last.max(initial=0), position.max(initial=0))) + 2
     base = kind.astype(np.int64) * stride
     query = (np.arange(kinds, dtype=np.int64)[:, None] * stride + position[None, :]).ravel()
@@ -273,12 +295,22 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     columns.update(structure_columns(doc, heuristic, elements, columns["depth"], items, codes))
     columns.update(page_type_columns(doc, elements, columns, items, features.holder, codes))
     columns.update(section_columns(doc, elements, codes))
-    matrix = np.column_stack([columns[name] for name in FEATURES]).astype(np.float64)
+    # For speed: the columns written into one preallocated array, then one transposing copy (what
+    # np.column_stack(...).astype(np.float64) gives, without its per-column reshaping).
+    by_feature = np.empty((len(FEATURES), n_blocks), dtype=np.float64)
+    for k, name in enumerate(FEATURES):
+        by_feature[k] = columns[name]
+    matrix = np.ascontiguousarray(by_feature.T)
     assert matrix.shape == (n_blocks, len(FEATURES)) and len(t)
     parent = doc.parent[elements].astype(np.int64)
     grandparent = np.where(parent >= 0, doc.parent[np.maximum(parent, 0)], -1).astype(np.int64)
     return PageBlocks(
-        elements, np.nan_to_num(matrix), features.holder, features.words[elements], parent, grandparent
+        elements,
+        np.nan_to_num(matrix, copy=False),
+        features.holder,
+        features.words[elements],
+        parent,
+        grandparent,
     )
 
 
@@ -342,12 +374,11 @@ def _columns(
     inside = _containing(
         container_kind[around], doc.start[around] + 1, doc.end[around], len(CONTAINERS), start
     )
-    containers = {name: (inside[k] > 0).astype(np.float64) for k, name in enumerate(CONTAINERS)}
+    in_container = (inside > 0).astype(np.float64)  # one row per container
+    containers = {name: in_container[k] for k, name in enumerate(CONTAINERS)}
     own_group = group_of_code[own_code]
-    tag_columns = {
-        f"tag_{group.replace(' ', '_')}": (own_group == k).astype(np.float64)
-        for k, group in enumerate(OWN_TAGS)
-    }
+    is_group = (own_group[None, :] == np.arange(len(OWN_TAGS))[:, None]).astype(np.float64)
+    tag_columns = {f"tag_{group.replace(' ', '_')}": is_group[k] for k, group in enumerate(OWN_TAGS)}
 
     # Parents, grandparents and siblings.
     parent = doc.parent[elements].astype(np.int64)
@@ -357,7 +388,9 @@ def _columns(
         return np.where(index >= 0, values[np.maximum(index, 0)], 0.0)
 
     log_chars = np.log1p(chars)
-    parent_key = np.unique(parent, return_inverse=True)[1]
+    # For speed: parent + 1 numbers the groups as well as np.unique's inverse did, without a sort
+    # (np.bincount adds a group's weights in input order either way: the same sums).
+    parent_key = parent + 1
     parent_blocks = np.bincount(parent_key)[parent_key].astype(np.float64)
     parent_mean = np.bincount(parent_key, weights=log_chars)[parent_key] / parent_blocks
     pair_key = np.unique(parent_key * len(codes.names) + own_code, return_inverse=True)[1]
@@ -422,6 +455,14 @@ def _columns(
 def _element_counts(starts: np.ndarray, doc: Document, index: np.ndarray) -> np.ndarray:
     """Per entry of `index` (element, -1 = none): how many elements starting at `starts` (sorted token
     positions) lie strictly inside it."""
+    if native is not None:  # the same counts in C (`_native.element_counts`: two binary searches)
+        counted = native.element_counts(
+            starts.astype(np.int64),
+            np.ascontiguousarray(doc.start, dtype=np.int32),
+            np.ascontiguousarray(doc.end, dtype=np.int32),
+            index.astype(np.int64),
+        )
+        return np.frombuffer(counted, dtype=np.float64)
     safe = np.maximum(index, 0)
     inside = np.searchsorted(starts, doc.end[safe], "right") - np.searchsorted(
         starts, doc.start[safe], "right"
@@ -479,6 +520,20 @@ def repeated_items(doc: Document, elements: np.ndarray, codes: TagCodes | None =
     """The repeated item of every block: the ancestor (up to `REPEAT_LEVELS` up, the block itself
     first) with the most same-tag siblings, the first such one when several tie."""
     codes = codes or tag_codes(doc)
+    if native is not None:  # the same in C (`_native.repeated_items`: a hash table of (parent, tag) groups)
+        count, item, level, index = native.repeated_items(
+            np.ascontiguousarray(doc.parent, dtype=np.int32),
+            codes.tag_id.astype(np.int64),
+            max(len(codes.names), 1),
+            elements.astype(np.int64),
+            REPEAT_LEVELS,
+        )
+        return RepeatedItems(
+            np.frombuffer(count, dtype=np.float64),
+            np.frombuffer(item, dtype=np.int64),
+            np.frombuffer(level, dtype=np.float64),
+            np.frombuffer(index, dtype=np.float64),
+        )
     n_elements = len(doc.tag)
     ids, tag_id = codes.ids, codes.tag_id
     parent = doc.parent.astype(np.int64)
@@ -567,11 +622,18 @@ def structure_columns(
     title_overlap = np.zeros(len(elements))
     if title_words:
         heading_ids = [ids[name] for name in HEADING_TAGS if name in ids]
-        for i in np.flatnonzero(np.isin(codes.tag_id[elements], heading_ids)).tolist():
-            element = int(elements[i])  # the heading's text (as doc.element_text, without its regex)
-            words = "".join(text[doc.start[element] : doc.end[element] + 1]).lower().split()
+        # A lookup by tag code (np.isin's overhead is larger).
+        is_heading = np.zeros(len(codes.names), dtype=bool)
+        is_heading[heading_ids] = True
+        found = np.flatnonzero(is_heading[codes.tag_id[elements]])
+        # For speed: the headings' token ranges as Python ints, read once (not a numpy scalar each).
+        titled = elements[found]
+        ranges = zip(found.tolist(), doc.start[titled].tolist(), doc.end[titled].tolist(), strict=True)
+        for i, first_token, last_token in ranges:
+            # the heading's text (as doc.element_text, without its regex)
+            words = "".join(text[first_token : last_token + 1]).lower().split()
             if words:
-                title_overlap[i] = sum(w in title_words for w in words) / len(words)
+                title_overlap[i] = sum(map(title_words.__contains__, words)) / len(words)
 
     roots = heuristic.signals.get("article_element")
     root = int(roots[0]) if roots is not None and len(roots) else -1
@@ -887,7 +949,9 @@ CONTEXT_RADIUS = 2
 
 
 def _group_mean(values: np.ndarray, group: np.ndarray) -> np.ndarray:
-    key = np.unique(group, return_inverse=True)[1]
+    # For speed: element indices (-1: none) are their own keys after + 1, without np.unique's sort;
+    # np.bincount adds each group's values in input order either way (the same sums).
+    key = group + 1 if group.min() >= -1 else np.unique(group, return_inverse=True)[1]
     return np.bincount(key, weights=values)[key] / np.bincount(key)[key]
 
 

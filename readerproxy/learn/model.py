@@ -10,8 +10,12 @@ node sit side by side in one array (`child[2 * node + went_left]`), so a level c
 the next node instead of two gathers and a `where`; indices are numpy's native `intp`, which a gather
 uses without converting. The walk stays level by level over all (block, tree) pairs: the trees are
 nearly complete (depth 6, 31 leaves), so skipping rows that reached a leaf early would save little.
-When the optional C kernels are built (`readerproxy._speedups`), `_native.tree_leaves` walks the same
-packed tables one (block, tree) pair at a time; the leaves are summed by numpy as before.
+When the optional C kernels are built (`readerproxy._speedups`), `_native.complete_tree_leaves` walks
+the same trees laid out once at load as complete binary trees (`complete_trees`: node i's children at
+2i + 1 and 2i + 2, a leaf above the last level copied under splits at +inf), which needs no child
+table and keeps a few trees' tables in the cache while every row passes; trees deeper than
+`COMPLETE_MAX_DEPTH` walk the packed node tables (`_native.tree_leaves`). Either way the leaves are
+summed by numpy as before.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ class TreeModel:
     _feature: np.ndarray = field(init=False, repr=False, compare=False)  # intp per node
     _child: np.ndarray = field(init=False, repr=False, compare=False)  # intp: [right, left] per node
     _roots: np.ndarray = field(init=False, repr=False, compare=False)  # intp per tree
+    # The same trees laid out complete for the C walk (`complete_trees`), or None when too deep.
+    _complete: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         child = np.empty(2 * len(self.left), dtype=np.intp)
@@ -58,6 +64,8 @@ class TreeModel:
         object.__setattr__(self, "_feature", self.feature.astype(np.intp))
         object.__setattr__(self, "_child", child)
         object.__setattr__(self, "_roots", self.roots.astype(np.intp))
+        complete = complete_trees(self) if self.max_depth <= COMPLETE_MAX_DEPTH else None
+        object.__setattr__(self, "_complete", complete)
 
     def log_odds(self, x: np.ndarray) -> np.ndarray:
         """Sum of the trees' leaves for every row of x (shape rows × features)."""
@@ -65,7 +73,16 @@ class TreeModel:
         trees = len(self.roots)
         if rows == 0 or trees == 0:
             return np.full(rows, self.init)
-        if native is not None:  # the same walk in C (`_native.tree_leaves`), leaves in the same layout
+        if native is not None and self._complete is not None:
+            # The same walk in C over the complete layout (`_native.complete_tree_leaves`), same leaves.
+            feature, threshold, value = self._complete
+            leaves = np.frombuffer(
+                native.complete_tree_leaves(
+                    np.ascontiguousarray(x, dtype=np.float64), feature, threshold, value, self.max_depth
+                ),
+                np.float64,
+            )
+        elif native is not None:  # the same walk in C (`_native.tree_leaves`), leaves in the same layout
             leaves = np.frombuffer(
                 native.tree_leaves(
                     np.ascontiguousarray(x, dtype=np.float64),
@@ -120,6 +137,34 @@ class TreeModel:
             features=tuple(str(name) for name in data[prefix + "features"]),
             max_depth=int(data[prefix + "max_depth"][0]),
         )
+
+
+#: Deepest trees laid out complete for the C walk (2**depth leaves per tree); deeper ones walk the nodes.
+COMPLETE_MAX_DEPTH = 10
+
+
+def complete_trees(model: TreeModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The model's trees as complete binary trees of `max_depth` levels, for `_native.complete_tree_leaves`:
+    (feature int32, threshold float64), trees × (2**depth - 1), internal node i with children 2i + 1
+    (x <= threshold) and 2i + 2; value float64, trees × 2**depth.
+
+    Built level by level from the node tables exactly as the numpy walk moves: position i of a level
+    holds the node a walk would stand on there, a leaf too (its feature 0 and threshold +inf, both
+    children itself), and the last level holds `value` of the node reached after `max_depth` steps.
+    So every x reaches the same value as in the node walk, NaN included (it goes right at every
+    node in both).
+    """
+    trees = len(model.roots)
+    depth = model.max_depth
+    feature = np.zeros((trees, 2**depth - 1), dtype=np.int32)
+    threshold = np.zeros((trees, 2**depth - 1), dtype=np.float64)
+    nodes = model.roots.astype(np.intp)[:, None]
+    for level in range(depth):
+        first = 2**level - 1
+        feature[:, first : first + 2**level] = model.feature[nodes]
+        threshold[:, first : first + 2**level] = model.threshold[nodes]
+        nodes = np.stack([model.left[nodes], model.right[nodes]], axis=2).reshape(trees, -1)
+    return feature, threshold, np.ascontiguousarray(model.value[nodes], dtype=np.float64)
 
 
 @dataclass(frozen=True, slots=True)
