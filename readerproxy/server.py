@@ -395,23 +395,37 @@ async def read(request: web.Request) -> web.Response:
         if page is None:
             page = Encoded(request.app[RENDERER].reader_page(data, prefs, algorithm).encode("utf-8"))
         held = page.size
-        # For speed on a miss, only the coding this client asked for is made now; another coding is
-        # made once, on the first request that asks for it. The entry is stored again whenever it
-        # grows, so the LRU charges each page its true size, its variants included.
-        response = encoded_response(request, page, "text/html; charset=utf-8")
+        # For speed on a miss, only the coding this client asked for is made, quickly, now, and at the
+        # full quality right after the response (`_keep_full_quality`); another coding is made once, on the first request
+        # that asks for it. The entry is stored again whenever it grows, so the LRU charges each page
+        # its true size, its variants included.
+        response = encoded_response(request, page, "text/html; charset=utf-8", quick=fresh)
         if result.identity and (fresh or page.size != held):
             rendered.set(key, page)
+        coding = response.headers.get("Content-Encoding")
+        if fresh and coding and result.identity:  # the client of a miss got the quick variant
+            asyncio.get_running_loop().call_soon(_keep_full_quality, rendered, key, page, coding)
         if changed:
             for name, value in prefs.cookies().items():
                 response.set_cookie(
                     name, value, max_age=COOKIE_MAX_AGE, path="/", samesite="Lax", httponly=True
                 )
-        elif result.sources and isinstance(response.body, bytes):  # page and result from memory
+        elif not fresh and result.sources and isinstance(response.body, bytes):  # all from memory
             headers = {**SECURITY_HEADERS, **response.headers, "X-Cache": result.cache}
             ready_page = ReadyPage(response.body, headers, result.sources, result.fresh_until)
             request.app[READY].put(ready_key(request), ready_page)
     response.headers["X-Cache"] = result.cache
     return response
+
+
+def _keep_full_quality(
+    rendered: LRU[RenderedKey, Encoded], key: RenderedKey, page: Encoded, coding: str
+) -> None:
+    """Right after a miss's response is written: the page's kept variant, at the full quality, and the
+    rendered-page cache charged for it."""
+    page.for_coding(coding)
+    if key in rendered:
+        rendered.set(key, page)
 
 
 async def read_head(request: web.Request) -> web.Response:
@@ -544,10 +558,19 @@ def encoded_response(
     body: bytes | Encoded,
     content_type: str,
     status: int = 200,
+    *,
+    quick: bool = False,
 ) -> web.Response:
-    """A response compressed as the client's Accept-Encoding allows (brotli, gzip), with `Vary`."""
-    encoded = body if isinstance(body, Encoded) else Encoded(body)
-    payload, coding = encoded.for_coding(negotiate(request.headers.get("Accept-Encoding")))
+    """A response compressed as the client's Accept-Encoding allows (brotli, gzip), with `Vary`.
+
+    A body given as bytes is sent once: compressed at the quick quality. An `Encoded` body is kept:
+    its variant is made at the full quality and kept with it, unless `quick` (see `Encoded.quick`).
+    """
+    coding = negotiate(request.headers.get("Accept-Encoding"))
+    if isinstance(body, Encoded) and not quick:
+        payload, coding = body.for_coding(coding)
+    else:
+        payload, coding = (body if isinstance(body, Encoded) else Encoded(body)).quick(coding)
     response = web.Response(body=payload, status=status)
     response.headers["Content-Type"] = content_type
     response.headers["Vary"] = "Accept-Encoding"

@@ -10,7 +10,7 @@ import pytest
 from support.reader_server import RunningServer
 from support.upstream import Upstream
 
-from readerproxy.compression import MIN_SIZE, Encoded, negotiate
+from readerproxy.compression import BROTLI_QUALITY, MIN_SIZE, Encoded, compress, negotiate
 
 
 @pytest.mark.parametrize(
@@ -45,6 +45,33 @@ def test_variants_are_made_once_and_small_bodies_stay_identity() -> None:
     assert encoded.size == len(body) + len(first) + len(zipped)
     small = Encoded(b"x" * (MIN_SIZE - 1))
     assert small.for_coding("gzip") == (small.body, None)
+
+
+def test_quick_variants_are_not_kept_and_a_kept_one_is_preferred() -> None:
+    body = b"<p>reader page, sent once and quickly compressed</p>" * 400
+    encoded = Encoded(body)
+    quick, coding = encoded.quick("br")
+    assert coding == "br" and brotli.decompress(quick) == body and encoded.variants == {}
+    assert quick == compress(body, "br", quick=True) != compress(body, "br")
+    zipped, coding = encoded.quick("gzip")
+    assert coding == "gzip" and gzip.decompress(zipped) == body and encoded.variants == {}
+    kept, _ = encoded.for_coding("br")
+    assert encoded.quick("br") == (kept, "br")
+    assert Encoded(b"x").quick("br") == (b"x", None) and encoded.quick(None) == (body, None)
+
+
+async def test_a_missed_reader_page_is_sent_quickly_and_kept_at_full_quality(
+    reader_server: RunningServer, upstream: Upstream
+) -> None:
+    url = reader_server.read_url(upstream.url("/counter/quick-then-kept?delay=0"))
+    _, first_headers, first = await _raw_get(url, "br")
+    _, second_headers, second = await _raw_get(url, "br")
+    assert (first_headers["X-Cache"], second_headers["X-Cache"]) == ("miss", "hit")
+    page = brotli.decompress(first)
+    assert brotli.decompress(second) == page
+    assert first == compress(page, "br", quick=True)  # the miss: quick
+    assert second == brotli.compress(page, quality=BROTLI_QUALITY)  # kept right after it, at full quality
+    assert len(second) < len(first)
 
 
 async def _raw_get(url: str, accept: str | None) -> tuple[int, dict[str, str], bytes]:
@@ -89,12 +116,14 @@ async def test_a_cached_reader_page_is_compressed_once(
     rendered = reader_server.app[RENDERED]
     (key,) = [key for key in rendered._entries if target in key[0]]
     page = rendered.get(key)
-    assert page is not None and set(page.variants) == {"br"}  # only the coding asked for, on a miss
-    charged = rendered._entries[key][2]
-    assert charged == len(key[0]) + page.size + rendered.ENTRY_OVERHEAD
+    # only the coding asked for, on a miss: sent quickly compressed, kept at full quality right after
+    assert page is not None and set(page.variants) == {"br"}
     stored = page.variants["br"]
+    assert first[2] == compress(page.body, "br", quick=True) and stored == compress(page.body, "br")
+    charged = rendered._entries[key][2]
+    assert charged == len(key[0]) + page.size + rendered.ENTRY_OVERHEAD  # charged for the kept variant
     second = await _raw_get(reader_server.read_url(target), "br")
-    assert first[2] == second[2] == stored
+    assert second[2] == stored
     assert rendered.get(key) is page and page.variants["br"] is stored  # a hit sends the stored bytes
     # another coding is made once, on its first request, and the entry is charged for it
     gzipped = await _raw_get(reader_server.read_url(target), "gzip")
