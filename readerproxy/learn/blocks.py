@@ -20,6 +20,9 @@ from the page's structure:
 - neighbours: the previous and next block's score, link density and selection, and the heuristic
   selection smoothed over five blocks;
 - the page: its text size, link density, number of blocks and the share the heuristic selected.
+- sections (`section_columns`): the text and headings since the nearest heading that opens a list
+  of other pages ("Related articles", "More from ...") or the comments, and whether such a heading
+  comes after the page's first h1.
 
 The features are cheap: prefix sums over the token view, `np.bincount` per block and one pass of
 numpy over the code points of the page's text. Choices made for speed (each gives the same numbers
@@ -119,6 +122,15 @@ PAGE_TYPE_FEATURES: tuple[str, ...] = (
     "ld_body_log_chars",
     "ld_body_share",
 )
+#: Section features (`section_columns`), appended after the page-type features: where the block
+#: stands after the nearest heading that opens a list of other pages ("Related articles", "More
+#: from ...", "Most popular", "Customers also viewed") or the readers' comments.
+SECTION_FEATURES: tuple[str, ...] = (
+    "after_related_heading",
+    "log_chars_since_related",
+    "log_chars_since_comment",
+    "log_headings_since_related",
+)
 
 FEATURES: tuple[str, ...] = (
     "log_chars",
@@ -165,6 +177,7 @@ FEATURES: tuple[str, ...] = (
     "position_in_root",
     *STRUCTURE_FEATURES,
     *PAGE_TYPE_FEATURES,
+    *SECTION_FEATURES,
 )
 
 
@@ -282,6 +295,7 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     items = repeated_items(doc, elements, codes)
     columns.update(structure_columns(doc, heuristic, elements, columns["depth"], items, codes))
     columns.update(page_type_columns(doc, elements, columns, items, features.holder, codes))
+    columns.update(section_columns(doc, elements, codes))
     # For speed: the columns written into one preallocated array, then one transposing copy (what
     # np.column_stack(...).astype(np.float64) gives, without its per-column reshaping).
     by_feature = np.empty((len(FEATURES), n_blocks), dtype=np.float64)
@@ -824,6 +838,92 @@ def page_type_columns(
         "item_log_links": in_item(links),
         "ld_body_log_chars": constant * np.log1p(len(ld_body)),
         "ld_body_share": ld_body_share(doc, elements, holder, ld_body),
+    }
+
+
+#: A heading that opens a list of other pages: related or recommended articles, "more from" lists,
+#: most-read boxes, a shop's "also viewed" carousels (English and a few other languages).
+RELATED_HEADING = re.compile(
+    r"^\W*more\b|\b(?:related|recommended|recommendations?|popular|trending|most (?:read|viewed|watched|"
+    r"shared|commented)|more (?:from|in|on|stories|articles|news|like this|to explore|videos|posts)|"
+    r"you (?:may|might|could) (?:also )?(?:like|enjoy|be interested)|read (?:next|also)|also (?:read|viewed|"
+    r"bought|like)|latest (?:news|stories|articles|posts|videos)|top stories|don.t miss|must (?:watch|read)|"
+    r"sponsored|similar (?:items|products|articles|posts|stories)|further reading|recent posts|editors.? picks|"
+    r"lesen sie auch|mehr zum thema|à lire aussi|lire aussi|sur le même sujet|leia também|você pode gostar|"
+    r"te puede interesar|relacionad[oa]s|potrebbe interessarti|correlati|gerelateerd|czytaj także)\b",
+    re.IGNORECASE,
+)
+
+
+def _nearest_before(marks: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """Per position, the index into `marks` (sorted token positions) of the last mark at or before it;
+    -1 where there is none."""
+    return np.searchsorted(marks, position, side="right") - 1
+
+
+def section_columns(
+    doc: Document, elements: np.ndarray, codes: TagCodes | None = None
+) -> dict[str, np.ndarray]:
+    """`SECTION_FEATURES`: where a block stands after the nearest heading (h1-h6 of at most
+    `COMMENT_HEADING_WORDS` words) that opens a list of other pages (`RELATED_HEADING`) or the
+    comments (`COMMENT_HEADING`): whether one comes before the block after the page's first h1 (a
+    "Trending" bar above the headline says nothing of the article below it), and how much text and
+    how many headings lie between that heading and the block. Teasers and comments follow such a
+    heading closely; an article's paragraphs after a navigation box's "Most popular" are far from it.
+    The comment feature of `page_type_columns` reads only the first comment heading of the page.
+    """
+    n_blocks = len(elements)
+    codes = codes or tag_codes(doc)
+    (headings,) = codes.starts(doc, HEADING_TAGS)
+    t = doc.tokens
+    text = t.text
+    related: list[int] = []
+    comment: list[int] = []
+    if len(headings):
+        heading_end = doc.end[t.element[headings]].astype(np.int64)
+        for start, end in zip(headings.tolist(), heading_end.tolist(), strict=True):
+            if end - start > 4 * COMMENT_HEADING_WORDS:
+                continue
+            raw = "".join(text[start : end + 1])
+            if len(raw) > 12 * COMMENT_HEADING_WORDS or len(raw.split()) > COMMENT_HEADING_WORDS:
+                continue
+            if RELATED_HEADING.search(raw):
+                related.append(start)
+            elif COMMENT_HEADING.search(raw):
+                comment.append(start)
+    block_start = doc.start[elements].astype(np.int64)
+    if not related and not comment:
+        none = np.full(n_blocks, -1.0)
+        return {
+            "after_related_heading": np.zeros(n_blocks),
+            "log_chars_since_related": none,
+            "log_chars_since_comment": none,
+            "log_headings_since_related": none,
+        }
+    # Text characters before each token position (prefix sums over the token view).
+    chars_before = np.concatenate(([0], np.cumsum(np.where(t.kind == TEXT, t.chars, 0))))
+    h1 = codes.ids.get("h1")
+    first_h1 = int(doc.start[int(np.argmax(codes.tag_id == h1))]) if h1 is not None else -1
+
+    def since(marks: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        if not marks:
+            return np.full(n_blocks, -1.0), np.full(n_blocks, -1)
+        at = np.array(marks, dtype=np.int64)
+        nearest = _nearest_before(at, block_start)
+        mark = at[np.maximum(nearest, 0)]
+        chars = np.log1p(np.maximum(chars_before[block_start] - chars_before[mark], 0))
+        return np.where(nearest >= 0, chars, -1.0), np.where(nearest >= 0, mark, -1)
+
+    related_chars, related_mark = since(related)
+    comment_chars, _ = since(comment)
+    headings_between = np.searchsorted(headings, block_start, side="right") - np.searchsorted(
+        headings, related_mark, side="right"
+    )
+    return {
+        "after_related_heading": ((related_mark >= 0) & (related_mark > first_h1)).astype(np.float64),
+        "log_chars_since_related": related_chars,
+        "log_chars_since_comment": comment_chars,
+        "log_headings_since_related": np.where(related_mark >= 0, np.log1p(headings_between), -1.0),
     }
 
 

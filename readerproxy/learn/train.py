@@ -141,8 +141,8 @@ def cached_collect(
     """`collect`, read from / written to `cache` when its key (features, datasets, limit) matches."""
     # "version": bumped when parsing or labelling changes what the same features hold (3: <noscript>
     # pages, React's streamed boundaries and anti-flicker wrappers are read by `document.parse`;
-    # 4: the page-type features, and the blocks' JSON-LD text).
-    key = json.dumps({"features": FEATURES, "datasets": datasets, "limit": limit, "version": 4})
+    # 4: the page-type features, and the blocks' JSON-LD text; 5: the section features).
+    key = json.dumps({"features": FEATURES, "datasets": datasets, "limit": limit, "version": 5})
     if cache is not None and cache.is_file():
         with np.load(cache, allow_pickle=False) as data:
             if str(data["key"]) == key:
