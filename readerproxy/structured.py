@@ -61,7 +61,7 @@ def product_description(doc: Document) -> list[str]:
     Descriptions are sometimes HTML (escaped or not) or percent-encoded: tags are dropped, breaks end
     paragraphs."""
     for raw in doc.json_ld:
-        if "description" not in raw:  # for speed: no JSON parse for other objects
+        if "description" not in raw or "roduct" not in raw:  # for speed: no JSON parse for other objects
             continue
         try:
             parsed = json.loads(raw)
