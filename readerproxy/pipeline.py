@@ -8,11 +8,13 @@ phases, each a named function that can also be called on its own:
 2. `parse`: text to the one `Document` (cleaned DOM and its linear view), with the browser's layout
    snapshot aligned to its elements when the page was rendered (`layout.align`);
 3. `run_extractor`: the chosen algorithm, `Document -> Extraction`;
-4. `render`: the selection to sanitised HTML, plain text and metadata, the `Article`.
+4. `render`: the selection to sanitised HTML, plain text and metadata, the `Article` (ended by a
+   product description the page states only in its JSON-LD, `structured.missing_description`).
 """
 
 from __future__ import annotations
 
+import html as html_lib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ from .layout import LayoutSnapshot, align
 from .metadata import extract_metadata
 from .output import LinkRewriter, render_html, render_text
 from .readerable import is_probably_readerable
+from .structured import missing_description
 
 
 def decode(source: str | bytes, content_type: str | None = None) -> str:
@@ -76,6 +79,10 @@ def render(
     text = render_text(doc, extraction.selection)
     fragment = render_html(doc, extraction.selection, rewrite_link=rewrite_link, images=images)
     metadata = extract_metadata(doc, text, selection=extraction.selection)
+    supplement = missing_description(doc)
+    if supplement:
+        text = "\n\n".join([text, *supplement] if text else supplement)
+        fragment += "".join(f"<p>{html_lib.escape(line, quote=False)}</p>" for line in supplement)
     readerable = is_probably_readerable(doc)
     rendered = time.perf_counter()
     return Article(

@@ -1,0 +1,64 @@
+"""Product descriptions stated only in a page's JSON-LD (structured.py), and the article they end."""
+
+from __future__ import annotations
+
+import json
+
+from selectolax.lexbor import LexborHTMLParser
+
+from readerproxy import extract
+from readerproxy.document import parse
+from readerproxy.structured import MIN_WORDS, missing_description, product_description
+
+DESCRIPTION = (
+    "This kettle boils a full litre in under three minutes, keeps the water hot for an hour and switches "
+    "itself off when the jug is lifted. The stainless steel body stays cool to the touch, the filter "
+    "comes out for cleaning, and the base turns all the way round for left and right hands alike."
+)
+assert len(DESCRIPTION.split()) >= MIN_WORDS
+
+
+def product_page(ld: object, body: str = "") -> str:
+    shown = body or "<h1>Kettle</h1><p>Price: 39.00</p><p>In stock, ships tomorrow.</p>"
+    return (
+        '<html><head><title>Kettle</title><script type="application/ld+json">'
+        + json.dumps(ld).replace("</", "<\\/")  # as sites write it: "</script>" would end the script
+        + "</script></head><body><main>"
+        + shown
+        + "</main></body></html>"
+    )
+
+
+def test_the_first_product_description_is_found_anywhere_in_the_json_ld() -> None:
+    graph = {
+        "@context": "https://schema.org",
+        "@graph": [{"@type": "WebPage"}, {"@type": "Product", "description": DESCRIPTION}],
+    }
+    assert product_description(parse(product_page(graph))) == [DESCRIPTION]
+    listed = [{"@type": ["Thing", "ProductGroup"], "description": "Line one<br>Line <b>two</b>"}]
+    assert product_description(parse(product_page(listed))) == ["Line one", "Line two"]
+    encoded = {"@type": "Product", "description": "An%20elegant%20sofa%20with%20curves"}
+    assert product_description(parse(product_page(encoded))) == ["An elegant sofa with curves"]
+    article = {"@type": "NewsArticle", "description": DESCRIPTION}
+    assert product_description(parse(product_page(article))) == []
+
+
+def test_a_description_the_page_does_not_show_is_missing_and_one_it_shows_is_not() -> None:
+    ld = {"@type": "Product", "name": "Kettle", "description": DESCRIPTION}
+    assert missing_description(parse(product_page(ld))) == [DESCRIPTION]
+    shown = product_page(ld, f"<h1>Kettle</h1><p>{DESCRIPTION}</p>")
+    assert missing_description(parse(shown)) == []
+    short = {"@type": "Product", "description": "A kettle that boils water quickly. Buy it now."}
+    assert missing_description(parse(product_page(short))) == []  # a search snippet, not a description
+    assert missing_description(parse("<p>No structured data at all.</p>")) == []
+
+
+def test_the_article_ends_with_a_description_only_the_json_ld_holds() -> None:
+    hostile = DESCRIPTION + " <script>alert(1)</script> <img src=x onerror=alert(2)>"
+    article = extract(product_page({"@type": "Product", "description": hostile}), algorithm="auto")
+    assert article.text.endswith(DESCRIPTION + " alert(1)")  # tags dropped, their text kept as text
+    paragraphs = LexborHTMLParser(article.html).css("p")
+    assert paragraphs[-1].text() == DESCRIPTION + " alert(1)"
+    assert "<script" not in article.html and "onerror" not in article.html
+    plain = extract(product_page({"@type": "Product", "name": "Kettle"}), algorithm="auto")
+    assert DESCRIPTION[:20] not in plain.text and "In stock" in plain.text
