@@ -992,13 +992,46 @@ done:
 }
 
 
+/* Groups equal keys (int64) in an open-addressing hash table: group[j] is key j's group, size[g]
+ * how many keys group g has, and (when order is not NULL) order[j] how many equal keys come before
+ * key j. group, size and order hold n entries each (groups are fewer). 0 ok, -1 no memory (set). */
+static int group_keys(const int64_t *keys, Py_ssize_t n, Py_ssize_t *group, Py_ssize_t *size, Py_ssize_t *order) {
+    Py_ssize_t capacity = 16, groups = 0;
+    while (capacity < 2 * n) capacity *= 2;
+    int64_t *slot_key = PyMem_Malloc((size_t)capacity * sizeof(int64_t));
+    Py_ssize_t *slot_group = PyMem_Malloc((size_t)capacity * sizeof(Py_ssize_t));
+    if (slot_key == NULL || slot_group == NULL) {
+        PyMem_Free(slot_key);
+        PyMem_Free(slot_group);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < capacity; i++) slot_group[i] = -1;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        uint64_t h = (uint64_t)keys[j] * 0x9E3779B97F4A7C15ull;
+        Py_ssize_t i = (Py_ssize_t)(h >> 32) & (capacity - 1);
+        while (slot_group[i] >= 0 && slot_key[i] != keys[j]) i = (i + 1) & (capacity - 1);
+        if (slot_group[i] < 0) {
+            slot_key[i] = keys[j];
+            slot_group[i] = groups;
+            size[groups++] = 0;
+        }
+        group[j] = slot_group[i];
+        if (order != NULL) order[j] = size[group[j]];
+        size[group[j]]++;
+    }
+    PyMem_Free(slot_key);
+    PyMem_Free(slot_group);
+    return 0;
+}
+
 /* repeated_items(parent, tag, n_tags, elements, levels) -> (count, item, level, index)
  *     The reference is readerproxy.learn.blocks.repeated_items. Elements are grouped by (parent, tag):
  *     same-tag siblings, numbered in document order. For every block (an element of `elements`), the
  *     element among itself and its ancestors up to `levels` - 1 levels up whose group is largest, the
  *     nearest one when several tie; returned as float64 group size (at least 1), int64 element,
  *     float64 levels up, float64 index in its group. parent int32 (negative: none), tag int64 in
- *     0..n_tags-1, elements int64. The groups are counted with an open-addressing hash table.
+ *     0..n_tags-1, elements int64. The groups are counted with an open-addressing hash table (group_keys).
  */
 static PyObject *native_repeated_items(PyObject *module, PyObject *args) {
     PyObject *objects[3], *result = NULL;
@@ -1010,7 +1043,7 @@ static PyObject *native_repeated_items(PyObject *module, PyObject *args) {
     Py_buffer views[3];
     int got = 0;
     int64_t *keys = NULL;
-    int32_t *slot_count = NULL, *group = NULL, *order = NULL;
+    Py_ssize_t *size = NULL, *group = NULL, *order = NULL;
     PyObject *out[4] = {NULL, NULL, NULL, NULL};
     for (; got < 3; got++)
         if (get_array(objects[got], &views[got], codes[got], 1, "repeated_items", names[got]) < 0) goto done;
@@ -1032,40 +1065,30 @@ static PyObject *native_repeated_items(PyObject *module, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "repeated_items: elements must be element indices");
             goto done;
         }
-    Py_ssize_t capacity = 16;
-    while (capacity < 2 * n) capacity *= 2;
-    keys = PyMem_Malloc((size_t)capacity * sizeof(int64_t));
-    slot_count = PyMem_Calloc((size_t)capacity, sizeof(int32_t));
-    group = PyMem_Malloc((size_t)(n + 1) * sizeof(int32_t)); /* each element's slot */
-    order = PyMem_Malloc((size_t)(n + 1) * sizeof(int32_t));
+    keys = PyMem_Malloc((size_t)(n + 1) * sizeof(int64_t));
+    size = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    group = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    order = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
     for (int k = 0; k < 4; k++) out[k] = PyByteArray_FromStringAndSize(NULL, n_blocks * 8);
-    if (!keys || !slot_count || !group || !order || !out[0] || !out[1] || !out[2] || !out[3]) {
+    if (!keys || !size || !group || !order || !out[0] || !out[1] || !out[2] || !out[3]) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < capacity; i++) keys[i] = INT64_MIN; /* no key is INT64_MIN: tags < n_tags */
-    for (Py_ssize_t e = 0; e < n; e++) {
-        /* the reference's key: (parent + 1) * n_tags + tag, one per (parent, tag) pair */
-        int64_t key = ((int64_t)parent[e] + 1) * (int64_t)n_tags + tag[e];
-        uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
-        Py_ssize_t i = (Py_ssize_t)(h >> 32) & (capacity - 1);
-        while (keys[i] != INT64_MIN && keys[i] != key) i = (i + 1) & (capacity - 1);
-        keys[i] = key;
-        group[e] = (int32_t)i;
-        order[e] = slot_count[i]++;
-    }
+    for (Py_ssize_t e = 0; e < n; e++) /* the reference's key: one per (parent, tag) pair */
+        keys[e] = ((int64_t)parent[e] + 1) * (int64_t)n_tags + tag[e];
+    if (group_keys(keys, n, group, size, order) < 0) goto done;
     double *count = (double *)PyByteArray_AS_STRING(out[0]), *level = (double *)PyByteArray_AS_STRING(out[2]),
            *index = (double *)PyByteArray_AS_STRING(out[3]);
     int64_t *item = (int64_t *)PyByteArray_AS_STRING(out[1]);
     for (Py_ssize_t b = 0; b < n_blocks; b++) {
         int64_t e = elements[b], best = e;
-        double best_count = (double)slot_count[group[e]];
+        double best_count = (double)size[group[e]];
         if (best_count < 1.0) best_count = 1.0;
         Py_ssize_t best_level = 0;
         for (Py_ssize_t up = 1; up < levels; up++) {
             e = e >= 0 ? parent[e] : -1; /* past the root: none (counts 0, never the largest) */
             if (e < 0) break;
-            double c = (double)slot_count[group[e]];
+            double c = (double)size[group[e]];
             if (c > best_count) {
                 best_count = c;
                 best = e;
@@ -1081,7 +1104,7 @@ static PyObject *native_repeated_items(PyObject *module, PyObject *args) {
 done:
     for (int k = 0; k < 4; k++) Py_XDECREF(out[k]);
     PyMem_Free(keys);
-    PyMem_Free(slot_count);
+    PyMem_Free(size);
     PyMem_Free(group);
     PyMem_Free(order);
     release_views(views, got);
@@ -1100,35 +1123,21 @@ static PyObject *native_key_counts(PyObject *module, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O:key_counts", &keys_obj)) return NULL;
     Py_buffer view;
     if (get_array(keys_obj, &view, 'q', 1, "key_counts", "keys") < 0) return NULL;
-    const int64_t *keys = view.buf;
-    Py_ssize_t n = view.shape[0], capacity = 16;
-    while (capacity < 2 * n) capacity *= 2;
-    int64_t *slot_key = PyMem_Malloc((size_t)capacity * sizeof(int64_t));
-    Py_ssize_t *slot_count = PyMem_Calloc((size_t)capacity, sizeof(Py_ssize_t));
-    unsigned char *used = PyMem_Calloc((size_t)capacity, 1);
-    Py_ssize_t *slot_of = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
-    if (!slot_key || !slot_count || !used || !slot_of) {
+    Py_ssize_t n = view.shape[0];
+    Py_ssize_t *group = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *size = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    if (group == NULL || size == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t j = 0; j < n; j++) {
-        uint64_t h = (uint64_t)keys[j] * 0x9E3779B97F4A7C15ull;
-        Py_ssize_t i = (Py_ssize_t)(h >> 32) & (capacity - 1);
-        while (used[i] && slot_key[i] != keys[j]) i = (i + 1) & (capacity - 1);
-        used[i] = 1;
-        slot_key[i] = keys[j];
-        slot_count[i]++;
-        slot_of[j] = i;
-    }
+    if (group_keys(view.buf, n, group, size, NULL) < 0) goto done;
     result = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
     if (result == NULL) goto done;
     double *out = (double *)PyByteArray_AS_STRING(result);
-    for (Py_ssize_t j = 0; j < n; j++) out[j] = (double)slot_count[slot_of[j]];
+    for (Py_ssize_t j = 0; j < n; j++) out[j] = (double)size[group[j]];
 done:
-    PyMem_Free(slot_key);
-    PyMem_Free(slot_count);
-    PyMem_Free(used);
-    PyMem_Free(slot_of);
+    PyMem_Free(group);
+    PyMem_Free(size);
     PyBuffer_Release(&view);
     return result;
 }
