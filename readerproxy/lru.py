@@ -31,7 +31,9 @@ class LRU(Generic[K, V]):
         self.sizeof = sizeof
         self.clock = clock
         self.total_bytes = 0
-        self._entries: OrderedDict[K, tuple[V, float | None, int]] = OrderedDict()  # value, expiry, size
+        # value, expiry, size, stamp (which `set` made it: a number never given twice by this LRU)
+        self._entries: OrderedDict[K, tuple[V, float | None, int, int]] = OrderedDict()
+        self._sets = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -44,19 +46,21 @@ class LRU(Generic[K, V]):
         entry = self._entries.get(key)
         if entry is None:
             return None
-        value, expires_at, _ = entry
+        value, expires_at, _, _ = entry
         if expires_at is not None and self.clock() >= expires_at:
             self.delete(key)
             return None
         self._entries.move_to_end(key)
         return value
 
-    def peek(self, key: K) -> V | None:
-        """The value if present and not expired, leaving its recency alone (a check, not a use)."""
+    def stamp(self, key: K) -> int | None:
+        """Which `set` stored the present, unexpired entry (None: absent or expired), leaving its
+        recency alone. Equal stamps mean the very same entry: a later `set` of the key, or its eviction,
+        changes the answer. A stamp, not the value, so a caller that remembers it keeps nothing alive."""
         entry = self._entries.get(key)
         if entry is None or (entry[1] is not None and self.clock() >= entry[1]):
             return None
-        return entry[0]
+        return entry[3]
 
     def ttl(self, key: K) -> float | None:
         """Seconds left for a present entry (None: no expiry or absent)."""
@@ -71,10 +75,11 @@ class LRU(Generic[K, V]):
         size = self.sizeof(key, value) + ENTRY_OVERHEAD
         if size > self.max_bytes or (ttl is not None and ttl <= 0):
             return
-        self._entries[key] = (value, None if ttl is None else self.clock() + ttl, size)
+        self._sets += 1
+        self._entries[key] = (value, None if ttl is None else self.clock() + ttl, size, self._sets)
         self.total_bytes += size
         while self.total_bytes > self.max_bytes and self._entries:
-            _, (_, _, evicted) = self._entries.popitem(last=False)
+            _, (_, _, evicted, _) = self._entries.popitem(last=False)
             self.total_bytes -= evicted
 
     def delete(self, key: K) -> None:

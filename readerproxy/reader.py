@@ -79,9 +79,9 @@ class ReadResult:
     data: dict[str, Any]
     cache: str  # X-Cache, the page store's answer: "hit" | "miss" | "revalidated"
     identity: str = ""  # the result's cache key and page version: same identity, same result
-    #: When both the page and the result came from the memory cache: each (cache key, the very bytes
-    #: object held there), for `Reader.unchanged`; and until when the page is fresh (`time.time()`).
-    sources: tuple[tuple[str, bytes], ...] = ()
+    #: When both the page and the result came from the memory cache: each (cache key, the stamp of
+    #: the entry held there), for `Reader.unchanged`; and until when the page is fresh (`time.time()`).
+    sources: tuple[tuple[str, int], ...] = ()
     fresh_until: float = 0.0
 
 
@@ -219,14 +219,14 @@ class Reader:
         self.check_browser(extractor, request.render)
         began = time.perf_counter()
         page, page_status = await self._page(url, request.refresh)
-        # taken before any other await, so it is the copy `page` was decoded from
+        # taken before any other await, so it is the entry `page` was decoded from
         page_source = self._memory_source(self.pages.key(url)) if page_status == "hit" else None
         fetch_ms = (time.perf_counter() - began) * 1000
         key = result_key(url, request, extractor, params)
         version = page_version(page)
         data: dict[str, Any] | None = None
         result_status = "miss"
-        sources: tuple[tuple[str, bytes], ...] = ()
+        sources: tuple[tuple[str, int], ...] = ()
         if not request.refresh:
             data = await self._cached_result(key, version)
             result_status = "hit" if data is not None else "miss"
@@ -249,18 +249,18 @@ class Reader:
             fresh_until=self.pages.fresh_until(page) if sources else 0.0,
         )
 
-    def _memory_source(self, key: str) -> tuple[str, bytes] | None:
+    def _memory_source(self, key: str) -> tuple[str, int] | None:
         assert self.cache is not None
-        value = self.cache.memory.peek(key)
-        return None if value is None else (key, value)
+        stamp = self.cache.memory.stamp(key)
+        return None if stamp is None else (key, stamp)
 
-    def unchanged(self, sources: tuple[tuple[str, bytes], ...]) -> bool:
-        """Whether the memory cache still holds, under each key, the very bytes object of `sources`
-        (a refetch, a new result or an eviction replaces or drops it)."""
+    def unchanged(self, sources: tuple[tuple[str, int], ...]) -> bool:
+        """Whether the memory cache still holds, under each key, the very entry of `sources` (a
+        refetch, a new result or an eviction replaces or drops it)."""
         if self.cache is None:
             return False
         memory = self.cache.memory
-        return all(memory.peek(key) is value for key, value in sources)
+        return all(memory.stamp(key) == stamp for key, stamp in sources)
 
     async def _cached_result(self, key: str, version: str) -> dict[str, Any] | None:
         assert self.cache is not None

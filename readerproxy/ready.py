@@ -4,8 +4,10 @@ The reader page for a request is the same bytes as long as three things hold: th
 same (path and query, `Cookie` with the reader preferences, `Accept-Encoding` choosing the coding),
 the memory cache still holds the very copy of the page and of the extraction result the page was
 made from, and that copy of the page is still fresh. `ReadyPages` keeps, per request, the bytes and
-headers sent and those cache entries (`ReadResult.sources`); the next identical request is answered
-from it once `Reader.unchanged(sources)` confirms them, which is two dictionary lookups.
+headers sent and which cache entries they came from (`ReadResult.sources`: the entries' stamps,
+`lru.LRU.stamp`, not the values, which would stay alive uncounted after an eviction); the next
+identical request is answered from it once `Reader.unchanged(sources)` confirms them, which is two
+dictionary lookups.
 
 Chosen for speed: a cached read otherwise parses the query, the preferences and the algorithm's
 parameters, looks the page and the result up (decoding both through their memos, counting both in
@@ -32,7 +34,8 @@ ENTRY_EXTRA = 512
 
 #: The request as far as the answer depends on it: raw path and query, Cookie, Accept-Encoding.
 ReadyKey = tuple[str, str | None, str | None]
-Sources = tuple[tuple[str, bytes], ...]
+#: (cache key, stamp of the memory cache's entry) per source: stamps, so nothing evicted is kept alive.
+Sources = tuple[tuple[str, int], ...]
 
 
 @dataclass(frozen=True, slots=True)

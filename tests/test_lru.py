@@ -67,14 +67,21 @@ def test_lru_charges_what_its_size_function_says() -> None:
     assert ("a", 1) not in lru and ("b", 2) not in lru and lru.get(("c", 3)) == "zz"
 
 
-def test_peek_leaves_recency_alone_and_honours_expiry() -> None:
+def test_stamps_name_one_entry_leave_recency_alone_and_honour_expiry() -> None:
     clock = FakeClock()
     size = len("a") + 300 + LRU.ENTRY_OVERHEAD
     lru: LRU[str, bytes] = LRU(3 * size, lambda key, value: len(key) + len(value), clock)
     for key in "abc":
         lru.set(key, key.encode() * 300, ttl=10.0 if key == "c" else None)
-    assert lru.peek("a") == b"a" * 300  # a look, not a use: "a" stays the least recently used
-    lru.set("d", b"d" * 300)
-    assert "a" not in lru and lru.peek("a") is None
-    clock.now += 10.0
-    assert lru.peek("c") is None and "c" in lru  # expired: not given, left for get/set to drop
+    stamp = lru.stamp("a")
+    assert stamp is not None and len({lru.stamp(k) for k in "abc"}) == 3
+    lru.set("b", b"b" * 300)  # the same value again is another entry
+    assert lru.stamp("a") == stamp and lru.stamp("b") not in (None, stamp)
+    lru.set("d", b"d" * 300)  # a look is not a use: "a" was still the least recently used
+    assert "a" not in lru and lru.stamp("a") is None
+    lru.set("a", b"a" * 300)
+    assert lru.stamp("a") not in (None, stamp)  # back, but not the entry it was
+    lru.set("e", b"e" * 300, ttl=5.0)
+    assert lru.stamp("e") is not None
+    clock.now += 5.0
+    assert "e" in lru and lru.stamp("e") is None  # expired: no stamp (left for get/set to drop)

@@ -20,7 +20,7 @@ from readerproxy.ready import ENTRY_EXTRA, ReadyPage, ReadyPages, Sources
 from readerproxy.server import CSP
 
 KEY = ("/read?url=x", None, "br")
-SOURCES: Sources = (("page:x", b"page"), ("result:x", b"result"))
+SOURCES: Sources = (("page:x", 7), ("result:x", 8))
 
 
 def ready_page(body: bytes = b"body", fresh_for: float = 60.0, sources: Sources = SOURCES) -> ReadyPage:
