@@ -395,10 +395,10 @@ async def read(request: web.Request) -> web.Response:
         if page is None:
             page = Encoded(request.app[RENDERER].reader_page(data, prefs, algorithm).encode("utf-8"))
         held = page.size
-        # For speed on a miss, only the coding this client asked for is made, quickly, now, and at the
-        # full quality right after the response (`_keep_full_quality`); another coding is made once, on the first request
-        # that asks for it. The entry is stored again whenever it grows, so the LRU charges each page
-        # its true size, its variants included.
+        # For speed on a miss, only the coding this client asked for is made: quickly now, and at the
+        # full quality right after the response (`_keep_full_quality`). Another coding is made once,
+        # on the first request that asks for it. The entry is stored again whenever it grows, so the
+        # LRU charges each page its true size, its variants included.
         response = encoded_response(request, page, "text/html; charset=utf-8", quick=fresh)
         if result.identity and (fresh or page.size != held):
             rendered.set(key, page)
