@@ -73,22 +73,20 @@ class Encoded:
     body: bytes
     variants: dict[str, bytes] = field(default_factory=dict)
 
-    def for_coding(self, coding: str | None) -> tuple[bytes, str | None]:
-        """The bytes to send and their Content-Encoding (None: identity) for a negotiated coding."""
+    def for_coding(self, coding: str | None, *, quick: bool = False) -> tuple[bytes, str | None]:
+        """The bytes to send and their Content-Encoding (None: identity) for a negotiated coding.
+
+        A variant not made yet is made at the full quality and kept; with `quick`, it is compressed
+        quickly and not kept (the caller makes the kept one later, when no client is waiting). A
+        kept variant is always the one sent."""
         if coding is None or len(self.body) < MIN_SIZE:
             return self.body, None
         variant = self.variants.get(coding)
         if variant is None:
+            if quick:
+                return compress(self.body, coding, quick=True), coding
             variant = self.variants[coding] = compress(self.body, coding)
         return variant, coding
-
-    def quick(self, coding: str | None) -> tuple[bytes, str | None]:
-        """`for_coding`, but a variant not made yet is compressed quickly and not kept (the caller
-        makes the kept one later with `for_coding`, when no client is waiting)."""
-        if coding is None or len(self.body) < MIN_SIZE:
-            return self.body, None
-        variant = self.variants.get(coding)
-        return (variant if variant is not None else compress(self.body, coding, quick=True)), coding
 
     @property
     def size(self) -> int:

@@ -564,13 +564,12 @@ def encoded_response(
     """A response compressed as the client's Accept-Encoding allows (brotli, gzip), with `Vary`.
 
     A body given as bytes is sent once: compressed at the quick quality. An `Encoded` body is kept:
-    its variant is made at the full quality and kept with it, unless `quick` (see `Encoded.quick`).
+    its variant is made at the full quality and kept with it, unless `quick` (`Encoded.for_coding`).
     """
-    coding = negotiate(request.headers.get("Accept-Encoding"))
-    if isinstance(body, Encoded) and not quick:
-        payload, coding = body.for_coding(coding)
-    else:
-        payload, coding = (body if isinstance(body, Encoded) else Encoded(body)).quick(coding)
+    encoded, once = (body, False) if isinstance(body, Encoded) else (Encoded(body), True)
+    payload, coding = encoded.for_coding(
+        negotiate(request.headers.get("Accept-Encoding")), quick=quick or once
+    )
     response = web.Response(body=payload, status=status)
     response.headers["Content-Type"] = content_type
     response.headers["Vary"] = "Accept-Encoding"

@@ -50,14 +50,16 @@ def test_variants_are_made_once_and_small_bodies_stay_identity() -> None:
 def test_quick_variants_are_not_kept_and_a_kept_one_is_preferred() -> None:
     body = b"<p>reader page, sent once and quickly compressed</p>" * 400
     encoded = Encoded(body)
-    quick, coding = encoded.quick("br")
+    quick, coding = encoded.for_coding("br", quick=True)
     assert coding == "br" and brotli.decompress(quick) == body and encoded.variants == {}
     assert quick == compress(body, "br", quick=True) != compress(body, "br")
-    zipped, coding = encoded.quick("gzip")
+    zipped, coding = encoded.for_coding("gzip", quick=True)
     assert coding == "gzip" and gzip.decompress(zipped) == body and encoded.variants == {}
     kept, _ = encoded.for_coding("br")
-    assert encoded.quick("br") == (kept, "br")
-    assert Encoded(b"x").quick("br") == (b"x", None) and encoded.quick(None) == (body, None)
+    assert encoded.for_coding("br", quick=True) == (kept, "br")
+    assert Encoded(b"x").for_coding("br", quick=True) == (b"x", None) and encoded.for_coding(
+        None, quick=True
+    ) == (body, None)
 
 
 async def test_a_missed_reader_page_is_sent_quickly_and_kept_at_full_quality(

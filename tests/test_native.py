@@ -12,8 +12,9 @@ import random
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,15 @@ from readerproxy.learn.model import TreeModel, load_model
 from readerproxy.nesting import cap_depth
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _assert_rejects(
+    function: Callable[..., object], cases: list[tuple[tuple[Any, ...], type[Exception]]]
+) -> None:
+    """Each (arguments, error): `function(*arguments)` raises that error (never a crash)."""
+    for args, error in cases:
+        with pytest.raises(error):
+            function(*args)
 
 
 def _compiled() -> ModuleType:
@@ -521,25 +531,26 @@ def test_tree_leaves_rejects_bad_tables(native: ModuleType) -> None:
     def bad(position: int, replacement: object) -> tuple[object, ...]:
         return (*good[:position], replacement, *good[position + 1 :])
 
-    for args, error in [
-        (bad(0, x.astype(np.float32)), ValueError),  # x not float64
-        (bad(0, np.zeros(6)), ValueError),  # x not 2-D
-        (bad(0, np.zeros((3, 4))[:, ::2]), TypeError),  # not contiguous
-        (bad(0, [[0.0, 0.0]]), TypeError),  # not a buffer
-        (bad(1, feature.astype(np.int32)), ValueError),
-        (bad(1, np.array([2, 0, 0], dtype=np.intp)), ValueError),  # feature beyond the row
-        (bad(1, np.array([-1, 0, 0], dtype=np.intp)), ValueError),
-        (bad(2, threshold[:2]), ValueError),
-        (bad(3, np.array([2, 1, 1, 1, 2, 3], dtype=np.intp)), ValueError),  # child beyond the table
-        (bad(3, child[:4]), ValueError),
-        (bad(4, value[:2]), ValueError),
-        (bad(5, np.array([3], dtype=np.intp)), ValueError),  # root beyond the table
-        (bad(6, -1), ValueError),
-        (bad(6, "1"), TypeError),
-        (good[:6], TypeError),
-    ]:
-        with pytest.raises(error):
-            native.tree_leaves(*args)
+    _assert_rejects(
+        native.tree_leaves,
+        [
+            (bad(0, x.astype(np.float32)), ValueError),  # x not float64
+            (bad(0, np.zeros(6)), ValueError),  # x not 2-D
+            (bad(0, np.zeros((3, 4))[:, ::2]), TypeError),  # not contiguous
+            (bad(0, [[0.0, 0.0]]), TypeError),  # not a buffer
+            (bad(1, feature.astype(np.int32)), ValueError),
+            (bad(1, np.array([2, 0, 0], dtype=np.intp)), ValueError),  # feature beyond the row
+            (bad(1, np.array([-1, 0, 0], dtype=np.intp)), ValueError),
+            (bad(2, threshold[:2]), ValueError),
+            (bad(3, np.array([2, 1, 1, 1, 2, 3], dtype=np.intp)), ValueError),  # child beyond the table
+            (bad(3, child[:4]), ValueError),
+            (bad(4, value[:2]), ValueError),
+            (bad(5, np.array([3], dtype=np.intp)), ValueError),  # root beyond the table
+            (bad(6, -1), ValueError),
+            (bad(6, "1"), TypeError),
+            (good[:6], TypeError),
+        ],
+    )
 
 
 # --- complete_tree_leaves ------------------------------------------------------------------------------
@@ -582,23 +593,24 @@ def test_complete_tree_leaves_rejects_bad_tables(native: ModuleType) -> None:
     def bad(position: int, replacement: object) -> tuple[object, ...]:
         return (*good[:position], replacement, *good[position + 1 :])
 
-    for args, error in [
-        (bad(0, x.astype(np.float32)), ValueError),
-        (bad(0, np.zeros(6)), ValueError),
-        (bad(0, np.zeros((3, 4))[:, ::2]), TypeError),
-        (bad(1, feature.astype(np.int64)), ValueError),
-        (bad(1, np.array([[2]], dtype=np.int32)), ValueError),  # beyond the row
-        (bad(1, np.array([[-1]], dtype=np.int32)), ValueError),
-        (bad(1, np.array([[0, 0]], dtype=np.int32)), ValueError),  # not 2**depth - 1 nodes
-        (bad(2, np.array([[0.5], [0.5]])), ValueError),  # another number of trees
-        (bad(3, np.array([[1.0, 2.0, 3.0]])), ValueError),
-        (bad(4, -1), ValueError),
-        (bad(4, 21), ValueError),
-        (bad(4, 2), ValueError),
-        (good[:4], TypeError),
-    ]:
-        with pytest.raises(error):
-            native.complete_tree_leaves(*args)
+    _assert_rejects(
+        native.complete_tree_leaves,
+        [
+            (bad(0, x.astype(np.float32)), ValueError),
+            (bad(0, np.zeros(6)), ValueError),
+            (bad(0, np.zeros((3, 4))[:, ::2]), TypeError),
+            (bad(1, feature.astype(np.int64)), ValueError),
+            (bad(1, np.array([[2]], dtype=np.int32)), ValueError),  # beyond the row
+            (bad(1, np.array([[-1]], dtype=np.int32)), ValueError),
+            (bad(1, np.array([[0, 0]], dtype=np.int32)), ValueError),  # not 2**depth - 1 nodes
+            (bad(2, np.array([[0.5], [0.5]])), ValueError),  # another number of trees
+            (bad(3, np.array([[1.0, 2.0, 3.0]])), ValueError),
+            (bad(4, -1), ValueError),
+            (bad(4, 21), ValueError),
+            (bad(4, 2), ValueError),
+            (good[:4], TypeError),
+        ],
+    )
 
 
 # --- element features: inherit, word_counts ---------------------------------------------------------
@@ -677,17 +689,18 @@ def test_word_counts_split_like_str_split(texts: list[str]) -> None:
 def test_word_counts_rejects_bad_arguments(native: ModuleType) -> None:
     good_index = np.array([0], dtype=np.int64)
     assert np.frombuffer(native.word_counts(["a b"], good_index)).tolist() == [2.0]
-    for args, error in [
-        ((["a"], np.array([1], dtype=np.int64)), ValueError),  # past the list
-        ((["a"], np.array([-1], dtype=np.int64)), ValueError),
-        ((["a"], np.array([0], dtype=np.int32)), ValueError),
-        ((["a"], [0]), TypeError),
-        ((("a",), good_index), TypeError),
-        (([b"a"], good_index), TypeError),
-        ((["a"],), TypeError),
-    ]:
-        with pytest.raises(error):
-            native.word_counts(*args)
+    _assert_rejects(
+        native.word_counts,
+        [
+            ((["a"], np.array([1], dtype=np.int64)), ValueError),  # past the list
+            ((["a"], np.array([-1], dtype=np.int64)), ValueError),
+            ((["a"], np.array([0], dtype=np.int32)), ValueError),
+            ((["a"], [0]), TypeError),
+            ((("a",), good_index), TypeError),
+            (([b"a"], good_index), TypeError),
+            ((["a"],), TypeError),
+        ],
+    )
 
 
 # --- block features: class_counts, containing --------------------------------------------------------
@@ -737,19 +750,20 @@ def test_containing_declines_a_huge_span_and_rejects_bad_arguments(native: Modul
     one = np.array([0], dtype=np.int64)
     assert np.frombuffer(native.containing(one, one, one, 1, one), dtype=np.int64).tolist() == [1]
     assert native.containing(one, one, one, 1, np.array([0, 2**30], dtype=np.int64)) is None
-    for args, error in [
-        ((one, one, one, 1, np.array([-1], dtype=np.int64)), ValueError),
-        ((one, one, one, 1, np.array([2**31], dtype=np.int64)), ValueError),
-        ((one + 1, one, one, 1, one), ValueError),  # a kind >= kinds
-        ((one - 1, one, one, 1, one), ValueError),
-        ((one, one, one, -1, one), ValueError),
-        ((one, np.array([0, 1], dtype=np.int64), one, 1, one), ValueError),
-        ((one, one.astype(np.int32), one, 1, one), ValueError),
-        ((one, one, [0], 1, one), TypeError),
-        ((one, one, one, 1), TypeError),
-    ]:
-        with pytest.raises(error):
-            native.containing(*args)
+    _assert_rejects(
+        native.containing,
+        [
+            ((one, one, one, 1, np.array([-1], dtype=np.int64)), ValueError),
+            ((one, one, one, 1, np.array([2**31], dtype=np.int64)), ValueError),
+            ((one + 1, one, one, 1, one), ValueError),  # a kind >= kinds
+            ((one - 1, one, one, 1, one), ValueError),
+            ((one, one, one, -1, one), ValueError),
+            ((one, np.array([0, 1], dtype=np.int64), one, 1, one), ValueError),
+            ((one, one.astype(np.int32), one, 1, one), ValueError),
+            ((one, one, [0], 1, one), TypeError),
+            ((one, one, one, 1), TypeError),
+        ],
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -760,11 +774,7 @@ def test_element_counts_count_like_searchsorted(rng: random.Random) -> None:
     start = np.array(sorted(rng.randrange(100) for _ in range(n)), dtype=np.int32)
     end = start + np.array([rng.randrange(-1, 40) for _ in range(n)], dtype=np.int32)
 
-    class Doc:
-        pass
-
-    doc = Doc()
-    doc.start, doc.end = start, end  # type: ignore[attr-defined]
+    doc = SimpleNamespace(start=start, end=end)
     starts = np.array(sorted(rng.randrange(120) for _ in range(rng.randrange(0, 40))), dtype=np.int64)
     index = np.array([rng.randrange(-1, n) for _ in range(rng.randrange(0, 20))], dtype=np.int64)
     with pytest.MonkeyPatch.context() as monkeypatch:
@@ -781,17 +791,18 @@ def test_element_counts_rejects_bad_arguments(native: ModuleType) -> None:
     start, end = np.array([0, 1], dtype=np.int32), np.array([4, 1], dtype=np.int32)
     index = np.array([0, 1, -1], dtype=np.int64)
     assert np.frombuffer(native.element_counts(starts, start, end, index)).tolist() == [2.0, 0.0, 0.0]
-    for args, error in [
-        ((starts[::-1].copy(), start, end, index), ValueError),  # not sorted
-        ((starts, start, end, np.array([2], dtype=np.int64)), ValueError),  # not an element
-        ((starts, start, end[:1], index), ValueError),
-        ((starts, start.astype(np.int64), end, index), ValueError),
-        ((starts.astype(np.int32), start, end, index), ValueError),
-        ((starts, start, end, [0]), TypeError),
-        ((starts, start, end), TypeError),
-    ]:
-        with pytest.raises(error):
-            native.element_counts(*args)
+    _assert_rejects(
+        native.element_counts,
+        [
+            ((starts[::-1].copy(), start, end, index), ValueError),  # not sorted
+            ((starts, start, end, np.array([2], dtype=np.int64)), ValueError),  # not an element
+            ((starts, start, end[:1], index), ValueError),
+            ((starts, start.astype(np.int64), end, index), ValueError),
+            ((starts.astype(np.int32), start, end, index), ValueError),
+            ((starts, start, end, [0]), TypeError),
+            ((starts, start, end), TypeError),
+        ],
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -804,11 +815,7 @@ def test_repeated_items_match_the_numpy_grouping(rng: random.Random) -> None:
     names = ["div", "p", "li", "a"][: rng.randrange(1, 5)]
     tag = [rng.choice(names) for _ in range(n)]
 
-    class Doc:
-        pass
-
-    doc = Doc()
-    doc.parent, doc.tag = parent, tag  # type: ignore[attr-defined]
+    doc = SimpleNamespace(parent=parent, tag=tag)
     codes = learn_blocks.tag_codes(doc)  # type: ignore[arg-type]
     elements = np.array(sorted(rng.sample(range(n), rng.randrange(0, n + 1))), dtype=np.int64)
     with pytest.MonkeyPatch.context() as monkeypatch:
@@ -831,21 +838,22 @@ def test_repeated_items_rejects_bad_arguments(native: ModuleType) -> None:
         0.0,
         0.0,
     ]
-    for args, error in [
-        ((parent, tag, 1, elements, 6), ValueError),  # a tag >= n_tags
-        ((parent, tag - 1, 2, elements, 6), ValueError),
-        ((np.array([-1, 0, 3], dtype=np.int32), tag, 2, elements, 6), ValueError),  # parent past the end
-        ((parent, tag, 2, np.array([3], dtype=np.int64), 6), ValueError),
-        ((parent, tag, 2, np.array([-1], dtype=np.int64), 6), ValueError),
-        ((parent, tag[:2], 2, elements, 6), ValueError),
-        ((parent, tag, 2, elements, 0), ValueError),
-        ((parent, tag, 0, elements, 6), ValueError),
-        ((parent.astype(np.int64), tag, 2, elements, 6), ValueError),
-        ((parent, tag, 2, [1], 6), TypeError),
-        ((parent, tag, 2, elements), TypeError),
-    ]:
-        with pytest.raises(error):
-            native.repeated_items(*args)
+    _assert_rejects(
+        native.repeated_items,
+        [
+            ((parent, tag, 1, elements, 6), ValueError),  # a tag >= n_tags
+            ((parent, tag - 1, 2, elements, 6), ValueError),
+            ((np.array([-1, 0, 3], dtype=np.int32), tag, 2, elements, 6), ValueError),  # parent past the end
+            ((parent, tag, 2, np.array([3], dtype=np.int64), 6), ValueError),
+            ((parent, tag, 2, np.array([-1], dtype=np.int64), 6), ValueError),
+            ((parent, tag[:2], 2, elements, 6), ValueError),
+            ((parent, tag, 2, elements, 0), ValueError),
+            ((parent, tag, 0, elements, 6), ValueError),
+            ((parent.astype(np.int64), tag, 2, elements, 6), ValueError),
+            ((parent, tag, 2, [1], 6), TypeError),
+            ((parent, tag, 2, elements), TypeError),
+        ],
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -859,14 +867,15 @@ def test_key_counts_count_like_unique_and_bincount(keys: list[int]) -> None:
 
 
 def test_key_counts_rejects_bad_arguments(native: ModuleType) -> None:
-    for args, error in [
-        ((np.array([1, 2], dtype=np.int32),), ValueError),
-        ((np.zeros((2, 2), dtype=np.int64),), ValueError),
-        (([1, 2],), TypeError),
-        ((), TypeError),
-    ]:
-        with pytest.raises(error):
-            native.key_counts(*args)
+    _assert_rejects(
+        native.key_counts,
+        [
+            ((np.array([1, 2], dtype=np.int32),), ValueError),
+            ((np.zeros((2, 2), dtype=np.int64),), ValueError),
+            (([1, 2],), TypeError),
+            ((), TypeError),
+        ],
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -897,20 +906,21 @@ def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
     table = learn_blocks._CHARACTER_CLASS
     counts = np.frombuffer(native.class_counts(["A1.😀"], index, index, 1, table)).tolist()
     assert counts == [1.0, 1.0, 1.0, 1.0]  # other, punctuation, digit, upper case
-    for args, error in [
-        ((["a"], index, index + 1, 1, table), ValueError),  # block >= n_blocks
-        ((["a"], index, index - 1, 1, table), ValueError),
-        ((["a"], index + 1, index, 1, table), ValueError),  # past the texts
-        ((["a"], index, np.array([0, 0], dtype=np.int64), 1, table), ValueError),
-        ((["a"], index, index, -1, table), ValueError),
-        ((["a"], index, index, 1, np.array([4], dtype=np.uint8)), ValueError),  # a class beyond 3
-        ((["a"], index, index, 1, np.zeros(0, dtype=np.uint8)), ValueError),
-        ((["a"], index, index, 1, table.astype(np.int32)), ValueError),
-        (([1], index, index, 1, table), TypeError),
-        ((["a"], index, index, 1), TypeError),
-    ]:
-        with pytest.raises(error):
-            native.class_counts(*args)
+    _assert_rejects(
+        native.class_counts,
+        [
+            ((["a"], index, index + 1, 1, table), ValueError),  # block >= n_blocks
+            ((["a"], index, index - 1, 1, table), ValueError),
+            ((["a"], index + 1, index, 1, table), ValueError),  # past the texts
+            ((["a"], index, np.array([0, 0], dtype=np.int64), 1, table), ValueError),
+            ((["a"], index, index, -1, table), ValueError),
+            ((["a"], index, index, 1, np.array([4], dtype=np.uint8)), ValueError),  # a class beyond 3
+            ((["a"], index, index, 1, np.zeros(0, dtype=np.uint8)), ValueError),
+            ((["a"], index, index, 1, table.astype(np.int32)), ValueError),
+            (([1], index, index, 1, table), TypeError),
+            ((["a"], index, index, 1), TypeError),
+        ],
+    )
 
 
 @settings(max_examples=300, deadline=None)

@@ -294,8 +294,9 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     columns = _columns(doc, heuristic, features, elements, codes)
     items = repeated_items(doc, elements, codes)
     columns.update(structure_columns(doc, heuristic, elements, columns["depth"], items, codes))
-    columns.update(page_type_columns(doc, elements, columns, items, features.holder, codes))
-    columns.update(section_columns(doc, elements, codes))
+    titles = section_titles(doc, codes.starts(doc, HEADING_TAGS)[0])  # read once for both
+    columns.update(page_type_columns(doc, elements, columns, items, features.holder, codes, titles))
+    columns.update(section_columns(doc, elements, codes, titles))
     # For speed: the columns written into one preallocated array, then one transposing copy (what
     # np.column_stack(...).astype(np.float64) gives, without its per-column reshaping).
     by_feature = np.empty((len(FEATURES), n_blocks), dtype=np.float64)
@@ -766,6 +767,25 @@ def ld_body_share(doc: Document, elements: np.ndarray, holder: np.ndarray, body:
     return _ratio(found, checked)
 
 
+def section_titles(doc: Document, headings: np.ndarray) -> list[tuple[int, str]]:
+    """(first token, text) of every heading short enough to title a section: at most
+    `COMMENT_HEADING_WORDS` words. For speed, headings of more tokens than a section title has are
+    not read at all. What `page_type_columns` and `section_columns` look for comment and related
+    headings among (read once per page by `page_blocks`)."""
+    if len(headings) == 0:
+        return []
+    text = doc.tokens.text
+    heading_end = doc.end[doc.tokens.element[headings]].astype(np.int64)
+    titles: list[tuple[int, str]] = []
+    for start, end in zip(headings.tolist(), heading_end.tolist(), strict=True):
+        if end - start > 4 * COMMENT_HEADING_WORDS:
+            continue
+        raw = "".join(text[start : end + 1])
+        if len(raw.split()) <= COMMENT_HEADING_WORDS:
+            titles.append((start, raw))
+    return titles
+
+
 def page_type_columns(
     doc: Document,
     elements: np.ndarray,
@@ -773,6 +793,7 @@ def page_type_columns(
     items: RepeatedItems,
     holder: np.ndarray,
     codes: TagCodes | None = None,
+    titles: list[tuple[int, str]] | None = None,
 ) -> dict[str, np.ndarray]:
     """`PAGE_TYPE_FEATURES`: what kind of page this is, for every block (so the trees can learn that
     content on a product page is not content on an article), a comment section's heading before the
@@ -802,18 +823,8 @@ def page_type_columns(
     first, last = doc.body
     body_tokens = max(1, last - first + 1)
     block_start = doc.start[elements].astype(np.int64)
-    opened = -1
-    heading_end = doc.end[doc.tokens.element[headings]].astype(np.int64) if len(headings) else headings
-    text = doc.tokens.text
-    # For speed: headings of more tokens than a section title has are not read at all, and the
-    # pattern runs on the raw text before the words are counted.
-    for start, end in zip(headings.tolist(), heading_end.tolist(), strict=True):
-        if end - start > 4 * COMMENT_HEADING_WORDS:
-            continue
-        raw = "".join(text[start : end + 1])
-        if COMMENT_HEADING.search(raw) and len(raw.split()) <= COMMENT_HEADING_WORDS:
-            opened = start
-            break
+    titles = section_titles(doc, headings) if titles is None else titles
+    opened = next((start for start, raw in titles if COMMENT_HEADING.search(raw)), -1)
     after = (block_start > opened).astype(np.float64) if opened >= 0 else np.zeros(n_blocks)
     position = (opened - first) / body_tokens if opened >= 0 else -1.0
 
@@ -862,7 +873,10 @@ def _nearest_before(marks: np.ndarray, position: np.ndarray) -> np.ndarray:
 
 
 def section_columns(
-    doc: Document, elements: np.ndarray, codes: TagCodes | None = None
+    doc: Document,
+    elements: np.ndarray,
+    codes: TagCodes | None = None,
+    titles: list[tuple[int, str]] | None = None,
 ) -> dict[str, np.ndarray]:
     """`SECTION_FEATURES`: where a block stands after the nearest heading (h1-h6 of at most
     `COMMENT_HEADING_WORDS` words) that opens a list of other pages (`RELATED_HEADING`) or the
@@ -876,21 +890,15 @@ def section_columns(
     codes = codes or tag_codes(doc)
     (headings,) = codes.starts(doc, HEADING_TAGS)
     t = doc.tokens
-    text = t.text
     related: list[int] = []
     comment: list[int] = []
-    if len(headings):
-        heading_end = doc.end[t.element[headings]].astype(np.int64)
-        for start, end in zip(headings.tolist(), heading_end.tolist(), strict=True):
-            if end - start > 4 * COMMENT_HEADING_WORDS:
-                continue
-            raw = "".join(text[start : end + 1])
-            if len(raw) > 12 * COMMENT_HEADING_WORDS or len(raw.split()) > COMMENT_HEADING_WORDS:
-                continue
-            if RELATED_HEADING.search(raw):
-                related.append(start)
-            elif COMMENT_HEADING.search(raw):
-                comment.append(start)
+    for start, raw in section_titles(doc, headings) if titles is None else titles:
+        if len(raw) > 12 * COMMENT_HEADING_WORDS:
+            continue
+        if RELATED_HEADING.search(raw):
+            related.append(start)
+        elif COMMENT_HEADING.search(raw):
+            comment.append(start)
     block_start = doc.start[elements].astype(np.int64)
     if not related and not comment:
         none = np.full(n_blocks, -1.0)
