@@ -112,6 +112,8 @@ def render_html(
     kinds, owners = t.kind[visited].tolist(), t.element[visited].tolist()
     selected = selection[visited].tolist()
     layout = layout_table_parts(doc)
+    tags, idents = doc.tag, doc.ident
+    starts, ends = doc.start.tolist(), doc.end.tolist()
     out: list[str] = []
     # Open the kept ancestors of the first selected token, then walk the selected range.
     ancestors = _ancestors(doc, owners[0] if kinds[0] == TEXT else int(doc.parent[owners[0]]))
@@ -132,23 +134,28 @@ def render_html(
                     html_lib.escape(text, quote=False) if "&" in text or "<" in text or ">" in text else text
                 )
             continue
-        name = doc.tag[element]
+        name = tags[element]
         if not (keep[element] or inside_media):
             if kind == OPEN and images and name in MEDIA_TAGS and not _is_tracking_pixel(doc, element):
                 # Figures and images between selected text are part of the article even when the
                 # algorithm scored only text (DOM scorers select paragraphs, not pictures).
-                media_until = int(doc.end[element])
+                media_until = ends[element]
                 out.append(_start_tag(doc, element, rewrite_link, images, layout))
             continue
         if kind == OPEN:
             if name in DROPPED or (not images and name == "figcaption" and _captions_image(doc, element)):
-                skip_until = int(doc.end[element])
+                skip_until = ends[element]
                 continue
-            out.append(_start_tag(doc, element, rewrite_link, images, layout))
-        elif inside_media or doc.start[element] >= first or element in opened_before:
-            out.append(_end_tag(doc, element, layout))
+            # For speed, the common start tag (no attributes, no id, not in a layout table) from a
+            # table rather than through `_start_tag`, which gives the same string.
+            simple = _PLAIN_START.get(name) if idents[element] is None and element not in layout else None
+            out.append(
+                simple if simple is not None else _start_tag(doc, element, rewrite_link, images, layout)
+            )
+        elif inside_media or starts[element] >= first or element in opened_before:
+            out.append(_PLAIN_END.get(name, "") if element not in layout else _end_tag(doc, element, layout))
     for element in reversed(ancestors):
-        if doc.end[element] > last:
+        if ends[element] > last:
             out.append(_end_tag(doc, element, layout))
     return drop_dead_jump_links(sanitize("".join(out)), doc.base_url)
 
@@ -305,6 +312,21 @@ def _end_tag(doc: Document, element: int, layout: dict[int, str | None] | None =
     if out is None or out in ("img", "br", "hr", "wbr", "source", "col"):
         return ""
     return f"</{out}>"
+
+
+#: `_start_tag` of an element without an id outside layout tables, by tag name, for the tags written
+#: without attributes (picture is left out: it depends on `images`); `_end_tag` likewise, "" for
+#: tags not written or void. Both for speed, the per-tag work done once.
+_PLAIN_START: dict[str, str] = {
+    tag: f"<{out}>"
+    for tag in ALLOWED_TAGS | AS_DIV
+    if (out := _output_name(tag)) is not None and not ATTRIBUTES.get(out) and out != "picture"
+}
+_PLAIN_END: dict[str, str] = {
+    tag: f"</{out}>"
+    for tag in ALLOWED_TAGS | AS_DIV
+    if (out := _output_name(tag)) is not None and out not in ("img", "br", "hr", "wbr", "source", "col")
+}
 
 
 def _image_sources(attrs: dict[str, str | None]) -> dict[str, str]:
