@@ -74,6 +74,11 @@ def collapse_spaces(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
+def _split_join(text: str) -> str:
+    """`collapse_spaces` of a text known to hold none of `_SPLIT_ONLY` but the newline."""
+    return " ".join(text.split())
+
+
 LinkRewriter = Callable[[str], str]
 
 
@@ -675,29 +680,35 @@ def render_text(doc: Document, selection: np.ndarray) -> str:
     # unselected text between them, most of the range on a page with boilerplate, is skipped).
     span = slice(first, last + 1)
     visited = np.flatnonzero(selection[span] | (t.kind[span] != TEXT)) + first
-    tokens = zip(visited.tolist(), t.kind[visited].tolist(), t.element[visited].tolist(), strict=True)
+    kinds = t.kind[visited]
+    tokens = zip(visited.tolist(), kinds.tolist(), t.element[visited].tolist(), strict=True)
     texts = t.text
     tags = doc.tag
+    # For speed, one test for the whole selection rather than one per block: when no selected text
+    # holds a character where `str.split()` and `_WS` disagree (the newline apart: text newlines
+    # become spaces, and a block with <br>s is collapsed line by line), every block's spaces
+    # collapse by `str.split()`, which is what `collapse_spaces` would find for each.
+    selected_text = "".join(map(texts.__getitem__, visited[kinds == TEXT].tolist()))
+    collapse = collapse_spaces if any(map(selected_text.__contains__, _SPLIT_ONLY[1:])) else _split_join
     blocks: list[str] = []
     current: list[str] = []
     preformatted = 0
 
     def flush() -> None:
-        if current:
-            text = "".join(current)
-            if preformatted:
-                if text.strip():
-                    blocks.append(text.strip("\n"))
-            elif "\n" not in text:  # the common case, the same result as the general one below
-                text = collapse_spaces(text)
-                if text:
-                    blocks.append(text)
-            else:
-                text = "\n".join(collapse_spaces(line) for line in text.split("\n"))
-                text = re.sub(r"\n+", "\n", text).strip()
-                if text.strip():
-                    blocks.append(text.strip("\n"))
-            current.clear()
+        text = "".join(current)
+        if preformatted:
+            if text.strip():
+                blocks.append(text.strip("\n"))
+        elif "\n" not in text:  # the common case, the same result as the general one below
+            text = collapse(text)
+            if text:
+                blocks.append(text)
+        else:
+            text = "\n".join(collapse(line) for line in text.split("\n"))
+            text = re.sub(r"\n+", "\n", text).strip()
+            if text.strip():
+                blocks.append(text.strip("\n"))
+        current.clear()
 
     for i, kind, owner in tokens:
         if kind == TEXT:
@@ -708,14 +719,17 @@ def render_text(doc: Document, selection: np.ndarray) -> str:
         if action is None:
             continue
         if action == "block":
-            flush()
+            if current:  # for speed: most block tags end no text
+                flush()
         elif action == "pre":
-            flush()
+            if current:
+                flush()
             preformatted += 1 if kind == OPEN else -1
             preformatted = max(preformatted, 0)
         else:
             current.append(action)
-    flush()
+    if current:
+        flush()
     text = "\n\n".join(blocks)
     # Only preformatted blocks can hold blank lines; for speed, the regex (slow per character)
     # runs only when there is one.
