@@ -22,9 +22,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import numpy as np
-from selectolax.lexbor import LexborNode
 
-from .document import Document, indices_of
+from .document import Document
 from .metadata import squash
 
 _NEXT_TEXT = re.compile(
@@ -136,19 +135,10 @@ def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | N
     here = doc.url
     if here:
         here = here.split("#", 1)[0]
-    # The <a> and <link> elements, in document order, from the Document's tag names rather than by
-    # CSS queries over the whole tree (`a[href]` and `link[rel*="next" i][href], a[...]`): for speed,
-    # see `metadata.elements_named`. Each one's rel and href are read once, for both loops below.
-    links: list[tuple[bool, LexborNode, str | None, str | None]] = []  # (an <a>, node, rel, href)
-    for index in sorted([*indices_of(doc.tag, "a"), *indices_of(doc.tag, "link")]):
-        node = doc.elements[index]
-        attrs = node.attrs
-        links.append((doc.tag[index] == "a", node, attrs.get("rel"), attrs.get("href")))
-    for _, node, rel, href in links:
-        # The rel's words hold "next" in any case (no character outside ASCII lower-cases to n, e, x
-        # or t), with a substring test first, for speed: most pages carry dozens of rels. A link
-        # without an href, or an empty one, leads nowhere.
-        if href and rel and "next" in rel.lower() and "next" in rel.lower().split():
+    # For speed, Lexbor picks the links whose rel holds "next" in any case (a superset of the test
+    # below: no character outside ASCII lower-cases to n, e, x or t); most pages carry dozens of rels.
+    for node in doc.tree.css('link[rel*="next" i][href], a[rel*="next" i][href]'):
+        if "next" in (node.attributes.get("rel") or "").lower().split():
             url = _absolute(doc, node.attributes.get("href"))
             if (
                 url
@@ -160,10 +150,10 @@ def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | N
         return None
     stem_here, page_here = page_marker(here)
     best: tuple[int, str] | None = None
-    for anchor, node, _, value in links:
-        if not anchor:
-            continue
-        href = value or ""  # an SVG <a xlink:href> has no "href"
+    for node in doc.tree.css("a[href]"):
+        # One attribute, not the whole dict: for speed. `.get`, as `a[href]` also matches an SVG
+        # <a xlink:href>, which has no "href".
+        href = node.attrs.get("href") or ""
         if not _DIGIT.search(href):  # every page marker has a number: skip the rest cheaply
             continue
         text = _link_text(node)

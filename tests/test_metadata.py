@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from readerproxy.document import parse
-from readerproxy.metadata import _is_image_src, clean_title, elements_named, extract_metadata, meta_maps
+from readerproxy.metadata import clean_title, extract_metadata
 
 
 def test_json_ld_wins() -> None:
@@ -162,39 +162,3 @@ def test_squash_is_the_regex_whitespace_rule() -> None:
     for _ in range(20_000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
         assert squash(text) == re.sub(r"\s+", " ", text).strip(), repr(text)
-
-
-def test_tags_read_from_the_document_are_what_the_css_queries_found() -> None:
-    """`meta_maps` and the lead image's `link rel=image_src` read elements by the Document's tag
-    names (no walk over the tree); they must find what `meta[content]` and
-    `link[rel~="image_src" i][href]` find, in the same order."""
-    page = (
-        "<html><head><meta charset='utf-8'><meta name='description'><meta content='' name='author'>"
-        "<meta property='og:title' content='First'><meta property='og:title' content='Second'>"
-        "<link rel='stylesheet' href='/s.css'><link rel='image_srcs' href='/not.jpg'>"
-        "<link rel='IMAGE_SRC'><link rel='icon\timage_src' href='/lead.jpg'><link rel='image_src' href='/2.jpg'>"
-        "</head><body><svg><meta content='svg'></meta></svg><p>Text</p></body></html>"
-    )
-    doc = parse(page, url="https://e.example/a")
-    by_css = [node.attributes for node in doc.tree.css("meta[content]")]
-    assert [node.attributes for node in elements_named(doc, "meta") if "content" in node.attributes] == by_css
-    meta, _ = meta_maps(doc)
-    assert meta["og:title"] == "Second" and "description" not in meta
-    link = doc.tree.css_first('link[rel~="image_src" i][href]')
-    assert link is not None and link.attributes["href"] == "/lead.jpg"
-    assert extract_metadata(doc).image == "https://e.example/lead.jpg"
-    for rel in (
-        "image_src",
-        "Image_Src",
-        "x image_src",
-        "image_src\n",
-        "image_srcx",
-        "image src",
-        "\u0130mage_src",
-    ):
-        links = parse(f"<head><link rel='{rel}' href='/i.jpg'></head>").elements
-        node = next(n for n in links if n.tag == "link")
-        css = parse(f"<head><link rel='{rel}' href='/i.jpg'></head>").tree.css_first(
-            'link[rel~="image_src" i][href]'
-        )
-        assert _is_image_src(node.attributes) == (css is not None), rel
