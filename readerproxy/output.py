@@ -118,7 +118,6 @@ def render_html(
     selected = selection[visited].tolist()
     layout = layout_table_parts(doc)
     tags, idents = doc.tag, doc.ident
-    starts, ends = doc.start.tolist(), doc.end.tolist()
     out: list[str] = []
     # Open the kept ancestors of the first selected token, then walk the selected range.
     ancestors = _ancestors(doc, owners[0] if kinds[0] == TEXT else int(doc.parent[owners[0]]))
@@ -144,12 +143,12 @@ def render_html(
             if kind == OPEN and images and name in MEDIA_TAGS and not _is_tracking_pixel(doc, element):
                 # Figures and images between selected text are part of the article even when the
                 # algorithm scored only text (DOM scorers select paragraphs, not pictures).
-                media_until = ends[element]
+                media_until = int(doc.end[element])
                 out.append(_start_tag(doc, element, rewrite_link, images, layout))
             continue
         if kind == OPEN:
             if name in DROPPED or (not images and name == "figcaption" and _captions_image(doc, element)):
-                skip_until = ends[element]
+                skip_until = int(doc.end[element])
                 continue
             # For speed, the common start tag (no attributes, no id, not in a layout table) from a
             # table rather than through `_start_tag`, which gives the same string.
@@ -157,10 +156,10 @@ def render_html(
             out.append(
                 simple if simple is not None else _start_tag(doc, element, rewrite_link, images, layout)
             )
-        elif inside_media or starts[element] >= first or element in opened_before:
+        elif inside_media or doc.start[element] >= first or element in opened_before:
             out.append(_PLAIN_END.get(name, "") if element not in layout else _end_tag(doc, element, layout))
     for element in reversed(ancestors):
-        if ends[element] > last:
+        if doc.end[element] > last:
             out.append(_end_tag(doc, element, layout))
     return drop_dead_jump_links(sanitize("".join(out)), doc.base_url)
 

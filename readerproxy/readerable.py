@@ -16,75 +16,59 @@ WCXB articles 0.986 -> 0.97 readerable, listings 0.54 -> 0.40, collections 0.56 
 
 from __future__ import annotations
 
-from itertools import compress
-
-import numpy as np
-
-from .document import TEXT, Document, ranges_mask
+from .document import Document, indices_of
 from .readability_rules import MAYBE_CANDIDATE_READERABLE, unlikely_by_class_id
 
 MIN_CONTENT_LENGTH = 140
 MIN_SCORE = 20.0
 MIN_SIBLING_SCORE = 40.0
 MAX_LINK_DENSITY = 0.4
-_PARAGRAPH_TAGS = frozenset(("p", "pre", "article"))
-_MARKED_TAGS = _PARAGRAPH_TAGS | {"br", "li"}
 
 
 def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
-    """(element, trimmed text length) of every paragraph Readability.js's check looks at.
-
-    For speed, from the Document's arrays rather than per paragraph in Python: "inside a list item"
-    is whether the paragraph's start tag lies within some <li>'s tokens, and the length of the
-    paragraph's text, stripped, is the text characters from its first to its last token holding
-    more than whitespace (`tokens.chars > 0`), less the whitespace at the outer ends of those two.
-    """
+    """(element, trimmed text length) of every paragraph Readability.js's check looks at."""
     tags = doc.tag
-    parents = doc.parent
-    # The elements of the five tags read here, found in one pass in C (for speed: a `list.index`
-    # scan per tag name cost twice as much).
-    marked = list(compress(range(len(tags)), map(_MARKED_TAGS.__contains__, tags)))
-    candidates = {i for i in marked if tags[i] in _PARAGRAPH_TAGS}
-    for br in (i for i in marked if tags[i] == "br"):
-        parent = int(parents[br])
+    parents = doc.parent.tolist()
+    candidates = {i for name in ("p", "pre", "article") for i in indices_of(tags, name)}
+    for br in indices_of(tags, "br"):
+        parent = parents[br]
         if parent >= 0 and tags[parent] == "div":
             candidates.add(parent)
-    if not candidates:
-        return []
-    t = doc.tokens
-    elements = sorted(candidates)
-    starts, ends = doc.start[elements], doc.end[elements]
-    items = [i for i in marked if tags[i] == "li"]
-    in_item = (
-        ranges_mask(len(t), doc.start[items] + 1, doc.end[items])[starts].tolist()
-        if items
-        else [False] * len(elements)
-    )
-    # Text tokens holding more than whitespace (tags have no characters), and the text
-    # characters before each token (a tag's `length` is its code length, so text only).
-    solid = np.flatnonzero(t.chars > 0)
-    before = np.concatenate(([0], np.cumsum(np.where(t.kind == TEXT, t.length, 0))))
-    first = solid[np.minimum(np.searchsorted(solid, starts), len(solid) - 1)] if len(solid) else starts
-    last = solid[np.maximum(np.searchsorted(solid, ends, side="right") - 1, 0)] if len(solid) else starts
-    spans = (before[last + 1] - before[first]).tolist()
-    text = t.text
+    text = doc.tokens.text
+    in_item: dict[int, bool] = {}  # element -> whether a list item holds it
     found: list[tuple[int, int]] = []
-    for index, inside, a, b, span, begin, end in zip(
-        elements, in_item, first.tolist(), last.tolist(), spans, starts.tolist(), ends.tolist(), strict=True
-    ):
-        if inside and tags[index] == "p":
+    for index in sorted(candidates):
+        if tags[index] == "p" and _inside_item(tags, parents, index, in_item):
             continue
         # For speed: the class and id from the parse, not a dict of the node's attributes.
         if unlikely_by_class_id(
             f"{doc.classes[index] or ''} {doc.ident[index] or ''}", MAYBE_CANDIDATE_READERABLE
         ):
             continue
-        if not len(solid) or a < begin or a > end:  # only whitespace inside
-            found.append((index, 0))
-            continue
-        head, tail = text[a], text[b]
-        found.append((index, span - (len(head) - len(head.lstrip())) - (len(tail) - len(tail.rstrip()))))
+        length = len("".join(text[int(doc.start[index]) : int(doc.end[index]) + 1]).strip())
+        found.append((index, length))
     return found
+
+
+def _inside_item(tags: list[str], parents: list[int], index: int, known: dict[int, bool]) -> bool:
+    """Whether an <li> is among the ancestors of `index`. For speed, what a walk learns about each
+    ancestor is kept in `known`: the paragraphs of a page share most of their ancestors, so each
+    walk stops where an earlier one passed (a walk per paragraph to the root was most of the check)."""
+    chain: list[int] = []
+    parent = parents[index]
+    answer = False
+    while parent >= 0:
+        if parent in known:
+            answer = known[parent]
+            break
+        if tags[parent] == "li":
+            answer = True
+            break
+        chain.append(parent)
+        parent = parents[parent]
+    for element in chain:  # below the li (or the root, or a known element): the same answer
+        known[element] = answer
+    return answer
 
 
 def readerable_scores(doc: Document) -> tuple[float, float]:
