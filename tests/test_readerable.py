@@ -45,13 +45,15 @@ def test_a_listing_of_linked_teasers_is_not() -> None:
 
 
 def test_paragraph_lengths_are_the_stripped_text_of_each_paragraph() -> None:
-    """`paragraph_lengths` works on the Document's arrays; it must give, for every paragraph it
-    looks at, the length of the paragraph's text stripped, as Readability.js's `textContent.trim()`,
-    and leave out paragraphs inside list items, at any depth."""
+    """`paragraph_lengths` gives, for every paragraph it looks at, the length of the paragraph's
+    text stripped, as Readability.js's `textContent.trim()`, and leaves out paragraphs inside list
+    items at any depth (the list-item walk remembers ancestors: a second paragraph in the same item
+    and one outside it after it must both be answered right)."""
     page = (
         "<body><p>  padded\u00a0 text \n</p><p> \n </p><p></p>"
         "<p> <b> bold </b> and <i>italic\u2003</i> </p><pre>\n  code\n</pre>"
-        "<ul><li><div><p>inside an item</p></div></li></ul><article> whole <p>inner</p> </article>"
+        "<ul><li><div><p>inside an item</p><p>and another</p></div></li></ul><div><p>after it</p></div>"
+        "<article> whole <p>inner</p> </article>"
         "<div>broken<br>by a line <span> </span></div><p>&amp; entities &lt;kept&gt;</p></body>"
     )
     doc = parse(page)
