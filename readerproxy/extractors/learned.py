@@ -24,7 +24,14 @@ scores, a selection effect). On such a page, unless it also says it is an articl
 product is an article), blocks inside a container of customer reviews (`review_section`: an id or
 class naming reviews or a review service's widget) are dropped (`cut_reviews`): the trees keep
 shoppers' reviews at p 0.4–0.7 inside the main region, and product references leave them out
-(out of fold, WCXB products 0.595 → 0.620, nothing else changes; docs/benchmarks.md).
+(out of fold, WCXB products 0.595 → 0.620, nothing else changes; docs/benchmarks.md). On a page
+that says it is an article, the heuristic's prior does not reach past a heading that opens a list of
+other pages ("Related articles", "More from ...", after the first h1: `after_related_heading`):
+the blocks after it need `threshold` like any other (`related_prior` restores the prior). Teasers
+inside the article's container, which the heuristic keeps, sat at p 0.3–0.5 (Washington Examiner's
+"More Washington Examiner"); out of fold ScrapingHub 0.959 → 0.962, Readability 0.973 → 0.972, WCXB
+unchanged (chosen among 0.4, 0.5 and no gate on page type from the trainer's proxy on these sets: a
+selection effect).
 Where that keeps too little text, the answer is
 `auto-heuristic`'s chain (heuristic, then accb, then all text), so a reader never gets an empty page.
 
@@ -70,6 +77,7 @@ class LearnedParams:
     outside_threshold: float | None = 0.7  # blocks outside the heuristic's article root need this
     cut_comments: bool = True  # on an article, drop what follows a comment heading outside the root
     cut_reviews: bool = True  # on a product page, drop the customer reviews' containers
+    related_prior: bool = False  # on an article, the heuristic's prior holds after a related heading too
     short_page_chars: int = MIN_CHARS  # a page with less text than this is kept whole
     model: str = ""
     min_chars: int = MIN_CHARS
@@ -138,6 +146,12 @@ def says_article(features: np.ndarray) -> bool:
     return bool(features[0, column("ld_article")] > 0 or features[0, column("og_article")] > 0)
 
 
+def after_related_heading(features: np.ndarray) -> np.ndarray:
+    """Per block, whether a heading that opens a list of other pages ("Related articles", "More
+    from ...": `learn.blocks.RELATED_HEADING`) comes before it, after the page's first h1."""
+    return features[:, learn_blocks.FEATURES.index("after_related_heading")] > 0
+
+
 def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     """Per block (`elements`), whether it lies inside a container of customer reviews: an element
     whose id or class says so (`REVIEW_CONTAINER`), not the page's own `html`, `body` or `main`, and
@@ -195,6 +209,8 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
     if params.heuristic_threshold is not None:
         by_heuristic = blocks.features[:, learn_blocks.FEATURES.index("heuristic_selected")] > 0
         keep |= by_heuristic & (probability >= params.heuristic_threshold)
+    if not params.related_prior and says_article(blocks.features):
+        keep &= ~after_related_heading(blocks.features) | (probability >= params.threshold)
     outside = blocks.features[:, learn_blocks.FEATURES.index("in_heuristic_root")] <= 0
     if params.outside_threshold is not None and not outside.all() and not says_product(blocks.features):
         keep &= ~outside | (probability >= params.outside_threshold)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from pathlib import Path
+
 import numpy as np
 
 from readerproxy import extract
 from readerproxy.document import parse
 from readerproxy.extractors.auto import first_extractor
-from readerproxy.extractors.learned import review_section, says_article, says_product
+from readerproxy.extractors.learned import after_related_heading, review_section, says_article, says_product
 from readerproxy.learn.blocks import page_blocks
 from readerproxy.learn.labels import block_texts
+from readerproxy.learn.model import BlockScorer, load_model
 
 DESCRIPTION = " ".join(
     f"Point {i}: the kettle boils a full litre of water in under three minutes and switches itself off."
@@ -76,3 +81,45 @@ def test_reviews_are_cut_on_product_pages_only() -> None:
     assert "Review 0:" in on and on == extract(article, algorithm="auto", cut_reviews="false").text
     # With the rule off on the product page, the trees keep the reviews (they sit in the main region).
     assert "Review 5:" in extract(page, algorithm="auto", cut_reviews="false").text
+
+
+SENTENCES = " ".join(
+    f"Sentence {i} of the story tells the reader about the river and its bridges." for i in range(40)
+)
+RELATED_PAGE = f"""<html><head><title>The river</title><meta property="og:type" content="article"></head>
+<body><article><h1>The river</h1><p>{SENTENCES[:1200]}</p><p>{SENTENCES[1200:]}</p>
+<h2>Related articles</h2>{
+    "".join(
+        f"<p>Teaser {i}: another story about lakes and the people who live beside them.</p>" for i in range(3)
+    )
+}</article></body></html>"""
+
+
+def constant_model(path: Path, probability: float) -> str:
+    """The shipped model with every leaf of its second stage at 0 and its initial score at the
+    log-odds of `probability`: every block scores `probability`."""
+    shipped = load_model()
+    second = dataclasses.replace(
+        shipped.second,
+        value=np.zeros_like(shipped.second.value),
+        init=math.log(probability / (1 - probability)),
+    )
+    BlockScorer(shipped.first, second).save(path)
+    return str(path)
+
+
+def test_after_a_related_heading_on_an_article_the_heuristic_prior_does_not_hold(tmp_path: Path) -> None:
+    doc, blocks = _blocks(RELATED_PAGE)
+    texts = block_texts(doc, blocks)
+    # The heading itself and the teasers after it.
+    teasers = np.array([t.startswith(("Teaser", "Related")) for t in texts])
+    assert teasers.sum() == 4 and (after_related_heading(blocks.features) == teasers).all()
+    # Every block at p 0.4: the heuristic's blocks pass its prior (0.3) but not the threshold (0.5).
+    model = constant_model(tmp_path / "flat.npz", 0.4)
+    with_prior = extract(RELATED_PAGE, algorithm="auto", model=model, related_prior="true").text
+    assert "Teaser 2:" in with_prior and "Sentence 39" in with_prior
+    text = extract(RELATED_PAGE, algorithm="auto", model=model).text
+    assert "Sentence 39" in text and "Teaser" not in text
+    # Not an article: the prior holds after the heading as before.
+    other = RELATED_PAGE.replace('<meta property="og:type" content="article">', "")
+    assert "Teaser 2:" in extract(other, algorithm="auto", model=model).text
