@@ -95,7 +95,11 @@ RANGES["learned"] = RANGES["auto"] = {
     "outside_threshold": ([-0.1, 1.1], [0, 0.7, 1]),
     "short_page_chars": ([-1, 10_000_001], [0, 200, 10_000_000]),
 }
-CHOICES["learned"] = CHOICES["auto"] = {"cut_comments": ("maybe", ["1", "false", True])}
+CHOICES["learned"] = CHOICES["auto"] = {
+    "cut_comments": ("maybe", ["1", "false", True]),
+    "cut_reviews": ("maybe", ["1", "false", True]),
+    "related_prior": ("maybe", ["1", "false", True]),
+}
 PATH_PARAMETERS = {"learned": {"model"}, "auto": {"model"}}
 LINK_FILTERED = ("density", "danag", "cetr", "cetr-km", "cetr-tm", "lineblock")
 #: The papers' values (and the measured ones where the papers give none) stay the defaults.
@@ -180,7 +184,7 @@ def test_choices_are_checked(algorithm: str, name: str) -> None:
     if (
         isinstance(refused, str)
         and not refused.isdigit()
-        and name not in ("adaptive", "unlikely_candidates", "cut_comments")
+        and name not in ("adaptive", "unlikely_candidates", "cut_comments", "cut_reviews", "related_prior")
     ):
         with pytest.raises(ValueError, match=rf"^{name} must be one of"):
             extractor.params_type(**{name: refused})

@@ -20,7 +20,18 @@ model; six pages of the three sets are that short; a rule added after seeing tha
 page that says it is a product (`says_product`) the rule outside the root does not hold: the
 heuristic looks for an article, and a shop page's specifications outside its root are not a
 sidebar (REI's features and specs at p 0.5–0.6 were dropped; chosen on these sets' out-of-fold
-scores, a selection effect).
+scores, a selection effect). On such a page, unless it also says it is an article (a review of a
+product is an article), blocks inside a container of customer reviews (`review_section`: an id or
+class naming reviews or a review service's widget) are dropped (`cut_reviews`): the trees keep
+shoppers' reviews at p 0.4–0.7 inside the main region, and product references leave them out
+(out of fold, WCXB products 0.595 → 0.620, nothing else changes; docs/benchmarks.md). On a page
+that says it is an article, the heuristic's prior does not reach past a heading that opens a list of
+other pages ("Related articles", "More from ...", after the first h1: `after_related_heading`):
+the blocks after it need `threshold` like any other (`related_prior` restores the prior). Teasers
+inside the article's container, which the heuristic keeps, sat at p 0.3–0.5 (Washington Examiner's
+"More Washington Examiner"); out of fold ScrapingHub 0.959 → 0.962, Readability 0.973 → 0.972, WCXB
+unchanged (chosen among 0.4, 0.5 and no gate on page type from the trainer's proxy on these sets: a
+selection effect).
 Where that keeps too little text, the answer is
 `auto-heuristic`'s chain (heuristic, then accb, then all text), so a reader never gets an empty page.
 
@@ -32,6 +43,7 @@ reads "auto via learned" or "auto via heuristic" after a fallback).
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +76,8 @@ class LearnedParams:
     heuristic_threshold: float | None = 0.3  # blocks the heuristic keeps need only this (None: threshold)
     outside_threshold: float | None = 0.7  # blocks outside the heuristic's article root need this
     cut_comments: bool = True  # on an article, drop what follows a comment heading outside the root
+    cut_reviews: bool = True  # on a product page, drop the customer reviews' containers
+    related_prior: bool = False  # on an article, the heuristic's prior holds after a related heading too
     short_page_chars: int = MIN_CHARS  # a page with less text than this is kept whole
     model: str = ""
     min_chars: int = MIN_CHARS
@@ -113,6 +127,58 @@ def comment_section(features: np.ndarray, outside: np.ndarray) -> np.ndarray:
     return after & outside & article
 
 
+#: An id or class naming a shop's customer reviews, or a review service's widget (Yotpo, Okendo,
+#: Judge.me, Stamped, Bazaarvoice, Trustpilot, Feefo, Reevoo); "preview" is not a review.
+REVIEW_CONTAINER = re.compile(
+    r"(?<!p)review|yotpo|okendo|judgeme|stamped-|bazaarvoice|\bbv[-_]|trustpilot|feefo|reevoo", re.IGNORECASE
+)
+#: Elements that never count as a reviews container (a theme may name the whole page after them).
+_PAGE_TAGS = frozenset(("html", "body", "main"))
+#: A container holding at least this share of the page's text is the page, not its reviews section.
+REVIEW_MAX_SHARE = 0.5
+
+
+def says_article(features: np.ndarray) -> bool:
+    """Whether the page says it is an article (JSON-LD Article types or `og:type` article)."""
+    if len(features) == 0:
+        return False
+    column = learn_blocks.FEATURES.index
+    return bool(features[0, column("ld_article")] > 0 or features[0, column("og_article")] > 0)
+
+
+def after_related_heading(features: np.ndarray) -> np.ndarray:
+    """Per block, whether a heading that opens a list of other pages ("Related articles", "More
+    from ...": `learn.blocks.RELATED_HEADING`) comes before it, after the page's first h1."""
+    return features[:, learn_blocks.FEATURES.index("after_related_heading")] > 0
+
+
+def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
+    """Per block (`elements`), whether it lies inside a container of customer reviews: an element
+    whose id or class says so (`REVIEW_CONTAINER`), not the page's own `html`, `body` or `main`, and
+    holding less than `REVIEW_MAX_SHARE` of the page's text. Shops mark their review widgets this
+    way (and so do the services that make them); the shopper's opinions are not the product's
+    description, and references of product pages leave them out, as trafilatura's class-name rules
+    do for ratings (Barbaresi 2021, §3: boilerplate removal by element attributes)."""
+    inside = np.zeros(len(elements), dtype=bool)
+    named = [
+        e
+        for e, (ident, classes) in enumerate(zip(doc.ident, doc.classes, strict=True))
+        if (ident and REVIEW_CONTAINER.search(ident)) or (classes and REVIEW_CONTAINER.search(classes))
+    ]
+    if not named:
+        return inside
+    chosen = np.array([e for e in named if doc.tag[e] not in _PAGE_TAGS], dtype=np.int64)
+    page_chars = selected_chars(doc, doc.body_mask)
+    chosen = chosen[doc.subtree_chars[chosen] < REVIEW_MAX_SHARE * page_chars]
+    if len(chosen) == 0:
+        return inside
+    # Token positions inside any chosen container: +1 at its start tag, -1 after its end tag.
+    depth = np.zeros(len(doc.tokens) + 1, dtype=np.int64)
+    np.add.at(depth, doc.start[chosen], 1)
+    np.add.at(depth, doc.end[chosen] + 1, -1)
+    return np.cumsum(depth)[doc.start[elements]] > 0
+
+
 REFERENCE = (
     "Friedman 2001 (gradient boosting), Wolpert 1992 (stacking), over features of Berg 2020, "
     "Weninger et al. 2010, Kohlschütter et al. 2010 and DANAg's Filter 3; trained by `readerproxy train`; "
@@ -143,11 +209,15 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
     if params.heuristic_threshold is not None:
         by_heuristic = blocks.features[:, learn_blocks.FEATURES.index("heuristic_selected")] > 0
         keep |= by_heuristic & (probability >= params.heuristic_threshold)
+    if not params.related_prior and says_article(blocks.features):
+        keep &= ~after_related_heading(blocks.features) | (probability >= params.threshold)
     outside = blocks.features[:, learn_blocks.FEATURES.index("in_heuristic_root")] <= 0
     if params.outside_threshold is not None and not outside.all() and not says_product(blocks.features):
         keep &= ~outside | (probability >= params.outside_threshold)
     if params.cut_comments and not outside.all():
         keep &= ~comment_section(blocks.features, outside)
+    if params.cut_reviews and says_product(blocks.features) and not says_article(blocks.features):
+        keep &= ~review_section(doc, blocks.elements)
     auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)
     if selected_chars(doc, doc.body_mask) < params.short_page_chars:
         keep[:] = True  # a page shorter than the least an article has: nothing to cut
