@@ -409,3 +409,23 @@ def test_render_text_collapses_by_the_rule_wherever_split_disagrees() -> None:
     doc = parse(page)
     everything = np.ones(len(doc.tokens), dtype=bool)
     assert render_text(doc, everything) == "a b\n\nx\u2028y z\n\nm\x85n\n\np q\nr"
+
+
+def test_srcsets_with_parentheses_split_as_the_standard_steps_do() -> None:
+    """`parse_srcset` with parentheses jumps between the descriptors' parentheses and commas by
+    regular expression; it must split as the standard's steps one character at a time do."""
+    import random
+
+    from readerproxy.output import _parse_srcset_by_character, parse_srcset
+
+    rng = random.Random(5)
+    alphabet = [
+        *"ab1w2x, ,,()((\t\n\u00a0\u2003/.:",
+        "320w",
+        "(min-width: 600px)",
+        "https://e.example/c,f/x.jpg",
+    ]
+    for _ in range(20_000):
+        srcset = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        assert parse_srcset(srcset) == _parse_srcset_by_character(srcset), srcset
+    assert parse_srcset("a.jpg (x, y) 2x, b.jpg") == [("a.jpg", "(x, y) 2x"), ("b.jpg", "")]
