@@ -13,7 +13,12 @@
  *     (kind, owner, length, text, chars, in_anchor, newline_after, parent, start, end), the fields of
  *     document._Scan in that order, each array as a bytearray of its dtype (int8, int32, int32, list
  *     of str, int32, bool, bool, int32, int32, int32) for np.frombuffer; then four lists read from
- *     the same start tags: (ident, classes, role, unsure). The first three hold, per element, the
+ *     the same start tags: (ident, classes, role, unsure); then the elements' tag names.
+ *     `tags` is either the list of the elements' lower-case tag names (checked against the start
+ *     tags, and returned as the last field), or the number of elements: the names are then read from
+ *     the start tags (ASCII lower-cased, one str object per distinct name), declining any name that
+ *     holds a character outside printable ASCII, a quote or a slash (whose lower-case form
+ *     document._tag_names might give differently). The first three hold, per element, the
  *     value of its "id", "class" and "role" attribute as selectolax's `node.attributes.get(name)`
  *     gives it (None for an element without one); `unsure` lists the elements whose three values the
  *     caller must read from the node instead (their entries in the three lists are then None).
@@ -31,6 +36,11 @@
  *     html.unescape: the caller then falls back to _scan_fast. The tags' "<...>" spans are read as
  *     document._tag_spans reads them: up to the first ">" when that is regular, else as the regular
  *     expression document._TOKEN matches from the "<" (token_end below follows its backtracking).
+ *
+ * count_lt(html) -> int: html.count("<") (nesting.cap_depth's first check).
+ *
+ * tags_in_source(html, names) -> list: which of the names some "<" of the page is followed by
+ *     (document._tags_in_source; its comment below).
  *
  * tree_leaves(x, feature, threshold, child, value, roots, max_depth) -> bytearray
  *     For every row of x (float64, rows x features, C order) and every tree, the value of the leaf
@@ -340,26 +350,124 @@ error:
     return -1;
 }
 
+/* The distinct tag names of a page read from its start tags (scan's read mode): an open-addressing
+ * table from the ASCII name to its str object (borrowed from the names list, which holds every one)
+ * and its flags (1: void, 2: "a"). */
+typedef struct {
+    PyObject *name;
+    uint64_t hash;
+    uint8_t flags;
+} NameSlot;
+typedef struct {
+    NameSlot *slots;
+    Py_ssize_t size, used; /* size: a power of two, or 0 before the first name */
+} NameTable;
+
+static int name_table_grow(NameTable *table) {
+    Py_ssize_t size = table->size ? 2 * table->size : 64;
+    NameSlot *slots = PyMem_Calloc((size_t)size, sizeof(NameSlot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < table->size; i++) {
+        if (table->slots[i].name == NULL) continue;
+        Py_ssize_t j = (Py_ssize_t)(table->slots[i].hash & (uint64_t)(size - 1));
+        while (slots[j].name != NULL) j = (j + 1) & (size - 1);
+        slots[j] = table->slots[i];
+    }
+    PyMem_Free(table->slots);
+    table->slots = slots;
+    table->size = size;
+    return 0;
+}
+
+/* The name of the start tag whose name begins at s[a] (up to the first " " or ">", before gt): its
+ * str (found in the table, or made and added) into names[k] and its flags into *flags. 1 ok,
+ * 0 declined (a name the scan does not read, see the header), -1 error. */
+static int read_name(NameTable *table, const Str *s, Py_ssize_t a, Py_ssize_t gt, PyObject *void_tags,
+                     PyObject *names, Py_ssize_t k, uint8_t *flags) {
+    uint64_t hash = 1469598103934665603ULL; /* FNV-1a over the lower-cased name */
+    Py_ssize_t b = a;
+    for (Py_UCS4 c; b < gt && (c = PyUnicode_READ(s->kind, s->data, b)) != ' ' && c != '>'; b++) {
+        if (c <= 0x20 || c >= 0x7F || c == '"' || c == '/') return 0;
+        hash = (hash ^ ascii_lower(c)) * 1099511628211ULL;
+    }
+    if (b == a) return 0;
+    if (2 * (table->used + 1) > table->size && name_table_grow(table) < 0) return -1;
+    Py_ssize_t j = (Py_ssize_t)(hash & (uint64_t)(table->size - 1));
+    for (; table->slots[j].name != NULL; j = (j + 1) & (table->size - 1)) {
+        NameSlot *slot = &table->slots[j];
+        if (slot->hash != hash || PyUnicode_GET_LENGTH(slot->name) != b - a) continue;
+        const Py_UCS1 *known = PyUnicode_1BYTE_DATA(slot->name);
+        Py_ssize_t i = 0;
+        while (i < b - a && known[i] == ascii_lower(PyUnicode_READ(s->kind, s->data, a + i))) i++;
+        if (i == b - a) {
+            PyList_SetItem(names, k, Py_NewRef(slot->name));
+            *flags = slot->flags;
+            return 1;
+        }
+    }
+    PyObject *name = PyUnicode_New(b - a, 0x7F);
+    if (name == NULL) return -1;
+    for (Py_ssize_t i = 0; i < b - a; i++)
+        PyUnicode_1BYTE_DATA(name)[i] = (Py_UCS1)ascii_lower(PyUnicode_READ(s->kind, s->data, a + i));
+    int is_void = PySet_Contains(void_tags, name);
+    if (is_void < 0) {
+        Py_DECREF(name);
+        return -1;
+    }
+    uint8_t these = (uint8_t)(is_void | (PyUnicode_CompareWithASCIIString(name, "a") == 0) << 1);
+    table->slots[j] = (NameSlot){.name = name, .hash = hash, .flags = these};
+    table->used++;
+    PyList_SetItem(names, k, name); /* the list holds the reference the table borrows */
+    *flags = these;
+    return 1;
+}
+
 static PyObject *bytes_of(const void *data, Py_ssize_t size) {
     return PyByteArray_FromStringAndSize((const char *)data, size);
 }
 
 static PyObject *native_scan(PyObject *module, PyObject *args) {
     PyObject *serialised, *tags, *void_tags;
-    if (!PyArg_ParseTuple(args, "UO!O:scan", &serialised, &PyList_Type, &tags, &void_tags)) return NULL;
+    if (!PyArg_ParseTuple(args, "UOO:scan", &serialised, &tags, &void_tags)) return NULL;
     if (!PyAnySet_Check(void_tags)) {
         PyErr_SetString(PyExc_TypeError, "scan: void_tags must be a set or frozenset");
         return NULL;
     }
-    /* A tuple copy of the names: nothing the set lookups below run can change what is read. */
-    PyObject *names = PyList_AsTuple(tags);
-    if (names == NULL) return NULL;
-    Py_ssize_t n_elements = PyTuple_GET_SIZE(names);
+    Py_ssize_t n_elements;
+    PyObject *names; /* a tuple of the given names, or (read mode) the list the names are read into */
+    int reading = PyLong_Check(tags);
+    if (reading) {
+        n_elements = PyLong_AsSsize_t(tags);
+        if (n_elements == -1 && PyErr_Occurred()) return NULL;
+        if (n_elements < 0) {
+            PyErr_SetString(PyExc_ValueError, "scan: the number of elements must not be negative");
+            return NULL;
+        }
+        if (n_elements > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "scan: input too large");
+            return NULL;
+        }
+        names = PyList_New(n_elements);
+        if (names == NULL) return NULL;
+        for (Py_ssize_t k = 0; k < n_elements; k++) PyList_SET_ITEM(names, k, Py_NewRef(Py_None));
+    } else if (PyList_Check(tags)) {
+        /* A tuple copy of the names: nothing the set lookups below run can change what is read. */
+        names = PyList_AsTuple(tags);
+        if (names == NULL) return NULL;
+        n_elements = PyTuple_GET_SIZE(names);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "scan: tags must be a list of str or the number of elements");
+        return NULL;
+    }
     if (n_elements > INT32_MAX || PyUnicode_GET_LENGTH(serialised) > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "scan: input too large");
         Py_DECREF(names);
         return NULL;
     }
+    NameTable table = {0};
     Scanner sc = {.s = {PyUnicode_KIND(serialised), PyUnicode_DATA(serialised), PyUnicode_GET_LENGTH(serialised)},
                   .serialised = serialised};
     const Str *s = &sc.s;
@@ -380,7 +488,7 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
     }
     int32_t *start = parent + n_elements, *end = start + n_elements;
 
-    for (Py_ssize_t k = 0; k < n_elements; k++) {
+    for (Py_ssize_t k = 0; k < n_elements && !reading; k++) {
         PyObject *name = PyTuple_GET_ITEM(names, k);
         if (!PyUnicode_CheckExact(name)) {
             PyErr_SetString(PyExc_TypeError, "scan: tags must be a list of str");
@@ -412,7 +520,12 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
         if (ascii_letter(first)) { /* a start tag: the next element, by name */
             Py_ssize_t k = next_element++;
             if (k >= n_elements) goto declined;
-            PyObject *name = PyTuple_GET_ITEM(names, k);
+            if (reading) {
+                int read = read_name(&table, s, lt + 1, gt, void_tags, names, k, &flags[k]);
+                if (read < 0) goto done;
+                if (read == 0) goto declined;
+            }
+            PyObject *name = reading ? PyList_GET_ITEM(names, k) : PyTuple_GET_ITEM(names, k);
             Py_ssize_t size = PyUnicode_GET_LENGTH(name);
             if (lt + 1 + size >= s->len) goto declined;
             for (Py_ssize_t j = 0; j < size; j++)
@@ -430,7 +543,7 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
         } else if (first == '/') { /* an end tag: the innermost open element, by name */
             if (depth == 0) goto declined;
             int32_t k = stack[--depth];
-            PyObject *name = PyTuple_GET_ITEM(names, k);
+            PyObject *name = reading ? PyList_GET_ITEM(names, k) : PyTuple_GET_ITEM(names, k);
             Py_ssize_t size = PyUnicode_GET_LENGTH(name);
             if (gt - (lt + 2) != size) goto declined;
             for (Py_ssize_t j = 0; j < size; j++)
@@ -464,10 +577,10 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
                 newline_after[i] = t->newline_after;
             }
             Py_ssize_t e4 = n_elements * (Py_ssize_t)sizeof(int32_t), t4 = n * (Py_ssize_t)sizeof(int32_t);
-            result = Py_BuildValue("(NNNONNNNNNOOOO)", bytes_of(kind, n), bytes_of(owner, t4), bytes_of(length, t4),
+            result = Py_BuildValue("(NNNONNNNNNOOOOO)", bytes_of(kind, n), bytes_of(owner, t4), bytes_of(length, t4),
                                    sc.text, bytes_of(chars, t4), bytes_of(in_anchor, n), bytes_of(newline_after, n),
                                    bytes_of(parent, e4), bytes_of(start, e4), bytes_of(end, e4), sc.attribute[0],
-                                   sc.attribute[1], sc.attribute[2], sc.unsure);
+                                   sc.attribute[1], sc.attribute[2], sc.unsure, reading ? names : tags);
         } else {
             PyErr_NoMemory();
         }
@@ -492,6 +605,7 @@ done:
     Py_XDECREF(sc.unsure);
     for (int w = 0; w < 3; w++) Py_XDECREF(sc.attribute[w]);
     Py_DECREF(names);
+    PyMem_Free(table.slots);
     return result;
 }
 
@@ -1142,8 +1256,105 @@ done:
     return result;
 }
 
+/* The index of the first "<" of data[i:len] (a str's data of that kind), or -1. For speed, memchr
+ * (vectorised by the C library) for the byte of "<", then a check that the byte found is a whole
+ * character, on little-endian machines; else a loop per kind. */
+static Py_ssize_t next_lt(int kind, const void *data, Py_ssize_t i, Py_ssize_t len) {
+    const char *bytes = data;
+#if PY_LITTLE_ENDIAN
+    for (Py_ssize_t at_byte = i * kind, end = len * kind; at_byte < end;) {
+        const char *found = memchr(bytes + at_byte, '<', (size_t)(end - at_byte));
+        if (found == NULL) return -1;
+        Py_ssize_t offset = found - bytes;
+        int whole = offset % kind == 0;
+        for (int extra = 1; whole && extra < kind; extra++) whole = bytes[offset + extra] == 0;
+        if (whole) return offset / kind;
+        at_byte = offset + 1;
+    }
+    return -1;
+#else
+    for (; i < len; i++)
+        if (PyUnicode_READ(kind, data, i) == '<') return i;
+    return -1;
+#endif
+}
+
+/* count_lt(html) -> int
+ *     html.count("<"), faster on strings of two or four bytes per character (next_lt's memchr).
+ */
+static PyObject *native_count_lt(PyObject *module, PyObject *html) {
+    if (!PyUnicode_Check(html)) {
+        PyErr_SetString(PyExc_TypeError, "count_lt: html must be a str");
+        return NULL;
+    }
+    const int kind = PyUnicode_KIND(html);
+    const void *data = PyUnicode_DATA(html);
+    const Py_ssize_t len = PyUnicode_GET_LENGTH(html);
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = 0; (i = next_lt(kind, data, i, len)) >= 0; i++) count++;
+    return PyLong_FromSsize_t(count);
+}
+
+/* tags_in_source(html, names) -> list
+ *     Those of `names` (lower-case ASCII str) that follow some "<" of `html`, ASCII case aside, in the
+ *     order given. Reference: document._tags_in_source (a regular expression, ASCII-case-insensitive).
+ */
+static PyObject *native_tags_in_source(PyObject *module, PyObject *args) {
+    PyObject *html, *names;
+    if (!PyArg_ParseTuple(args, "UO!:tags_in_source", &html, &PyTuple_Type, &names)) return NULL;
+    Py_ssize_t n_names = PyTuple_GET_SIZE(names);
+    if (n_names > 64) {
+        PyErr_SetString(PyExc_ValueError, "tags_in_source: at most 64 names");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < n_names; k++) {
+        PyObject *name = PyTuple_GET_ITEM(names, k);
+        if (!PyUnicode_Check(name) || !PyUnicode_IS_ASCII(name) || PyUnicode_GET_LENGTH(name) == 0) {
+            PyErr_SetString(PyExc_TypeError, "tags_in_source: names must be non-empty ASCII str");
+            return NULL;
+        }
+        for (Py_ssize_t j = 0; j < PyUnicode_GET_LENGTH(name); j++)
+            if (ascii_lower(PyUnicode_READ_CHAR(name, j)) != PyUnicode_READ_CHAR(name, j)) {
+                PyErr_SetString(PyExc_ValueError, "tags_in_source: names must be lower-case");
+                return NULL;
+            }
+    }
+    /* For speed: the names by first letter, so a "<" costs one lookup unless a name starts there. */
+    uint64_t by_letter[26] = {0};
+    for (Py_ssize_t k = 0; k < n_names; k++) {
+        Py_UCS4 first = PyUnicode_READ_CHAR(PyTuple_GET_ITEM(names, k), 0);
+        if (first >= 'a' && first <= 'z') by_letter[first - 'a'] |= 1ULL << k;
+    }
+    const int kind = PyUnicode_KIND(html);
+    const void *data = PyUnicode_DATA(html);
+    const Py_ssize_t len = PyUnicode_GET_LENGTH(html);
+    uint64_t found = 0, all = 0;
+    for (int letter = 0; letter < 26; letter++) all |= by_letter[letter];
+    for (Py_ssize_t i = 0; found != all; i++) {
+        if ((i = next_lt(kind, data, i, len)) < 0 || i + 1 >= len) break;
+        Py_UCS4 first = ascii_lower(PyUnicode_READ(kind, data, i + 1));
+        if (first < 'a' || first > 'z') continue;
+        for (uint64_t left = by_letter[first - 'a'] & ~found; left != 0; left &= left - 1) {
+            int k = __builtin_ctzll(left);
+            PyObject *name = PyTuple_GET_ITEM(names, k);
+            const Py_UCS1 *want = PyUnicode_1BYTE_DATA(name);
+            Py_ssize_t size = PyUnicode_GET_LENGTH(name), j = 1;
+            while (j < size && i + 1 + j < len && ascii_lower(PyUnicode_READ(kind, data, i + 1 + j)) == want[j]) j++;
+            if (j == size) found |= 1ULL << k;
+        }
+    }
+    PyObject *result = PyList_New(0);
+    for (Py_ssize_t k = 0; result != NULL && k < n_names; k++)
+        if ((found >> k & 1) && PyList_Append(result, PyTuple_GET_ITEM(names, k)) < 0) Py_CLEAR(result);
+    return result;
+}
+
 static PyMethodDef methods[] = {
-    {"scan", native_scan, METH_VARARGS, "scan(serialised, tags, void_tags): document._scan_fast's fields, or None."},
+    {"count_lt", native_count_lt, METH_O, "count_lt(html): html.count('<')."},
+    {"tags_in_source", native_tags_in_source, METH_VARARGS,
+     "tags_in_source(html, names): the names (lower-case ASCII) that follow some '<' of html, case aside."},
+    {"scan", native_scan, METH_VARARGS,
+     "scan(serialised, tags or number of elements, void_tags): document._scan_fast's fields and the tag names, or None."},
     {"tree_leaves", native_tree_leaves, METH_VARARGS,
      "tree_leaves(x, feature, threshold, child, value, roots, max_depth): leaf value per (row, tree)."},
     {"complete_tree_leaves", native_complete_tree_leaves, METH_VARARGS,

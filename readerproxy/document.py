@@ -265,15 +265,18 @@ def ranges_mask(size: int, first: np.ndarray, last: np.ndarray) -> np.ndarray:
 
 def parse(html: str, url: str | None = None) -> Document:
     """Parse a page once: clean it, tokenise it, link tokens to elements (nesting capped first)."""
-    tree = LexborHTMLParser(cap_depth(html).html)
-    title = _title(tree)
-    json_ld = [node.text() for node in tree.css('script[type="application/ld+json" i]')]
-    lazy_images = noscript_images(tree)  # before <noscript> goes
-    _clean(tree)
+    capped = cap_depth(html).html
+    tree = LexborHTMLParser(capped)
+    early = _read_before_cleaning(tree, capped)
+    title = _title(early.titles)
+    json_ld = [node.text() for node in early.json_ld]
+    lazy_images = noscript_images(early.noscripts)  # before <noscript> goes
+    _clean(tree, early)
     elements = tree.css("*")
-    tag = _tag_names(elements)
     serialised = tree.html or ""
-    scan = _scan_native(serialised, tag) if native is not None else None
+    # The C scan reads the tag names from the serialisation (for speed: `_tag_names` reads every node).
+    scan = _scan_native(serialised, len(elements)) if native is not None else None
+    tag = scan.tag if scan is not None and scan.tag is not None else _tag_names(elements)
     if scan is None:
         scan = _scan_fast(serialised, tag)
     if scan is None:
@@ -295,6 +298,36 @@ def parse(html: str, url: str | None = None) -> Document:
 
 class _Misaligned(Exception):
     pass
+
+
+#: What `parse` reads from the tree before cleaning it. One selector list, so one walk of the tree;
+#: chosen for speed: four separate walks (`css`, `css_first`) cost about 0.06 ms more per page at the
+#: ScrapingHub median. Each selector matches its own tag name, so the tag tells which one matched.
+_BEFORE_CLEANING = 'title, script[type="application/ld+json" i], noscript, div[hidden][id^="S:"]'
+
+
+@dataclass(slots=True)
+class _Early:
+    """The elements `parse` reads before cleaning, each list in document order."""
+
+    titles: list[LexborNode]
+    json_ld: list[LexborNode]
+    noscripts: list[LexborNode]
+    boundaries: list[LexborNode]  # React's streamed Suspense boundaries (`_place_streamed_boundaries`)
+    removed_tags: list[str]  # those of `REMOVED_TAGS` that the page may hold (`_tags_in_source`)
+
+
+def _read_before_cleaning(tree: LexborHTMLParser, html: str) -> _Early:
+    early = _Early([], [], [], [], _tags_in_source(html, REMOVED_TAGS))
+    lists = {
+        "title": early.titles,
+        "script": early.json_ld,
+        "noscript": early.noscripts,
+        "div": early.boundaries,
+    }
+    for node in tree.css(_BEFORE_CLEANING):
+        lists[node.tag or ""].append(node)
+    return early
 
 
 _IMAGE_URL = re.compile(r"\.(jpg|jpeg|png|webp)", re.I)
@@ -319,7 +352,7 @@ def _single_image(node: LexborNode) -> LexborNode | None:
     return node
 
 
-def noscript_images(tree: LexborHTMLParser) -> dict[str, dict[str, str | None]]:
+def noscript_images(noscripts: list[LexborNode]) -> dict[str, dict[str, str | None]]:
     """The real images of lazy-loading placeholders: placeholder src -> the `<noscript>` copy's attributes.
 
     Readability.js's _unwrapNoscriptImages: a `<noscript>` holding a single image stands for the image
@@ -329,7 +362,7 @@ def noscript_images(tree: LexborHTMLParser) -> dict[str, dict[str, str | None]]:
     markup bytes per line (DANAg, Pan et al.) and a swap would change what the extractors see.
     """
     found: dict[str, dict[str, str | None]] = {}
-    for noscript in tree.css("noscript"):
+    for noscript in noscripts:
         images = noscript.css("img")
         if len(images) != 1 or (noscript.text() or "").strip():
             continue
@@ -355,12 +388,13 @@ NOSCRIPT_PAGE_WORDS = 100
 NOSCRIPT_SHELL_WORDS = 1000
 
 
-def _noscript_page(tree: LexborHTMLParser) -> bool:
+def _noscript_page(tree: LexborHTMLParser, any_noscript: bool) -> bool:
     """True when the page without scripts is its `<noscript>` content: a shell rendered by scripts
     (a few hundred words of chrome) around a `<noscript>` holding more text than everything else
     (a forum's crawler view of the thread, a server-rendered copy). A browser without scripts shows
-    that content, and so does a reader. Called after scripts and styles are gone."""
-    blocks = tree.css("noscript")
+    that content, and so does a reader. Called after scripts and styles are gone (which may have
+    taken `<noscript>` elements with them: so they are looked up again, when the page had any)."""
+    blocks = tree.css("noscript") if any_noscript else []
     if not blocks:
         return False
     inside = sum(_word_count(node) for node in blocks if node.parent is None or node.parent.tag != "noscript")
@@ -386,13 +420,12 @@ def _shown_later(node: LexborNode, body_words: Callable[[], float]) -> bool:
     return words > 0 and words >= ANTI_FLICKER_SHARE * body_words()
 
 
-def _place_streamed_boundaries(tree: LexborHTMLParser) -> None:
+def _place_streamed_boundaries(tree: LexborHTMLParser, boundaries: list[LexborNode]) -> None:
     """React's streamed server rendering: each Suspense boundary's HTML arrives at the end of the body
     as `<div hidden id="S:n">` and a script moves it to its placeholder, `<template id="B:n">` (a
     boundary) or `<template id="P:n">` (a postponed segment inside one). Do the
     same (shown, in place), so a reader sees the content where the page puts it; a boundary without
-    its placeholder stays hidden."""
-    boundaries = tree.css('div[hidden][id^="S:"]')
+    its placeholder stays hidden. `boundaries`: the page's `div[hidden][id^="S:"]`, in document order."""
     if not boundaries:
         return
     placeholders = {
@@ -410,16 +443,17 @@ def _place_streamed_boundaries(tree: LexborHTMLParser) -> None:
         node.decompose()
 
 
-def _clean(tree: LexborHTMLParser) -> None:
+def _clean(tree: LexborHTMLParser, early: _Early) -> None:
     """Remove scripts, styles, raw-text containers and hidden elements (comments are skipped later).
     `<noscript>` is removed too, unless it is the page a browser without scripts would show
     (`_noscript_page`): then its content stays in place."""
-    _place_streamed_boundaries(tree)
-    tree.strip_tags([name for name in REMOVED_TAGS if name != "noscript"])
-    if _noscript_page(tree):
+    _place_streamed_boundaries(tree, early.boundaries)
+    # For speed, only the names the page may hold: `strip_tags` walks the whole tree once per name.
+    tree.strip_tags([name for name in early.removed_tags if name != "noscript"])
+    if _noscript_page(tree, bool(early.noscripts)):
         for node in tree.css("noscript"):
             node.unwrap()
-    else:
+    elif early.noscripts:
         tree.strip_tags(["noscript"])
     body = tree.body
     # The body's word count, counted once if needed (no body: no element is the page).
@@ -431,6 +465,18 @@ def _clean(tree: LexborHTMLParser) -> None:
         if "fallback-image" in classes:  # Readability.js keeps these despite aria-hidden
             continue
         node.decompose()
+
+
+def _tags_in_source(html: str, names: tuple[str, ...]) -> list[str]:
+    """Those of `names` (lower-case ASCII) that some "<" of the page's markup is followed by, ASCII
+    case aside, in the order given. Every element of one of these names comes from such a start
+    tag (the tokeniser lower-cases ASCII letters only and decodes no character reference in a tag
+    name; implied elements are html, head, body, tbody, colgroup and the like), so a name missing here
+    names no element and needs no walk of the tree. The C kernel `tags_in_source` when built."""
+    if native is not None:
+        found: list[str] = native.tags_in_source(html, names)
+        return found
+    return [name for name in names if re.search("<" + re.escape(name), html, re.ASCII | re.IGNORECASE)]
 
 
 def _tag_names(elements: list[LexborNode]) -> list[str]:
@@ -446,9 +492,9 @@ def _tag_names(elements: list[LexborNode]) -> list[str]:
     return list(map(name_of.__getitem__, ids))
 
 
-def _title(tree: LexborHTMLParser) -> str:
-    node = tree.css_first("title")
-    return _WS.sub(" ", node.text()).strip() if node is not None else ""
+def _title(titles: list[LexborNode]) -> str:
+    """The first `<title>`'s text, spaces collapsed."""
+    return _WS.sub(" ", titles[0].text()).strip() if titles else ""
 
 
 @dataclass(slots=True)
@@ -469,6 +515,8 @@ class _Scan:
     #: `unsure` lists the elements whose three values must be read from the node instead
     attributes: tuple[list[str | None], list[str | None], list[str | None]] | None = None
     unsure: list[int] = field(default_factory=list)
+    #: the elements' tag names, when the scan read them from the start tags (`_scan_native`)
+    tag: list[str] | None = None
 
 
 def _tag_spans(serialised: str, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -682,18 +730,22 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     )
 
 
-def _scan_native(serialised: str, tag: list[str]) -> _Scan | None:
+def _scan_native(serialised: str, tag: list[str] | int) -> _Scan | None:
     """`_scan_fast` in C (`_native.scan`, one pass over the serialisation), or None where it declines.
 
     Chosen for speed: the numpy passes of `_scan_fast` are each fast, but there are about eighty of
-    them. The C kernel gives the same fields, as bytearrays this wraps without copying.
+    them. The C kernel gives the same fields, as bytearrays this wraps without copying. `tag`: the
+    elements' tag names (checked as `_scan_fast` checks them), or their number: then the kernel reads
+    each name from its start tag (`_Scan.tag`); it declines a name `_tag_names` might lower-case
+    differently (any character outside printable ASCII), and the n-th start tag is the n-th element
+    because their counts agree (the module docstring).
     """
     assert native is not None
     fields = native.scan(serialised, tag, VOID_TAGS)
     if fields is None:
         return None
     kind, owner, length, text, chars, in_anchor, newline_after, parent, start, end, *attributes = fields
-    ident, classes, role, unsure = attributes
+    ident, classes, role, unsure, names = attributes
     return _Scan(
         kind=np.frombuffer(kind, np.int8),
         owner=np.frombuffer(owner, np.int32),
@@ -707,6 +759,7 @@ def _scan_native(serialised: str, tag: list[str]) -> _Scan | None:
         end=np.frombuffer(end, np.int32),
         attributes=(ident, classes, role),
         unsure=unsure,
+        tag=names,
     )
 
 

@@ -7,6 +7,7 @@ import gzip
 import numpy as np
 import pytest
 
+from readerproxy import document
 from readerproxy.document import CLOSE, OPEN, REBREAK_WIDTH, TEXT, parse
 
 PAGE = """<!DOCTYPE html>
@@ -60,6 +61,42 @@ SHELL = """<html><head><title>Thread</title></head><body>
 <div class="post"><span>alice</span><p>{first}</p></div>
 <div class="post"><span>bob</span><p>{second}</p></div></div></noscript>
 </body></html>"""
+
+
+def test_removed_elements_go_whatever_the_case_of_their_tags_and_with_the_kernels_or_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cleaning walks the tree only for the removed names the markup holds (`_tags_in_source`):
+    a start tag in any ASCII case still names its element, and the pure path finds the same names."""
+    page = (
+        "<html><head><TITLE>T</TITLE><Style>p{}</Style><sCrIpT>x()</sCrIpT></head><body>"
+        "<p>kept</p><IFRAME src='/f'></IFRAME><ObJeCt><p>gone</p></ObJeCt><svg><STYLE>s</STYLE></svg>"
+        "<NoScript><p>alt</p></NoScript><template><p>t</p></template></body></html>"
+    )
+    names = ("style", "script", "iframe", "object", "noscript", "template", "embed", "xmp")
+    found = document._tags_in_source(page, names)
+    assert found == ["style", "script", "iframe", "object", "noscript", "template"]
+    with_kernels = parse(page)
+    monkeypatch.setattr(document, "native", None)
+    assert document._tags_in_source(page, names) == found
+    without = parse(page)
+    for doc in (with_kernels, without):
+        assert doc.tag == ["html", "head", "title", "body", "p", "svg"]
+        assert doc.title == "T"
+    assert with_kernels.tree.html == without.tree.html
+
+
+def test_title_json_ld_and_noscript_images_are_read_before_cleaning() -> None:
+    page = (
+        '<html><head><title>First</title><script type="Application/LD+JSON" hidden>{"a": 1}</script>'
+        '<script type="text/javascript">{"b": 2}</script></head><body><svg><title>Second</title></svg>'
+        '<div hidden><img src="p.gif"><noscript><img src="real.jpg"></noscript></div>'
+        '<img src="lazy.gif"><noscript><img src="lazy.jpg" alt="a"></noscript><p>text</p></body></html>'
+    )
+    doc = parse(page)
+    assert doc.title == "First"
+    assert doc.json_ld == ['{"a": 1}']
+    assert doc.noscript_images == {"p.gif": {"src": "real.jpg"}, "lazy.gif": {"src": "lazy.jpg", "alt": "a"}}
 
 
 def test_noscript_stays_when_it_is_the_page_without_scripts() -> None:
@@ -258,7 +295,7 @@ def _scan_input(page: str) -> tuple[str, list[str]]:
     from readerproxy import document
 
     tree = LexborHTMLParser(page)
-    document._clean(tree)
+    document._clean(tree, document._read_before_cleaning(tree, tree.html or ""))
     return tree.html or "", [node.tag.lower() if node.tag else "" for node in tree.css("*")]
 
 

@@ -25,8 +25,16 @@ from selectolax.lexbor import LexborHTMLParser
 
 import readerproxy.learn.blocks as learn_blocks
 import readerproxy.learn.model as model_module
-from readerproxy import _speedups, document
-from readerproxy.document import VOID_TAGS, _clean, _scan_fast, _scan_native, _tag_names, parse
+from readerproxy import _speedups, document, nesting
+from readerproxy.document import (
+    VOID_TAGS,
+    _clean,
+    _read_before_cleaning,
+    _scan_fast,
+    _scan_native,
+    _tag_names,
+    parse,
+)
 from readerproxy.evaluation.datasets import datasets_root, load_dataset
 from readerproxy.extractors import heuristic
 from readerproxy.extractors.learned import first_extractor
@@ -93,13 +101,35 @@ def _assert_same_scan(serialised: str, tag: list[str]) -> bool:
             assert actual == expected
         else:
             assert actual.dtype == expected.dtype and np.array_equal(actual, expected), name
+    _assert_reads_the_names(serialised, tag, got)
     return True
+
+
+def _reads_every_name(tag: list[str]) -> bool:
+    """Whether the scan's read mode takes these names (printable ASCII without a quote or slash)."""
+    return all(name and all(" " < c < "\x7f" and c not in '"/' for c in name) for name in tag)
+
+
+def _assert_reads_the_names(serialised: str, tag: list[str], given: object) -> None:
+    """Told only the number of elements, the kernel reads the names `_tag_names` gives and the same
+    fields as when it is given them; it declines only pages with a name it does not read."""
+    read = _scan_native(serialised, len(tag))
+    if read is None:
+        assert not _reads_every_name(tag), serialised[:300]
+        return
+    assert read.tag == tag
+    for name in (*_SCAN_FIELDS, "attributes", "unsure"):
+        expected, actual = getattr(given, name), getattr(read, name)
+        if isinstance(expected, np.ndarray):
+            assert actual.dtype == expected.dtype and np.array_equal(actual, expected), name
+        else:
+            assert actual == expected, name
 
 
 def _cleaned(html: str) -> tuple[str, list[str]]:
     """The serialisation and tag names `parse` hands to the scanners."""
     tree = LexborHTMLParser(cap_depth(html).html)
-    _clean(tree)
+    _clean(tree, _read_before_cleaning(tree, tree.html or ""))
     return tree.html or "", _tag_names(tree.css("*"))
 
 
@@ -251,11 +281,13 @@ def test_scan_agrees_with_scan_fast_on_random_pages(rng: random.Random) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=200), st.lists(st.text(max_size=8), max_size=10))
 def test_scan_takes_any_string_without_crashing(serialised: str, tag: list[str]) -> None:
-    result = _compiled().scan(serialised, tag, VOID_TAGS)
-    assert result is None or (isinstance(result, tuple) and len(result) == len(_SCAN_FIELDS) + 4)
-    if result is not None:  # id, class, role: one entry per element; unsure: element indices
-        assert [len(values) for values in result[-4:-1]] == [len(tag)] * 3
-        assert all(0 <= index < len(tag) for index in result[-1])
+    for tags in (tag, len(tag)):
+        result = _compiled().scan(serialised, tags, VOID_TAGS)
+        assert result is None or (isinstance(result, tuple) and len(result) == len(_SCAN_FIELDS) + 5)
+        if result is not None:  # id, class, role: one entry per element; unsure: element indices
+            assert [len(values) for values in result[-5:-2]] == [len(tag)] * 3
+            assert all(0 <= index < len(tag) for index in result[-2])
+            assert result[-1] == tag  # the names, given or read
 
 
 def test_scan_rejects_bad_arguments(native: ModuleType) -> None:
@@ -275,6 +307,69 @@ def test_scan_rejects_bad_arguments(native: ModuleType) -> None:
         native.scan("<p>", ["p"], ["br"])
     with pytest.raises(TypeError):
         native.scan("<p>", ["p"])
+    with pytest.raises(TypeError):
+        native.scan("<p>", 1.0, VOID_TAGS)
+    with pytest.raises(ValueError):
+        native.scan("<p>", -1, VOID_TAGS)
+    with pytest.raises(OverflowError):
+        native.scan("<p>", 2**80, VOID_TAGS)
+
+
+@pytest.mark.parametrize(
+    ("serialised", "n_elements", "names"),
+    [
+        ("<html><body><p>x</p><br><a>y</a></body></html>", 5, ["html", "body", "p", "br", "a"]),
+        ("<html><body><P>x</P></body></html>", 3, ["html", "body", "p"]),
+        ("<svg><foreignObject></foreignObject></svg>", 2, ["svg", "foreignobject"]),
+        ("<p>x</p>", 2, None),  # fewer start tags than elements
+        ("<p>x</p><p>y</p>", 1, None),  # more
+        ("<café>x</café>", 1, None),  # a name _tag_names might lower-case differently
+        ("<p>x</p>", 0, None),
+    ],
+)
+def test_scan_reads_the_tag_names_when_told_their_number(
+    native: ModuleType, serialised: str, n_elements: int, names: list[str] | None
+) -> None:
+    result = native.scan(serialised, n_elements, VOID_TAGS)
+    assert (result[-1] if result is not None else None) == names
+    if result is not None:
+        assert len(set(map(id, result[-1]))) == len(set(result[-1]))  # one str object per distinct name
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="<aAsSiIcCrRpPtTéK\u212a😀 >", max_size=60))
+def test_tags_in_source_finds_what_the_regular_expression_finds(html: str) -> None:
+    names = ("script", "style", "iframe", "i", "sc", "p")
+    expected = [name for name in names if re.search("<" + name, html, re.ASCII | re.IGNORECASE)]
+    assert _compiled().tags_in_source(html, names) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="<a é\u013c\u3c3c😀\U0001003c", max_size=80))
+def test_count_lt_counts_like_str_count(html: str) -> None:
+    assert _compiled().count_lt(html) == html.count("<")
+
+
+def test_count_lt_rejects_what_is_not_a_str(native: ModuleType) -> None:
+    with pytest.raises(TypeError):
+        native.count_lt(b"<p>")
+
+
+def test_tags_in_source_on_every_kind_of_string_and_bad_arguments(native: ModuleType) -> None:
+    for filler in ("", "é", "☃", "😀", "\u013c\u3c3c"):  # the last ones hold the byte of "<"
+        html = filler * 7 + "<p>" + filler + "<SCRIPT>x</script><Sty"
+        assert native.tags_in_source(html, ("style", "script", "p", "sty")) == ["script", "p", "sty"]
+    assert native.tags_in_source("<", ("p",)) == [] and native.tags_in_source("", ("p",)) == []
+    with pytest.raises(TypeError):
+        native.tags_in_source("<p>", ["p"])
+    with pytest.raises(TypeError):
+        native.tags_in_source("<p>", ("",))
+    with pytest.raises(TypeError):
+        native.tags_in_source("<p>", ("é",))
+    with pytest.raises(ValueError):
+        native.tags_in_source("<p>", ("P",))
+    with pytest.raises(ValueError):
+        native.tags_in_source("<p>", tuple(f"n{i}" for i in range(65)))
 
 
 # --- id, class and role from the start tags -----------------------------------------------------------
@@ -314,7 +409,7 @@ def test_scan_reads_id_class_role_from_start_tags(
         serialised += "</svg>"
     result = native.scan(serialised, tag, VOID_TAGS)
     assert result is not None
-    ident, classes, role, unsure = result[-4:]
+    ident, classes, role, unsure = result[-5:-1]
     if expected == "unsure":
         assert (unsure, ident, classes, role) == ([0], [None], [None], [None])
     else:
@@ -422,7 +517,7 @@ def test_scan_reads_id_class_role_of_almost_every_element(native: ModuleType, na
         result = native.scan(serialised, tag, VOID_TAGS)
         if result is not None:
             elements += len(tag)
-            unsure += len(result[-1])
+            unsure += len(result[-2])
     assert elements > 0 and unsure < 0.05 * elements
 
 
@@ -964,7 +1059,7 @@ def test_the_native_kernels_are_used_when_built(native: ModuleType) -> None:
     if os.environ.get("READERPROXY_PURE", "") not in ("", "0"):
         pytest.skip("READERPROXY_PURE is set")
     assert _speedups.native is native and document.native is native and model_module.native is native
-    assert heuristic.native is native and learn_blocks.native is native
+    assert heuristic.native is native and learn_blocks.native is native and nesting.native is native
     assert _speedups.describe() == "yes"
     assert _speedups.source_hash() == native.SOURCE_HASH
 

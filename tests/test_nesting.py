@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from readerproxy import pipeline
+from readerproxy import nesting, pipeline
 from readerproxy.nesting import MAX_DEPTH, _tokens, cap_depth, rough_depth
 
 
@@ -125,3 +125,14 @@ def test_the_tree_builders_contexts_cannot_hide_deep_nesting(opening: str) -> No
     page = opening + "<div/><span>x" * 3000 + "<!-- -->"
     assert cap_depth(page).dropped > 0, opening
     assert _tree_depth(cap_depth(page).html) <= MAX_DEPTH + 12
+
+
+def test_the_cap_is_the_same_without_the_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_count_lt` is the C kernel when built and `str.count` without: the same count, the same cap."""
+    deep = "<p>é" + "<div>" * 5300 + "text" + "</div>" * 5300
+    shallow = "<p>☃</p>" * 6000
+    with_kernel = [nesting.cap_depth(page) for page in (deep, shallow)]
+    monkeypatch.setattr(nesting, "native", None)
+    assert nesting._count_lt(deep) == deep.count("<")
+    assert [nesting.cap_depth(page) for page in (deep, shallow)] == with_kernel
+    assert with_kernel[0].dropped > 0 and with_kernel[1].dropped == 0
