@@ -98,6 +98,7 @@ RANGES["learned"] = RANGES["auto"] = {
 CHOICES["learned"] = CHOICES["auto"] = {
     "cut_comments": ("maybe", ["1", "false", True]),
     "cut_reviews": ("maybe", ["1", "false", True]),
+    "cut_repeats": ("maybe", ["1", "false", True]),
     "related_prior": ("maybe", ["1", "false", True]),
 }
 PATH_PARAMETERS = {"learned": {"model"}, "auto": {"model"}}
@@ -184,7 +185,15 @@ def test_choices_are_checked(algorithm: str, name: str) -> None:
     if (
         isinstance(refused, str)
         and not refused.isdigit()
-        and name not in ("adaptive", "unlikely_candidates", "cut_comments", "cut_reviews", "related_prior")
+        and name
+        not in (
+            "adaptive",
+            "unlikely_candidates",
+            "cut_comments",
+            "cut_reviews",
+            "cut_repeats",
+            "related_prior",
+        )
     ):
         with pytest.raises(ValueError, match=rf"^{name} must be one of"):
             extractor.params_type(**{name: refused})

@@ -24,7 +24,11 @@ scores, a selection effect). On such a page, unless it also says it is an articl
 product is an article), blocks inside a container of customer reviews (`review_section`: an id or
 class naming reviews or a review service's widget) are dropped (`cut_reviews`): the trees keep
 shoppers' reviews at p 0.4–0.7 inside the main region, and product references leave them out
-(out of fold, WCXB products 0.595 → 0.620, nothing else changes; docs/benchmarks.md). On a page
+(out of fold, WCXB products 0.595 → 0.620, nothing else changes; docs/benchmarks.md). On such a
+page a kept block whose text repeats an earlier kept block's is dropped too (`repeated_blocks`,
+`cut_repeats`): shops ship the description twice, for narrow and wide screens, and show one (WCXB
+products 0.620 → 0.630; not on other pages: Readability's test pages repeat paragraphs in their
+references, 0.973 → 0.942 with the rule everywhere). On a page
 that says it is an article, the heuristic's prior does not reach past a heading that opens a list of
 other pages ("Related articles", "More from ...", after the first h1: `after_related_heading`):
 the blocks after it need `threshold` like any other (`related_prior` restores the prior). Teasers
@@ -49,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..convert import check_range
-from ..document import Document
+from ..document import TEXT, Document
 from ..extraction import Extraction, register
 
 # Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
@@ -77,6 +81,7 @@ class LearnedParams:
     outside_threshold: float | None = 0.7  # blocks outside the heuristic's article root need this
     cut_comments: bool = True  # on an article, drop what follows a comment heading outside the root
     cut_reviews: bool = True  # on a product page, drop the customer reviews' containers
+    cut_repeats: bool = True  # on a product page, drop a kept block that repeats an earlier one
     related_prior: bool = False  # on an article, the heuristic's prior holds after a related heading too
     short_page_chars: int = MIN_CHARS  # a page with less text than this is kept whole
     model: str = ""
@@ -130,8 +135,8 @@ def comment_section(features: np.ndarray, outside: np.ndarray) -> np.ndarray:
 #: An id or class naming a shop's customer reviews, or a review service's widget (Yotpo, Okendo,
 #: Judge.me, Stamped, Bazaarvoice, Trustpilot, Feefo, Reevoo); "preview" is not a review.
 REVIEW_CONTAINER = re.compile(
-    r"(?<!p)review|yotpo|okendo|judgeme|stamped-|bazaarvoice|\bbv[-_]|trustpilot|feefo|reevoo", re.IGNORECASE
-)
+    r"(?:review|yotpo|okendo|judgeme|stamped-|bazaarvoice|bv[-_]|trustpilot|feefo|reevoo)"
+)  # searched in lower case; "preview" and a "bv" inside a word are left out after the search
 #: Elements that never count as a reviews container (a theme may name the whole page after them).
 _PAGE_TAGS = frozenset(("html", "body", "main"))
 #: A container holding at least this share of the page's text is the page, not its reviews section.
@@ -152,6 +157,37 @@ def after_related_heading(features: np.ndarray) -> np.ndarray:
     return features[:, learn_blocks.FEATURES.index("after_related_heading")] > 0
 
 
+#: Blocks of fewer words are never dropped as repeats (a table's "Yes", a price, a size).
+REPEAT_MIN_WORDS = 4
+
+
+def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
+    """Per block, whether it is kept (`keep`) and its own text (whitespace normalised, at least
+    `REPEAT_MIN_WORDS` words) repeats that of an earlier kept block. Shops often ship a product's
+    description and details twice, one copy for narrow screens and one for wide ones, and show one;
+    a reader needs it once."""
+    t = doc.tokens
+    block_of = np.full(len(doc.elements), -1, dtype=np.int64)
+    block_of[blocks.elements[keep]] = np.flatnonzero(keep)
+    first, last = doc.body
+    span = np.arange(first, last + 1)
+    span = span[(t.kind[span] == TEXT) & (t.element[span] >= 0)]
+    owner = block_of[blocks.holder[t.element[span]]]
+    parts: dict[int, list[str]] = {}
+    for token, block in zip(span[owner >= 0].tolist(), owner[owner >= 0].tolist(), strict=True):
+        parts.setdefault(block, []).append(t.text[token])
+    seen: set[str] = set()
+    repeated = np.zeros(len(keep), dtype=bool)
+    for block in sorted(parts):
+        words = " ".join(parts[block]).split()
+        if len(words) < REPEAT_MIN_WORDS:
+            continue
+        text = " ".join(words)
+        repeated[block] = text in seen
+        seen.add(text)
+    return repeated
+
+
 def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     """Per block (`elements`), whether it lies inside a container of customer reviews: an element
     whose id or class says so (`REVIEW_CONTAINER`), not the page's own `html`, `body` or `main`, and
@@ -160,13 +196,19 @@ def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     description, and references of product pages leave them out, as trafilatura's class-name rules
     do for ratings (Barbaresi 2021, §3: boilerplate removal by element attributes)."""
     inside = np.zeros(len(elements), dtype=bool)
-    named = [
-        e
-        for e, (ident, classes) in enumerate(zip(doc.ident, doc.classes, strict=True))
-        if (ident and REVIEW_CONTAINER.search(ident)) or (classes and REVIEW_CONTAINER.search(classes))
+    # One search over every element's id and class in lower case, a line each: a search per
+    # element, or one that ignores case or starts with a look-behind, costs ten times more.
+    lines = [f"{ident or ''} {classes or ''}" for ident, classes in zip(doc.ident, doc.classes, strict=True)]
+    joined = "\n".join(lines).lower()
+    starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
+    found = [
+        at
+        for at in (match.start() for match in REVIEW_CONTAINER.finditer(joined))
+        if not (at > 0 and (joined[at - 1] == "p" or (joined[at] == "b" and joined[at - 1].isalnum())))
     ]
-    if not named:
+    if not found:
         return inside
+    named = sorted(set((np.searchsorted(starts, found, side="right") - 1).tolist()))
     chosen = np.array([e for e in named if doc.tag[e] not in _PAGE_TAGS], dtype=np.int64)
     page_chars = selected_chars(doc, doc.body_mask)
     chosen = chosen[doc.subtree_chars[chosen] < REVIEW_MAX_SHARE * page_chars]
@@ -216,8 +258,11 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
         keep &= ~outside | (probability >= params.outside_threshold)
     if params.cut_comments and not outside.all():
         keep &= ~comment_section(blocks.features, outside)
-    if params.cut_reviews and says_product(blocks.features) and not says_article(blocks.features):
-        keep &= ~review_section(doc, blocks.elements)
+    if says_product(blocks.features) and not says_article(blocks.features):
+        if params.cut_reviews:
+            keep &= ~review_section(doc, blocks.elements)
+        if params.cut_repeats:
+            keep &= ~repeated_blocks(doc, blocks, keep)
     auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)
     if selected_chars(doc, doc.body_mask) < params.short_page_chars:
         keep[:] = True  # a page shorter than the least an article has: nothing to cut

@@ -11,7 +11,13 @@ import numpy as np
 from readerproxy import extract
 from readerproxy.document import parse
 from readerproxy.extractors.auto import first_extractor
-from readerproxy.extractors.learned import after_related_heading, review_section, says_article, says_product
+from readerproxy.extractors.learned import (
+    after_related_heading,
+    repeated_blocks,
+    review_section,
+    says_article,
+    says_product,
+)
 from readerproxy.learn.blocks import page_blocks
 from readerproxy.learn.labels import block_texts
 from readerproxy.learn.model import BlockScorer, load_model
@@ -123,3 +129,21 @@ def test_after_a_related_heading_on_an_article_the_heuristic_prior_does_not_hold
     # Not an article: the prior holds after the heading as before.
     other = RELATED_PAGE.replace('<meta property="og:type" content="article">', "")
     assert "Teaser 2:" in extract(other, algorithm="auto", model=model).text
+
+
+def test_a_product_page_repeats_no_block() -> None:
+    # The description twice (one copy for narrow screens, one for wide ones): kept once.
+    twice = product_page().replace(
+        "<h1>Kettle</h1>", f'<h1>Kettle</h1><div class="mobile"><p>{DESCRIPTION}</p></div>'
+    )
+    doc, blocks = _blocks(twice)
+    texts = block_texts(doc, blocks)
+    keep = np.ones(len(texts), dtype=bool)
+    repeated = repeated_blocks(doc, blocks, keep)
+    copies = [i for i, t in enumerate(texts) if t.startswith("Point 0")]
+    assert len(copies) == 2 and repeated[copies[1]] and not repeated[copies[0]]
+    # Short blocks ("Reviewer 3") and blocks not kept are never repeats.
+    assert not repeated[[i for i, t in enumerate(texts) if len(t.split()) < 4]].any()
+    assert not repeated_blocks(doc, blocks, np.arange(len(texts)) != copies[0]).any()
+    assert extract(twice, algorithm="auto").text.count("Point 11: the kettle") == 1
+    assert extract(twice, algorithm="auto", cut_repeats="false").text.count("Point 11: the kettle") == 2
