@@ -137,11 +137,21 @@ static Py_ssize_t span_end(const Str *s, Py_ssize_t lt) {
     Py_ssize_t gt = -1, quotes = 0, i = lt + 1, len = s->len;
     const int kind = s->kind;
     const void *data = s->data;
-    for (; i < len; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c == '>' || c == '<' || c == 0) break;
-        quotes += c == '"';
+    /* For speed, a loop per kind of string: it reads every character of every tag. */
+#define TAG_END(UNIT)                                                                                                \
+    for (const UNIT *units = data; i < len; i++) {                                                                   \
+        Py_UCS4 c = units[i];                                                                                        \
+        if (c == '>' || c == '<' || c == 0) break;                                                                   \
+        quotes += c == '"';                                                                                          \
     }
+    if (kind == PyUnicode_1BYTE_KIND) {
+        TAG_END(Py_UCS1)
+    } else if (kind == PyUnicode_2BYTE_KIND) {
+        TAG_END(Py_UCS2)
+    } else {
+        TAG_END(Py_UCS4)
+    }
+#undef TAG_END
     Py_UCS4 stop = at(s, i);
     if (i < len && stop == 0) return -1;
     if (stop == '>') gt = i; /* else a "<" before the first ">", or none: irregular */
@@ -238,27 +248,40 @@ static int text_piece(Scanner *sc, Py_ssize_t a, Py_ssize_t b, Py_ssize_t chars,
 }
 
 /* The text from `a` to the next "<" (or the end), one token per line, in one pass that also counts
- * the non-space characters (str.isspace). The position of that "<" (or the length), -1 declined, -2 error. */
-static Py_ssize_t text_gap(Scanner *sc, Py_ssize_t a, int owner, int in_anchor) {
-    const int kind = sc->s.kind;
-    const void *data = sc->s.data;
-    Py_ssize_t i = a, piece = a, chars = 0;
-    int escaped = 0, done;
-    const Py_ssize_t len = sc->s.len;
-    for (; i < len; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c == '<') break;
-        if (c == 0) return -1; /* _scan_fast declines a NUL anywhere */
-        escaped |= c == '&';
-        chars += !Py_UNICODE_ISSPACE(c);
-        if (c == '\n') {
-            if ((done = text_piece(sc, piece, i + 1, chars, escaped, owner, in_anchor)) <= 0) return done - 1;
-            piece = i + 1;
-            chars = escaped = 0;
-        }
+ * the non-space characters (str.isspace). The position of that "<" (or the length), -1 declined, -2 error.
+ * For speed, one loop per kind of string (TEXT_GAP below), reading its code units directly: the loop
+ * visits every character of the page's text. */
+#define TEXT_GAP(NAME, UNIT)                                                                                         \
+    static Py_ssize_t NAME(Scanner *sc, Py_ssize_t a, int owner, int in_anchor) {                                    \
+        const UNIT *data = sc->s.data;                                                                               \
+        Py_ssize_t i = a, piece = a, chars = 0;                                                                      \
+        int escaped = 0, done;                                                                                       \
+        const Py_ssize_t len = sc->s.len;                                                                            \
+        for (; i < len; i++) {                                                                                       \
+            Py_UCS4 c = data[i];                                                                                     \
+            if (c == '<') break;                                                                                     \
+            if (c == 0) return -1; /* _scan_fast declines a NUL anywhere */                                          \
+            escaped |= c == '&';                                                                                     \
+            chars += !Py_UNICODE_ISSPACE(c);                                                                         \
+            if (c == '\n') {                                                                                         \
+                if ((done = text_piece(sc, piece, i + 1, chars, escaped, owner, in_anchor)) <= 0) return done - 1;   \
+                piece = i + 1;                                                                                       \
+                chars = escaped = 0;                                                                                 \
+            }                                                                                                        \
+        }                                                                                                            \
+        if (piece < i && (done = text_piece(sc, piece, i, chars, escaped, owner, in_anchor)) <= 0) return done - 1;  \
+        return i;                                                                                                    \
     }
-    if (piece < i && (done = text_piece(sc, piece, i, chars, escaped, owner, in_anchor)) <= 0) return done - 1;
-    return i;
+TEXT_GAP(text_gap_1, Py_UCS1)
+TEXT_GAP(text_gap_2, Py_UCS2)
+TEXT_GAP(text_gap_4, Py_UCS4)
+
+static Py_ssize_t text_gap(Scanner *sc, Py_ssize_t a, int owner, int in_anchor) {
+    switch (sc->s.kind) {
+    case PyUnicode_1BYTE_KIND: return text_gap_1(sc, a, owner, in_anchor);
+    case PyUnicode_2BYTE_KIND: return text_gap_2(sc, a, owner, in_anchor);
+    default: return text_gap_4(sc, a, owner, in_anchor);
+    }
 }
 
 /* The value s[a:b] of an attribute with Lexbor's attribute escapes decoded (see the header), or NULL
@@ -275,6 +298,23 @@ static PyObject *attribute_value(Scanner *sc, Py_ssize_t a, Py_ssize_t b) {
         sc->decoded[n++] = c;
     }
     return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, sc->decoded, n);
+}
+
+/* The first '"' of s[p:end], or end. For speed, a loop per kind of string (attribute values are a
+ * large share of a page's markup). */
+static Py_ssize_t quote_at_or_after(const Str *s, Py_ssize_t p, Py_ssize_t end) {
+#define QUOTE_AT(UNIT)                                                                                               \
+    for (const UNIT *units = s->data; p < end; p++)                                                                  \
+        if (units[p] == '"') return p;                                                                               \
+    return end;
+    if (s->kind == PyUnicode_1BYTE_KIND) {
+        QUOTE_AT(Py_UCS1)
+    } else if (s->kind == PyUnicode_2BYTE_KIND) {
+        QUOTE_AT(Py_UCS2)
+    } else {
+        QUOTE_AT(Py_UCS4)
+    }
+#undef QUOTE_AT
 }
 
 /* Which of "id", "class", "role" the name s[a:b] is (0, 1, 2), -1 none, -2 one of them but for case. */
@@ -314,7 +354,7 @@ static int read_attributes(Scanner *sc, Py_ssize_t k, Py_ssize_t from, Py_ssize_
             break;
         }
         Py_ssize_t value = p += 2;
-        while (p < gt && at(s, p) != '"') p++;
+        p = quote_at_or_after(s, p, gt);
         if (p >= gt) {
             sure = 0;
             break;
