@@ -163,9 +163,10 @@ REPEAT_MIN_WORDS = 4
 
 def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
     """Per block, whether it is kept (`keep`) and its own text (whitespace normalised, at least
-    `REPEAT_MIN_WORDS` words) repeats that of an earlier kept block. Shops often ship a product's
-    description and details twice, one copy for narrow screens and one for wide ones, and show one;
-    a reader needs it once."""
+    `REPEAT_MIN_WORDS` words) repeats that of an earlier kept block; a shorter block counts only
+    inside a copy (after a longer block that repeats). Shops often ship a product's description and
+    details twice, one copy for narrow screens and one for wide ones, and show one; a reader needs it
+    once, and a table's repeated "Yes" or a price stays."""
     t = doc.tokens
     block_of = np.full(len(doc.elements), -1, dtype=np.int64)
     block_of[blocks.elements[keep]] = np.flatnonzero(keep)
@@ -178,12 +179,14 @@ def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.nda
         parts.setdefault(block, []).append(t.text[token])
     seen: set[str] = set()
     repeated = np.zeros(len(keep), dtype=bool)
+    in_copy = False  # whether the last kept block of REPEAT_MIN_WORDS words or more was a repeat
     for block in sorted(parts):
         words = " ".join(parts[block]).split()
-        if len(words) < REPEAT_MIN_WORDS:
-            continue
         text = " ".join(words)
-        repeated[block] = text in seen
+        if len(words) >= REPEAT_MIN_WORDS:
+            in_copy = repeated[block] = text in seen
+        else:
+            repeated[block] = in_copy and text in seen
         seen.add(text)
     return repeated
 

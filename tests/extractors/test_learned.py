@@ -132,18 +132,24 @@ def test_after_a_related_heading_on_an_article_the_heuristic_prior_does_not_hold
 
 
 def test_a_product_page_repeats_no_block() -> None:
-    # The description twice (one copy for narrow screens, one for wide ones): kept once.
+    # The description twice (one copy for narrow screens, one for wide ones), each with a short
+    # line after it; a table whose cells repeat short values before them.
+    copy = f"<p>{DESCRIPTION}</p><p>Handmade stoneware.</p>"
+    table = "<table><tr><td>Lid</td><td>Yes</td></tr><tr><td>Filter</td><td>Yes</td></tr></table>"
     twice = product_page().replace(
-        "<h1>Kettle</h1>", f'<h1>Kettle</h1><div class="mobile"><p>{DESCRIPTION}</p></div>'
+        "<h1>Kettle</h1>", f'<h1>Kettle</h1>{table}<div class="mobile">{copy}</div>{copy}'
     )
     doc, blocks = _blocks(twice)
     texts = block_texts(doc, blocks)
     keep = np.ones(len(texts), dtype=bool)
     repeated = repeated_blocks(doc, blocks, keep)
     copies = [i for i, t in enumerate(texts) if t.startswith("Point 0")]
-    assert len(copies) == 2 and repeated[copies[1]] and not repeated[copies[0]]
-    # Short blocks ("Reviewer 3") and blocks not kept are never repeats.
-    assert not repeated[[i for i, t in enumerate(texts) if len(t.split()) < 4]].any()
-    assert not repeated_blocks(doc, blocks, np.arange(len(texts)) != copies[0]).any()
-    assert extract(twice, algorithm="auto").text.count("Point 11: the kettle") == 1
-    assert extract(twice, algorithm="auto", cut_repeats="false").text.count("Point 11: the kettle") == 2
+    short = [i for i, t in enumerate(texts) if t.startswith("Handmade")]
+    assert len(copies) == 3 and not repeated[copies[0]] and repeated[copies[1:]].all()
+    assert len(short) == 2 and not repeated[short[0]] and repeated[short[1]]
+    # A short block outside a copy ("Yes" twice in the table) is no repeat; nor is a block not kept.
+    assert not repeated[[i for i, t in enumerate(texts) if t == "Yes"]].any()
+    assert not repeated_blocks(doc, blocks, ~np.isin(np.arange(len(texts)), copies[:2])).any()
+    text = extract(twice, algorithm="auto").text
+    assert text.count("Point 11: the kettle") == 1 and text.count("Handmade stoneware.") == 1
+    assert extract(twice, algorithm="auto", cut_repeats="false").text.count("Point 11: the kettle") == 3
