@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,13 +39,22 @@ class Article:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view used by the CLI, the JSON API and the server's result cache."""
-        meta = dataclasses.asdict(self.metadata)
-        meta.pop("title", None)
+        m = self.metadata
         length = reading_time(self.text)  # one pass over the text for both counts
+        # The metadata's fields by name, in their order, as `dataclasses.asdict` gives them (less
+        # the title): for speed, asdict copies every value recursively (0.1 ms a page); these are
+        # all strings or None. `test_to_dict_keeps_every_metadata_field` pins the list.
         return {
             "url": self.url,
             "title": self.title,
-            **meta,
+            "byline": m.byline,
+            "published": m.published,
+            "site_name": m.site_name,
+            "excerpt": m.excerpt,
+            "image": m.image,
+            "lang": m.lang,
+            "dir": m.dir,
+            "next_page_url": m.next_page_url,
             "readerable": self.readerable,
             "text": self.text,
             "html": self.html,

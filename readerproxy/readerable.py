@@ -35,9 +35,10 @@ def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
         if parent >= 0 and tags[parent] == "div":
             candidates.add(parent)
     text = doc.tokens.text
+    in_item: dict[int, bool] = {}  # element -> whether a list item holds it
     found: list[tuple[int, int]] = []
     for index in sorted(candidates):
-        if tags[index] == "p" and _inside(tags, parents, index, "li"):
+        if tags[index] == "p" and _inside_item(tags, parents, index, in_item):
             continue
         # For speed: the class and id from the parse, not a dict of the node's attributes.
         if unlikely_by_class_id(
@@ -49,13 +50,25 @@ def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
     return found
 
 
-def _inside(tags: list[str], parents: list[int], index: int, tag: str) -> bool:
+def _inside_item(tags: list[str], parents: list[int], index: int, known: dict[int, bool]) -> bool:
+    """Whether an <li> is among the ancestors of `index`. For speed, what a walk learns about each
+    ancestor is kept in `known`: the paragraphs of a page share most of their ancestors, so each
+    walk stops where an earlier one passed (a walk per paragraph to the root was most of the check)."""
+    chain: list[int] = []
     parent = parents[index]
+    answer = False
     while parent >= 0:
-        if tags[parent] == tag:
-            return True
+        if parent in known:
+            answer = known[parent]
+            break
+        if tags[parent] == "li":
+            answer = True
+            break
+        chain.append(parent)
         parent = parents[parent]
-    return False
+    for element in chain:  # below the li (or the root, or a known element): the same answer
+        known[element] = answer
+    return answer
 
 
 def readerable_scores(doc: Document) -> tuple[float, float]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from readerproxy.document import parse
 from readerproxy.output import drop_dead_jump_links, html_to_markdown, render_html, render_text, sanitize
 
@@ -395,3 +397,35 @@ def test_collapse_spaces_is_the_whitespace_rule_of_render_text() -> None:
     for _ in range(50_000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
         assert collapse_spaces(text) == _WS.sub(" ", text).strip(), repr(text)
+
+
+def test_render_text_collapses_by_the_rule_wherever_split_disagrees() -> None:
+    """`render_text` collapses every block with `str.split()` unless some selected text holds a
+    character where that differs from the `_WS` rule; one such character anywhere in the selection
+    makes every block follow the rule (U+200B is a space to it, U+2028 and U+0085 are not)."""
+    plain = parse("<body><p>a  b\t c</p><p>d<br> e  f</p></body>")
+    assert render_text(plain, np.ones(len(plain.tokens), dtype=bool)) == "a b c\n\nd\ne f"
+    page = "<body><p>a\u200b b</p><p>x\u2028y   z</p><p>m\x85n</p><p>p  q<br> r</p></body>"
+    doc = parse(page)
+    everything = np.ones(len(doc.tokens), dtype=bool)
+    assert render_text(doc, everything) == "a b\n\nx\u2028y z\n\nm\x85n\n\np q\nr"
+
+
+def test_srcsets_with_parentheses_split_as_the_standard_steps_do() -> None:
+    """`parse_srcset` with parentheses jumps between the descriptors' parentheses and commas by
+    regular expression; it must split as the standard's steps one character at a time do."""
+    import random
+
+    from readerproxy.output import _parse_srcset_by_character, parse_srcset
+
+    rng = random.Random(5)
+    alphabet = [
+        *"ab1w2x, ,,()((\t\n\u00a0\u2003/.:",
+        "320w",
+        "(min-width: 600px)",
+        "https://e.example/c,f/x.jpg",
+    ]
+    for _ in range(20_000):
+        srcset = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        assert parse_srcset(srcset) == _parse_srcset_by_character(srcset), srcset
+    assert parse_srcset("a.jpg (x, y) 2x, b.jpg") == [("a.jpg", "(x, y) 2x"), ("b.jpg", "")]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from selectolax.lexbor import LexborNode
+
 from readerproxy.document import parse
-from readerproxy.readerable import is_probably_readerable, readerable_scores
+from readerproxy.readerable import is_probably_readerable, paragraph_lengths, readerable_scores
 
 PARAGRAPH = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt. " * 4
 
@@ -38,3 +42,40 @@ def test_a_listing_of_linked_teasers_is_not() -> None:
     total, together = readerable_scores(doc)
     assert total > 20 and together < 20
     assert not is_probably_readerable(doc)
+
+
+def test_paragraph_lengths_are_the_stripped_text_of_each_paragraph() -> None:
+    """`paragraph_lengths` gives, for every paragraph it looks at, the length of the paragraph's
+    text stripped, as Readability.js's `textContent.trim()`, and leaves out paragraphs inside list
+    items at any depth (the list-item walk remembers ancestors: a second paragraph in the same item
+    and one outside it after it must both be answered right)."""
+    page = (
+        "<body><p>  padded\u00a0 text \n</p><p> \n </p><p></p>"
+        "<p> <b> bold </b> and <i>italic\u2003</i> </p><pre>\n  code\n</pre>"
+        "<ul><li><div><p>inside an item</p><p>and another</p></div></li></ul><div><p>after it</p></div>"
+        "<article> whole <p>inner</p> </article>"
+        "<div>broken<br>by a line <span> </span></div><p>&amp; entities &lt;kept&gt;</p></body>"
+    )
+    doc = parse(page)
+    expected = []
+    for node in doc.tree.css("p, pre, article, div"):
+        index = doc.elements.index(node)
+        if node.tag == "div" and node.css_first("br") is None:
+            continue
+        if node.tag == "p" and any(a.tag == "li" for a in _ancestors(node)):
+            continue
+        expected.append((index, len(node.text().strip())))
+    assert sorted(paragraph_lengths(doc)) == sorted(expected)
+    assert (doc.tag.index("pre"), len("code")) in expected  # the cases are all there
+    assert [length for index, length in expected if doc.tag[index] == "p"][:3] == [
+        len("padded\u00a0 text"),
+        0,
+        0,
+    ]
+
+
+def _ancestors(node: LexborNode) -> Iterator[LexborNode]:
+    above = node.parent
+    while above is not None:
+        yield above
+        above = above.parent

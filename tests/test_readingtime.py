@@ -43,3 +43,18 @@ def test_one_pass_gives_both_counts() -> None:
     text = "Hello world, it’s an e-mail. " * 100 + "日本語"
     assert reading_time(text) == ReadingTime(word_count(text), reading_minutes(text))
     assert reading_time(text).words == 503
+
+
+def test_the_array_counts_are_the_substitution_and_the_patterns() -> None:
+    """Long texts are read once as code points for both counts: the CJK characters must be those
+    `_CJK` finds, and the words those `_WORD` finds once each CJK character is a space, with CJK
+    next to joiners, letters, digits and characters beyond the BMP (in and out of `_CJK`)."""
+    rng = random.Random(11)
+    alphabet = [*"ab9_ '’.-,\n", "é", "𝐀", "😀", "\ud800", "中", "ア", "한", "ｰ", "\U00020001", "\U00031350"]
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(readingtime._SHORT, 3000)))
+        cjk = len(readingtime._CJK.findall(text))
+        words = len(readingtime._WORD.findall(readingtime._CJK.sub(" ", text)))
+        assert readingtime._split(text) == (cjk, words)
+    every = "".join(chr(point) for point in range(0x10000))
+    assert readingtime._split(every)[0] == len(readingtime._CJK.findall(every))

@@ -1,0 +1,37 @@
+"""`Article`: its JSON view and its Markdown document."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from readerproxy import extract
+from readerproxy.article import markdown_document
+from readerproxy.metadata import Metadata
+
+
+def test_to_dict_keeps_every_metadata_field() -> None:
+    """`to_dict` names the metadata fields itself (for speed, not `dataclasses.asdict`): the same
+    keys, values and order as asdict less the title, which the article's own title stands for."""
+    page = (
+        "<html lang='en'><head><title>A title for the page</title>"
+        "<meta name='author' content='Jane Writer'><meta property='og:site_name' content='Site'>"
+        "<meta property='og:image' content='/lead.jpg'>"
+        "<meta property='article:published_time' content='2024-03-05'></head>"
+        "<body dir='ltr'><article>"
+        + "<p>Some words of the article that make it long enough to read as one. </p>" * 8
+        + "</article><a rel='next' href='/story?page=2'>Next</a></body></html>"
+    )
+    article = extract(page, url="https://example.org/story")
+    data = article.to_dict()
+    expected = dataclasses.asdict(article.metadata)
+    expected.pop("title")
+    assert all(value is not None for value in expected.values())  # every field is really read here
+    keys = list(data)
+    assert keys[:2] == ["url", "title"] and keys[2 : 2 + len(expected)] == list(expected)
+    assert {key: data[key] for key in expected} == expected
+    assert [f.name for f in dataclasses.fields(Metadata)] == ["title", *expected]
+
+
+def test_markdown_document_has_the_title_and_the_source() -> None:
+    text = markdown_document("A *title*", "<p>Body</p>", "https://example.org/a")
+    assert text == "# A \\*title\\*\n\nSource: [https://example.org/a](https://example.org/a)\n\nBody\n"
