@@ -17,11 +17,22 @@ import numpy as np
 WORDS_PER_MINUTE = 230
 CJK_CHARACTERS_PER_MINUTE = 450
 
-#: Han, Hiragana, Katakana, Hangul and their compatibility / extension blocks.
-_CJK = re.compile(
-    "[\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff"
-    "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]"
+#: Han, Hiragana, Katakana, Hangul and their compatibility / extension blocks (first, last).
+_CJK_RANGES = (
+    (0x1100, 0x11FF),
+    (0x2E80, 0x2FDF),
+    (0x3040, 0x30FF),
+    (0x3100, 0x312F),
+    (0x3130, 0x318F),
+    (0x31A0, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0xFF66, 0xFF9F),
+    (0x20000, 0x3134F),
 )
+_CJK = re.compile("[" + "".join(f"{chr(first)}-{chr(last)}" for first, last in _CJK_RANGES) + "]")
 #: A word: letters and digits, with single apostrophes, dots or hyphens inside ("don't", "e.g", "x-ray").
 _WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*")
 #: The characters that join two runs of letters and digits into one `_WORD`.
@@ -41,7 +52,7 @@ class ReadingTime:
 #: Bits of `_character_table`: a letter or digit (`[^\W_]`), a character `_CJK` matches, a joiner.
 _ALNUM, _CJK_BIT, _JOINER = 1, 2, 4
 #: The part of `_CJK` beyond the Basic Multilingual Plane (the table covers the BMP).
-_CJK_ASTRAL = (0x20000, 0x3134F)
+_CJK_ASTRAL = _CJK_RANGES[-1]
 
 
 @functools.cache
@@ -49,10 +60,10 @@ def _character_table() -> np.ndarray:
     """For each code point of the Basic Multilingual Plane, `_ALNUM` when `re` counts it in `[^\\W_]`
     (a letter or digit: `str.isalnum`, the very test `re` makes for `\\w` minus the underscore) and
     `_CJK_BIT` when `_CJK` matches it, `_JOINER` for the `_JOINERS`."""
-    points = range(0x10000)
-    alnum = np.fromiter((chr(point).isalnum() for point in points), dtype=bool, count=0x10000)
-    cjk = np.fromiter((_CJK.match(chr(point)) is not None for point in points), dtype=bool, count=0x10000)
-    table = (alnum * _ALNUM + cjk * _CJK_BIT).astype(np.uint8)
+    alnum = np.fromiter((chr(point).isalnum() for point in range(0x10000)), dtype=bool, count=0x10000)
+    table = alnum.astype(np.uint8) * _ALNUM
+    for first, last in _CJK_RANGES[:-1]:  # the ranges below the astral one, which `_flags` checks
+        table[first : last + 1] |= _CJK_BIT
     table[list(_JOINERS)] |= _JOINER
     return table
 
