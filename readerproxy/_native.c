@@ -300,21 +300,27 @@ static PyObject *attribute_value(Scanner *sc, Py_ssize_t a, Py_ssize_t b) {
     return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, sc->decoded, n);
 }
 
-/* The first '"' of s[p:end], or end. For speed, a loop per kind of string (attribute values are a
- * large share of a page's markup). */
-static Py_ssize_t quote_at_or_after(const Str *s, Py_ssize_t p, Py_ssize_t end) {
-#define QUOTE_AT(UNIT)                                                                                               \
-    for (const UNIT *units = s->data; p < end; p++)                                                                  \
-        if (units[p] == '"') return p;                                                                               \
-    return end;
-    if (s->kind == PyUnicode_1BYTE_KIND) {
-        QUOTE_AT(Py_UCS1)
-    } else if (s->kind == PyUnicode_2BYTE_KIND) {
-        QUOTE_AT(Py_UCS2)
-    } else {
-        QUOTE_AT(Py_UCS4)
+/* The index of the first `c` (an ASCII character) of data[i:end] (a str's data of that kind), or -1.
+ * For speed, memchr (vectorised by the C library) for the byte of `c`, then a check that the byte
+ * found is a whole character, on little-endian machines; else a loop per character. */
+static Py_ssize_t next_ascii(int kind, const void *data, Py_ssize_t i, Py_ssize_t end, char c) {
+    const char *bytes = data;
+#if PY_LITTLE_ENDIAN
+    for (Py_ssize_t at_byte = i * kind, end_byte = end * kind; at_byte < end_byte;) {
+        const char *found = memchr(bytes + at_byte, c, (size_t)(end_byte - at_byte));
+        if (found == NULL) return -1;
+        Py_ssize_t offset = found - bytes;
+        int whole = offset % kind == 0;
+        for (int extra = 1; whole && extra < kind; extra++) whole = bytes[offset + extra] == 0;
+        if (whole) return offset / kind;
+        at_byte = offset + 1;
     }
-#undef QUOTE_AT
+    return -1;
+#else
+    for (; i < end; i++)
+        if (PyUnicode_READ(kind, data, i) == (Py_UCS4)c) return i;
+    return -1;
+#endif
 }
 
 /* Which of "id", "class", "role" the name s[a:b] is (0, 1, 2), -1 none, -2 one of them but for case. */
@@ -354,7 +360,8 @@ static int read_attributes(Scanner *sc, Py_ssize_t k, Py_ssize_t from, Py_ssize_
             break;
         }
         Py_ssize_t value = p += 2;
-        p = quote_at_or_after(s, p, gt);
+        Py_ssize_t quote = next_ascii(s->kind, s->data, p, gt, '"');
+        p = quote < 0 ? gt : quote;
         if (p >= gt) {
             sure = 0;
             break;
@@ -560,18 +567,22 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
         if (ascii_letter(first)) { /* a start tag: the next element, by name */
             Py_ssize_t k = next_element++;
             if (k >= n_elements) goto declined;
-            if (reading) {
+            PyObject *name;
+            if (reading) { /* read up to the " " or ">" that ends it: nothing to check against */
                 int read = read_name(&table, s, lt + 1, gt, void_tags, names, k, &flags[k]);
                 if (read < 0) goto done;
                 if (read == 0) goto declined;
+                name = PyList_GET_ITEM(names, k);
+            } else {
+                name = PyTuple_GET_ITEM(names, k);
+                Py_ssize_t size = PyUnicode_GET_LENGTH(name);
+                if (lt + 1 + size >= s->len) goto declined;
+                for (Py_ssize_t j = 0; j < size; j++)
+                    if (ascii_lower(at(s, lt + 1 + j)) != PyUnicode_READ_CHAR(name, j)) goto declined;
+                Py_UCS4 after = at(s, lt + 1 + size);
+                if (after != ' ' && after != '>') goto declined;
             }
-            PyObject *name = reading ? PyList_GET_ITEM(names, k) : PyTuple_GET_ITEM(names, k);
             Py_ssize_t size = PyUnicode_GET_LENGTH(name);
-            if (lt + 1 + size >= s->len) goto declined;
-            for (Py_ssize_t j = 0; j < size; j++)
-                if (ascii_lower(at(s, lt + 1 + j)) != PyUnicode_READ_CHAR(name, j)) goto declined;
-            Py_UCS4 after = at(s, lt + 1 + size);
-            if (after != ' ' && after != '>') goto declined;
             if (read_attributes(&sc, k, lt + 1 + size, gt) < 0) goto done;
             Token *t = new_token(&sc);
             if (t == NULL) goto done;
@@ -1296,31 +1307,8 @@ done:
     return result;
 }
 
-/* The index of the first "<" of data[i:len] (a str's data of that kind), or -1. For speed, memchr
- * (vectorised by the C library) for the byte of "<", then a check that the byte found is a whole
- * character, on little-endian machines; else a loop per kind. */
-static Py_ssize_t next_lt(int kind, const void *data, Py_ssize_t i, Py_ssize_t len) {
-    const char *bytes = data;
-#if PY_LITTLE_ENDIAN
-    for (Py_ssize_t at_byte = i * kind, end = len * kind; at_byte < end;) {
-        const char *found = memchr(bytes + at_byte, '<', (size_t)(end - at_byte));
-        if (found == NULL) return -1;
-        Py_ssize_t offset = found - bytes;
-        int whole = offset % kind == 0;
-        for (int extra = 1; whole && extra < kind; extra++) whole = bytes[offset + extra] == 0;
-        if (whole) return offset / kind;
-        at_byte = offset + 1;
-    }
-    return -1;
-#else
-    for (; i < len; i++)
-        if (PyUnicode_READ(kind, data, i) == '<') return i;
-    return -1;
-#endif
-}
-
 /* count_lt(html) -> int
- *     html.count("<"), faster on strings of two or four bytes per character (next_lt's memchr).
+ *     html.count("<"), faster on strings of two or four bytes per character (next_ascii's memchr).
  */
 static PyObject *native_count_lt(PyObject *module, PyObject *html) {
     if (!PyUnicode_Check(html)) {
@@ -1331,7 +1319,7 @@ static PyObject *native_count_lt(PyObject *module, PyObject *html) {
     const void *data = PyUnicode_DATA(html);
     const Py_ssize_t len = PyUnicode_GET_LENGTH(html);
     Py_ssize_t count = 0;
-    for (Py_ssize_t i = 0; (i = next_lt(kind, data, i, len)) >= 0; i++) count++;
+    for (Py_ssize_t i = 0; (i = next_ascii(kind, data, i, len, '<')) >= 0; i++) count++;
     return PyLong_FromSsize_t(count);
 }
 
@@ -1371,7 +1359,7 @@ static PyObject *native_tags_in_source(PyObject *module, PyObject *args) {
     uint64_t found = 0, all = 0;
     for (int letter = 0; letter < 26; letter++) all |= by_letter[letter];
     for (Py_ssize_t i = 0; found != all; i++) {
-        if ((i = next_lt(kind, data, i, len)) < 0 || i + 1 >= len) break;
+        if ((i = next_ascii(kind, data, i, len, '<')) < 0 || i + 1 >= len) break;
         Py_UCS4 first = ascii_lower(PyUnicode_READ(kind, data, i + 1));
         if (first < 'a' || first > 'z') continue;
         for (uint64_t left = by_letter[first - 'a'] & ~found; left != 0; left &= left - 1) {

@@ -61,6 +61,8 @@ REMOVED_TAGS = (
     "applet",
     "frameset",
 )
+#: `REMOVED_TAGS` but `<noscript>`, which `_clean` removes only when it is not the page (`_noscript_page`).
+_STRIPPED_TAGS = tuple(name for name in REMOVED_TAGS if name != "noscript")
 #: Elements hidden from a reader: `hidden`, `aria-hidden="true"` and inline `display:none`.
 HIDDEN_SELECTOR = (
     '[hidden], [aria-hidden="true" i], [style*="display:none" i], [style*="display: none" i], '
@@ -314,11 +316,11 @@ class _Early:
     json_ld: list[LexborNode]
     noscripts: list[LexborNode]
     boundaries: list[LexborNode]  # React's streamed Suspense boundaries (`_place_streamed_boundaries`)
-    removed_tags: list[str]  # those of `REMOVED_TAGS` that the page may hold (`_tags_in_source`)
+    stripped_tags: list[str]  # those of `_STRIPPED_TAGS` that the page may hold (`_tags_in_source`)
 
 
 def _read_before_cleaning(tree: LexborHTMLParser, html: str) -> _Early:
-    early = _Early([], [], [], [], _tags_in_source(html, REMOVED_TAGS))
+    early = _Early([], [], [], [], _tags_in_source(html, _STRIPPED_TAGS))
     lists = {
         "title": early.titles,
         "script": early.json_ld,
@@ -449,7 +451,7 @@ def _clean(tree: LexborHTMLParser, early: _Early) -> None:
     (`_noscript_page`): then its content stays in place."""
     _place_streamed_boundaries(tree, early.boundaries)
     # For speed, only the names the page may hold: `strip_tags` walks the whole tree once per name.
-    tree.strip_tags([name for name in early.removed_tags if name != "noscript"])
+    tree.strip_tags(early.stripped_tags)
     if _noscript_page(tree, bool(early.noscripts)):
         for node in tree.css("noscript"):
             node.unwrap()

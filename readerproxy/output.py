@@ -311,9 +311,13 @@ def _jump_target(anchor: str | None) -> str:
     return f' id="{html_lib.escape(anchor, quote=True)}"' if anchor and len(anchor) < 200 else ""
 
 
+#: The output elements written without an end tag (void).
+_NO_END_TAG = frozenset(("img", "br", "hr", "wbr", "source", "col"))
+
+
 def _end_tag(doc: Document, element: int, layout: dict[int, str | None] | None = None) -> str:
     out = layout[element] if layout and element in layout else _output_name(doc.tag[element])
-    if out is None or out in ("img", "br", "hr", "wbr", "source", "col"):
+    if out is None or out in _NO_END_TAG:
         return ""
     return f"</{out}>"
 
@@ -329,7 +333,7 @@ _PLAIN_START: dict[str, str] = {
 _PLAIN_END: dict[str, str] = {
     tag: f"</{out}>"
     for tag in ALLOWED_TAGS | AS_DIV
-    if (out := _output_name(tag)) is not None and out not in ("img", "br", "hr", "wbr", "source", "col")
+    if (out := _output_name(tag)) is not None and out not in _NO_END_TAG
 }
 
 

@@ -217,11 +217,7 @@ def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     chosen = chosen[doc.subtree_chars[chosen] < REVIEW_MAX_SHARE * page_chars]
     if len(chosen) == 0:
         return inside
-    # Token positions inside any chosen container: +1 at its start tag, -1 after its end tag.
-    depth = np.zeros(len(doc.tokens) + 1, dtype=np.int64)
-    np.add.at(depth, doc.start[chosen], 1)
-    np.add.at(depth, doc.end[chosen] + 1, -1)
-    return np.cumsum(depth)[doc.start[elements]] > 0
+    return doc.mask_elements(chosen)[doc.start[elements]]
 
 
 REFERENCE = (
