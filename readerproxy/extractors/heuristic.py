@@ -214,38 +214,61 @@ class ElementFeatures:
     context: np.ndarray  # float: inherited semantic tag + role + class/id weight
     unlikely: np.ndarray  # bool: Readability.js would drop this element and its subtree
     label: list[str]  # the element's block label: "tag#id", or "tag" without an id
+    # Read once here for the block features too (`learn.blocks`): the text tokens of <body> that
+    # lie in an element and have a non-whitespace character (int64, in order), and their holders.
+    text_tokens: np.ndarray
+    text_owner: np.ndarray
+    tag_names: list[str]  # the page's distinct tag names, in order of first appearance (`tag_ids`)
+    tag_id: np.ndarray  # int64 per element: its tag's index in tag_names
+
+
+def tag_ids(tags: list[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct tag names in order of first appearance, and each element's index among them
+    (int64): small integer codes that numpy gathers by, where a lookup per element would be Python."""
+    names = list(dict.fromkeys(tags))
+    ids = dict(zip(names, range(len(names)), strict=True))
+    return names, np.fromiter(map(ids.__getitem__, tags), dtype=np.int64, count=len(tags))
 
 
 def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatures:
     """Berg 2020, §5.1: word count, tag, semantic tags, ARIA roles, class/id hints per element."""
     n = len(doc.elements)
     tags = doc.tag
-    # For speed: each weight looked up once per distinct tag, then mapped over the elements.
-    distinct = set(tags)
-    own_of = {name: weights.own_tag.get(name, 0.0) for name in distinct}
-    context_of = {name: weights.context_tag.get(name, 0.0) for name in distinct}
-    own = np.fromiter(map(own_of.__getitem__, tags), dtype=np.float64, count=n)
-    semantic = list(map(context_of.__getitem__, tags))
-    hints = [0.0] * n
-    unlikely = [False] * n
+    # For speed: each weight looked up once per distinct tag, then gathered by tag code.
+    names, tag_id = tag_ids(tags)
+    own = np.array([weights.own_tag.get(name, 0.0) for name in names], dtype=np.float64)[tag_id]
+    semantic = np.array([weights.context_tag.get(name, 0.0) for name in names], dtype=np.float64)[tag_id]
     # For speed: the scores read only the tag, role, class and id, which pages (and the pages of a
-    # site) repeat many times, so they are computed once per distinct combination.
+    # site) repeat many times, so they are computed once per distinct combination; the id, class
+    # and role come from the parse (`Document.ident` etc.), not from `node.attributes`, which builds
+    # a dict per element. One `map` over every element (an element without any of them gets
+    # (0.0, 0.0, False) from the same memoised call) replaces a Python loop with a test per element.
     scores_of = _default_scores if weights is WEIGHTS else _scores_with(weights)
-    label = list(tags)  # the id is read here, in the one pass over the attributes
-    # For speed: the id, class and role come from the parse (`Document.ident` etc.), not from
-    # `node.attributes`, which builds a dict per element. Without any of them the scores are zero.
-    attributes = zip(tags, doc.ident, doc.classes, doc.role, strict=True)
-    for index, (name, ident, classes, role) in enumerate(attributes):
-        if ident is None and classes is None and role is None:
-            continue
-        role_weight, hints[index], unlikely[index] = scores_of(name, role, classes, ident)
-        semantic[index] += role_weight
-        if ident:
-            label[index] = f"{name}#{ident}"
-    holder, context = inherit(doc, semantic, hints, weights.hint_decay)
-    words, chars, anchor_chars = own_text(doc, holder, n)
+    if n:
+        role_weight, hints, unlikely = zip(
+            *map(scores_of, tags, doc.role, doc.classes, doc.ident), strict=True
+        )
+        semantic += role_weight  # the same float sums as one by one (a zero role weight adds +0.0)
+    else:
+        hints, unlikely = (), ()
+    label = [f"{name}#{ident}" if ident else name for name, ident in zip(tags, doc.ident, strict=True)]
+    is_holder = np.array([name in TEXT_HOLDERS for name in names], dtype=np.bool_)[tag_id]
+    holder, context = inherit(doc, semantic, np.array(hints, dtype=np.float64), weights.hint_decay, is_holder)
+    tokens = body_text_tokens(doc)
+    words, chars, anchor_chars = own_text(doc, holder, n, tokens)
     return ElementFeatures(
-        holder, words, chars, anchor_chars, own, context, np.array(unlikely, dtype=bool), label
+        holder,
+        words,
+        chars,
+        anchor_chars,
+        own,
+        context,
+        np.array(unlikely, dtype=bool),
+        label,
+        tokens,
+        holder[doc.tokens.element[tokens]],
+        names,
+        tag_id,
     )
 
 
@@ -328,7 +351,11 @@ def hint_weight(value: str, positive: float, negative: float) -> float:
 
 
 def inherit(
-    doc: Document, semantic: list[float], hints: list[float], decay: float
+    doc: Document,
+    semantic: np.ndarray | list[float],
+    hints: np.ndarray | list[float],
+    decay: float,
+    is_holder: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Text holder of every element and its context inherited from its ancestors.
 
@@ -337,40 +364,54 @@ def inherit(
     `decay` per generation: ten nested "elementor-widget" wrappers must not outweigh a paragraph.
 
     With the optional C kernels this loop runs in C (`_native.inherit`: the same float operations in
-    the same order); the Python loop below is its reference.
+    the same order); the Python loop below is its reference. `is_holder`: whether each element's
+    tag is in `TEXT_HOLDERS`, when the caller has it already.
     """
+    if is_holder is None:
+        is_holder = np.fromiter(map(TEXT_HOLDERS.__contains__, doc.tag), dtype=np.bool_, count=len(doc.tag))
     if native is not None:  # the same loop in C (`_native.inherit`), bit for bit
-        n = len(doc.tag)
         holder_bytes, context_bytes = native.inherit(
             np.ascontiguousarray(doc.parent, dtype=np.int32),
-            np.fromiter(map(TEXT_HOLDERS.__contains__, doc.tag), dtype=np.bool_, count=n),
-            np.array(semantic, dtype=np.float64),
-            np.array(hints, dtype=np.float64),
+            np.ascontiguousarray(is_holder, dtype=np.bool_),
+            np.ascontiguousarray(semantic, dtype=np.float64),
+            np.ascontiguousarray(hints, dtype=np.float64),
             float(decay),
         )
         return np.frombuffer(holder_bytes, dtype=np.int32), np.frombuffer(context_bytes, dtype=np.float64)
     parent = doc.parent.tolist()
-    is_holder = [name in TEXT_HOLDERS for name in doc.tag]
+    holds = is_holder.tolist()
     holder = list(range(len(parent)))
-    tag_context = list(semantic)
-    hint_context = list(hints)
+    tag_context = np.asarray(semantic, dtype=np.float64).tolist()
+    hint_context = np.asarray(hints, dtype=np.float64).tolist()
     for index, up in enumerate(parent):  # parents precede their children in document order
         if up < 0:
             continue
         tag_context[index] += tag_context[up]
         hint_context[index] += decay * hint_context[up]
-        if not is_holder[index]:
+        if not holds[index]:
             holder[index] = holder[up]
     context = np.array(tag_context, dtype=np.float64) + np.array(hint_context, dtype=np.float64)
     return np.array(holder, dtype=np.int32), context
 
 
-def own_text(doc: Document, holder: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Words, characters and link characters of the text each holder owns (np.bincount)."""
+def body_text_tokens(doc: Document) -> np.ndarray:
+    """The text tokens of <body> inside an element with a non-whitespace character (int64, in order):
+    the text the holders own."""
     t = doc.tokens
     span = doc.body_span
-    index = np.arange(span.start, span.stop)
-    index = index[(t.kind[index] == TEXT) & (t.chars[index] > 0) & (t.element[index] >= 0)]
+    # For speed: masks over slices of the token arrays (views), not over a gathered index.
+    kept = (t.kind[span] == TEXT) & (t.chars[span] > 0) & (t.element[span] >= 0)
+    return np.flatnonzero(kept) + span.start
+
+
+def own_text(
+    doc: Document, holder: np.ndarray, n: int, index: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Words, characters and link characters of the text each holder owns (np.bincount);
+    `index`: `body_text_tokens(doc)` when the caller has it already."""
+    t = doc.tokens
+    if index is None:
+        index = body_text_tokens(doc)
     owner = holder[t.element[index]]
     text = t.text
     if native is not None:  # the same counts in C (`_native.word_counts`)

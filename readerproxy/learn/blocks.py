@@ -39,14 +39,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .._speedups import native
 from ..document import TEXT, Document, code_points
 from ..extraction import Extraction, block_columns
-from ..extractors.heuristic import ElementFeatures, features_of
+from ..extractors.heuristic import ElementFeatures, features_of, tag_ids
 
 #: Own tags that get a feature of their own (one-hot); any other tag leaves them all 0.
 OWN_TAGS = (
@@ -290,7 +290,7 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     if n_blocks == 0:
         none = np.zeros(0, dtype=np.int64)
         return PageBlocks(elements, np.zeros((0, len(FEATURES))), features.holder, np.zeros(0), none, none)
-    codes = tag_codes(doc)
+    codes = tag_codes(doc, features)  # the codes the heuristic made
     columns = _columns(doc, heuristic, features, elements, codes)
     items = repeated_items(doc, elements, codes)
     columns.update(structure_columns(doc, heuristic, elements, columns["depth"], items, codes))
@@ -338,9 +338,7 @@ def _columns(
     tags_in_span = (tag_csum[end + 1] - tag_csum[start]).astype(np.float64)
 
     # Character classes of the own text, per block.
-    body = np.arange(first, last + 1)
-    text_tokens = body[(t.kind[body] == TEXT) & (t.chars[body] > 0) & (t.element[body] >= 0)]
-    owner = features.holder[t.element[text_tokens]]
+    text_tokens, owner = features.text_tokens, features.text_owner  # read once by the heuristic
     block_of_element = np.full(n_elements, -1, dtype=np.int64)
     block_of_element[elements] = np.arange(n_blocks)
     owner_block = block_of_element[owner]
@@ -495,6 +493,9 @@ class TagCodes:
     names: list[str]
     ids: dict[str, int]
     tag_id: np.ndarray  # int64 per element
+    # For speed: `starts` per group of tag names, kept (the structure, page-type and section
+    # features ask for the same groups; `page_blocks` asks for all of them in one pass first).
+    _starts: dict[frozenset[str], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     def count(self, name: str) -> int:
         """How many elements have this tag."""
@@ -504,22 +505,21 @@ class TagCodes:
     def starts(self, doc: Document, *groups: tuple[str, ...] | frozenset[str]) -> list[np.ndarray]:
         """Per group of tag names, the start tokens of its elements (sorted: elements are in
         document order)."""
-        lookup = np.zeros(len(self.names), dtype=np.int8)
-        for k, group in enumerate(groups, 1):
-            for name in group:
-                if name in self.ids:
-                    lookup[self.ids[name]] = k
-        kind = lookup[self.tag_id]
-        start_of = doc.start.astype(np.int64)
-        return [start_of[kind == k] for k in range(1, len(groups) + 1)]
+        keys = [frozenset(group) for group in groups]
+        start_of: np.ndarray | None = None
+        for key in keys:
+            if key not in self._starts:
+                start_of = doc.start.astype(np.int64) if start_of is None else start_of
+                member = np.zeros(len(self.names), dtype=bool)
+                member[[self.ids[name] for name in key if name in self.ids]] = True
+                self._starts[key] = start_of[member[self.tag_id]]
+        return [self._starts[key] for key in keys]
 
 
-def tag_codes(doc: Document) -> TagCodes:
-    names = list(dict.fromkeys(doc.tag))
-    ids = {name: i for i, name in enumerate(names)}
-    return TagCodes(
-        names, ids, np.fromiter(map(ids.__getitem__, doc.tag), dtype=np.int64, count=len(doc.tag))
-    )
+def tag_codes(doc: Document, features: ElementFeatures | None = None) -> TagCodes:
+    """The page's `TagCodes` (`heuristic.tag_ids`), taken from its element features when given."""
+    names, tag_id = (features.tag_names, features.tag_id) if features is not None else tag_ids(doc.tag)
+    return TagCodes(names, dict(zip(names, range(len(names)), strict=True)), tag_id)
 
 
 def repeated_items(doc: Document, elements: np.ndarray, codes: TagCodes | None = None) -> RepeatedItems:
