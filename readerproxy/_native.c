@@ -1023,6 +1023,15 @@ done:
 }
 
 
+/* The leaf value one row reaches in one complete tree of `depth` levels (see complete_tree_leaves). */
+static double complete_walk(const double *row, const int32_t *feature, const double *threshold, const double *value,
+                            Py_ssize_t depth) {
+    Py_ssize_t node = 0;
+    for (Py_ssize_t d = 0; d < depth; d++) /* NaN compares false: right, as in numpy */
+        node = 2 * node + 2 - (row[feature[node]] <= threshold[node]);
+    return value[node - (((Py_ssize_t)1 << depth) - 1)];
+}
+
 /* complete_tree_leaves(x, feature, threshold, value, depth) -> bytearray
  *     The same leaves as tree_leaves, from the trees laid out as complete binary trees of `depth`
  *     levels (built once from the node tables by readerproxy.learn.model.complete_trees): tree t's
@@ -1072,25 +1081,47 @@ static PyObject *native_complete_tree_leaves(PyObject *module, PyObject *args) {
     result = PyByteArray_FromStringAndSize(NULL, rows * trees * (Py_ssize_t)sizeof(double));
     if (result == NULL) goto done;
     double *out = (double *)PyByteArray_AS_STRING(result);
-    /* Chosen for speed: a block of trees at a time for every row, the trees of the block walked one
-     * level at a time (their walks are independent, so the processor overlaps their loads), and the
-     * block's tables stay in the cache while all the rows pass through it. */
-    enum { BLOCK = 16 };
-    for (Py_ssize_t t0 = 0; t0 < trees; t0 += BLOCK) {
-        Py_ssize_t count = trees - t0 < BLOCK ? trees - t0 : BLOCK;
-        for (Py_ssize_t r = 0; r < rows; r++) {
-            const double *row = x + r * width;
-            Py_ssize_t node[BLOCK];
-            for (Py_ssize_t k = 0; k < count; k++) node[k] = 0;
-            for (Py_ssize_t d = 0; d < depth; d++)
-                for (Py_ssize_t k = 0; k < count; k++) { /* NaN compares false: right, as in numpy */
-                    Py_ssize_t at_node = (t0 + k) * internal + node[k];
-                    node[k] = 2 * node[k] + 2 - (row[feature[at_node]] <= threshold[at_node]);
-                }
-            for (Py_ssize_t k = 0; k < count; k++)
-                out[r * trees + t0 + k] = value[(t0 + k) * leaves_per_tree + node[k] - internal];
+    /* Chosen for speed: a block of TREES trees at a time for every pair of rows, the 2 x TREES walks
+     * advanced one level at a time (they are independent, so the processor overlaps their loads),
+     * and the block's tables stay in the cache while all the rows pass through it. Fixed sizes let
+     * the compiler keep the walks' nodes in registers: 1.5x faster than a block of 16 trees of
+     * variable size on a median page's 154 rows x 200 trees (measured in isolation, same leaves).
+     * The trees and rows left over walk one at a time (`complete_walk`). */
+    enum { TREES = 8, ROWS = 2 };
+    Py_ssize_t t0 = 0;
+    for (; t0 + TREES <= trees; t0 += TREES) {
+        const int32_t *tree_feature[TREES];
+        const double *tree_threshold[TREES], *tree_value[TREES];
+        for (int k = 0; k < TREES; k++) {
+            tree_feature[k] = feature + (t0 + k) * internal;
+            tree_threshold[k] = threshold + (t0 + k) * internal;
+            tree_value[k] = value + (t0 + k) * leaves_per_tree - internal; /* indexed by the last node */
         }
+        Py_ssize_t r = 0;
+        for (; r + ROWS <= rows; r += ROWS) {
+            const double *row0 = x + r * width, *row1 = row0 + width;
+            Py_ssize_t node0[TREES] = {0}, node1[TREES] = {0};
+            for (Py_ssize_t d = 0; d < depth; d++)
+                for (int k = 0; k < TREES; k++) { /* NaN compares false: right, as in numpy */
+                    Py_ssize_t a = node0[k], b = node1[k];
+                    node0[k] = 2 * a + 2 - (row0[tree_feature[k][a]] <= tree_threshold[k][a]);
+                    node1[k] = 2 * b + 2 - (row1[tree_feature[k][b]] <= tree_threshold[k][b]);
+                }
+            for (int k = 0; k < TREES; k++) {
+                out[r * trees + t0 + k] = tree_value[k][node0[k]];
+                out[(r + 1) * trees + t0 + k] = tree_value[k][node1[k]];
+            }
+        }
+        for (; r < rows; r++)
+            for (int k = 0; k < TREES; k++)
+                out[r * trees + t0 + k] = complete_walk(x + r * width, feature + (t0 + k) * internal,
+                                                        threshold + (t0 + k) * internal,
+                                                        value + (t0 + k) * leaves_per_tree, depth);
     }
+    for (; t0 < trees; t0++)
+        for (Py_ssize_t r = 0; r < rows; r++)
+            out[r * trees + t0] = complete_walk(x + r * width, feature + t0 * internal, threshold + t0 * internal,
+                                                value + t0 * leaves_per_tree, depth);
 done:
     release_views(views, got);
     return result;
