@@ -70,6 +70,8 @@ OWN_TAGS = (
 CONTAINERS = ("article", "main", "nav", "aside", "footer", "header", "form", "li", "table", "figure", "a")
 _CONTAINER_INDEX = {name: index for index, name in enumerate(CONTAINERS)}
 _OWN_TAG_GROUP = {name: index for index, group in enumerate(OWN_TAGS) for name in group.split()}
+_TAG_COLUMNS = tuple(f"tag_{group.replace(' ', '_')}" for group in OWN_TAGS)
+_IN_COLUMNS = tuple(f"in_{name}" for name in CONTAINERS)
 #: Characters counted as punctuation of running text.
 PUNCTUATION = ".,;:!?\u3002\uff0c"
 #: Wrap width of Kohlschütter et al.'s text density (2010, §4.2).
@@ -151,8 +153,8 @@ FEATURES: tuple[str, ...] = (
     "digit_share",
     "upper_share",
     "chars_share",
-    *(f"tag_{name.replace(' ', '_')}" for name in OWN_TAGS),
-    *(f"in_{name}" for name in CONTAINERS),
+    *_TAG_COLUMNS,
+    *_IN_COLUMNS,
     "parent_link_density",
     "grandparent_link_density",
     "parent_chars_share",
@@ -270,17 +272,6 @@ def _pad_edge(values: np.ndarray, width: int) -> np.ndarray:
     return np.concatenate((np.repeat(values[:1], width), values, np.repeat(values[-1:], width)))
 
 
-def _shift(values: np.ndarray, by: int, fill: float = 0.0) -> np.ndarray:
-    out = np.full(len(values), fill, dtype=np.float64)
-    if by > 0:
-        out[by:] = values[:-by]
-    elif by < 0:
-        out[:by] = values[-by:]
-    else:
-        out[:] = values
-    return out
-
-
 def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     """Blocks and features of a page, given the heuristic's Extraction on the same Document."""
     features = features_of(doc)
@@ -369,16 +360,28 @@ def _columns(
 
     # Containers around each block, strictly around: a block's own tag does not count (its
     # one-hot says that), so the range of a container is the tokens after its start tag to its end.
+    # For speed, two more kinds of range are counted in the same pass: every element's, the same
+    # way (the block's depth: how many elements hold its start tag, their own start tag excluded),
+    # and each Readability.js unlikely candidate's, its start tag included (`unlikely`: the block is
+    # inside one or is one).
     container_kind = container_of_code[tag_code]
     around = np.flatnonzero(container_kind >= 0)
-    inside = _containing(
-        container_kind[around], doc.start[around] + 1, doc.end[around], len(CONTAINERS), start
+    unlikely = np.flatnonzero(features.unlikely)
+    depth_kind, unlikely_kind = len(CONTAINERS), len(CONTAINERS) + 1
+    counted = _containing(
+        np.concatenate(
+            (container_kind[around], np.full(n_elements, depth_kind), np.full(len(unlikely), unlikely_kind))
+        ),
+        np.concatenate((doc.start[around] + 1, doc.start + 1, doc.start[unlikely])),
+        np.concatenate((doc.end[around], doc.end, doc.end[unlikely])),
+        len(CONTAINERS) + 2,
+        start,
     )
-    in_container = (inside > 0).astype(np.float64)  # one row per container
-    containers = {name: in_container[k] for k, name in enumerate(CONTAINERS)}
+    in_container = (counted[: len(CONTAINERS)] > 0).astype(np.float64)  # one row per container
+    depth = counted[depth_kind].astype(np.float64)
+    in_unlikely = (counted[unlikely_kind] > 0).astype(np.float64)
     own_group = group_of_code[own_code]
     is_group = (own_group[None, :] == np.arange(len(OWN_TAGS))[:, None]).astype(np.float64)
-    tag_columns = {f"tag_{group.replace(' ', '_')}": is_group[k] for k, group in enumerate(OWN_TAGS)}
 
     # Parents, grandparents and siblings.
     parent = doc.parent[elements].astype(np.int64)
@@ -386,6 +389,8 @@ def _columns(
 
     def of(values: np.ndarray, index: np.ndarray) -> np.ndarray:
         return np.where(index >= 0, values[np.maximum(index, 0)], 0.0)
+
+    parent_chars, grandparent_chars = of(subtree_chars, parent), of(subtree_chars, grandparent)
 
     log_chars = np.log1p(chars)
     # For speed: parent + 1 numbers the groups as well as np.unique's inverse did, without a sort
@@ -400,11 +405,13 @@ def _columns(
         pair_key = np.unique(pair, return_inverse=True)[1]
         same_tag = np.bincount(pair_key)[pair_key].astype(np.float64)
 
-    # Ancestors of each block: the elements whose range holds its start tag, their own start tag
-    # excluded (a void element's range is then empty).
-    no_kind = np.zeros(n_elements, dtype=np.int64)
-    depth = _containing(no_kind, doc.start + 1, doc.end, 1, start)[0].astype(np.float64)
     scaled = signed_log(score)
+    # The previous and next block's values, for speed four columns shifted at once; a block without
+    # one reads 0, or 1 for the link density.
+    neighbours = np.stack((scaled, link_density, selected, log_chars))
+    edge = np.array([[0.0], [1.0], [0.0], [0.0]])
+    before = np.concatenate((edge, neighbours[:, :-1]), axis=1)
+    after = np.concatenate((neighbours[:, 1:], edge), axis=1)
     kernel = np.ones(5) / 5
     smoothed = np.convolve(_pad_edge(selected, 2), kernel, mode="valid")
     page_anchor = float(features.anchor_chars.sum())
@@ -420,7 +427,7 @@ def _columns(
         "heuristic_score": scaled,
         "heuristic_context": signed_log(features.context[elements]),
         "heuristic_own_tag": features.own[elements],
-        "unlikely": containers_unlikely(doc, features, start),
+        "unlikely": in_unlikely,
         "heuristic_selected": selected,
         "in_heuristic_root": in_root,
         "depth": depth,
@@ -429,24 +436,24 @@ def _columns(
         "digit_share": _ratio(digit, chars),
         "upper_share": _ratio(upper, chars),
         "chars_share": chars / page_chars,
-        **tag_columns,
-        **{f"in_{name}": containers[name] for name in CONTAINERS},
-        "parent_link_density": _ratio(of(subtree_anchor, parent), of(subtree_chars, parent)),
-        "grandparent_link_density": _ratio(of(subtree_anchor, grandparent), of(subtree_chars, grandparent)),
-        "parent_chars_share": of(subtree_chars, parent) / page_chars,
-        "grandparent_chars_share": of(subtree_chars, grandparent) / page_chars,
+        **dict(zip(_TAG_COLUMNS, is_group, strict=True)),
+        **dict(zip(_IN_COLUMNS, in_container, strict=True)),
+        "parent_link_density": _ratio(of(subtree_anchor, parent), parent_chars),
+        "grandparent_link_density": _ratio(of(subtree_anchor, grandparent), grandparent_chars),
+        "parent_chars_share": parent_chars / page_chars,
+        "grandparent_chars_share": grandparent_chars / page_chars,
         "log_parent_blocks": np.log(parent_blocks),
         "parent_mean_log_chars": parent_mean,
         "log_same_tag_siblings": np.log(same_tag),
-        "prev_score": _shift(scaled, 1),
-        "next_score": _shift(scaled, -1),
-        "prev_link_density": _shift(link_density, 1, 1.0),
-        "next_link_density": _shift(link_density, -1, 1.0),
-        "prev_selected": _shift(selected, 1),
-        "next_selected": _shift(selected, -1),
+        "prev_score": before[0],
+        "next_score": after[0],
+        "prev_link_density": before[1],
+        "next_link_density": after[1],
+        "prev_selected": before[2],
+        "next_selected": after[2],
         "selected_smoothed": smoothed,
-        "log_prev_chars": _shift(log_chars, 1),
-        "log_next_chars": _shift(log_chars, -1),
+        "log_prev_chars": before[3],
+        "log_next_chars": after[3],
         "page_log_chars": constant * np.log1p(page_chars),
         "page_link_density": constant * page_anchor / page_chars,
         "page_log_blocks": constant * np.log(n_blocks),
@@ -935,15 +942,6 @@ def section_columns(
     }
 
 
-def containers_unlikely(doc: Document, features: ElementFeatures, start: np.ndarray) -> np.ndarray:
-    """1 where the block is inside (or is) a Readability.js unlikely candidate."""
-    unlikely = np.flatnonzero(features.unlikely)
-    if len(unlikely) == 0:
-        return np.zeros(len(start))
-    kind = np.zeros(len(unlikely), dtype=np.int64)
-    return (_containing(kind, doc.start[unlikely], doc.end[unlikely], 1, start)[0] > 0).astype(np.float64)
-
-
 #: Features of the second stage: the first stage's probability in the block's neighbourhood.
 CONTEXT_FEATURES: tuple[str, ...] = (
     "p",
@@ -981,17 +979,17 @@ def context_features(
     window = np.column_stack([padded[k : k + n] for k in range(2 * CONTEXT_RADIUS + 1)])
     weight = chars + 1.0
     page_mean = float((probability * weight).sum() / weight.sum())
-    constant = np.ones(n)
-    columns = (
-        probability,
-        _shift(probability, 1),
-        _shift(probability, -1),
-        window.mean(axis=1),
-        window.max(axis=1),
-        window.min(axis=1),
-        _group_mean(probability, parent),
-        _group_mean(probability, grandparent),
-        constant * page_mean,
-        constant * float(probability.max()),
-    )
-    return np.column_stack(columns)
+    # For speed: the columns written into one array (what np.column_stack gives, without its
+    # per-column reshaping); the previous and next block's probability are 0 at the ends.
+    out = np.empty((n, len(CONTEXT_FEATURES)))
+    out[:, 0] = probability
+    out[0, 1], out[1:, 1] = 0.0, probability[:-1]
+    out[:-1, 2], out[-1, 2] = probability[1:], 0.0
+    out[:, 3] = window.mean(axis=1)
+    out[:, 4] = window.max(axis=1)
+    out[:, 5] = window.min(axis=1)
+    out[:, 6] = _group_mean(probability, parent)
+    out[:, 7] = _group_mean(probability, grandparent)
+    out[:, 8] = page_mean
+    out[:, 9] = float(probability.max())
+    return out

@@ -180,7 +180,7 @@ class BlockScorer:
         from .blocks import FEATURES, context_features
 
         first = self.first.probability(x)
-        chars = np.expm1(x[:, FEATURES.index("log_chars")]) if len(x) else np.zeros(0)
+        chars = np.expm1(x[:, FEATURES.index("log_chars")])
         return self.second.probability(np.hstack([x, context_features(first, chars, parent, grandparent)]))
 
     def save(self, path: Path) -> None:
