@@ -8,14 +8,20 @@ import numpy as np
 import pytest
 
 from readerproxy import extract
-from readerproxy.document import parse
+from readerproxy.document import TEXT, Document, parse
+from readerproxy.evaluation.datasets import datasets_root, load_dataset
 from readerproxy.extraction import get_extractor
 from readerproxy.extractors.heuristic import (
+    TEXT_HOLDERS,
     WEIGHTS,
+    ElementLabels,
     add_neighbours,
     attribute_weights,
+    body_text_tokens,
+    descendant_sums,
     element_features,
     evaluate,
+    tag_ids,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -285,3 +291,53 @@ def test_factored_hint_patterns_match_exactly_where_the_flat_word_lists_do() -> 
     assert re.fullmatch(literal_trie(("a.b", "a+")), "a.b") and not re.fullmatch(
         literal_trie(("a.b",)), "axb"
     )
+
+
+def test_labels_are_tag_and_id_made_when_read() -> None:
+    doc = parse('<body><div id="main"><p>One</p><p id="">Two</p></div></body>')
+    labels = element_features(doc).label
+    assert isinstance(labels, ElementLabels) and len(labels) == len(doc.tag)
+    expected = [f"{name}#{ident}" if ident else name for name, ident in zip(doc.tag, doc.ident, strict=True)]
+    assert list(labels) == expected and "div#main" in expected
+    assert labels[doc.tag.index("div")] == "div#main" and labels[-1] == "p"
+    assert labels[1:3] == expected[1:3]
+
+
+def test_tag_ids_number_the_names_in_order_of_appearance() -> None:
+    names, ids = tag_ids(["html", "body", "p", "a", "p", "body"])
+    assert names == ["html", "body", "p", "a"]
+    assert ids.dtype == np.int64 and ids.tolist() == [0, 1, 2, 3, 2, 1]
+    names, ids = tag_ids([])
+    assert names == [] and len(ids) == 0
+
+
+def _dataset_documents() -> list[Document]:
+    if datasets_root() is None:
+        pytest.skip("datasets not available")
+    return [parse(page.read_html()) for name in ("scrapinghub", "readability") for page in load_dataset(name)]
+
+
+@pytest.mark.slow
+def test_per_page_shortcuts_equal_the_direct_way_on_every_dataset_page() -> None:
+    """descendant_sums has Document.sum_descendants' bits (holder scores, word masses, random
+    values), body_text_tokens is the direct filter of <body>'s tokens, and the tag codes, holders
+    and labels the element features keep are what the tags say."""
+    rng = np.random.default_rng(5)
+    for doc in _dataset_documents():
+        features = element_features(doc)
+        scores = evaluate(features)
+        for values in (
+            scores,
+            np.where(features.chars > 0, features.words, 0.0),
+            rng.normal(size=len(scores)),
+        ):
+            assert descendant_sums(doc, values).tobytes() == doc.sum_descendants(values).tobytes()
+        t = doc.tokens
+        first, last = doc.body
+        span = np.arange(first, last + 1)
+        direct = span[(t.kind[span] == TEXT) & (t.chars[span] > 0) & (t.element[span] >= 0)]
+        assert np.array_equal(body_text_tokens(doc), direct)
+        assert np.array_equal(features.text_owner, features.holder[t.element[direct]])
+        assert [features.tag_names[i] for i in features.tag_id.tolist()] == doc.tag
+        holds = [name in TEXT_HOLDERS for name in doc.tag]
+        assert all(features.holder[i] == i for i in range(len(holds)) if holds[i])

@@ -728,7 +728,18 @@ def _assert_same_arrays(got: tuple[np.ndarray, ...], expected: tuple[np.ndarray,
 
 
 def _element_features_both_ways(doc: document.Document, monkeypatch: pytest.MonkeyPatch) -> None:
-    fields = ("holder", "words", "chars", "anchor_chars", "own", "context", "unlikely")
+    fields = (
+        "holder",
+        "words",
+        "chars",
+        "anchor_chars",
+        "own",
+        "context",
+        "unlikely",
+        "text_tokens",
+        "text_owner",
+        "tag_id",
+    )
     native_features, pure_features = _both_ways(
         heuristic, monkeypatch, lambda: heuristic.element_features(doc)
     )
@@ -736,7 +747,8 @@ def _element_features_both_ways(doc: document.Document, monkeypatch: pytest.Monk
         tuple(getattr(native_features, name) for name in fields),
         tuple(getattr(pure_features, name) for name in fields),
     )
-    assert native_features.label == pure_features.label
+    assert list(native_features.label) == list(pure_features.label)
+    assert native_features.tag_names == pure_features.tag_names
 
 
 @pytest.mark.slow
