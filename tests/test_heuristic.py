@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -15,12 +16,14 @@ from readerproxy.extractors.heuristic import (
     TEXT_HOLDERS,
     WEIGHTS,
     ElementLabels,
+    ScoreMemo,
     add_neighbours,
     attribute_weights,
     body_text_tokens,
     descendant_sums,
     element_features,
     evaluate,
+    is_unlikely_candidate,
     tag_ids,
 )
 
@@ -341,3 +344,25 @@ def test_per_page_shortcuts_equal_the_direct_way_on_every_dataset_page() -> None
         assert [features.tag_names[i] for i in features.tag_id.tolist()] == doc.tag
         holds = [name in TEXT_HOLDERS for name in doc.tag]
         assert all(features.holder[i] == i for i in range(len(holds)) if holds[i])
+
+
+def test_score_memo_gives_the_attribute_scores_and_stays_bounded() -> None:
+    memo = ScoreMemo(WEIGHTS, size=3)
+    tags = ["div", "nav", "p", "div", "article", "div"]
+    roles = [None, None, "navigation", None, None, "main"]
+    classes = ["sidebar", None, None, "sidebar", "post", "comment-body"]
+    idents = [None, "menu", None, None, None, "content"]
+    scores = memo.scores(tags, roles, classes, idents)
+    expected = []
+    for name, role, cls, ident in zip(tags, roles, classes, idents, strict=True):
+        attrs = {"role": role, "class": cls, "id": ident}
+        expected.append((*attribute_weights(attrs, WEIGHTS), is_unlikely_candidate(name, attrs)))
+    assert scores == expected
+    assert scores[0] == (0.0, WEIGHTS.negative_hint, True) and scores[2][0] == WEIGHTS.role["navigation"]
+    assert len(memo._scores) <= 3  # emptied when full, never larger
+    assert memo.scores(tags, roles, classes, idents) == expected  # the same again from what is kept
+    memo.cache_clear()
+    assert not memo._scores
+    other = ScoreMemo(dataclasses.replace(WEIGHTS, negative_hint=-7.0))
+    assert other.scores(["div"], [None], ["sidebar"], [None]) == [(0.0, -7.0, True)]
+    assert other.scores([], [], [], []) == []

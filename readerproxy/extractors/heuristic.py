@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import re
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, overload
 
@@ -264,15 +264,13 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     own = np.array([weights.own_tag.get(name, 0.0) for name in names], dtype=np.float64)[tag_id]
     semantic = np.array([weights.context_tag.get(name, 0.0) for name in names], dtype=np.float64)[tag_id]
     # For speed: the scores read only the tag, role, class and id, which pages (and the pages of a
-    # site) repeat many times, so they are computed once per distinct combination; the id, class
-    # and role come from the parse (`Document.ident` etc.), not from `node.attributes`, which builds
-    # a dict per element. One `map` over every element (an element without any of them gets
-    # (0.0, 0.0, False) from the same memoised call) replaces a Python loop with a test per element.
-    scores_of = _default_scores if weights is WEIGHTS else _scores_with(weights)
+    # site) repeat many times, so they are computed once per distinct combination (`ScoreMemo`); the
+    # id, class and role come from the parse (`Document.ident` etc.), not from `node.attributes`,
+    # which builds a dict per element. Every element is looked up (one without any of them gets
+    # (0.0, 0.0, False)), which replaces a Python loop with a test per element.
+    memo = _default_scores if weights is WEIGHTS else ScoreMemo(weights)
     if n:
-        role_weight, hints, unlikely = zip(
-            *map(scores_of, tags, doc.role, doc.classes, doc.ident), strict=True
-        )
+        role_weight, hints, unlikely = zip(*memo.scores(tags, doc.role, doc.classes, doc.ident), strict=True)
         semantic += role_weight  # the same float sums as one by one (a zero role weight adds +0.0)
     else:
         hints, unlikely = (), ()
@@ -296,9 +294,6 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     )
 
 
-AttributeScores = Callable[[str, str | None, str | None, str | None], tuple[float, float, bool]]
-
-
 def _attribute_scores(
     name: str, role: str | None, classes: str | None, ident: str | None, weights: Weights
 ) -> tuple[float, float, bool]:
@@ -308,17 +303,49 @@ def _attribute_scores(
     return (*attribute_weights(attrs, weights), is_unlikely_candidate(name, attrs))
 
 
-@functools.lru_cache(maxsize=32768)
-def _default_scores(
-    name: str, role: str | None, classes: str | None, ident: str | None
-) -> tuple[float, float, bool]:
-    """`_attribute_scores` with the default weights, memoised across pages (bounded)."""
-    return _attribute_scores(name, role, classes, ident, WEIGHTS)
+AttributeKey = tuple[str, str | None, str | None, str | None]
 
 
-def _scores_with(weights: Weights) -> AttributeScores:
-    """`_attribute_scores` with other weights, memoised for one page (Weights is not hashable)."""
-    return functools.cache(functools.partial(_attribute_scores, weights=weights))
+class ScoreMemo:
+    """`_attribute_scores` by (tag, role, class, id) with one set of weights, kept across pages and
+    emptied when it holds `size` entries (bounded memory).
+
+    For speed: a plain dict read with `map(dict.get, zip(...))`, which makes no object per element
+    (zip reuses its tuple once the lookup has let go of it), where a memoised function builds a key
+    tuple per call, and so many that the garbage collector runs during the page."""
+
+    __slots__ = ("_scores", "size", "weights")
+
+    def __init__(self, weights: Weights, size: int = 32768) -> None:
+        self.weights, self.size = weights, size
+        self._scores: dict[AttributeKey, tuple[float, float, bool]] = {}
+
+    def scores(
+        self, tags: list[str], roles: list[str | None], classes: list[str | None], idents: list[str | None]
+    ) -> list[tuple[float, float, bool]]:
+        """The scores of every element, in order."""
+        known = self._scores
+        found: list[tuple[float, float, bool] | None] = list(
+            map(known.get, zip(tags, roles, classes, idents, strict=True))
+        )
+        if None in found:  # computed once per new combination
+            for index, key in enumerate(zip(tags, roles, classes, idents, strict=True)):
+                if found[index] is None:
+                    value = known.get(key)
+                    if value is None:
+                        if len(known) >= self.size:
+                            known.clear()
+                        value = known[key] = _attribute_scores(*key, self.weights)
+                    found[index] = value
+        return found  # type: ignore[return-value]  # no None is left
+
+    def cache_clear(self) -> None:
+        """Forget every combination (as `functools.lru_cache`'s, for benchmarks of a first visit)."""
+        self._scores.clear()
+
+
+#: The default weights' memo, shared by every page of the process.
+_default_scores = ScoreMemo(WEIGHTS)
 
 
 _FEATURES: weakref.WeakKeyDictionary[Document, ElementFeatures] = weakref.WeakKeyDictionary()

@@ -183,6 +183,10 @@ FEATURES: tuple[str, ...] = (
 )
 
 
+#: A feature column: one value per block, or one number for every block of the page.
+Column = np.ndarray | float
+
+
 @dataclass(frozen=True, slots=True)
 class PageBlocks:
     """The blocks of one page: their elements and one feature row each."""
@@ -284,12 +288,14 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     codes = tag_codes(doc, features)  # the codes the heuristic made
     columns = _columns(doc, heuristic, features, elements, codes)
     items = repeated_items(doc, elements, codes)
-    columns.update(structure_columns(doc, heuristic, elements, columns["depth"], items, codes))
+    depth = np.asarray(columns["depth"])
+    columns.update(structure_columns(doc, heuristic, elements, depth, items, codes))
     titles = section_titles(doc, codes.starts(doc, HEADING_TAGS)[0])  # read once for both
     columns.update(page_type_columns(doc, elements, columns, items, features.holder, codes, titles))
     columns.update(section_columns(doc, elements, codes, titles))
     # For speed: the columns written into one preallocated array, then one transposing copy (what
-    # np.column_stack(...).astype(np.float64) gives, without its per-column reshaping).
+    # np.column_stack(...).astype(np.float64) gives, without its per-column reshaping); a column
+    # that is the same for every block of the page is given as one number and broadcast here.
     by_feature = np.empty((len(FEATURES), n_blocks), dtype=np.float64)
     for k, name in enumerate(FEATURES):
         by_feature[k] = columns[name]
@@ -309,7 +315,7 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
 
 def _columns(
     doc: Document, heuristic: Extraction, features: ElementFeatures, elements: np.ndarray, codes: TagCodes
-) -> dict[str, np.ndarray]:
+) -> dict[str, Column]:
     t = doc.tokens
     n_elements = len(doc.elements)
     n_blocks = len(elements)
@@ -416,7 +422,6 @@ def _columns(
     smoothed = np.convolve(_pad_edge(selected, 2), kernel, mode="valid")
     page_anchor = float(features.anchor_chars.sum())
     selected_chars = float(chars[selected > 0].sum())
-    constant = np.ones(n_blocks)
     return {
         "log_chars": log_chars,
         "log_words": np.log1p(words),
@@ -454,11 +459,11 @@ def _columns(
         "selected_smoothed": smoothed,
         "log_prev_chars": before[3],
         "log_next_chars": after[3],
-        "page_log_chars": constant * np.log1p(page_chars),
-        "page_link_density": constant * page_anchor / page_chars,
-        "page_log_blocks": constant * np.log(n_blocks),
-        "page_selected_share": constant * selected_chars / page_chars,
-        "root_chars_share": constant * root_share,
+        "page_log_chars": np.log1p(page_chars),
+        "page_link_density": page_anchor / page_chars,
+        "page_log_blocks": np.log(n_blocks),
+        "page_selected_share": selected_chars / page_chars,
+        "root_chars_share": root_share,
         "position_in_root": position_in_root,
     }
 
@@ -468,10 +473,10 @@ def _element_counts(starts: np.ndarray, doc: Document, index: np.ndarray) -> np.
     positions) lie strictly inside it."""
     if native is not None:  # the same counts in C (`_native.element_counts`: two binary searches)
         counted = native.element_counts(
-            starts.astype(np.int64),
+            np.ascontiguousarray(starts, dtype=np.int64),  # no copy when it is one already
             np.ascontiguousarray(doc.start, dtype=np.int32),
             np.ascontiguousarray(doc.end, dtype=np.int32),
-            index.astype(np.int64),
+            np.ascontiguousarray(index, dtype=np.int64),
         )
         return np.frombuffer(counted, dtype=np.float64)
     safe = np.maximum(index, 0)
@@ -796,12 +801,12 @@ def section_titles(doc: Document, headings: np.ndarray) -> list[tuple[int, str]]
 def page_type_columns(
     doc: Document,
     elements: np.ndarray,
-    columns: dict[str, np.ndarray],
+    columns: dict[str, Column],
     items: RepeatedItems,
     holder: np.ndarray,
     codes: TagCodes | None = None,
     titles: list[tuple[int, str]] | None = None,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Column]:
     """`PAGE_TYPE_FEATURES`: what kind of page this is, for every block (so the trees can learn that
     content on a product page is not content on an article), a comment section's heading before the
     block, and what the block's repeated item holds (teasers: a heading link and an image; comments:
@@ -814,7 +819,6 @@ def page_type_columns(
     found in it (`ld_body_share`): teasers and comments around an article are not in its body.
     """
     n_blocks = len(elements)
-    constant = np.ones(n_blocks)
     codes = codes or tag_codes(doc)
     headings, images, times, controls, links = codes.starts(
         doc, HEADING_TAGS, _IMAGE_TAGS, ("time",), CONTROL_TAGS, ("a",)
@@ -839,22 +843,22 @@ def page_type_columns(
         return np.log1p(_element_counts(starts, doc, items.item))
 
     return {
-        **{name: constant * float(bool(types & kinds)) for name, kinds in LD_KINDS.items()},
-        "og_article": constant * float(og_type == "article"),
-        "og_product": constant * float("product" in og_type),
-        "page_log_h1": constant * np.log1p(codes.count("h1")),
-        "page_log_forms": constant * np.log1p(codes.count("form")),
-        "page_log_controls": constant * np.log1p(len(controls)),
-        "page_log_times": constant * np.log1p(len(times)),
-        "page_repeat_share": constant * repeat_share,
+        **{name: float(bool(types & kinds)) for name, kinds in LD_KINDS.items()},
+        "og_article": float(og_type == "article"),
+        "og_product": float("product" in og_type),
+        "page_log_h1": np.log1p(codes.count("h1")),
+        "page_log_forms": np.log1p(codes.count("form")),
+        "page_log_controls": np.log1p(len(controls)),
+        "page_log_times": np.log1p(len(times)),
+        "page_repeat_share": repeat_share,
         "after_comment_heading": after,
-        "comment_heading_position": constant * position,
+        "comment_heading_position": position,
         "item_log_headings": in_item(headings),
         "item_log_images": in_item(images),
         "item_log_times": in_item(times),
         "item_log_controls": in_item(controls),
         "item_log_links": in_item(links),
-        "ld_body_log_chars": constant * np.log1p(len(ld_body)),
+        "ld_body_log_chars": np.log1p(len(ld_body)),
         "ld_body_share": ld_body_share(doc, elements, holder, ld_body),
     }
 
