@@ -347,22 +347,33 @@ def test_per_page_shortcuts_equal_the_direct_way_on_every_dataset_page() -> None
 
 
 def test_score_memo_gives_the_attribute_scores_and_stays_bounded() -> None:
-    memo = ScoreMemo(WEIGHTS, size=3)
+    memo = ScoreMemo(WEIGHTS, size=8)
     tags = ["div", "nav", "p", "div", "article", "div"]
     roles = [None, None, "navigation", None, None, "main"]
     classes = ["sidebar", None, None, "sidebar", "post", "comment-body"]
     idents = [None, "menu", None, None, None, "content"]
-    scores = memo.scores(tags, roles, classes, idents)
     expected = []
     for name, role, cls, ident in zip(tags, roles, classes, idents, strict=True):
         attrs = {"role": role, "class": cls, "id": ident}
         expected.append((*attribute_weights(attrs, WEIGHTS), is_unlikely_candidate(name, attrs)))
-    assert scores == expected
-    assert scores[0] == (0.0, WEIGHTS.negative_hint, True) and scores[2][0] == WEIGHTS.role["navigation"]
-    assert len(memo._scores) <= 3  # emptied when full, never larger
-    assert memo.scores(tags, roles, classes, idents) == expected  # the same again from what is kept
+
+    def as_tuples(scores: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[tuple[float, float, bool]]:
+        role, hint, unlikely = scores
+        assert role.dtype == hint.dtype == np.float64 and unlikely.dtype == np.bool_
+        return list(zip(role.tolist(), hint.tolist(), unlikely.tolist(), strict=True))
+
+    assert as_tuples(memo.scores(tags, roles, classes, idents)) == expected
+    assert expected[0] == (0.0, WEIGHTS.negative_hint, True) and expected[2][0] == WEIGHTS.role["navigation"]
+    assert len(memo._row) == 5  # the two "div.sidebar" share a row
+    # A page that would take it past its size empties it first; the answers stay the same.
+    assert as_tuples(memo.scores(tags, roles, classes, idents)) == expected
+    assert len(memo._row) == 5
+    many = [f"c{i}" for i in range(300)]  # more rows than the first tables hold
+    big = ScoreMemo(WEIGHTS, size=1000)
+    role, hint, _ = big.scores(["div"] * 300, [None] * 300, many, [None] * 300)
+    assert len(big._row) == 300 and not role.any() and not hint.any()
     memo.cache_clear()
-    assert not memo._scores
+    assert not memo._row
     other = ScoreMemo(dataclasses.replace(WEIGHTS, negative_hint=-7.0))
-    assert other.scores(["div"], [None], ["sidebar"], [None]) == [(0.0, -7.0, True)]
-    assert other.scores([], [], [], []) == []
+    assert as_tuples(other.scores(["div"], [None], ["sidebar"], [None])) == [(0.0, -7.0, True)]
+    assert as_tuples(other.scores([], [], [], [])) == []

@@ -269,13 +269,10 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     # which builds a dict per element. Every element is looked up (one without any of them gets
     # (0.0, 0.0, False)), which replaces a Python loop with a test per element.
     memo = _default_scores if weights is WEIGHTS else ScoreMemo(weights)
-    if n:
-        role_weight, hints, unlikely = zip(*memo.scores(tags, doc.role, doc.classes, doc.ident), strict=True)
-        semantic += role_weight  # the same float sums as one by one (a zero role weight adds +0.0)
-    else:
-        hints, unlikely = (), ()
+    role_weight, hints, unlikely = memo.scores(tags, doc.role, doc.classes, doc.ident)
+    semantic += role_weight  # the same float sums as one by one (a zero role weight adds +0.0)
     is_holder = np.array([name in TEXT_HOLDERS for name in names], dtype=np.bool_)[tag_id]
-    holder, context = inherit(doc, semantic, np.array(hints, dtype=np.float64), weights.hint_decay, is_holder)
+    holder, context = inherit(doc, semantic, hints, weights.hint_decay, is_holder)
     tokens = body_text_tokens(doc)
     words, chars, anchor_chars = own_text(doc, holder, n, tokens)
     return ElementFeatures(
@@ -285,7 +282,7 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
         anchor_chars,
         own,
         context,
-        np.array(unlikely, dtype=bool),
+        unlikely,
         ElementLabels(tags, doc.ident),
         tokens,
         holder[doc.tokens.element[tokens]],
@@ -308,40 +305,53 @@ AttributeKey = tuple[str, str | None, str | None, str | None]
 
 class ScoreMemo:
     """`_attribute_scores` by (tag, role, class, id) with one set of weights, kept across pages and
-    emptied when it holds `size` entries (bounded memory).
+    emptied before a page would take it past `size` entries (bounded memory).
 
-    For speed: a plain dict read with `map(dict.get, zip(...))`, which makes no object per element
-    (zip reuses its tuple once the lookup has let go of it), where a memoised function builds a key
-    tuple per call, and so many that the garbage collector runs during the page."""
+    For speed: each combination gets a row of three numpy columns, found through a plain dict read
+    with `map(dict.get, zip(...))`; that makes no object per element (zip reuses its tuple once the
+    lookup has let go of it; a memoised function builds a key tuple per call, and so many that the
+    garbage collector runs during the page), and a page's scores are three gathers, not tuples to
+    take apart."""
 
-    __slots__ = ("_scores", "size", "weights")
+    __slots__ = ("_hint", "_role", "_row", "_unlikely", "size", "weights")
 
     def __init__(self, weights: Weights, size: int = 32768) -> None:
         self.weights, self.size = weights, size
-        self._scores: dict[AttributeKey, tuple[float, float, bool]] = {}
-
-    def scores(
-        self, tags: list[str], roles: list[str | None], classes: list[str | None], idents: list[str | None]
-    ) -> list[tuple[float, float, bool]]:
-        """The scores of every element, in order."""
-        known = self._scores
-        found: list[tuple[float, float, bool] | None] = list(
-            map(known.get, zip(tags, roles, classes, idents, strict=True))
-        )
-        if None in found:  # computed once per new combination
-            for index, key in enumerate(zip(tags, roles, classes, idents, strict=True)):
-                if found[index] is None:
-                    value = known.get(key)
-                    if value is None:
-                        if len(known) >= self.size:
-                            known.clear()
-                        value = known[key] = _attribute_scores(*key, self.weights)
-                    found[index] = value
-        return found  # type: ignore[return-value]  # no None is left
+        self.cache_clear()
 
     def cache_clear(self) -> None:
         """Forget every combination (as `functools.lru_cache`'s, for benchmarks of a first visit)."""
-        self._scores.clear()
+        self._row: dict[AttributeKey, int] = {}
+        self._role = np.zeros(256)
+        self._hint = np.zeros(256)
+        self._unlikely = np.zeros(256, dtype=bool)
+
+    def scores(
+        self, tags: list[str], roles: list[str | None], classes: list[str | None], idents: list[str | None]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per element: role weight, class/id hint weight (float64) and unlikely candidate (bool)."""
+        if len(self._row) + len(tags) > self.size:
+            self.cache_clear()  # before the page: its rows stay valid while it is read
+        row = self._row
+        found: list[int | None] = list(map(row.get, zip(tags, roles, classes, idents, strict=True)))
+        if None in found:  # computed once per new combination
+            for index, key in enumerate(zip(tags, roles, classes, idents, strict=True)):
+                if found[index] is None:
+                    at = row.get(key)
+                    if at is None:
+                        at = row[key] = len(row)
+                        self._store(at, *_attribute_scores(*key, self.weights))
+                    found[index] = at
+        rows = np.array(found, dtype=np.intp)
+        return self._role[rows], self._hint[rows], self._unlikely[rows]
+
+    def _store(self, at: int, role: float, hint: float, unlikely: bool) -> None:
+        if at >= len(self._role):  # twice the room, the rows kept
+            self._role, self._hint, self._unlikely = (
+                np.concatenate((column, np.zeros_like(column)))
+                for column in (self._role, self._hint, self._unlikely)
+            )
+        self._role[at], self._hint[at], self._unlikely[at] = role, hint, unlikely
 
 
 #: The default weights' memo, shared by every page of the process.
