@@ -519,9 +519,20 @@ def descendant_sums(doc: Document, element_values: np.ndarray) -> np.ndarray:
     with the same bits, from prefix sums over the elements instead of the tokens: the elements inside
     element e are e up to the last one starting before e's end (elements are in document order), and
     the token prefix sums add only zeros between two elements' start tags (x + 0.0 is x). For speed:
-    a page has a third as many elements as tokens."""
+    a page has a third as many elements as tokens, and where each subtree ends is found once per page."""
     before = np.concatenate((np.zeros(1), np.cumsum(element_values, dtype=np.float64)))
-    return before[np.searchsorted(doc.start, doc.end, side="right")] - before[: len(element_values)]
+    return before[subtree_end(doc)] - before[: len(element_values)]
+
+
+_SUBTREE_END: weakref.WeakKeyDictionary[Document, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def subtree_end(doc: Document) -> np.ndarray:
+    """Per element, the index after the last element inside it (itself included), once per Document."""
+    end = _SUBTREE_END.get(doc)
+    if end is None:
+        end = _SUBTREE_END[doc] = np.searchsorted(doc.start, doc.end, side="right")
+    return end
 
 
 def container_scores(doc: Document, scores: np.ndarray, holders: np.ndarray, share: float) -> np.ndarray:
