@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -377,3 +378,25 @@ def test_score_memo_gives_the_attribute_scores_and_stays_bounded() -> None:
     other = ScoreMemo(dataclasses.replace(WEIGHTS, negative_hint=-7.0))
     assert as_tuples(other.scores(["div"], [None], ["sidebar"], [None])) == [(0.0, -7.0, True)]
     assert as_tuples(other.scores([], [], [], [])) == []
+
+
+def test_score_memo_shared_by_threads_gives_each_page_its_own_scores() -> None:
+    memo = ScoreMemo(WEIGHTS, size=64)  # small: pages empty it while others read it
+    pages = [[f"c{page}-{i}" if i % 3 else "sidebar" for i in range(40)] for page in range(12)]
+    expected = [
+        ScoreMemo(WEIGHTS).scores(["div"] * 40, [None] * 40, classes, [None] * 40) for classes in pages
+    ]
+    failures: list[int] = []
+
+    def read(page: int) -> None:
+        for _ in range(30):
+            got = memo.scores(["div"] * 40, [None] * 40, pages[page], [None] * 40)
+            if not all(np.array_equal(a, b) for a, b in zip(got, expected[page], strict=True)):
+                failures.append(page)
+
+    threads = [threading.Thread(target=read, args=(page,)) for page in range(len(pages))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not failures and not any(thread.is_alive() for thread in threads)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -311,16 +312,21 @@ class ScoreMemo:
     with `map(dict.get, zip(...))`; that makes no object per element (zip reuses its tuple once the
     lookup has let go of it; a memoised function builds a key tuple per call, and so many that the
     garbage collector runs during the page), and a page's scores are three gathers, not tuples to
-    take apart."""
+    take apart. A lock keeps a page's rows and tables together when threads share the memo."""
 
-    __slots__ = ("_hint", "_role", "_row", "_unlikely", "size", "weights")
+    __slots__ = ("_hint", "_lock", "_role", "_row", "_unlikely", "size", "weights")
 
     def __init__(self, weights: Weights, size: int = 32768) -> None:
         self.weights, self.size = weights, size
-        self.cache_clear()
+        self._lock = threading.Lock()
+        self._reset()
 
     def cache_clear(self) -> None:
         """Forget every combination (as `functools.lru_cache`'s, for benchmarks of a first visit)."""
+        with self._lock:
+            self._reset()
+
+    def _reset(self) -> None:
         self._row: dict[AttributeKey, int] = {}
         self._role = np.zeros(256)
         self._hint = np.zeros(256)
@@ -330,8 +336,14 @@ class ScoreMemo:
         self, tags: list[str], roles: list[str | None], classes: list[str | None], idents: list[str | None]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per element: role weight, class/id hint weight (float64) and unlikely candidate (bool)."""
+        with self._lock:
+            return self._scores(tags, roles, classes, idents)
+
+    def _scores(
+        self, tags: list[str], roles: list[str | None], classes: list[str | None], idents: list[str | None]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if len(self._row) + len(tags) > self.size:
-            self.cache_clear()  # before the page: its rows stay valid while it is read
+            self._reset()  # before the page: its rows stay valid while it is read
         row = self._row
         found: list[int | None] = list(map(row.get, zip(tags, roles, classes, idents, strict=True)))
         if None in found:  # computed once per new combination

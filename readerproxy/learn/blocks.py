@@ -324,14 +324,14 @@ def _columns(
     chars = features.chars[elements]
     words = features.words[elements]
     anchor = features.anchor_chars[elements]
-    link_density = _ratio(anchor, chars)
     page_chars = float(features.chars.sum()) or 1.0
     subtree_chars = doc.subtree_chars.astype(np.float64)
     subtree_anchor = doc.subtree_anchor_chars.astype(np.float64)
     start, end = doc.start[elements], doc.end[elements]
+    own_subtree_chars = subtree_chars[elements]
 
     # Tags per span (CETR's tag ratio) from prefix sums over the token kinds.
-    tag_csum = np.concatenate(([0], np.cumsum(t.kind != TEXT)))
+    tag_csum = np.concatenate((np.zeros(1, dtype=np.int64), np.cumsum(t.kind != TEXT)))
     tags_in_span = (tag_csum[end + 1] - tag_csum[start]).astype(np.float64)
 
     # Character classes of the own text, per block.
@@ -341,6 +341,10 @@ def _columns(
     owner_block = block_of_element[owner]
     owned = owner_block >= 0
     punct, digit, upper = _character_counts(doc, text_tokens[owned], owner_block[owned], n_blocks)
+    # For speed: the four shares of the block's own characters in one division.
+    link_density, punct_share, digit_share, upper_share = _ratio(
+        np.stack((anchor, punct, digit, upper)), chars
+    )
 
     # The heuristic's answer: its scores, its selection and its article root.
     score_of, chosen_of = block_columns(heuristic.blocks, n_elements)
@@ -351,7 +355,8 @@ def _columns(
     if root >= 0:
         in_root = ((start >= doc.start[root]) & (end <= doc.end[root])).astype(np.float64)
         root_span = max(1, int(doc.end[root] - doc.start[root]))
-        position_in_root = np.clip((start - doc.start[root]) / root_span, -1, 2).astype(np.float64)
+        # np.minimum(np.maximum(...)): np.clip's values (no NaN or signed zero here), without its overhead
+        position_in_root = np.minimum(np.maximum((start - doc.start[root]) / root_span, -1.0), 2.0)
         root_share = float(subtree_chars[root]) / page_chars
     else:
         in_root = np.zeros(n_blocks)
@@ -426,8 +431,8 @@ def _columns(
         "log_chars": log_chars,
         "log_words": np.log1p(words),
         "link_density": link_density,
-        "log_subtree_chars": np.log1p(subtree_chars[elements]),
-        "tag_ratio": np.log1p(subtree_chars[elements] / np.maximum(tags_in_span, 1.0)),
+        "log_subtree_chars": np.log1p(own_subtree_chars),
+        "tag_ratio": np.log1p(own_subtree_chars / np.maximum(tags_in_span, 1.0)),
         "text_density": words / np.maximum(np.ceil(chars * 1.2 / WRAP_WIDTH), 1.0),
         "heuristic_score": scaled,
         "heuristic_context": signed_log(features.context[elements]),
@@ -437,9 +442,9 @@ def _columns(
         "in_heuristic_root": in_root,
         "depth": depth,
         "position": (start - first) / body_tokens,
-        "punctuation_share": _ratio(punct, chars),
-        "digit_share": _ratio(digit, chars),
-        "upper_share": _ratio(upper, chars),
+        "punctuation_share": punct_share,
+        "digit_share": digit_share,
+        "upper_share": upper_share,
         "chars_share": chars / page_chars,
         **dict(zip(_TAG_COLUMNS, is_group, strict=True)),
         **dict(zip(_IN_COLUMNS, in_container, strict=True)),
@@ -980,7 +985,9 @@ def context_features(
         return np.zeros((0, len(CONTEXT_FEATURES)))
     padded = _pad_edge(probability, CONTEXT_RADIUS)
     # One row of the window per block (a small copy: cheaper to make than a strided view).
-    window = np.column_stack([padded[k : k + n] for k in range(2 * CONTEXT_RADIUS + 1)])
+    window = np.empty((n, 2 * CONTEXT_RADIUS + 1))
+    for k in range(2 * CONTEXT_RADIUS + 1):
+        window[:, k] = padded[k : k + n]
     weight = chars + 1.0
     page_mean = float((probability * weight).sum() / weight.sum())
     # For speed: the columns written into one array (what np.column_stack gives, without its
