@@ -13,7 +13,6 @@ ratio now / before. `server_load.py`'s 197 KB page is timed last on its own, ten
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import statistics
 import time
@@ -22,7 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from server_load import page_bytes
-from timing import compared_packages, dataset_options, decoded_pages
+from timing import compared_packages, dataset_options, warmed_pages
 
 
 def runner(package: ModuleType) -> Callable[[str, str | None], float]:
@@ -45,13 +44,17 @@ def main() -> int:
     dataset_options(parser, repeat=5)
     args, packages = compared_packages(parser)
     runs = {label: runner(package) for label, package in packages.items()}
+    run_of = {package.__name__: runs[label] for label, package in packages.items()}
+
+    def warm(package: ModuleType, text: str, url: str | None) -> None:
+        run_of[package.__name__](text, url)
+
     big = packages["now"].api.to_text(page_bytes())
-    sets = [(name, decoded_pages(name, args.limit), args.repeat) for name in args.dataset]
-    for name, pages, repeat in [*sets, ("server_load page", [(big, None)], 10 * args.repeat)]:
-        for run in runs.values():
-            for text, url in pages[:3]:
-                run(text, url)  # imports, the model, compiled patterns
-        gc.collect()
+    sets: list[tuple[str, list[tuple[str, str | None]], int]] = [
+        (name, warmed_pages(name, args.limit, packages, warm), args.repeat) for name in args.dataset
+    ]
+    sets.append(("server_load page", [(big, None)], 10 * args.repeat))
+    for name, pages, repeat in sets:
         best: dict[str, list[float]] = {label: [] for label in runs}
         for text, url in pages:
             fastest = dict.fromkeys(runs, float("inf"))

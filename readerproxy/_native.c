@@ -1114,8 +1114,7 @@ static PyObject *native_complete_tree_leaves(PyObject *module, PyObject *args) {
         }
         for (; r < rows; r++)
             for (int k = 0; k < TREES; k++)
-                out[r * trees + t0 + k] = complete_walk(x + r * width, feature + (t0 + k) * internal,
-                                                        threshold + (t0 + k) * internal,
+                out[r * trees + t0 + k] = complete_walk(x + r * width, tree_feature[k], tree_threshold[k],
                                                         value + (t0 + k) * leaves_per_tree, depth);
     }
     for (; t0 < trees; t0++)

@@ -202,11 +202,21 @@ class Document:
         csum = np.concatenate(([0], np.cumsum(token_values)))
         return csum[self.end + 1] - csum[self.start]
 
+    @cached_property
+    def subtree_end(self) -> np.ndarray:
+        """Per element, the index after the last element inside it (itself included): elements are in
+        document order, so those inside element e are e up to the last one starting before e's end."""
+        return np.searchsorted(self.start, self.end, side="right")
+
     def sum_descendants(self, element_values: np.ndarray) -> np.ndarray:
-        """Per element, the sum of a per-element array over the element and everything inside it."""
-        at_start = np.zeros(len(self.tokens), dtype=np.float64)
-        np.add.at(at_start, self.start, element_values)
-        return self.sum_within(at_start)
+        """Per element, the sum of a per-element array over the element and everything inside it.
+
+        For speed: prefix sums over the elements (a page has a third as many elements as tokens),
+        with the same bits as prefix sums over the tokens holding each value at its start tag would
+        give (`sum_within`): the tokens between two start tags would add only zeros (x + 0.0 is x).
+        """
+        before = np.concatenate((np.zeros(1), np.cumsum(element_values, dtype=np.float64)))
+        return before[self.subtree_end] - before[: len(element_values)]
 
     @cached_property
     def subtree_chars(self) -> np.ndarray:

@@ -275,7 +275,8 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     is_holder = np.array([name in TEXT_HOLDERS for name in names], dtype=np.bool_)[tag_id]
     holder, context = inherit(doc, semantic, hints, weights.hint_decay, is_holder)
     tokens = body_text_tokens(doc)
-    words, chars, anchor_chars = own_text(doc, holder, n, tokens)
+    owner = holder[doc.tokens.element[tokens]]  # the holder of each of those tokens
+    words, chars, anchor_chars = own_text(doc, tokens, owner, n)
     return ElementFeatures(
         holder,
         words,
@@ -286,7 +287,7 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
         unlikely,
         ElementLabels(tags, doc.ident),
         tokens,
-        holder[doc.tokens.element[tokens]],
+        owner,
         names,
         tag_id,
     )
@@ -478,14 +479,11 @@ def body_text_tokens(doc: Document) -> np.ndarray:
 
 
 def own_text(
-    doc: Document, holder: np.ndarray, n: int, index: np.ndarray | None = None
+    doc: Document, index: np.ndarray, owner: np.ndarray, n: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Words, characters and link characters of the text each holder owns (np.bincount);
-    `index`: `body_text_tokens(doc)` when the caller has it already."""
+    """Words, characters and link characters of the text each holder owns (np.bincount), from the
+    text tokens `index` (`body_text_tokens`) and the holder `owner` of each."""
     t = doc.tokens
-    if index is None:
-        index = body_text_tokens(doc)
-    owner = holder[t.element[index]]
     text = t.text
     if native is not None:  # the same counts in C (`_native.word_counts`)
         word_counts = np.frombuffer(native.word_counts(text, index.astype(np.int64)), dtype=np.float64)
@@ -526,32 +524,11 @@ def add_neighbours(scores: np.ndarray, holders: np.ndarray, share: float, floor:
     return result
 
 
-def descendant_sums(doc: Document, element_values: np.ndarray) -> np.ndarray:
-    """`doc.sum_descendants(element_values)` (per element, the sum over it and everything inside it)
-    with the same bits, from prefix sums over the elements instead of the tokens: the elements inside
-    element e are e up to the last one starting before e's end (elements are in document order), and
-    the token prefix sums add only zeros between two elements' start tags (x + 0.0 is x). For speed:
-    a page has a third as many elements as tokens, and where each subtree ends is found once per page."""
-    before = np.concatenate((np.zeros(1), np.cumsum(element_values, dtype=np.float64)))
-    return before[subtree_end(doc)] - before[: len(element_values)]
-
-
-_SUBTREE_END: weakref.WeakKeyDictionary[Document, np.ndarray] = weakref.WeakKeyDictionary()
-
-
-def subtree_end(doc: Document) -> np.ndarray:
-    """Per element, the index after the last element inside it (itself included), once per Document."""
-    end = _SUBTREE_END.get(doc)
-    if end is None:
-        end = _SUBTREE_END[doc] = np.searchsorted(doc.start, doc.end, side="right")
-    return end
-
-
 def container_scores(doc: Document, scores: np.ndarray, holders: np.ndarray, share: float) -> np.ndarray:
     """Score of every element: holders keep theirs, containers add `share` of the holders inside them."""
     holder_scores = np.zeros(len(scores), dtype=np.float64)
     holder_scores[holders] = scores[holders]
-    result = scores + share * descendant_sums(doc, holder_scores)
+    result = scores + share * doc.sum_descendants(holder_scores)
     result[holders] = scores[holders]
     return result
 
@@ -573,7 +550,7 @@ def top_candidate_element(doc: Document, selected: np.ndarray, words: np.ndarray
     grandparents = doc.parent[parents[has_parent]]
     has_grandparent = grandparents >= 0
     np.add.at(candidate, grandparents[has_grandparent], 0.5 * mass[holders][has_parent][has_grandparent])
-    inside = descendant_sums(doc, mass)
+    inside = doc.sum_descendants(mass)
     element = int(np.argmax(candidate))
     while element >= 0 and inside[element] < share * total - 1e-9:
         element = int(doc.parent[element])
@@ -586,7 +563,7 @@ def article_element(doc: Document, selected: np.ndarray, words: np.ndarray, cove
     total = float(mass.sum())
     if total <= 0:
         return -1
-    inside = descendant_sums(doc, mass)
+    inside = doc.sum_descendants(mass)
     candidates = np.flatnonzero(inside >= coverage * total - 1e-9)
     if len(candidates) == 0:
         return -1

@@ -276,6 +276,16 @@ def _pad_edge(values: np.ndarray, width: int) -> np.ndarray:
     return np.concatenate((np.repeat(values[:1], width), values, np.repeat(values[-1:], width)))
 
 
+def _previous_next(rows: np.ndarray, edge: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's previous and next block's value (`edge[k]` for row k where there is none). For
+    speed, all rows shifted at once."""
+    fill = np.array(edge, dtype=np.float64)[:, None]
+    return (
+        np.concatenate((fill, rows[:, :-1]), axis=1),
+        np.concatenate((rows[:, 1:], fill), axis=1),
+    )
+
+
 def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     """Blocks and features of a page, given the heuristic's Extraction on the same Document."""
     features = features_of(doc)
@@ -417,12 +427,10 @@ def _columns(
         same_tag = np.bincount(pair_key)[pair_key].astype(np.float64)
 
     scaled = signed_log(score)
-    # The previous and next block's values, for speed four columns shifted at once; a block without
-    # one reads 0, or 1 for the link density.
-    neighbours = np.stack((scaled, link_density, selected, log_chars))
-    edge = np.array([[0.0], [1.0], [0.0], [0.0]])
-    before = np.concatenate((edge, neighbours[:, :-1]), axis=1)
-    after = np.concatenate((neighbours[:, 1:], edge), axis=1)
+    # a block without a previous or next one reads 0 there, or 1 for the link density
+    before, after = _previous_next(
+        np.stack((scaled, link_density, selected, log_chars)), (0.0, 1.0, 0.0, 0.0)
+    )
     kernel = np.ones(5) / 5
     smoothed = np.convolve(_pad_edge(selected, 2), kernel, mode="valid")
     page_anchor = float(features.anchor_chars.sum())
@@ -992,10 +1000,11 @@ def context_features(
     page_mean = float((probability * weight).sum() / weight.sum())
     # For speed: the columns written into one array (what np.column_stack gives, without its
     # per-column reshaping); the previous and next block's probability are 0 at the ends.
+    before, after = _previous_next(probability[None, :], (0.0,))
     out = np.empty((n, len(CONTEXT_FEATURES)))
     out[:, 0] = probability
-    out[0, 1], out[1:, 1] = 0.0, probability[:-1]
-    out[:-1, 2], out[-1, 2] = probability[1:], 0.0
+    out[:, 1] = before[0]
+    out[:, 2] = after[0]
     out[:, 3] = window.mean(axis=1)
     out[:, 4] = window.max(axis=1)
     out[:, 5] = window.min(axis=1)
