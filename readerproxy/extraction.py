@@ -177,8 +177,28 @@ class Extractor(Generic[P]):
         # algorithm's name and parameters, which say what really produced the selection.
         if not extraction.algorithm:
             extraction.algorithm = self.name
-            extraction.params = dataclasses.asdict(params)  # type: ignore[call-overload]
+            extraction.params = params_dict(params)
         return extraction
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(params_type: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(params_type)
+    if names is None:
+        names = _FIELD_NAMES[params_type] = tuple(f.name for f in dataclasses.fields(params_type))
+    return names
+
+
+def params_dict(params: object) -> dict[str, Any]:
+    """An extractor's parameters by name, in their order: `dataclasses.asdict` for parameters whose
+    values are immutable (numbers, strings, None, tuples of them), as every extractor's are.
+
+    For speed: `asdict` copies every value recursively (about 25 µs for auto's parameters, and an
+    `auto` extraction reports its own and its heuristic's); this reads the fields (about 1.5 µs).
+    """
+    return {name: getattr(params, name) for name in _field_names(type(params))}
 
 
 _REGISTRY: dict[str, Extractor[Any]] = {}

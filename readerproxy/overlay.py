@@ -23,7 +23,6 @@ it never looks inside an algorithm. Pure functions, I/O at the edges:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import html
 import json
@@ -42,7 +41,7 @@ from selectolax.lexbor import LexborHTMLParser
 from . import charts as charts_module
 from .article import Article
 from .document import BLOCK_TAGS, CLOSE, OPEN, TEXT, VOID_TAGS, Document
-from .extraction import Block, Extraction, Extractor
+from .extraction import Block, Extraction, Extractor, params_dict
 from .layout import LayoutSnapshot
 from .pipeline import process_page
 
@@ -151,7 +150,7 @@ def inspect(
     done = process_page(
         source, url=url, content_type=content_type, algorithm=algorithm, params=params, layout=layout
     )
-    params_used = dataclasses.asdict(done.params)  # type: ignore[call-overload]
+    params_used = params_dict(done.params)
     return Inspection(
         done.text, done.doc, done.extraction, done.article, done.extractor.name, params_used, url
     )

@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import numpy as np
 
-from .document import Document
+from .document import Document, indices_of
 from .metadata import squash
 
 _NEXT_TEXT = re.compile(
@@ -41,6 +41,9 @@ _PAGINATION = re.compile(
 _DIGIT = re.compile(r"\d")
 _ARROWS = re.compile(r"[›»→>]+")
 _COMMENTS = re.compile(r"comment|respond|reply|disqus", re.I)
+#: Characters (not counting spaces) a pagination link's text has at most: "2", "Next ›", "Continue
+#: reading »", "Page suivante" are far shorter; a longer text is a headline or a sentence.
+MAX_LINK_CHARS = 32
 _PAGE_PARAMS = ("page", "p", "pg", "paged", "pagina", "seite", "pagenum", "pn", "pagenumber")
 _PATH_MARKERS = (
     re.compile(r"/page/(\d{1,3})/?$", re.I),
@@ -150,9 +153,12 @@ def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | N
         return None
     stem_here, page_here = page_marker(here)
     best: tuple[int, str] | None = None
-    for node in doc.tree.css("a[href]"):
-        # One attribute, not the whole dict: for speed. `.get`, as `a[href]` also matches an SVG
-        # <a xlink:href>, which has no "href".
+    # For speed, only the links with short text are read (a page has a hundred links, most of them
+    # with a headline or a menu entry as their text), from the Document's elements, not a new query.
+    anchors = np.asarray(indices_of(doc.tag, "a"), dtype=np.int64)
+    for index in anchors[doc.subtree_chars[anchors] <= MAX_LINK_CHARS].tolist():
+        node = doc.elements[index]
+        # One attribute, not the whole dict: for speed. `.get`, as an SVG <a xlink:href> has no "href".
         href = node.attrs.get("href") or ""
         if not _DIGIT.search(href):  # every page marker has a number: skip the rest cheaply
             continue

@@ -26,7 +26,7 @@ from .browser import BrowserService, BrowserUnavailable
 from .cache import LayeredCache, open_cache, parse_cache_spec
 from .compare import Comparison, compare_page_source
 from .errors import RequestError
-from .extraction import Extractor, get_extractor, registry
+from .extraction import Extractor, get_extractor, params_dict, registry
 from .fetch import FetchedPage, Fetcher, FetchError, canonical_url
 from .layout import LayoutSnapshot
 from .metrics import Metrics
@@ -128,7 +128,7 @@ def algorithm_params(query: Mapping[str, str], algorithm: str) -> dict[str, str]
 @functools.lru_cache(maxsize=1024)
 def _params_signature(params: object) -> str:
     """Sorted name=value pairs of an extractor's (frozen, hashable) parameters."""
-    values = dataclasses.asdict(params)  # type: ignore[call-overload]
+    values = params_dict(params)
     return ",".join(f"{k}={values[k]}" for k in sorted(values))
 
 

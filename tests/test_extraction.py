@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from readerproxy.convert import FALSE_STRINGS, TRUE_STRINGS, check_range, coerce, parse_flag
-from readerproxy.extraction import Block, HolderBlocks, block_columns, registry
+from readerproxy.extraction import Block, HolderBlocks, block_columns, params_dict, registry
 from readerproxy.linkfilters import LinkFilter
 
 #: Per algorithm and numeric parameter: values refused, values accepted (bounds included).
@@ -137,6 +137,19 @@ def test_defaults_validate(algorithm: str) -> None:
     # Every default, given back as a string (as from a query string), makes the same parameters.
     as_strings = {key: str(value) for key, value in dataclasses.asdict(defaults).items()}  # type: ignore[call-overload]
     assert extractor.make_params(as_strings) == defaults
+
+
+@pytest.mark.parametrize("algorithm", sorted(registry()))
+def test_params_dict_is_asdict(algorithm: str) -> None:
+    """What an Extraction reports of its parameters: asdict's answer, same order, same values, made
+    afresh each time (a caller may change the dict it gets)."""
+    defaults = registry()[algorithm].defaults()
+    expected = dataclasses.asdict(defaults)  # type: ignore[call-overload]
+    got = params_dict(defaults)
+    assert list(got.items()) == list(expected.items())
+    assert all(type(got[key]) is type(value) for key, value in expected.items())
+    got["extra"] = 1
+    assert "extra" not in params_dict(defaults)
 
 
 @pytest.mark.parametrize("algorithm", sorted(PAPER_DEFAULTS))

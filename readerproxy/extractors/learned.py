@@ -46,7 +46,6 @@ reads "auto via learned" or "auto via heuristic" after a fallback).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -54,7 +53,7 @@ import numpy as np
 
 from ..convert import check_range
 from ..document import TEXT, Document
-from ..extraction import Extraction, register
+from ..extraction import Extraction, params_dict, register
 
 # Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
 from ..learn import blocks as learn_blocks
@@ -283,5 +282,5 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
         signals={"learned_probability": probability, "threshold": np.array([params.threshold])},
         score=confidence,
         algorithm="learned",  # what produced the selection, under `auto` too
-        params=dataclasses.asdict(params),
+        params=params_dict(params),
     )
