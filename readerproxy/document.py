@@ -230,6 +230,12 @@ class Document:
         t = self.tokens
         return self.sum_within(np.where((t.kind == TEXT) & t.in_anchor, t.chars, 0))
 
+    @cached_property
+    def meta(self) -> list[dict[str, str | None]]:
+        """The attributes of every <meta> element, in document order: read once, for metadata and the
+        block features alike (for speed: from the elements, not a query over the whole tree)."""
+        return [self.elements[index].attributes for index in indices_of(self.tag, "meta")]
+
     def element_text(self, index: int) -> str:
         """Whitespace-normalised text of one element."""
         t = self.tokens

@@ -112,8 +112,9 @@ def meta_maps(doc: Document) -> tuple[dict[str, str], dict[str, str]]:
     both, for speed."""
     values: dict[str, str] = {}
     images: dict[str, str] = {}
-    for node in doc.tree.css("meta[content]"):
-        attrs = node.attributes
+    for attrs in doc.meta:
+        if "content" not in attrs:
+            continue
         raw = attrs.get("content")
         prop, name = attrs.get("property"), attrs.get("name")
         # Every word of the three attributes names this one content.
