@@ -696,6 +696,7 @@ def test_complete_tree_leaves_rejects_bad_tables(native: ModuleType) -> None:
             (bad(0, np.zeros((3, 4))[:, ::2]), TypeError),
             (bad(1, feature.astype(np.int64)), ValueError),
             (bad(1, np.array([[2]], dtype=np.int32)), ValueError),  # beyond the row
+            (bad(1, np.array([[2**31 - 1]], dtype=np.int32)), ValueError),
             (bad(1, np.array([[-1]], dtype=np.int32)), ValueError),
             (bad(1, np.array([[0, 0]], dtype=np.int32)), ValueError),  # not 2**depth - 1 nodes
             (bad(2, np.array([[0.5], [0.5]])), ValueError),  # another number of trees
@@ -1013,6 +1014,14 @@ def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
     table = learn_blocks._CHARACTER_CLASS
     counts = np.frombuffer(native.class_counts(["A1.😀"], index, index, 1, table)).tolist()
     assert counts == [1.0, 1.0, 1.0, 1.0]  # other, punctuation, digit, upper case
+    # The entries are checked as the texts read them: a bad one that no text reads does no harm.
+    unread = table.copy()
+    unread[ord("~") + 1] = 9
+    assert np.frombuffer(native.class_counts(["a"], index, index, 1, unread)).tolist() == [1.0, 0.0, 0.0, 0.0]
+    read = table.copy()
+    read[ord("a")] = 9
+    with pytest.raises(ValueError, match="entries must be < 4"):
+        native.class_counts(["xa"], index, index, 1, read)
     _assert_rejects(
         native.class_counts,
         [
