@@ -233,7 +233,8 @@ class Document:
     @cached_property
     def meta(self) -> list[dict[str, str | None]]:
         """The attributes of every <meta> element, in document order: read once, for metadata and the
-        block features alike (for speed: from the elements, not a query over the whole tree)."""
+        block features alike (for speed: from the elements, not a query over the whole tree). Shared
+        by every reader of the Document: read them, do not change them."""
         return [self.elements[index].attributes for index in indices_of(self.tag, "meta")]
 
     def element_text(self, index: int) -> str:

@@ -483,3 +483,16 @@ def test_id_class_role_on_every_dataset_page(
     assert pages
     for page in pages:
         _assert_attributes_as_lexbor_reads_them(parse(page.read_html()), page.id)
+
+
+def test_meta_is_every_meta_elements_attributes_in_order() -> None:
+    """`Document.meta`: what `tree.css("meta")` gives, node by node, once per Document; a <meta>
+    inside a hidden element is gone with it, like every node of the cleaned tree."""
+    doc = parse(
+        '<html><head><meta charset="utf-8"><meta property="og:type" content="article">'
+        '<meta name="description" content=""></head><body><div hidden><meta name="x" content="y"></div>'
+        "<p>Text</p><meta itemprop=author content='Ann'></body></html>"
+    )
+    assert doc.meta == [node.attributes for node in doc.tree.css("meta")]
+    assert [attrs.get("content") for attrs in doc.meta] == [None, "article", "", "Ann"]
+    assert doc.meta is doc.meta

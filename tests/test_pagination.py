@@ -8,7 +8,7 @@ import pytest
 
 from readerproxy.document import Document, parse
 from readerproxy.metadata import extract_metadata
-from readerproxy.pagination import next_page_url, page_marker
+from readerproxy.pagination import MAX_LINK_CHARS, next_page_url, page_marker
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -97,3 +97,15 @@ def test_rel_next_is_a_word_of_rel_in_any_case() -> None:
     assert next_page_url(parse(page, url=base)) == "https://example.com/story?page=2"
     only_lookalike = page.replace('<a rel="nofollow NEXT" href="/story?page=2">more</a>', "")
     assert next_page_url(parse(only_lookalike, url=base)) is None
+
+
+def test_a_link_with_a_long_text_is_not_a_pagination_link() -> None:
+    """A headline-length text (over `MAX_LINK_CHARS` characters) is not "next page", even when it says
+    next and leads to this article's page 2; a short one is."""
+    url = "https://news.example.com/features/long-read"
+    long_text = "Next: the second half of this very long feature, with all the charts"
+    assert len(long_text.replace(" ", "")) > MAX_LINK_CHARS
+    page = '<html><body><article><p>Text.</p><a href="{href}">{text}</a></article></body></html>'
+    href = url + "?page=2"
+    assert next_page_url(parse(page.format(href=href, text=long_text), url=url)) is None
+    assert next_page_url(parse(page.format(href=href, text="Next page ›"), url=url)) == href
