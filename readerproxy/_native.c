@@ -56,6 +56,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 #ifndef READERPROXY_NATIVE_SOURCE_HASH
@@ -881,6 +882,43 @@ done:
     return result;
 }
 
+/* Adds to classes[c] how many characters of `text` (a str) are of class c, a character's class being
+ * table[min(code point, size - 1)] masked to 0..3; ORs every entry read into *seen (class_counts and
+ * block_columns raise when an entry above 3 was read). */
+static void count_classes(PyObject *text, const uint8_t *table, Py_ssize_t size, int64_t classes[4], uint8_t *seen) {
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    /* locals, not the pointers: a uint8_t store may alias anything, which would keep them in memory */
+    int64_t counts[4] = {0, 0, 0, 0};
+    uint8_t read = 0;
+    /* For speed: the common kinds read without a bound check when the table covers them. */
+    if (kind == PyUnicode_1BYTE_KIND && size >= 0x100) {
+        const Py_UCS1 *chars = data;
+        for (Py_ssize_t i = 0; i < length; i++) {
+            uint8_t class = table[chars[i]];
+            read |= class;
+            counts[class & 3]++;
+        }
+    } else if (kind == PyUnicode_2BYTE_KIND && size >= 0x10000) {
+        const Py_UCS2 *chars = data;
+        for (Py_ssize_t i = 0; i < length; i++) {
+            uint8_t class = table[chars[i]];
+            read |= class;
+            counts[class & 3]++;
+        }
+    } else {
+        for (Py_ssize_t i = 0; i < length; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            uint8_t class = table[c < (Py_UCS4)size ? (Py_ssize_t)c : size - 1];
+            read |= class;
+            counts[class & 3]++;
+        }
+    }
+    for (int c = 0; c < 4; c++) classes[c] += counts[c];
+    *seen |= read;
+}
+
 /* class_counts(texts, index, block, n_blocks, table) -> bytearray
  *     For each block b < n_blocks and class c < 4, how many characters of the texts texts[index[k]]
  *     with block[k] == b fall in class c, where a character's class is table[min(code point,
@@ -924,33 +962,8 @@ static PyObject *native_class_counts(PyObject *module, PyObject *args) {
             goto done;
         }
         double *row = counts + 4 * block[k]; /* whole numbers: every count is exact in float64 */
-        const int kind = PyUnicode_KIND(text);
-        const void *data = PyUnicode_DATA(text);
-        Py_ssize_t length = PyUnicode_GET_LENGTH(text);
         int64_t classes[4] = {0, 0, 0, 0};
-        /* For speed: the common kinds read without a bound check when the table covers them. */
-        if (kind == PyUnicode_1BYTE_KIND && size >= 0x100) {
-            const Py_UCS1 *chars = data;
-            for (Py_ssize_t i = 0; i < length; i++) {
-                uint8_t class = table[chars[i]];
-                seen |= class;
-                classes[class & 3]++;
-            }
-        } else if (kind == PyUnicode_2BYTE_KIND && size >= 0x10000) {
-            const Py_UCS2 *chars = data;
-            for (Py_ssize_t i = 0; i < length; i++) {
-                uint8_t class = table[chars[i]];
-                seen |= class;
-                classes[class & 3]++;
-            }
-        } else {
-            for (Py_ssize_t i = 0; i < length; i++) {
-                Py_UCS4 c = PyUnicode_READ(kind, data, i);
-                uint8_t class = table[c < (Py_UCS4)size ? (Py_ssize_t)c : size - 1];
-                seen |= class;
-                classes[class & 3]++;
-            }
-        }
+        count_classes(text, table, size, classes, &seen);
         for (int c = 0; c < 4; c++) row[c] += (double)classes[c];
     }
     if (seen > 3) {
@@ -1427,6 +1440,304 @@ static PyObject *native_tags_in_source(PyObject *module, PyObject *args) {
     return result;
 }
 
+/* How many of the n sorted values are < v (np.searchsorted(values, v, side="left")). */
+static Py_ssize_t count_below(const int64_t *values, Py_ssize_t n, int64_t v) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (values[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The block columns' outputs before the tag-group and container one-hots, and after them
+ * (block_columns' `rows` lists the feature row of each, in this order). */
+enum {
+    BC_CHARS, BC_WORDS, BC_LINK_DENSITY, BC_SUBTREE_CHARS, BC_TAG_RATIO, BC_TEXT_DENSITY, BC_SCORE, BC_CONTEXT,
+    BC_OWN, BC_UNLIKELY, BC_SELECTED, BC_IN_ROOT, BC_DEPTH, BC_POSITION, BC_PUNCTUATION, BC_DIGITS, BC_UPPER,
+    BC_CHARS_SHARE, BC_HEAD
+};
+enum {
+    BC_PARENT_LINK_DENSITY, BC_GRANDPARENT_LINK_DENSITY, BC_PARENT_CHARS_SHARE, BC_GRANDPARENT_CHARS_SHARE,
+    BC_PARENT_BLOCKS, BC_SAME_TAG, BC_POSITION_IN_ROOT, BC_PAGE_LINK_DENSITY, BC_PAGE_SELECTED_SHARE,
+    BC_ROOT_SHARE, BC_TAIL
+};
+#define BC_ARRAYS 23
+
+/* block_columns(out, rows, n_groups, n_containers, elements, start, end, parent, kind, subtree_chars,
+ *               subtree_anchor, chars, words, anchor, own, context, unlikely, score, chosen, tag_id,
+ *               container_of_code, group_of_code, text_tokens, text_owner, table, texts, root, first,
+ *               body_tokens, wrap) -> (parent, grandparent, page_chars) | None
+ *     The reference is readerproxy.learn.blocks._columns: in one pass over the blocks (`elements`), the
+ *     columns that need no logarithm, and the raw values of those that do, written straight into the
+ *     rows of the feature matrix `out` (float64, features x blocks, C order) that `rows` (int64) names:
+ *     first the BC_HEAD columns of the first enum above, then n_groups own-tag one-hots, n_containers
+ *     "inside a container" columns, then the BC_TAIL columns of the second enum. Where _columns takes a
+ *     logarithm (log_chars, log_words, log_subtree_chars, tag_ratio, the signed logs of the heuristic's
+ *     score and context, log_parent_blocks, log_same_tag_siblings) this writes its argument, and the
+ *     caller applies numpy's function to those rows, so every float is computed as _columns computes
+ *     it: the same IEEE operations in the same order (a division, a product, ceil, min and max).
+ *     Sums: chars and anchor are character counts, whole numbers, so their sums are exact in any order
+ *     (checked: a fractional value makes this return None, and so do block starts out of order).
+ *     Per-element arrays: start, end, parent int32; subtree_chars, subtree_anchor, tag_id int64; chars,
+ *     words, anchor, own, context, score float64; unlikely, chosen one byte. kind (uint8, one per
+ *     token): 0 is text. container_of_code and group_of_code (int64, one per tag code): the container
+ *     kind (< n_containers) and own-tag group (< n_groups) of each tag, or -1. text_tokens (int64) and
+ *     text_owner (int32): the text tokens and their holders (class counts as class_counts makes them,
+ *     table uint8). Returns the blocks' parents and grandparents (int64 bytearrays, -1: none) and the
+ *     page's characters (1.0 when it has none).
+ *     "Inside a container" and depth count ranges as _columns' _containing does: per kind, the ranges
+ *     (start + 1, end) of the containers and of every element and (start, end) of the unlikely ones,
+ *     counted at each block's start with a difference array over the (sorted) block starts.
+ */
+static PyObject *native_block_columns(PyObject *module, PyObject *args) {
+    PyObject *objects[BC_ARRAYS], *texts, *result = NULL;
+    Py_ssize_t n_groups, n_containers, root, first;
+    double body_tokens, wrap;
+    if (!PyArg_ParseTuple(args, "OOnnOOOOOOOOOOOOOOOOOOOOOO!nndd:block_columns", &objects[0], &objects[1], &n_groups,
+                          &n_containers, &objects[2], &objects[3], &objects[4], &objects[5], &objects[6], &objects[7],
+                          &objects[8], &objects[9], &objects[10], &objects[11], &objects[12], &objects[13],
+                          &objects[14], &objects[15], &objects[16], &objects[17], &objects[18], &objects[19],
+                          &objects[20], &objects[21], &objects[22], &PyList_Type, &texts, &root, &first,
+                          &body_tokens, &wrap))
+        return NULL;
+    static const char codes[BC_ARRAYS] = {'d', 'q', 'q', 'i', 'i', 'i', 'B', 'q', 'q', 'd', 'd', 'd',
+                                          'd', 'd', 'B', 'd', 'B', 'q', 'q', 'q', 'q', 'i', 'B'};
+    static const char *names[BC_ARRAYS] = {
+        "out", "rows", "elements", "start", "end", "parent", "kind", "subtree_chars", "subtree_anchor", "chars",
+        "words", "anchor", "own", "context", "unlikely", "score", "chosen", "tag_id", "container_of_code",
+        "group_of_code", "text_tokens", "text_owner", "table"};
+    Py_buffer views[BC_ARRAYS];
+    int got = 0;
+    int64_t *scratch = NULL, *parent_out = NULL, *grandparent_out = NULL;
+    double *classes = NULL;
+    Py_ssize_t *group = NULL, *size = NULL;
+    PyObject *parents = NULL, *grandparents = NULL;
+    for (; got < BC_ARRAYS; got++)
+        if (get_array(objects[got], &views[got], codes[got], got == 0 ? 2 : 1, "block_columns", names[got]) < 0)
+            goto done;
+    if (views[0].readonly) {
+        PyErr_SetString(PyExc_ValueError, "block_columns: out must be writable");
+        goto done;
+    }
+    double *out = views[0].buf;
+    const int64_t *rows = views[1].buf, *elements = views[2].buf;
+    const int32_t *start = views[3].buf, *end = views[4].buf, *parent = views[5].buf;
+    const uint8_t *kind = views[6].buf;
+    const int64_t *subtree_chars = views[7].buf, *subtree_anchor = views[8].buf;
+    const double *chars = views[9].buf, *words = views[10].buf, *anchor = views[11].buf, *own = views[12].buf;
+    const double *context = views[13].buf;
+    const uint8_t *unlikely = views[14].buf;
+    const double *score = views[15].buf;
+    const uint8_t *chosen = views[16].buf;
+    const int64_t *tag_id = views[17].buf, *container_of_code = views[18].buf, *group_of_code = views[19].buf;
+    const int64_t *text_tokens = views[20].buf;
+    const int32_t *text_owner = views[21].buf;
+    const uint8_t *table = views[22].buf;
+    const Py_ssize_t n = views[2].shape[0], n_features = views[0].shape[0], n_elements = views[3].shape[0];
+    const Py_ssize_t n_tokens = views[6].shape[0], n_codes = views[18].shape[0], n_text = views[20].shape[0];
+    const Py_ssize_t table_size = views[22].shape[0];
+    const Py_ssize_t n_rows = BC_HEAD + n_groups + n_containers + BC_TAIL;
+    int ok = views[0].shape[1] == n && n_groups >= 0 && n_containers >= 0 && views[1].shape[0] == n_rows &&
+             views[19].shape[0] == n_codes && views[21].shape[0] == n_text && table_size > 0 &&
+             n_elements > 0 && root < n_elements && body_tokens > 0;
+    for (int a = 4; a < 18 && ok; a++)
+        if (a != 6) ok = views[a].shape[0] == n_elements;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "block_columns: the arrays' lengths do not agree");
+        goto done;
+    }
+    for (Py_ssize_t r = 0; r < n_rows; r++)
+        if (rows[r] < 0 || rows[r] >= n_features) {
+            PyErr_SetString(PyExc_ValueError, "block_columns: a row is not a row of out");
+            goto done;
+        }
+    for (Py_ssize_t e = 0; e < n_elements; e++) {
+        if (parent[e] < -1 || parent[e] >= n_elements || tag_id[e] < 0 || tag_id[e] >= n_codes || start[e] < 0 ||
+            end[e] >= n_tokens) {
+            PyErr_Format(PyExc_ValueError, "block_columns: element %zd's parent, tag or span is out of range", e);
+            goto done;
+        }
+        if (chars[e] != floor(chars[e]) || anchor[e] != floor(anchor[e])) { /* not whole numbers: numpy's sums */
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+    for (Py_ssize_t c = 0; c < n_codes; c++)
+        if (container_of_code[c] >= n_containers || group_of_code[c] >= n_groups) {
+            PyErr_SetString(PyExc_ValueError, "block_columns: a container kind or tag group is out of range");
+            goto done;
+        }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (elements[j] < 0 || elements[j] >= n_elements) {
+            PyErr_SetString(PyExc_ValueError, "block_columns: a block is not an element");
+            goto done;
+        }
+        if (j && start[elements[j]] < start[elements[j - 1]]) { /* the difference arrays need sorted starts */
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+
+    /* Scratch: block of each element, tags before each token, block starts, blocks per parent key,
+     * same-tag keys, one difference array per container kind + depth + unlikely. */
+    const Py_ssize_t kinds = n_containers + 2, stride = n + 1;
+    Py_ssize_t scratch_size = n_elements + (n_tokens + 1) + n + (n_elements + 1) + n + kinds * stride;
+    scratch = PyMem_Calloc((size_t)scratch_size, sizeof(int64_t));
+    classes = PyMem_Calloc((size_t)(4 * n + 1), sizeof(double));
+    group = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    size = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    parents = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    grandparents = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (scratch == NULL || classes == NULL || group == NULL || size == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (parents == NULL || grandparents == NULL) goto done;
+    int64_t *block_of = scratch, *tags_before = block_of + n_elements, *position = tags_before + n_tokens + 1;
+    int64_t *blocks_of_parent = position + n, *same_key = blocks_of_parent + n_elements + 1;
+    int64_t *diff = same_key + n;
+    parent_out = (int64_t *)PyByteArray_AS_STRING(parents);
+    grandparent_out = (int64_t *)PyByteArray_AS_STRING(grandparents);
+
+    for (Py_ssize_t e = 0; e < n_elements; e++) block_of[e] = -1;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int64_t e = elements[j];
+        block_of[e] = j;
+        position[j] = start[e];
+        parent_out[j] = parent[e];
+        grandparent_out[j] = parent[e] >= 0 ? parent[parent[e]] : -1;
+        blocks_of_parent[parent[e] + 1]++;
+        same_key[j] = (parent[e] + 1) * (int64_t)n_codes + tag_id[e];
+    }
+    if (group_keys(same_key, n, group, size, NULL) < 0) goto done;
+    for (Py_ssize_t i = 0; i < n_tokens; i++) tags_before[i + 1] = tags_before[i] + (kind[i] != TEXT);
+
+    /* Character classes of the blocks' own text (_character_counts; a negative holder indexes from the
+     * end, as numpy's block_of_element[owner] does). */
+    uint8_t seen = 0;
+    for (Py_ssize_t k = 0; k < n_text; k++) {
+        int64_t owner = text_owner[k] < 0 ? text_owner[k] + n_elements : text_owner[k];
+        if (owner < 0 || owner >= n_elements) {
+            PyErr_SetString(PyExc_ValueError, "block_columns: a text owner is not an element");
+            goto done;
+        }
+        if (block_of[owner] < 0) continue;
+        PyObject *text = text_at(texts, text_tokens[k], "block_columns");
+        if (text == NULL) goto done;
+        int64_t counted[4] = {0, 0, 0, 0};
+        count_classes(text, table, table_size, counted, &seen);
+        for (int c = 0; c < 4; c++) classes[4 * block_of[owner] + c] += (double)counted[c];
+    }
+    if (seen > 3) {
+        PyErr_SetString(PyExc_ValueError, "block_columns: table entries must be < 4");
+        goto done;
+    }
+
+    /* The ranges around each block start: +1 at the first block start >= the range's first token,
+     * -1 at the first one past its last token (a range with first > last + 1 counts -1 in between,
+     * as #(first <= p) - #(last < p) does). */
+    const int64_t depth_kind = n_containers, unlikely_kind = n_containers + 1;
+    double page_chars = 0.0, page_anchor = 0.0;
+    for (Py_ssize_t e = 0; e < n_elements; e++) {
+        int64_t container = container_of_code[tag_id[e]];
+        Py_ssize_t opened = count_below(position, n, (int64_t)start[e] + 1);
+        Py_ssize_t closed = count_below(position, n, (int64_t)end[e] + 1);
+        if (container >= 0) {
+            diff[container * stride + opened]++;
+            diff[container * stride + closed]--;
+        }
+        diff[depth_kind * stride + opened]++;
+        diff[depth_kind * stride + closed]--;
+        if (unlikely[e]) {
+            diff[unlikely_kind * stride + count_below(position, n, start[e])]++;
+            diff[unlikely_kind * stride + closed]--;
+        }
+        page_chars += chars[e]; /* whole numbers (checked above): exact in any order */
+        page_anchor += anchor[e];
+    }
+    for (Py_ssize_t k = 0; k < kinds; k++)
+        for (Py_ssize_t j = 1; j < n; j++) diff[k * stride + j] += diff[k * stride + j - 1];
+    if (page_chars == 0.0) page_chars = 1.0; /* `float(features.chars.sum()) or 1.0` */
+
+    int32_t root_start = 0, root_end = 0, root_span = 1;
+    double root_share = 0.0;
+    if (root >= 0) {
+        root_start = start[root];
+        root_end = end[root];
+        root_span = root_end - root_start > 1 ? root_end - root_start : 1;
+        root_share = (double)subtree_chars[root] / page_chars;
+    }
+    double *head[BC_HEAD], *tail[BC_TAIL];
+    for (int c = 0; c < BC_HEAD; c++) head[c] = out + rows[c] * n;
+    for (int c = 0; c < BC_TAIL; c++) tail[c] = out + rows[BC_HEAD + n_groups + n_containers + c] * n;
+    double selected_chars = 0.0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        const int64_t e = elements[j];
+        const double c = chars[e], w = words[e], subtree = (double)subtree_chars[e];
+        const double tags = (double)(tags_before[end[e] + 1] - tags_before[start[e]]);
+        const double lines = ceil(c * 1.2 / wrap); /* text_density's 80-character lines */
+        head[BC_CHARS][j] = c;
+        head[BC_WORDS][j] = w;
+        head[BC_LINK_DENSITY][j] = c > 0 ? anchor[e] / c : 0.0;
+        head[BC_SUBTREE_CHARS][j] = subtree;
+        head[BC_TAG_RATIO][j] = subtree / (tags > 1.0 ? tags : 1.0);
+        head[BC_TEXT_DENSITY][j] = w / (lines > 1.0 ? lines : 1.0);
+        head[BC_SCORE][j] = score[e];
+        head[BC_CONTEXT][j] = context[e];
+        head[BC_OWN][j] = own[e];
+        head[BC_UNLIKELY][j] = diff[unlikely_kind * stride + j] > 0 ? 1.0 : 0.0;
+        head[BC_SELECTED][j] = chosen[e] ? 1.0 : 0.0;
+        head[BC_IN_ROOT][j] = root >= 0 && start[e] >= root_start && end[e] <= root_end ? 1.0 : 0.0;
+        head[BC_DEPTH][j] = (double)diff[depth_kind * stride + j];
+        head[BC_POSITION][j] = (double)((int64_t)start[e] - first) / body_tokens;
+        head[BC_PUNCTUATION][j] = c > 0 ? classes[4 * j + 1] / c : 0.0;
+        head[BC_DIGITS][j] = c > 0 ? classes[4 * j + 2] / c : 0.0;
+        head[BC_UPPER][j] = c > 0 ? classes[4 * j + 3] / c : 0.0;
+        head[BC_CHARS_SHARE][j] = c / page_chars;
+        const int64_t tag_group = group_of_code[tag_id[e]];
+        for (Py_ssize_t g = 0; g < n_groups; g++) out[rows[BC_HEAD + g] * n + j] = tag_group == g ? 1.0 : 0.0;
+        for (Py_ssize_t k = 0; k < n_containers; k++)
+            out[rows[BC_HEAD + n_groups + k] * n + j] = diff[k * stride + j] > 0 ? 1.0 : 0.0;
+        const int64_t p = parent_out[j], gp = grandparent_out[j];
+        const double parent_chars = p >= 0 ? (double)subtree_chars[p] : 0.0;
+        const double grandparent_chars = gp >= 0 ? (double)subtree_chars[gp] : 0.0;
+        const double parent_anchor = p >= 0 ? (double)subtree_anchor[p] : 0.0;
+        const double grandparent_anchor = gp >= 0 ? (double)subtree_anchor[gp] : 0.0;
+        tail[BC_PARENT_LINK_DENSITY][j] = parent_chars > 0 ? parent_anchor / parent_chars : 0.0;
+        tail[BC_GRANDPARENT_LINK_DENSITY][j] = grandparent_chars > 0 ? grandparent_anchor / grandparent_chars : 0.0;
+        tail[BC_PARENT_CHARS_SHARE][j] = parent_chars / page_chars;
+        tail[BC_GRANDPARENT_CHARS_SHARE][j] = grandparent_chars / page_chars;
+        tail[BC_PARENT_BLOCKS][j] = (double)blocks_of_parent[p + 1];
+        tail[BC_SAME_TAG][j] = (double)size[group[j]];
+        if (root >= 0) {
+            double at = (double)((int64_t)start[e] - root_start) / (double)root_span;
+            tail[BC_POSITION_IN_ROOT][j] = at < -1.0 ? -1.0 : at > 2.0 ? 2.0 : at;
+        } else {
+            tail[BC_POSITION_IN_ROOT][j] = -1.0;
+        }
+        if (chosen[e]) selected_chars += c; /* whole numbers: exact in any order */
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        tail[BC_PAGE_LINK_DENSITY][j] = page_anchor / page_chars;
+        tail[BC_PAGE_SELECTED_SHARE][j] = selected_chars / page_chars;
+        tail[BC_ROOT_SHARE][j] = root_share;
+    }
+    result = Py_BuildValue("(OOd)", parents, grandparents, page_chars);
+done:
+    Py_XDECREF(parents);
+    Py_XDECREF(grandparents);
+    PyMem_Free(scratch);
+    PyMem_Free(classes);
+    PyMem_Free(group);
+    PyMem_Free(size);
+    release_views(views, got);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"count_lt", native_count_lt, METH_O, "count_lt(html): html.count('<')."},
     {"tags_in_source", native_tags_in_source, METH_VARARGS,
@@ -1449,6 +1760,8 @@ static PyMethodDef methods[] = {
      "class_counts(texts, index, block, n_blocks, table): characters per (block, class), float64."},
     {"containing", native_containing, METH_VARARGS,
      "containing(kind, first, last, kinds, position): ranges of each kind holding each position, or None."},
+    {"block_columns", native_block_columns, METH_VARARGS,
+     "block_columns(out, rows, ...): learn.blocks._columns written into the feature matrix, or None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1051,6 +1051,7 @@ def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
             "repeated_items",
             "key_counts",
             "complete_tree_leaves",
+            "block_columns",
         ]
     ),
     st.lists(
@@ -1071,6 +1072,119 @@ def test_new_kernels_take_any_arguments_without_crashing(name: str, args: list[o
     """Whatever they are given, the kernels answer or raise TypeError/ValueError (never crash)."""
     with contextlib.suppress(TypeError, ValueError):
         getattr(_compiled(), name)(*args)
+
+
+# --- block_columns: _columns written into the feature matrix ---------------------------------------
+
+
+def _place_both_ways(
+    doc: document.Document, first: Any, monkeypatch: pytest.MonkeyPatch
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None, dict[str, Any], np.ndarray]:
+    """The feature rows `_place_columns` writes (NaN elsewhere), its parents, and `_columns` run on
+    the numpy reference (every kernel off), for the same page."""
+    features = heuristic.features_of(doc)
+    elements = np.flatnonzero(features.chars > 0)
+    codes = learn_blocks.tag_codes(doc, features)
+    by_feature = np.full((len(FEATURES), len(elements)), np.nan)
+    placed = learn_blocks._place_columns(doc, first, features, elements, codes, by_feature)
+    with monkeypatch.context() as patch:
+        patch.setattr(learn_blocks, "native", None)
+        columns = learn_blocks._columns(doc, first, features, elements, codes)
+    return by_feature, placed, columns, elements
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scrapinghub", "readability"])
+def test_block_columns_write_what_columns_computes_on_every_dataset_page(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Every column of `_columns` (its numpy reference) equals the row the kernel path wrote, bit for
+    bit, and the kernel answers on every page (it never declines a parsed page)."""
+    extractor, params = first_extractor()
+    rows = 0
+    for html in _dataset_pages(name):
+        doc = parse(html)
+        first = extractor.run(doc, params)
+        if not (heuristic.features_of(doc).chars > 0).any():
+            continue
+        by_feature, placed, columns, elements = _place_both_ways(doc, first, monkeypatch)
+        assert placed is not None
+        assert set(columns) == set(learn_blocks._COLUMNS)
+        for column_name, column in columns.items():
+            expected = np.broadcast_to(np.asarray(column, dtype=np.float64), (len(elements),))
+            assert by_feature[FEATURES.index(column_name)].tobytes() == expected.tobytes(), column_name
+        parent = doc.parent[elements].astype(np.int64)
+        grandparent = np.where(parent >= 0, doc.parent[np.maximum(parent, 0)], -1).astype(np.int64)
+        _assert_same_arrays(placed, (parent, grandparent))
+        rows += len(elements)
+    assert rows > 10_000
+
+
+def _block_columns_arguments(native: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The arguments `page_blocks` gives `_native.block_columns` on a small page."""
+    html = (
+        "<html><head><title>A title</title></head><body><nav><a href='/'>Home</a></nav><article>"
+        "<h1>A title here</h1><p>First paragraph, with words: 12 of them, A B C.</p>"
+        "<p>Second <a href='/x'>link</a> paragraph.</p><ul><li>one</li><li>two</li></ul></article>"
+        "<footer><p>Footer text</p></footer></body></html>"
+    )
+    doc = parse(html)
+    extractor, params = first_extractor()
+    first = extractor.run(doc, params)
+    calls: list[list[Any]] = []
+
+    def block_columns(*args: Any) -> Any:
+        calls.append(list(args))
+        return native.block_columns(*args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(
+            learn_blocks, "native", SimpleNamespace(**{**vars(native), "block_columns": block_columns})
+        )
+        blocks = page_blocks(doc, first)
+    assert len(calls) == 1 and len(blocks.elements) == calls[0][0].shape[1] >= 4
+    return calls[0]
+
+
+def test_block_columns_declines_fractions_and_rejects_bad_arguments(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = _block_columns_arguments(native, monkeypatch)
+    assert native.block_columns(*good) is not None
+
+    def changed(index: int, value: Any) -> tuple[Any, ...]:
+        args = list(good)
+        args[index] = value
+        return tuple(args)
+
+    fractional = good[11].copy()
+    fractional[np.flatnonzero(fractional > 0)[0]] += 0.5  # chars: no longer whole numbers
+    assert native.block_columns(*changed(11, fractional)) is None  # the caller then runs _columns
+    readonly = good[0].copy()
+    readonly.flags.writeable = False
+    bad_table = np.full(0x10000, 7, dtype=np.uint8)
+    far_element = good[4].copy()
+    far_element[0] = len(good[5])
+    _assert_rejects(
+        native.block_columns,
+        [
+            (changed(0, readonly), ValueError),
+            (changed(0, good[0].astype(np.float32)), ValueError),
+            (changed(0, good[0][:, :-1].copy()), ValueError),  # a column short
+            (changed(1, good[1][:-1].copy()), ValueError),  # a row short
+            (changed(1, good[1] + len(FEATURES)), ValueError),  # rows past the matrix
+            (changed(4, far_element), ValueError),
+            (changed(6, good[6][:-1].copy()), ValueError),  # end: one element short
+            (changed(19, good[19] + 100), ValueError),  # tag codes past the code tables
+            (changed(20, good[20] + 100), ValueError),  # container kinds past n_containers
+            (changed(22, good[22] + 10**9), ValueError),  # text tokens past the texts
+            (changed(24, bad_table), ValueError),
+            (changed(25, tuple(good[25])), TypeError),
+            (changed(26, len(good[5])), ValueError),  # the root is not an element
+            (changed(28, 0.0), ValueError),  # no body tokens
+            (tuple(good[:-1]), TypeError),
+        ],
+    )
 
 
 # --- _speedups: which code runs --------------------------------------------------------------------
