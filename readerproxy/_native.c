@@ -1738,6 +1738,163 @@ done:
     return result;
 }
 
+/* The tag groups structure_columns counts (bit g of group_bits), and the rows it writes, in order. */
+enum { SC_CONTROLS, SC_HEADINGS, SC_IMAGES, SC_TIMES, SC_LINKS, SC_GROUPS };
+enum {
+    SC_REPEAT, SC_REPEAT_LEVEL, SC_ITEM_CHARS, SC_ITEM_LINK_DENSITY, SC_GROUP_SHARE, SC_ITEM_INDEX,
+    SC_CONTROLS_GRANDPARENT, SC_CONTROLS_ANCESTOR4, SC_HEADINGS_GRANDPARENT, SC_IMAGES_GRANDPARENT,
+    SC_TIMES_GRANDPARENT, SC_FROM_H1, SC_BELOW_ROOT, SC_ITEM_HEADINGS, SC_ITEM_IMAGES, SC_ITEM_TIMES,
+    SC_ITEM_CONTROLS, SC_ITEM_LINKS, SC_ROWS
+};
+#define SC_ARRAYS 15
+
+/* How many of the n sorted values v satisfy start < v <= end (element_counts' count). */
+static double count_inside(const int64_t *values, Py_ssize_t n, int32_t start, int32_t end) {
+    return (double)(count_at_most(values, n, end) - count_at_most(values, n, start));
+}
+
+/* structure_columns(out, rows, elements, parent, start, end, subtree_chars, subtree_anchor, tag_id,
+ *                   group_bits, count, item, level, index, depth, h1, root, first, body_tokens)
+ *     -> (controls, headings, images, times, links) | None
+ *     The reference is readerproxy.learn.blocks.structure_columns (all of it but title_overlap) and
+ *     the item counts of page_type_columns (item_log_*), written into the rows of `out` (float64,
+ *     features x blocks, C order) that `rows` (int64, SC_ROWS entries, in the order of the second enum
+ *     above) names; where the reference takes a logarithm this writes its argument (the caller applies
+ *     numpy's log or log1p to those rows). Per element: parent, start, end int32; subtree_chars,
+ *     subtree_anchor, tag_id int64. group_bits (uint8, one per tag code): bit g when the tag is in
+ *     group g of the first enum. count, level, index float64 and item int64: each block's repeated
+ *     item (repeated_items); depth float64: each block's depth. h1: the tag code of "h1" or -1; root:
+ *     the heuristic's article root or -1; first and body_tokens: the body's first token and length.
+ *     Returns the start tokens (int64 bytearrays) of each group's elements in document order, what
+ *     TagCodes.starts gives; None when those are not sorted (element_counts' binary search needs that).
+ *     page_chars (the top elements' characters) is summed in int64, exact as numpy's float sum of
+ *     these whole numbers is.
+ */
+static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
+    PyObject *objects[SC_ARRAYS], *result = NULL, *groups[SC_GROUPS] = {NULL};
+    Py_ssize_t h1, root, first;
+    double body_tokens;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOnnnd:structure_columns", &objects[0], &objects[1], &objects[2],
+                          &objects[3], &objects[4], &objects[5], &objects[6], &objects[7], &objects[8], &objects[9],
+                          &objects[10], &objects[11], &objects[12], &objects[13], &objects[14], &h1, &root, &first,
+                          &body_tokens))
+        return NULL;
+    static const char codes[SC_ARRAYS] = {'d', 'q', 'q', 'i', 'i', 'i', 'q', 'q', 'q', 'B', 'd', 'q', 'd', 'd', 'd'};
+    static const char *names[SC_ARRAYS] = {"out",   "rows",        "elements",       "parent", "start",
+                                           "end",   "subtree_chars", "subtree_anchor", "tag_id", "group_bits",
+                                           "count", "item",        "level",          "index",  "depth"};
+    Py_buffer views[SC_ARRAYS];
+    int got = 0;
+    for (; got < SC_ARRAYS; got++)
+        if (get_array(objects[got], &views[got], codes[got], got == 0 ? 2 : 1, "structure_columns", names[got]) < 0)
+            goto done;
+    if (views[0].readonly) {
+        PyErr_SetString(PyExc_ValueError, "structure_columns: out must be writable");
+        goto done;
+    }
+    double *out = views[0].buf;
+    const int64_t *rows = views[1].buf, *elements = views[2].buf;
+    const int32_t *parent = views[3].buf, *start = views[4].buf, *end = views[5].buf;
+    const int64_t *subtree_chars = views[6].buf, *subtree_anchor = views[7].buf, *tag_id = views[8].buf;
+    const uint8_t *group_bits = views[9].buf;
+    const double *count = views[10].buf, *level = views[12].buf, *index = views[13].buf, *depth = views[14].buf;
+    const int64_t *item = views[11].buf;
+    const Py_ssize_t n = views[2].shape[0], n_features = views[0].shape[0], n_elements = views[3].shape[0];
+    const Py_ssize_t n_codes = views[9].shape[0];
+    int ok = views[0].shape[1] == n && views[1].shape[0] == SC_ROWS && n_elements > 0 && body_tokens > 0 &&
+             h1 < n_codes && root < n_elements;
+    for (int a = 4; a < 9 && ok; a++) ok = views[a].shape[0] == n_elements;
+    for (int a = 10; a < SC_ARRAYS && ok; a++) ok = views[a].shape[0] == n;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "structure_columns: the arrays' lengths do not agree");
+        goto done;
+    }
+    for (Py_ssize_t r = 0; r < SC_ROWS; r++)
+        if (rows[r] < 0 || rows[r] >= n_features) {
+            PyErr_SetString(PyExc_ValueError, "structure_columns: a row is not a row of out");
+            goto done;
+        }
+    for (Py_ssize_t e = 0; e < n_elements; e++)
+        if (parent[e] < -1 || parent[e] >= n_elements || tag_id[e] < 0 || tag_id[e] >= n_codes) {
+            PyErr_Format(PyExc_ValueError, "structure_columns: element %zd's parent or tag is out of range", e);
+            goto done;
+        }
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (elements[j] < 0 || elements[j] >= n_elements || item[j] < 0 || item[j] >= n_elements) {
+            PyErr_SetString(PyExc_ValueError, "structure_columns: a block or item is not an element");
+            goto done;
+        }
+
+    /* Each group's start tokens, in document order (TagCodes.starts). */
+    Py_ssize_t sizes[SC_GROUPS] = {0}, filled[SC_GROUPS] = {0};
+    for (Py_ssize_t e = 0; e < n_elements; e++)
+        for (int g = 0; g < SC_GROUPS; g++) sizes[g] += group_bits[tag_id[e]] >> g & 1;
+    int64_t *starts[SC_GROUPS];
+    for (int g = 0; g < SC_GROUPS; g++) {
+        groups[g] = PyByteArray_FromStringAndSize(NULL, sizes[g] * (Py_ssize_t)sizeof(int64_t));
+        if (groups[g] == NULL) goto done;
+        starts[g] = (int64_t *)PyByteArray_AS_STRING(groups[g]);
+    }
+    for (Py_ssize_t e = 0; e < n_elements; e++) {
+        uint8_t bits = group_bits[tag_id[e]];
+        for (int g = 0; bits; g++, bits >>= 1)
+            if (bits & 1) {
+                if (filled[g] && starts[g][filled[g] - 1] > start[e]) { /* unsorted: numpy decides */
+                    result = Py_NewRef(Py_None);
+                    goto done;
+                }
+                starts[g][filled[g]++] = start[e];
+            }
+    }
+
+    int64_t page_chars_sum = 0;
+    for (Py_ssize_t e = 0; e < n_elements; e++)
+        if (parent[e] < 0) page_chars_sum += subtree_chars[e];
+    const double page_chars = page_chars_sum ? (double)page_chars_sum : 1.0;
+    int64_t h1_token = -1;
+    for (Py_ssize_t e = 0; h1 >= 0 && e < n_elements; e++)
+        if (tag_id[e] == h1) {
+            h1_token = start[e];
+            break;
+        }
+    int64_t root_depth = 0;
+    for (int64_t ancestor = root; ancestor >= 0 && root_depth < n_elements;) {
+        ancestor = parent[ancestor];
+        root_depth += ancestor >= 0;
+    }
+    double *row[SC_ROWS];
+    for (int r = 0; r < SC_ROWS; r++) row[r] = out + rows[r] * n;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        const int64_t e = elements[j], it = item[j], it_parent = parent[it];
+        const int64_t p = parent[e], grandparent = p >= 0 ? parent[p] : -1;
+        int64_t ancestor4 = grandparent;
+        for (int up = 0; up < 2; up++) ancestor4 = ancestor4 >= 0 ? parent[ancestor4] : -1;
+        if (ancestor4 < 0) ancestor4 = grandparent;
+        const double item_chars = (double)subtree_chars[it];
+        row[SC_REPEAT][j] = count[j];
+        row[SC_REPEAT_LEVEL][j] = level[j];
+        row[SC_ITEM_CHARS][j] = item_chars;
+        row[SC_ITEM_LINK_DENSITY][j] = item_chars > 0 ? (double)subtree_anchor[it] / item_chars : 0.0;
+        row[SC_GROUP_SHARE][j] = (double)subtree_chars[it_parent >= 0 ? it_parent : it] / page_chars;
+        row[SC_ITEM_INDEX][j] = index[j];
+        const int64_t around[5] = {grandparent, ancestor4, grandparent, grandparent, grandparent};
+        const int kinds[5] = {SC_CONTROLS, SC_CONTROLS, SC_HEADINGS, SC_IMAGES, SC_TIMES};
+        for (int k = 0; k < 5; k++)
+            row[SC_CONTROLS_GRANDPARENT + k][j] =
+                around[k] < 0 ? 0.0 : count_inside(starts[kinds[k]], sizes[kinds[k]], start[around[k]], end[around[k]]);
+        row[SC_FROM_H1][j] = h1_token >= 0 ? (double)((int64_t)start[e] - h1_token) / body_tokens : -2.0;
+        row[SC_BELOW_ROOT][j] = root >= 0 ? depth[j] - (double)root_depth : -1.0;
+        const int item_kinds[5] = {SC_HEADINGS, SC_IMAGES, SC_TIMES, SC_CONTROLS, SC_LINKS};
+        for (int k = 0; k < 5; k++)
+            row[SC_ITEM_HEADINGS + k][j] = count_inside(starts[item_kinds[k]], sizes[item_kinds[k]], start[it], end[it]);
+    }
+    result = Py_BuildValue("(OOOOO)", groups[0], groups[1], groups[2], groups[3], groups[4]);
+done:
+    for (int g = 0; g < SC_GROUPS; g++) Py_XDECREF(groups[g]);
+    release_views(views, got);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"count_lt", native_count_lt, METH_O, "count_lt(html): html.count('<')."},
     {"tags_in_source", native_tags_in_source, METH_VARARGS,
@@ -1762,6 +1919,8 @@ static PyMethodDef methods[] = {
      "containing(kind, first, last, kinds, position): ranges of each kind holding each position, or None."},
     {"block_columns", native_block_columns, METH_VARARGS,
      "block_columns(out, rows, ...): learn.blocks._columns written into the feature matrix, or None."},
+    {"structure_columns", native_structure_columns, METH_VARARGS,
+     "structure_columns(out, rows, ...): learn.blocks.structure_columns written into the feature matrix, or None."},
     {NULL, NULL, 0, NULL},
 };
 

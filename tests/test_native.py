@@ -1052,6 +1052,7 @@ def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
             "key_counts",
             "complete_tree_leaves",
             "block_columns",
+            "structure_columns",
         ]
     ),
     st.lists(
@@ -1079,27 +1080,40 @@ def test_new_kernels_take_any_arguments_without_crashing(name: str, args: list[o
 
 def _place_both_ways(
     doc: document.Document, first: Any, monkeypatch: pytest.MonkeyPatch
-) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None, dict[str, Any], np.ndarray]:
-    """The feature rows `_place_columns` writes (NaN elsewhere), its parents, and `_columns` run on
-    the numpy reference (every kernel off), for the same page."""
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None, bool, dict[str, Any], np.ndarray]:
+    """The feature rows `_place_columns` and `_place_structure` write (NaN elsewhere), the parents and
+    whether the structure kernel answered, and the columns they stand for (`_columns`,
+    `structure_columns` and `page_type_columns`' item counts) run on the numpy reference (every
+    kernel off), for the same page."""
     features = heuristic.features_of(doc)
     elements = np.flatnonzero(features.chars > 0)
     codes = learn_blocks.tag_codes(doc, features)
     by_feature = np.full((len(FEATURES), len(elements)), np.nan)
     placed = learn_blocks._place_columns(doc, first, features, elements, codes, by_feature)
+    items = learn_blocks.repeated_items(doc, elements, codes)
+    structured = learn_blocks._place_structure(doc, first, elements, items, codes, by_feature)
+    kept_starts = dict(codes._starts)
     with monkeypatch.context() as patch:
         patch.setattr(learn_blocks, "native", None)
+        codes = learn_blocks.tag_codes(doc, features)
         columns = learn_blocks._columns(doc, first, features, elements, codes)
-    return by_feature, placed, columns, elements
+        items = learn_blocks.repeated_items(doc, elements, codes)
+        columns.update(learn_blocks.structure_columns(doc, first, elements, columns["depth"], items, codes))
+        page_type = learn_blocks.page_type_columns(doc, elements, columns, items, features.holder, codes)
+        columns.update({name: column for name, column in page_type.items() if name.startswith("item_log_")})
+        for group, starts in kept_starts.items():  # the kernel's starts, as TagCodes.starts finds them
+            _assert_same_arrays((starts,), tuple(codes.starts(doc, group)))
+    return by_feature, placed, structured, columns, elements
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["scrapinghub", "readability"])
-def test_block_columns_write_what_columns_computes_on_every_dataset_page(
+def test_block_kernels_write_what_the_numpy_columns_compute_on_every_dataset_page(
     native: ModuleType, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    """Every column of `_columns` (its numpy reference) equals the row the kernel path wrote, bit for
-    bit, and the kernel answers on every page (it never declines a parsed page)."""
+    """Every column of `_columns`, `structure_columns` and the item counts (their numpy reference)
+    equals the row the kernels wrote, bit for bit, and the kernels answer on every page (they never
+    decline a parsed page)."""
     extractor, params = first_extractor()
     rows = 0
     for html in _dataset_pages(name):
@@ -1107,9 +1121,10 @@ def test_block_columns_write_what_columns_computes_on_every_dataset_page(
         first = extractor.run(doc, params)
         if not (heuristic.features_of(doc).chars > 0).any():
             continue
-        by_feature, placed, columns, elements = _place_both_ways(doc, first, monkeypatch)
-        assert placed is not None
-        assert set(columns) == set(learn_blocks._COLUMNS)
+        by_feature, placed, structured, columns, elements = _place_both_ways(doc, first, monkeypatch)
+        assert placed is not None and structured
+        kernel_columns = {*learn_blocks._COLUMNS, *learn_blocks._STRUCTURE_KERNEL_COLUMNS, "title_overlap"}
+        assert set(columns) == kernel_columns
         for column_name, column in columns.items():
             expected = np.broadcast_to(np.asarray(column, dtype=np.float64), (len(elements),))
             assert by_feature[FEATURES.index(column_name)].tobytes() == expected.tobytes(), column_name
@@ -1182,6 +1197,60 @@ def test_block_columns_declines_fractions_and_rejects_bad_arguments(
             (changed(25, tuple(good[25])), TypeError),
             (changed(26, len(good[5])), ValueError),  # the root is not an element
             (changed(28, 0.0), ValueError),  # no body tokens
+            (tuple(good[:-1]), TypeError),
+        ],
+    )
+
+
+def test_structure_columns_declines_unsorted_starts_and_rejects_bad_arguments(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = parse(
+        "<html><body><article><h1>Title</h1><p>One <a href='/a'>link</a> here.</p><form><input name=q>"
+        "<button>Go</button></form><p><img src=x.png> <time>today</time> and text.</p></article></body></html>"
+    )
+    first = first_extractor()[0].run(doc, first_extractor()[1])
+    calls: list[list[Any]] = []
+
+    def structure_columns(*args: Any) -> Any:
+        calls.append(list(args))
+        return native.structure_columns(*args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(
+            learn_blocks,
+            "native",
+            SimpleNamespace(**{**vars(native), "structure_columns": structure_columns}),
+        )
+        page_blocks(doc, first)
+    (good,) = calls
+    found = native.structure_columns(*good)
+    assert [len(starts) // 8 for starts in found] == [2, 1, 1, 1, 1]  # input and button, h1, img, time, a
+
+    def changed(index: int, value: Any) -> tuple[Any, ...]:
+        args = list(good)
+        args[index] = value
+        return tuple(args)
+
+    unsorted = good[4].copy()  # element starts: the first two controls swapped
+    controls = np.flatnonzero(np.frombuffer(good[9], dtype=np.uint8)[good[8]] & 1)
+    unsorted[controls[0]], unsorted[controls[1]] = unsorted[controls[1]], unsorted[controls[0]]
+    assert native.structure_columns(*changed(4, unsorted)) is None  # numpy's code decides then
+    readonly = good[0].copy()
+    readonly.flags.writeable = False
+    _assert_rejects(
+        native.structure_columns,
+        [
+            (changed(0, readonly), ValueError),
+            (changed(1, good[1][:-1].copy()), ValueError),
+            (changed(1, good[1] + len(FEATURES)), ValueError),
+            (changed(2, good[2] + len(good[3])), ValueError),  # blocks past the elements
+            (changed(3, good[3] + len(good[3])), ValueError),  # parents past the elements
+            (changed(8, good[8] + 1000), ValueError),  # tag codes past the group bits
+            (changed(11, good[11] - 10**6), ValueError),  # items that are not elements
+            (changed(14, good[14][:-1].copy()), ValueError),
+            (changed(16, len(good[3])), ValueError),  # the root is not an element
+            (changed(18, 0.0), ValueError),
             (tuple(good[:-1]), TypeError),
         ],
     )

@@ -316,14 +316,22 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
         parent = doc.parent[elements].astype(np.int64)
         grandparent = np.where(parent >= 0, doc.parent[np.maximum(parent, 0)], -1).astype(np.int64)
     items = repeated_items(doc, elements, codes)
-    columns.update(structure_columns(doc, heuristic, elements, np.asarray(read["depth"]), items, codes))
+    placed_structure = placed is not None and _place_structure(
+        doc, heuristic, elements, items, codes, by_feature
+    )
+    if not placed_structure:
+        columns.update(structure_columns(doc, heuristic, elements, np.asarray(read["depth"]), items, codes))
     titles = section_titles(doc, codes.starts(doc, HEADING_TAGS)[0])  # read once for both
-    columns.update(page_type_columns(doc, elements, read, items, features.holder, codes, titles))
+    columns.update(
+        page_type_columns(doc, elements, read, items, features.holder, codes, titles, not placed_structure)
+    )
     columns.update(section_columns(doc, elements, codes, titles))
     for name, column in columns.items():
         by_feature[_ROW[name]] = column
-    # every row written once: by the kernel or from the columns
-    assert len(columns) + (len(_COLUMNS) if placed is not None else 0) == len(FEATURES) and len(t)
+    # every row written once: by the kernels or from the columns
+    placed_rows = len(_COLUMNS) if placed is not None else 0
+    placed_rows += len(_STRUCTURE_KERNEL_COLUMNS) + 1 if placed_structure else 0  # + title_overlap
+    assert len(columns) + placed_rows == len(FEATURES) and len(t)
     matrix = np.ascontiguousarray(by_feature.T)
     return PageBlocks(
         elements,
@@ -769,6 +777,30 @@ def repeated_items(doc: Document, elements: np.ndarray, codes: TagCodes | None =
     return RepeatedItems(counts[level_of, columns], item, level_of.astype(np.float64), order[item])
 
 
+def _title_overlap(doc: Document, elements: np.ndarray, codes: TagCodes) -> np.ndarray:
+    """Per block, the share of a heading's words found in the page title (the headline repeats it;
+    section titles do not); 0 for a block that is no heading."""
+    ids = codes.ids
+    title_words = set(doc.title.lower().split())
+    text = doc.tokens.text
+    title_overlap = np.zeros(len(elements))
+    if title_words:
+        heading_ids = [ids[name] for name in HEADING_TAGS if name in ids]
+        # A lookup by tag code (np.isin's overhead is larger).
+        is_heading = np.zeros(len(codes.names), dtype=bool)
+        is_heading[heading_ids] = True
+        found = np.flatnonzero(is_heading[codes.tag_id[elements]])
+        # For speed: the headings' token ranges as Python ints, read once (not a numpy scalar each).
+        titled = elements[found]
+        ranges = zip(found.tolist(), doc.start[titled].tolist(), doc.end[titled].tolist(), strict=True)
+        for i, first_token, last_token in ranges:
+            # the heading's text (as doc.element_text, without its regex)
+            words = "".join(text[first_token : last_token + 1]).lower().split()
+            if words:
+                title_overlap[i] = sum(map(title_words.__contains__, words)) / len(words)
+    return title_overlap
+
+
 def structure_columns(
     doc: Document,
     heuristic: Extraction,
@@ -820,24 +852,7 @@ def structure_columns(
     else:
         from_h1 = np.full(len(elements), -2.0)
 
-    # A heading's words found in the page title (the headline repeats it; section titles do not).
-    title_words = set(doc.title.lower().split())
-    text = doc.tokens.text
-    title_overlap = np.zeros(len(elements))
-    if title_words:
-        heading_ids = [ids[name] for name in HEADING_TAGS if name in ids]
-        # A lookup by tag code (np.isin's overhead is larger).
-        is_heading = np.zeros(len(codes.names), dtype=bool)
-        is_heading[heading_ids] = True
-        found = np.flatnonzero(is_heading[codes.tag_id[elements]])
-        # For speed: the headings' token ranges as Python ints, read once (not a numpy scalar each).
-        titled = elements[found]
-        ranges = zip(found.tolist(), doc.start[titled].tolist(), doc.end[titled].tolist(), strict=True)
-        for i, first_token, last_token in ranges:
-            # the heading's text (as doc.element_text, without its regex)
-            words = "".join(text[first_token : last_token + 1]).lower().split()
-            if words:
-                title_overlap[i] = sum(map(title_words.__contains__, words)) / len(words)
+    title_overlap = _title_overlap(doc, elements, codes)
 
     roots = heuristic.signals.get("article_element")
     root = int(roots[0]) if roots is not None and len(roots) else -1
@@ -992,6 +1007,7 @@ def page_type_columns(
     holder: np.ndarray,
     codes: TagCodes | None = None,
     titles: list[tuple[int, str]] | None = None,
+    item_counts: bool = True,
 ) -> dict[str, Column]:
     """`PAGE_TYPE_FEATURES`: what kind of page this is, for every block (so the trees can learn that
     content on a product page is not content on an article), a comment section's heading before the
@@ -1003,6 +1019,7 @@ def page_type_columns(
     repeated items (`repeated_items` above the block, with at least three siblings). Where the
     JSON-LD carries the page's text (an `articleBody`, a long `description`), each block's share
     found in it (`ld_body_share`): teasers and comments around an article are not in its body.
+    Without `item_counts`, the `item_log_*` columns are left out (`_place_structure` wrote them).
     """
     n_blocks = len(elements)
     codes = codes or tag_codes(doc)
@@ -1028,6 +1045,15 @@ def page_type_columns(
     def in_item(starts: np.ndarray) -> np.ndarray:
         return np.log1p(_element_counts(starts, doc, items.item))
 
+    held: dict[str, Column] = {}
+    if item_counts:
+        held = {
+            "item_log_headings": in_item(headings),
+            "item_log_images": in_item(images),
+            "item_log_times": in_item(times),
+            "item_log_controls": in_item(controls),
+            "item_log_links": in_item(links),
+        }
     return {
         **{name: float(bool(types & kinds)) for name, kinds in LD_KINDS.items()},
         "og_article": float(og_type == "article"),
@@ -1039,14 +1065,102 @@ def page_type_columns(
         "page_repeat_share": repeat_share,
         "after_comment_heading": after,
         "comment_heading_position": position,
-        "item_log_headings": in_item(headings),
-        "item_log_images": in_item(images),
-        "item_log_times": in_item(times),
-        "item_log_controls": in_item(controls),
-        "item_log_links": in_item(links),
+        **held,
         "ld_body_log_chars": np.log1p(len(ld_body)),
         "ld_body_share": ld_body_share(doc, elements, holder, ld_body),
     }
+
+
+#: The tag groups `_native.structure_columns` counts (bit g of a tag's group bits), in its order.
+_COUNTED_GROUPS = (
+    CONTROL_TAGS,
+    HEADING_TAGS,
+    frozenset(_IMAGE_TAGS),
+    frozenset(("time",)),
+    frozenset(("a",)),
+)
+_GROUP_BITS = {name: 1 << g for g, group in enumerate(_COUNTED_GROUPS) for name in group}  # disjoint groups
+#: The columns `_native.structure_columns` writes, in its order (a logarithm's argument where one is taken).
+_STRUCTURE_KERNEL_COLUMNS = (
+    "log_repeat",
+    "repeat_level",
+    "repeat_item_log_chars",
+    "repeat_item_link_density",
+    "repeat_group_chars_share",
+    "repeat_item_index",
+    "log_controls_grandparent",
+    "log_controls_ancestor4",
+    "log_headings_grandparent",
+    "log_images_grandparent",
+    "log_time_grandparent",
+    "position_from_h1",
+    "depth_below_root",
+    "item_log_headings",
+    "item_log_images",
+    "item_log_times",
+    "item_log_controls",
+    "item_log_links",
+)
+_STRUCTURE_KERNEL_ROWS = np.array([_ROW[name] for name in _STRUCTURE_KERNEL_COLUMNS], dtype=np.int64)
+# The rows `_place_structure` takes log1p of in one call must be neighbours in FEATURES.
+assert _ROW["log_time_grandparent"] - _ROW["repeat_item_index"] == 5
+assert _ROW["item_log_links"] - _ROW["item_log_headings"] == 4
+
+
+def _place_structure(
+    doc: Document,
+    heuristic: Extraction,
+    elements: np.ndarray,
+    items: RepeatedItems,
+    codes: TagCodes,
+    by_feature: np.ndarray,
+) -> bool:
+    """`structure_columns` and the `item_log_*` columns of `page_type_columns`, written straight into
+    the rows of `by_feature` (features x blocks, its depth row already written) by the C kernel
+    `_native.structure_columns`, and its tag groups' starts kept in `codes`; False when the kernel
+    declines (the caller then runs the numpy code).
+
+    For speed, as `_place_columns`: one pass in C instead of about 50 numpy calls, with the same
+    numbers (counts, one division each, and numpy's logarithms on whole rows)."""
+    assert native is not None
+    roots = heuristic.signals.get("article_element")
+    root = int(roots[0]) if roots is not None and len(roots) else -1
+    first, last = doc.body
+    starts = native.structure_columns(
+        by_feature,
+        _STRUCTURE_KERNEL_ROWS,
+        elements.astype(np.int64),
+        doc.parent,
+        doc.start,
+        doc.end,
+        doc.subtree_chars,
+        doc.subtree_anchor_chars,
+        codes.tag_id,
+        np.array([_GROUP_BITS.get(name, 0) for name in codes.names], dtype=np.uint8),
+        items.count,
+        items.item,
+        items.level,
+        items.index,
+        by_feature[_ROW["depth"]],
+        codes.ids.get("h1", -1),
+        root,
+        first,
+        max(1, last - first + 1),
+    )
+    if starts is None:
+        return False
+    for group, found in zip(_COUNTED_GROUPS, starts, strict=True):
+        codes._starts.setdefault(group, np.frombuffer(found, dtype=np.int64))  # what codes.starts finds
+    row = _ROW
+    np.log(by_feature[row["log_repeat"]], out=by_feature[row["log_repeat"]])
+    np.log1p(by_feature[row["repeat_item_log_chars"]], out=by_feature[row["repeat_item_log_chars"]])
+    for logs in (
+        slice(row["repeat_item_index"], row["log_time_grandparent"] + 1),
+        slice(row["item_log_headings"], row["item_log_links"] + 1),
+    ):
+        np.log1p(by_feature[logs], out=by_feature[logs])
+    by_feature[row["title_overlap"]] = _title_overlap(doc, elements, codes)
+    return True
 
 
 #: A heading that opens a list of other pages: related or recommended articles, "more from" lists,
