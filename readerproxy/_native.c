@@ -1895,6 +1895,161 @@ done:
     return result;
 }
 
+/* block_neighbours(out, sources, previous, next, edge, parent, chars_row, blocks_row, mean_row) -> None
+ *     The reference is the end of readerproxy.learn.blocks._columns, on the rows of `out` (float64,
+ *     features x blocks, C order) that block_columns wrote and numpy took the logarithms of: each
+ *     block's previous and next block's value of row sources[k] into rows previous[k] and next[k]
+ *     (edge[k] at the ends; _previous_next), and the mean of row chars_row over the blocks of the
+ *     same parent (int64, -1: none) into row mean_row, divided by the counts in row blocks_row: the
+ *     sums added in block order from 0.0, as np.bincount(parent + 1, weights=...) adds them.
+ *     sources, previous and next int64, edge float64, one entry each per shifted row.
+ */
+static PyObject *native_block_neighbours(PyObject *module, PyObject *args) {
+    PyObject *objects[6], *result = NULL;
+    Py_ssize_t chars_row, blocks_row, mean_row;
+    if (!PyArg_ParseTuple(args, "OOOOOOnnn:block_neighbours", &objects[0], &objects[1], &objects[2], &objects[3],
+                          &objects[4], &objects[5], &chars_row, &blocks_row, &mean_row))
+        return NULL;
+    static const char codes[6] = {'d', 'q', 'q', 'q', 'd', 'q'};
+    static const char *names[6] = {"out", "sources", "previous", "next", "edge", "parent"};
+    Py_buffer views[6];
+    int got = 0;
+    double *sums = NULL;
+    for (; got < 6; got++)
+        if (get_array(objects[got], &views[got], codes[got], got == 0 ? 2 : 1, "block_neighbours", names[got]) < 0)
+            goto done;
+    double *out = views[0].buf;
+    const int64_t *sources = views[1].buf, *previous = views[2].buf, *next = views[3].buf, *parent = views[5].buf;
+    const double *edge = views[4].buf;
+    const Py_ssize_t n_features = views[0].shape[0], n = views[0].shape[1], k = views[1].shape[0];
+    int ok = !views[0].readonly && views[2].shape[0] == k && views[3].shape[0] == k && views[4].shape[0] == k &&
+             views[5].shape[0] == n;
+    for (Py_ssize_t i = 0; i < k && ok; i++)
+        ok = sources[i] >= 0 && sources[i] < n_features && previous[i] >= 0 && previous[i] < n_features &&
+             next[i] >= 0 && next[i] < n_features && previous[i] != sources[i] && next[i] != sources[i];
+    ok = ok && chars_row >= 0 && chars_row < n_features && blocks_row >= 0 && blocks_row < n_features &&
+         mean_row >= 0 && mean_row < n_features && mean_row != chars_row && mean_row != blocks_row;
+    int64_t top = -1;
+    for (Py_ssize_t j = 0; j < n && ok; j++) {
+        ok = parent[j] >= -1;
+        if (parent[j] > top) top = parent[j];
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError,
+                        "block_neighbours: out must be writable, and the rows, edge and parent must fit it");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < k && n > 0; i++) {
+        const double *source = out + sources[i] * n;
+        double *before = out + previous[i] * n, *after = out + next[i] * n;
+        before[0] = edge[i];
+        for (Py_ssize_t j = 1; j < n; j++) before[j] = source[j - 1];
+        for (Py_ssize_t j = 0; j + 1 < n; j++) after[j] = source[j + 1];
+        after[n - 1] = edge[i];
+    }
+    sums = PyMem_Calloc((size_t)(top + 2), sizeof(double));
+    if (sums == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const double *chars = out + chars_row * n, *blocks = out + blocks_row * n;
+    double *mean = out + mean_row * n;
+    for (Py_ssize_t j = 0; j < n; j++) sums[parent[j] + 1] += chars[j];
+    for (Py_ssize_t j = 0; j < n; j++) mean[j] = sums[parent[j] + 1] / blocks[j];
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_Free(sums);
+    release_views(views, got);
+    return result;
+}
+
+/* context_columns(probability, parent, grandparent, page_mean, radius) -> bytearray | None
+ *     The reference is readerproxy.learn.blocks.context_features (its numpy code) for n blocks:
+ *     float64, n x 10, row-major: the probability, the previous and next block's (0 at the ends), the
+ *     mean, max and min over the window of `radius` blocks on each side (the ends repeated), the mean
+ *     over the blocks of the same parent and of the same grandparent (int64, -1: none), page_mean (as
+ *     given: numpy's sums make it) and the page's maximum. The window's sum is added left to right and
+ *     then divided by its width, as numpy's mean over the rows of the window does; a group's sum in
+ *     block order from 0.0, as np.bincount's weights. None when a parent or grandparent is below -1
+ *     (the caller's numpy code numbers those groups itself).
+ */
+static PyObject *native_context_columns(PyObject *module, PyObject *args) {
+    PyObject *objects[3], *result = NULL;
+    double page_mean;
+    Py_ssize_t radius;
+    if (!PyArg_ParseTuple(args, "OOOdn:context_columns", &objects[0], &objects[1], &objects[2], &page_mean, &radius))
+        return NULL;
+    static const char codes[3] = {'d', 'q', 'q'};
+    static const char *names[3] = {"probability", "parent", "grandparent"};
+    Py_buffer views[3];
+    int got = 0;
+    double *sums = NULL;
+    for (; got < 3; got++)
+        if (get_array(objects[got], &views[got], codes[got], 1, "context_columns", names[got]) < 0) goto done;
+    const double *p = views[0].buf;
+    const int64_t *groups[2] = {views[1].buf, views[2].buf};
+    const Py_ssize_t n = views[0].shape[0];
+    if (views[1].shape[0] != n || views[2].shape[0] != n || radius < 0 || radius > 64) {
+        PyErr_SetString(PyExc_ValueError, "context_columns: parent and grandparent differ in length, or bad radius");
+        goto done;
+    }
+    int64_t top = -1;
+    for (int g = 0; g < 2; g++)
+        for (Py_ssize_t j = 0; j < n; j++) {
+            if (groups[g][j] < -1) {
+                result = Py_NewRef(Py_None);
+                goto done;
+            }
+            if (groups[g][j] > top) top = groups[g][j];
+        }
+    sums = PyMem_Calloc((size_t)(2 * (top + 2)), sizeof(double)); /* sum and count per group + 1 */
+    result = PyByteArray_FromStringAndSize(NULL, 10 * n * (Py_ssize_t)sizeof(double));
+    if (sums == NULL || result == NULL) {
+        Py_CLEAR(result);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    double *out = (double *)PyByteArray_AS_STRING(result), page_max = n ? p[0] : 0.0;
+    for (Py_ssize_t j = 1; j < n; j++)
+        if (p[j] > page_max || p[j] != p[j]) page_max = p[j]; /* np.max: NaN wins */
+    for (Py_ssize_t j = 0; j < n; j++) {
+        double *row = out + 10 * j;
+        row[0] = p[j];
+        row[1] = j > 0 ? p[j - 1] : 0.0;
+        row[2] = j + 1 < n ? p[j + 1] : 0.0;
+        double sum = 0.0, high = 0.0, low = 0.0;
+        for (Py_ssize_t k = -radius; k <= radius; k++) {
+            Py_ssize_t at = j + k < 0 ? 0 : j + k >= n ? n - 1 : j + k;
+            double v = p[at];
+            if (k == -radius) {
+                sum = high = low = v;
+            } else {
+                sum += v;
+                if (v > high || v != v) high = v;
+                if (v < low || v != v) low = v;
+            }
+        }
+        row[3] = sum / (double)(2 * radius + 1);
+        row[4] = high;
+        row[5] = low;
+        row[8] = page_mean;
+        row[9] = page_max;
+    }
+    for (int g = 0; g < 2; g++) {
+        memset(sums, 0, (size_t)(2 * (top + 2)) * sizeof(double));
+        for (Py_ssize_t j = 0; j < n; j++) {
+            sums[2 * (groups[g][j] + 1)] += p[j];
+            sums[2 * (groups[g][j] + 1) + 1] += 1.0;
+        }
+        for (Py_ssize_t j = 0; j < n; j++)
+            out[10 * j + 6 + g] = sums[2 * (groups[g][j] + 1)] / sums[2 * (groups[g][j] + 1) + 1];
+    }
+done:
+    PyMem_Free(sums);
+    release_views(views, got);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"count_lt", native_count_lt, METH_O, "count_lt(html): html.count('<')."},
     {"tags_in_source", native_tags_in_source, METH_VARARGS,
@@ -1919,6 +2074,10 @@ static PyMethodDef methods[] = {
      "containing(kind, first, last, kinds, position): ranges of each kind holding each position, or None."},
     {"block_columns", native_block_columns, METH_VARARGS,
      "block_columns(out, rows, ...): learn.blocks._columns written into the feature matrix, or None."},
+    {"context_columns", native_context_columns, METH_VARARGS,
+     "context_columns(probability, parent, grandparent, page_mean, radius): learn.blocks.context_features, or None."},
+    {"block_neighbours", native_block_neighbours, METH_VARARGS,
+     "block_neighbours(out, sources, previous, next, edge, parent, ...): neighbours' rows and the parent's mean."},
     {"structure_columns", native_structure_columns, METH_VARARGS,
      "structure_columns(out, rows, ...): learn.blocks.structure_columns written into the feature matrix, or None."},
     {NULL, NULL, 0, NULL},

@@ -558,6 +558,73 @@ def test_tree_leaves_give_bit_identical_scores_on_real_blocks(
     assert rows > 1000
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scrapinghub", "readability"])
+def test_context_columns_equal_context_features_on_every_dataset_page(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """The second stage's context (`_native.context_columns`) against its numpy reference, bit for
+    bit, on the first stage's real probabilities."""
+    scorer = load_model()
+    extractor, params = first_extractor()
+    rows = 0
+    for html in _dataset_pages(name):
+        doc = parse(html)
+        blocks = page_blocks(doc, extractor.run(doc, params))
+        x = blocks.features
+        probability = scorer.first.probability(x)
+        chars = np.expm1(x[:, FEATURES.index("log_chars")])
+        got, expected = _both_ways(
+            learn_blocks,
+            monkeypatch,
+            functools.partial(context_features, probability, chars, blocks.parent, blocks.grandparent),
+        )
+        _assert_same_arrays((got,), (expected,))
+        rows += len(x)
+    assert rows > 10_000
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40),
+    st.randoms(use_true_random=False),
+)
+def test_context_columns_equal_context_features_on_any_probabilities(
+    values: list[float], rng: random.Random
+) -> None:
+    """Any probabilities (NaN included) and any parents (-1: none)."""
+    _compiled()
+    probability = np.array(values)
+    if rng.random() < 0.2:
+        probability[rng.randrange(len(values))] = np.nan
+    parent = np.array([rng.randrange(-1, 4) for _ in values], dtype=np.int64)
+    grandparent = np.array([rng.randrange(-1, 3) for _ in values], dtype=np.int64)
+    chars = np.array([float(rng.randrange(0, 50)) for _ in values])
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        got, expected = _both_ways(
+            learn_blocks,
+            monkeypatch,
+            lambda: context_features(probability, chars, parent, grandparent),
+        )
+    _assert_same_arrays((got,), (expected,))
+
+
+def test_context_columns_decline_other_groups_and_reject_bad_arguments(native: ModuleType) -> None:
+    p = np.array([0.5, 0.25])
+    none = np.array([-1, -1], dtype=np.int64)
+    assert native.context_columns(p, none - 1, none, 0.5, 2) is None  # numpy numbers such groups
+    _assert_rejects(
+        native.context_columns,
+        [
+            ((p, none[:1].copy(), none, 0.5, 2), ValueError),
+            ((p, none, none, 0.5, -1), ValueError),
+            ((p.astype(np.float32), none, none, 0.5, 2), ValueError),
+            ((p, none.astype(np.int32), none, 0.5, 2), ValueError),
+            ((p, none, none, "0.5", 2), TypeError),
+        ],
+    )
+
+
 def _random_model(rng: np.random.Generator, trees: int, depth: int, width: int) -> TreeModel:
     """Complete random trees of `depth` (leaves point to themselves, as from_lightgbm_dump makes them)."""
     feature: list[int] = []
@@ -1053,6 +1120,8 @@ def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
             "complete_tree_leaves",
             "block_columns",
             "structure_columns",
+            "block_neighbours",
+            "context_columns",
         ]
     ),
     st.lists(
@@ -1198,6 +1267,39 @@ def test_block_columns_declines_fractions_and_rejects_bad_arguments(
             (changed(26, len(good[5])), ValueError),  # the root is not an element
             (changed(28, 0.0), ValueError),  # no body tokens
             (tuple(good[:-1]), TypeError),
+        ],
+    )
+
+
+def test_block_neighbours_shift_rows_and_average_over_parents(native: ModuleType) -> None:
+    out = np.array([[1.0, 2.0, 3.0, 4.0], [0.0] * 4, [0.0] * 4, [1.0, 1.0, 2.0, 1.0], [0.0] * 4])
+    one = np.array([0], dtype=np.int64)
+    parent = np.array([5, 5, -1, 7], dtype=np.int64)
+    assert native.block_neighbours(out, one, one + 1, one + 2, np.array([9.0]), parent, 0, 3, 4) is None
+    assert out[1].tolist() == [9.0, 1.0, 2.0, 3.0] and out[2].tolist() == [2.0, 3.0, 4.0, 9.0]
+    assert out[4].tolist() == [3.0 / 1.0, 3.0 / 1.0, 3.0 / 2.0, 4.0 / 1.0]  # sums per parent / counts row
+    readonly = out.copy()
+    readonly.flags.writeable = False
+    good = (out, one, one + 1, one + 2, np.array([9.0]), parent, 0, 3, 4)
+
+    def changed(index: int, value: Any) -> tuple[Any, ...]:
+        args = list(good)
+        args[index] = value
+        return tuple(args)
+
+    _assert_rejects(
+        native.block_neighbours,
+        [
+            (changed(0, readonly), ValueError),
+            (changed(1, one + 5), ValueError),  # a row past out
+            (changed(2, one), ValueError),  # shifted onto its own source
+            (changed(3, np.array([2, 2], dtype=np.int64)), ValueError),
+            (changed(4, np.array([9.0, 9.0])), ValueError),
+            (changed(5, parent[:-1].copy()), ValueError),
+            (changed(5, parent - 5), ValueError),  # a parent below -1
+            (changed(8, 0), ValueError),  # the mean written over what it averages
+            (changed(6, 5), ValueError),
+            (good[:-1], TypeError),
         ],
     )
 

@@ -384,15 +384,20 @@ _KERNEL_ROWS = np.array([_ROW[name] for name in _KERNEL_COLUMNS], dtype=np.int64
 #: The neighbours' columns (`_previous_next` in `_columns`): source rows, previous and next rows, and
 #: what a block without a previous or next one reads.
 _NEIGHBOUR_SOURCES = np.array(
-    [_ROW[name] for name in ("heuristic_score", "link_density", "heuristic_selected", "log_chars")]
+    [_ROW[name] for name in ("heuristic_score", "link_density", "heuristic_selected", "log_chars")],
+    dtype=np.int64,
 )
 _PREVIOUS_ROWS = np.array(
-    [_ROW[name] for name in ("prev_score", "prev_link_density", "prev_selected", "log_prev_chars")]
+    [_ROW[name] for name in ("prev_score", "prev_link_density", "prev_selected", "log_prev_chars")],
+    dtype=np.int64,
 )
 _NEXT_ROWS = np.array(
-    [_ROW[name] for name in ("next_score", "next_link_density", "next_selected", "log_next_chars")]
+    [_ROW[name] for name in ("next_score", "next_link_density", "next_selected", "log_next_chars")],
+    dtype=np.int64,
 )
 _NEIGHBOUR_EDGE = np.array([0.0, 1.0, 0.0, 0.0])
+#: The smoothing kernel of `selected_smoothed` (what `_columns` makes each time).
+_SMOOTHING = np.ones(5) / 5
 #: Every column of `_columns`.
 _COLUMNS = (
     *_KERNEL_COLUMNS,
@@ -483,22 +488,23 @@ def _place_columns(
     np.log1p(by_feature[logs], out=by_feature[logs])
     logs = slice(row["heuristic_score"], row["heuristic_context"] + 1)
     by_feature[logs] = signed_log(by_feature[logs])
-    # The parent's mean log size (np.bincount adds a group's weights in block order, as in `_columns`).
-    parent_key = parent + 1
-    parent_blocks = by_feature[row["log_parent_blocks"]]
-    by_feature[row["parent_mean_log_chars"]] = (
-        np.bincount(parent_key, weights=by_feature[row["log_chars"]])[parent_key] / parent_blocks
+    # The previous and next block's values (copies) and the parent's mean log size (summed in block
+    # order, as np.bincount in `_columns`), in C (`_native.block_neighbours`); then the counts' logs.
+    native.block_neighbours(
+        by_feature,
+        _NEIGHBOUR_SOURCES,
+        _PREVIOUS_ROWS,
+        _NEXT_ROWS,
+        _NEIGHBOUR_EDGE,
+        parent,
+        row["log_chars"],
+        row["log_parent_blocks"],
+        row["parent_mean_log_chars"],
     )
-    np.log(parent_blocks, out=parent_blocks)
-    same_tag = by_feature[row["log_same_tag_siblings"]]
-    np.log(same_tag, out=same_tag)
-    # The previous and next block's values (copies), and the smoothed selection.
-    by_feature[_PREVIOUS_ROWS, 1:] = by_feature[_NEIGHBOUR_SOURCES, :-1]
-    by_feature[_PREVIOUS_ROWS, 0] = _NEIGHBOUR_EDGE
-    by_feature[_NEXT_ROWS, :-1] = by_feature[_NEIGHBOUR_SOURCES, 1:]
-    by_feature[_NEXT_ROWS, -1] = _NEIGHBOUR_EDGE
+    for counts in (row["log_parent_blocks"], row["log_same_tag_siblings"]):
+        np.log(by_feature[counts], out=by_feature[counts])
     selected = by_feature[row["heuristic_selected"]]
-    by_feature[row["selected_smoothed"]] = np.convolve(_pad_edge(selected, 2), np.ones(5) / 5, mode="valid")
+    by_feature[row["selected_smoothed"]] = np.convolve(_pad_edge(selected, 2), _SMOOTHING, mode="valid")
     by_feature[row["page_log_chars"]] = np.log1p(page_chars)
     by_feature[row["page_log_blocks"]] = np.log(len(elements))
     return parent, grandparent
@@ -1278,13 +1284,23 @@ def context_features(
     n = len(probability)
     if n == 0:
         return np.zeros((0, len(CONTEXT_FEATURES)))
+    weight = chars + 1.0
+    page_mean = float((probability * weight).sum() / weight.sum())
+    if native is not None:  # for speed: every column in one C pass (`_native.context_columns`), same floats
+        columns = native.context_columns(
+            np.ascontiguousarray(probability, dtype=np.float64),
+            np.ascontiguousarray(parent, dtype=np.int64),
+            np.ascontiguousarray(grandparent, dtype=np.int64),
+            page_mean,
+            CONTEXT_RADIUS,
+        )
+        if columns is not None:
+            return np.frombuffer(columns, dtype=np.float64).reshape(n, len(CONTEXT_FEATURES))
     padded = _pad_edge(probability, CONTEXT_RADIUS)
     # One row of the window per block (a small copy: cheaper to make than a strided view).
     window = np.empty((n, 2 * CONTEXT_RADIUS + 1))
     for k in range(2 * CONTEXT_RADIUS + 1):
         window[:, k] = padded[k : k + n]
-    weight = chars + 1.0
-    page_mean = float((probability * weight).sum() / weight.sum())
     # For speed: the columns written into one array (what np.column_stack gives, without its
     # per-column reshaping); the previous and next block's probability are 0 at the ends.
     before, after = _previous_next(probability[None, :], (0.0,))
