@@ -1755,23 +1755,24 @@ static double count_inside(const int64_t *values, Py_ssize_t n, int32_t start, i
 
 /* structure_columns(out, rows, elements, parent, start, end, subtree_chars, subtree_anchor, tag_id,
  *                   group_bits, count, item, level, index, depth, h1, root, first, body_tokens)
- *     -> (controls, headings, images, times, links) | None
+ *     -> (controls, headings, images, times, links, heading_blocks) | None
  *     The reference is readerproxy.learn.blocks.structure_columns (all of it but title_overlap) and
  *     the item counts of page_type_columns (item_log_*), written into the rows of `out` (float64,
  *     features x blocks, C order) that `rows` (int64, SC_ROWS entries, in the order of the second enum
  *     above) names; where the reference takes a logarithm this writes its argument (the caller applies
  *     numpy's log or log1p to those rows). Per element: parent, start, end int32; subtree_chars,
- *     subtree_anchor, tag_id int64. group_bits (uint8, one per tag code): bit g when the tag is in
+ *     subtree_anchor, tag_id int64. group_bits (int64, one per tag code): bit g when the tag is in
  *     group g of the first enum. count, level, index float64 and item int64: each block's repeated
  *     item (repeated_items); depth float64: each block's depth. h1: the tag code of "h1" or -1; root:
  *     the heuristic's article root or -1; first and body_tokens: the body's first token and length.
  *     Returns the start tokens (int64 bytearrays) of each group's elements in document order, what
- *     TagCodes.starts gives; None when those are not sorted (element_counts' binary search needs that).
+ *     TagCodes.starts gives, and the blocks (indices into elements, int64) whose tag is a heading;
+ *     None when the starts are not sorted (element_counts' binary search needs that).
  *     page_chars (the top elements' characters) is summed in int64, exact as numpy's float sum of
  *     these whole numbers is.
  */
 static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
-    PyObject *objects[SC_ARRAYS], *result = NULL, *groups[SC_GROUPS] = {NULL};
+    PyObject *objects[SC_ARRAYS], *result = NULL, *groups[SC_GROUPS] = {NULL}, *heading_blocks = NULL;
     Py_ssize_t h1, root, first;
     double body_tokens;
     if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOnnnd:structure_columns", &objects[0], &objects[1], &objects[2],
@@ -1779,7 +1780,7 @@ static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
                           &objects[10], &objects[11], &objects[12], &objects[13], &objects[14], &h1, &root, &first,
                           &body_tokens))
         return NULL;
-    static const char codes[SC_ARRAYS] = {'d', 'q', 'q', 'i', 'i', 'i', 'q', 'q', 'q', 'B', 'd', 'q', 'd', 'd', 'd'};
+    static const char codes[SC_ARRAYS] = {'d', 'q', 'q', 'i', 'i', 'i', 'q', 'q', 'q', 'q', 'd', 'q', 'd', 'd', 'd'};
     static const char *names[SC_ARRAYS] = {"out",   "rows",        "elements",       "parent", "start",
                                            "end",   "subtree_chars", "subtree_anchor", "tag_id", "group_bits",
                                            "count", "item",        "level",          "index",  "depth"};
@@ -1796,7 +1797,7 @@ static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
     const int64_t *rows = views[1].buf, *elements = views[2].buf;
     const int32_t *parent = views[3].buf, *start = views[4].buf, *end = views[5].buf;
     const int64_t *subtree_chars = views[6].buf, *subtree_anchor = views[7].buf, *tag_id = views[8].buf;
-    const uint8_t *group_bits = views[9].buf;
+    const int64_t *group_bits = views[9].buf;
     const double *count = views[10].buf, *level = views[12].buf, *index = views[13].buf, *depth = views[14].buf;
     const int64_t *item = views[11].buf;
     const Py_ssize_t n = views[2].shape[0], n_features = views[0].shape[0], n_elements = views[3].shape[0];
@@ -1836,7 +1837,7 @@ static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
         starts[g] = (int64_t *)PyByteArray_AS_STRING(groups[g]);
     }
     for (Py_ssize_t e = 0; e < n_elements; e++) {
-        uint8_t bits = group_bits[tag_id[e]];
+        int64_t bits = group_bits[tag_id[e]] & ((1 << SC_GROUPS) - 1);
         for (int g = 0; bits; g++, bits >>= 1)
             if (bits & 1) {
                 if (filled[g] && starts[g][filled[g] - 1] > start[e]) { /* unsorted: numpy decides */
@@ -1862,6 +1863,14 @@ static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
         ancestor = parent[ancestor];
         root_depth += ancestor >= 0;
     }
+    Py_ssize_t headings = 0;
+    for (Py_ssize_t j = 0; j < n; j++) headings += group_bits[tag_id[elements[j]]] >> SC_HEADINGS & 1;
+    heading_blocks = PyByteArray_FromStringAndSize(NULL, headings * (Py_ssize_t)sizeof(int64_t));
+    if (heading_blocks == NULL) goto done;
+    int64_t *heading_block = (int64_t *)PyByteArray_AS_STRING(heading_blocks);
+    headings = 0;
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (group_bits[tag_id[elements[j]]] >> SC_HEADINGS & 1) heading_block[headings++] = j;
     double *row[SC_ROWS];
     for (int r = 0; r < SC_ROWS; r++) row[r] = out + rows[r] * n;
     for (Py_ssize_t j = 0; j < n; j++) {
@@ -1888,27 +1897,34 @@ static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
         for (int k = 0; k < 5; k++)
             row[SC_ITEM_HEADINGS + k][j] = count_inside(starts[item_kinds[k]], sizes[item_kinds[k]], start[it], end[it]);
     }
-    result = Py_BuildValue("(OOOOO)", groups[0], groups[1], groups[2], groups[3], groups[4]);
+    result = Py_BuildValue("(OOOOOO)", groups[0], groups[1], groups[2], groups[3], groups[4], heading_blocks);
 done:
     for (int g = 0; g < SC_GROUPS; g++) Py_XDECREF(groups[g]);
+    Py_XDECREF(heading_blocks);
     release_views(views, got);
     return result;
 }
 
-/* block_neighbours(out, sources, previous, next, edge, parent, chars_row, blocks_row, mean_row) -> None
+/* block_neighbours(out, sources, previous, next, edge, parent, chars_row, blocks_row, mean_row, selected_row,
+ *                  smoothed_row, weight, radius) -> None
  *     The reference is the end of readerproxy.learn.blocks._columns, on the rows of `out` (float64,
  *     features x blocks, C order) that block_columns wrote and numpy took the logarithms of: each
  *     block's previous and next block's value of row sources[k] into rows previous[k] and next[k]
  *     (edge[k] at the ends; _previous_next), and the mean of row chars_row over the blocks of the
  *     same parent (int64, -1: none) into row mean_row, divided by the counts in row blocks_row: the
  *     sums added in block order from 0.0, as np.bincount(parent + 1, weights=...) adds them.
- *     sources, previous and next int64, edge float64, one entry each per shifted row.
+ *     sources, previous and next int64, edge float64, one entry each per shifted row. And row
+ *     selected_row smoothed into smoothed_row: per block, the sum from 0.0, left to right, of
+ *     weight * each value of the window of `radius` blocks on each side (the ends repeated), what
+ *     np.convolve(edge-padded row, [weight] * (2 radius + 1), "valid") adds (a dot product each).
  */
 static PyObject *native_block_neighbours(PyObject *module, PyObject *args) {
     PyObject *objects[6], *result = NULL;
-    Py_ssize_t chars_row, blocks_row, mean_row;
-    if (!PyArg_ParseTuple(args, "OOOOOOnnn:block_neighbours", &objects[0], &objects[1], &objects[2], &objects[3],
-                          &objects[4], &objects[5], &chars_row, &blocks_row, &mean_row))
+    Py_ssize_t chars_row, blocks_row, mean_row, selected_row, smoothed_row, radius;
+    double weight;
+    if (!PyArg_ParseTuple(args, "OOOOOOnnnnndn:block_neighbours", &objects[0], &objects[1], &objects[2],
+                          &objects[3], &objects[4], &objects[5], &chars_row, &blocks_row, &mean_row, &selected_row,
+                          &smoothed_row, &weight, &radius))
         return NULL;
     static const char codes[6] = {'d', 'q', 'q', 'q', 'd', 'q'};
     static const char *names[6] = {"out", "sources", "previous", "next", "edge", "parent"};
@@ -1928,7 +1944,9 @@ static PyObject *native_block_neighbours(PyObject *module, PyObject *args) {
         ok = sources[i] >= 0 && sources[i] < n_features && previous[i] >= 0 && previous[i] < n_features &&
              next[i] >= 0 && next[i] < n_features && previous[i] != sources[i] && next[i] != sources[i];
     ok = ok && chars_row >= 0 && chars_row < n_features && blocks_row >= 0 && blocks_row < n_features &&
-         mean_row >= 0 && mean_row < n_features && mean_row != chars_row && mean_row != blocks_row;
+         mean_row >= 0 && mean_row < n_features && mean_row != chars_row && mean_row != blocks_row &&
+         selected_row >= 0 && selected_row < n_features && smoothed_row >= 0 && smoothed_row < n_features &&
+         smoothed_row != selected_row && radius >= 0 && radius <= 64;
     int64_t top = -1;
     for (Py_ssize_t j = 0; j < n && ok; j++) {
         ok = parent[j] >= -1;
@@ -1956,6 +1974,14 @@ static PyObject *native_block_neighbours(PyObject *module, PyObject *args) {
     double *mean = out + mean_row * n;
     for (Py_ssize_t j = 0; j < n; j++) sums[parent[j] + 1] += chars[j];
     for (Py_ssize_t j = 0; j < n; j++) mean[j] = sums[parent[j] + 1] / blocks[j];
+    const double *selected = out + selected_row * n;
+    double *smoothed = out + smoothed_row * n;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        double sum = 0.0;
+        for (Py_ssize_t k = -radius; k <= radius; k++)
+            sum += selected[j + k < 0 ? 0 : j + k >= n ? n - 1 : j + k] * weight;
+        smoothed[j] = sum;
+    }
     result = Py_NewRef(Py_None);
 done:
     PyMem_Free(sums);

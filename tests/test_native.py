@@ -1158,9 +1158,10 @@ def _place_both_ways(
     elements = np.flatnonzero(features.chars > 0)
     codes = learn_blocks.tag_codes(doc, features)
     by_feature = np.full((len(FEATURES), len(elements)), np.nan)
-    placed = learn_blocks._place_columns(doc, first, features, elements, codes, by_feature)
+    code_table = learn_blocks._code_table(codes)
+    placed = learn_blocks._place_columns(doc, first, features, elements, codes, by_feature, code_table)
     items = learn_blocks.repeated_items(doc, elements, codes)
-    structured = learn_blocks._place_structure(doc, first, elements, items, codes, by_feature)
+    structured = learn_blocks._place_structure(doc, first, elements, items, codes, by_feature, code_table)
     kept_starts = dict(codes._starts)
     with monkeypatch.context() as patch:
         patch.setattr(learn_blocks, "native", None)
@@ -1275,12 +1276,14 @@ def test_block_neighbours_shift_rows_and_average_over_parents(native: ModuleType
     out = np.array([[1.0, 2.0, 3.0, 4.0], [0.0] * 4, [0.0] * 4, [1.0, 1.0, 2.0, 1.0], [0.0] * 4])
     one = np.array([0], dtype=np.int64)
     parent = np.array([5, 5, -1, 7], dtype=np.int64)
-    assert native.block_neighbours(out, one, one + 1, one + 2, np.array([9.0]), parent, 0, 3, 4) is None
+    out = np.vstack((out, [[1.0, 0.0, 0.0, 1.0], [0.0] * 4]))
+    good = (out, one, one + 1, one + 2, np.array([9.0]), parent, 0, 3, 4, 5, 6, 0.25, 1)
+    assert native.block_neighbours(*good) is None
     assert out[1].tolist() == [9.0, 1.0, 2.0, 3.0] and out[2].tolist() == [2.0, 3.0, 4.0, 9.0]
     assert out[4].tolist() == [3.0 / 1.0, 3.0 / 1.0, 3.0 / 2.0, 4.0 / 1.0]  # sums per parent / counts row
+    assert out[6].tolist() == [0.5, 0.25, 0.25, 0.5]  # windows (1, 1, 0), (1, 0, 0), (0, 0, 1), (0, 1, 1)
     readonly = out.copy()
     readonly.flags.writeable = False
-    good = (out, one, one + 1, one + 2, np.array([9.0]), parent, 0, 3, 4)
 
     def changed(index: int, value: Any) -> tuple[Any, ...]:
         args = list(good)
@@ -1291,14 +1294,16 @@ def test_block_neighbours_shift_rows_and_average_over_parents(native: ModuleType
         native.block_neighbours,
         [
             (changed(0, readonly), ValueError),
-            (changed(1, one + 5), ValueError),  # a row past out
+            (changed(1, one + 7), ValueError),  # a row past out
             (changed(2, one), ValueError),  # shifted onto its own source
             (changed(3, np.array([2, 2], dtype=np.int64)), ValueError),
             (changed(4, np.array([9.0, 9.0])), ValueError),
             (changed(5, parent[:-1].copy()), ValueError),
             (changed(5, parent - 5), ValueError),  # a parent below -1
             (changed(8, 0), ValueError),  # the mean written over what it averages
-            (changed(6, 5), ValueError),
+            (changed(6, 9), ValueError),
+            (changed(10, 5), ValueError),  # smoothed onto its own source
+            (changed(12, -1), ValueError),
             (good[:-1], TypeError),
         ],
     )
@@ -1327,7 +1332,8 @@ def test_structure_columns_declines_unsorted_starts_and_rejects_bad_arguments(
         page_blocks(doc, first)
     (good,) = calls
     found = native.structure_columns(*good)
-    assert [len(starts) // 8 for starts in found] == [2, 1, 1, 1, 1]  # input and button, h1, img, time, a
+    # input and button, h1, img, time, a; one heading block (the h1)
+    assert [len(starts) // 8 for starts in found] == [2, 1, 1, 1, 1, 1]
 
     def changed(index: int, value: Any) -> tuple[Any, ...]:
         args = list(good)
@@ -1335,7 +1341,7 @@ def test_structure_columns_declines_unsorted_starts_and_rejects_bad_arguments(
         return tuple(args)
 
     unsorted = good[4].copy()  # element starts: the first two controls swapped
-    controls = np.flatnonzero(np.frombuffer(good[9], dtype=np.uint8)[good[8]] & 1)
+    controls = np.flatnonzero(good[9][good[8]] & 1)
     unsorted[controls[0]], unsorted[controls[1]] = unsorted[controls[1]], unsorted[controls[0]]
     assert native.structure_columns(*changed(4, unsorted)) is None  # numpy's code decides then
     readonly = good[0].copy()

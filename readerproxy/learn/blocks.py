@@ -301,9 +301,10 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     # reshaping); a column that is the same for every block of the page is given as one number and
     # broadcast. With the C kernels, `_columns`' share is written there directly (`_place_columns`).
     by_feature = np.empty((len(FEATURES), n_blocks), dtype=np.float64)
-    placed = (
-        _place_columns(doc, heuristic, features, elements, codes, by_feature) if native is not None else None
-    )
+    code_table = _code_table(codes) if native is not None else None
+    placed = None
+    if code_table is not None:
+        placed = _place_columns(doc, heuristic, features, elements, codes, by_feature, code_table)
     if placed is not None:
         parent, grandparent = placed
         columns: dict[str, Column] = {}
@@ -316,8 +317,10 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
         parent = doc.parent[elements].astype(np.int64)
         grandparent = np.where(parent >= 0, doc.parent[np.maximum(parent, 0)], -1).astype(np.int64)
     items = repeated_items(doc, elements, codes)
-    placed_structure = placed is not None and _place_structure(
-        doc, heuristic, elements, items, codes, by_feature
+    placed_structure = (
+        placed is not None
+        and code_table is not None
+        and _place_structure(doc, heuristic, elements, items, codes, by_feature, code_table)
     )
     if not placed_structure:
         columns.update(structure_columns(doc, heuristic, elements, np.asarray(read["depth"]), items, codes))
@@ -426,13 +429,14 @@ def _place_columns(
     elements: np.ndarray,
     codes: TagCodes,
     by_feature: np.ndarray,
+    code_table: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """`_columns`, written straight into the rows of `by_feature` (features x blocks) by the C kernel
     `_native.block_columns` and a few numpy operations on whole rows; the blocks' parents and
     grandparents, or None when the kernel declines (the caller then runs `_columns`).
 
     For speed: one pass in C instead of about 120 numpy calls on arrays of a few hundred entries, and
-    no dictionary of columns to copy. The same numbers: the kernel does the divisions, products and
+    no dictionary of columns to copy. `code_table` is `_code_table(codes)`. The same numbers: the kernel does the divisions, products and
     comparisons in `_columns`' order, and every logarithm is still numpy's, on whole contiguous rows."""
     assert native is not None
     t = doc.tokens
@@ -441,8 +445,7 @@ def _place_columns(
     roots = heuristic.signals.get("article_element")
     root = int(roots[0]) if roots is not None and len(roots) else -1
     first, last = doc.body
-    container_of_code = np.array([_CONTAINER_INDEX.get(name, -1) for name in codes.names], dtype=np.int64)
-    group_of_code = np.array([_OWN_TAG_GROUP.get(name, -1) for name in codes.names], dtype=np.int64)
+    container_of_code, group_of_code = code_table[0], code_table[1]
     placed = native.block_columns(
         by_feature,
         _KERNEL_ROWS,
@@ -488,8 +491,9 @@ def _place_columns(
     np.log1p(by_feature[logs], out=by_feature[logs])
     logs = slice(row["heuristic_score"], row["heuristic_context"] + 1)
     by_feature[logs] = signed_log(by_feature[logs])
-    # The previous and next block's values (copies) and the parent's mean log size (summed in block
-    # order, as np.bincount in `_columns`), in C (`_native.block_neighbours`); then the counts' logs.
+    # The previous and next block's values (copies), the parent's mean log size (summed in block
+    # order, as np.bincount in `_columns`) and the smoothed selection (each window's dot product
+    # added left to right, as np.convolve does), in C (`_native.block_neighbours`); then the logs.
     native.block_neighbours(
         by_feature,
         _NEIGHBOUR_SOURCES,
@@ -500,11 +504,13 @@ def _place_columns(
         row["log_chars"],
         row["log_parent_blocks"],
         row["parent_mean_log_chars"],
+        row["heuristic_selected"],
+        row["selected_smoothed"],
+        _SMOOTHING[0],
+        len(_SMOOTHING) // 2,
     )
     for counts in (row["log_parent_blocks"], row["log_same_tag_siblings"]):
         np.log(by_feature[counts], out=by_feature[counts])
-    selected = by_feature[row["heuristic_selected"]]
-    by_feature[row["selected_smoothed"]] = np.convolve(_pad_edge(selected, 2), _SMOOTHING, mode="valid")
     by_feature[row["page_log_chars"]] = np.log1p(page_chars)
     by_feature[row["page_log_blocks"]] = np.log(len(elements))
     return parent, grandparent
@@ -783,19 +789,23 @@ def repeated_items(doc: Document, elements: np.ndarray, codes: TagCodes | None =
     return RepeatedItems(counts[level_of, columns], item, level_of.astype(np.float64), order[item])
 
 
-def _title_overlap(doc: Document, elements: np.ndarray, codes: TagCodes) -> np.ndarray:
+def _title_overlap(
+    doc: Document, elements: np.ndarray, codes: TagCodes, found: np.ndarray | None = None
+) -> np.ndarray:
     """Per block, the share of a heading's words found in the page title (the headline repeats it;
-    section titles do not); 0 for a block that is no heading."""
+    section titles do not); 0 for a block that is no heading. `found`: the heading blocks (indices
+    into `elements`), when known."""
     ids = codes.ids
     title_words = set(doc.title.lower().split())
     text = doc.tokens.text
     title_overlap = np.zeros(len(elements))
     if title_words:
-        heading_ids = [ids[name] for name in HEADING_TAGS if name in ids]
-        # A lookup by tag code (np.isin's overhead is larger).
-        is_heading = np.zeros(len(codes.names), dtype=bool)
-        is_heading[heading_ids] = True
-        found = np.flatnonzero(is_heading[codes.tag_id[elements]])
+        if found is None:
+            heading_ids = [ids[name] for name in HEADING_TAGS if name in ids]
+            # A lookup by tag code (np.isin's overhead is larger).
+            is_heading = np.zeros(len(codes.names), dtype=bool)
+            is_heading[heading_ids] = True
+            found = np.flatnonzero(is_heading[codes.tag_id[elements]])
         # For speed: the headings' token ranges as Python ints, read once (not a numpy scalar each).
         titled = elements[found]
         ranges = zip(found.tolist(), doc.start[titled].tolist(), doc.end[titled].tolist(), strict=True)
@@ -1107,6 +1117,20 @@ _STRUCTURE_KERNEL_COLUMNS = (
     "item_log_controls",
     "item_log_links",
 )
+#: Per tag name: its container kind (`CONTAINERS`), own-tag group (`OWN_TAGS`) and counted groups' bits.
+_TAG_INFO = {
+    name: (_CONTAINER_INDEX.get(name, -1), _OWN_TAG_GROUP.get(name, -1), _GROUP_BITS.get(name, 0))
+    for name in {*_CONTAINER_INDEX, *_OWN_TAG_GROUP, *_GROUP_BITS}
+}
+_NO_TAG_INFO = (-1, -1, 0)
+
+
+def _code_table(codes: TagCodes) -> np.ndarray:
+    """int64, 3 x tag codes: `_TAG_INFO` of each tag code, the rows as the C kernels read them."""
+    info = [_TAG_INFO.get(name, _NO_TAG_INFO) for name in codes.names]
+    return np.array(info, dtype=np.int64).reshape(-1, 3).T.copy()
+
+
 _STRUCTURE_KERNEL_ROWS = np.array([_ROW[name] for name in _STRUCTURE_KERNEL_COLUMNS], dtype=np.int64)
 # The rows `_place_structure` takes log1p of in one call must be neighbours in FEATURES.
 assert _ROW["log_time_grandparent"] - _ROW["repeat_item_index"] == 5
@@ -1120,6 +1144,7 @@ def _place_structure(
     items: RepeatedItems,
     codes: TagCodes,
     by_feature: np.ndarray,
+    code_table: np.ndarray,
 ) -> bool:
     """`structure_columns` and the `item_log_*` columns of `page_type_columns`, written straight into
     the rows of `by_feature` (features x blocks, its depth row already written) by the C kernel
@@ -1142,7 +1167,7 @@ def _place_structure(
         doc.subtree_chars,
         doc.subtree_anchor_chars,
         codes.tag_id,
-        np.array([_GROUP_BITS.get(name, 0) for name in codes.names], dtype=np.uint8),
+        code_table[2],
         items.count,
         items.item,
         items.level,
@@ -1155,8 +1180,9 @@ def _place_structure(
     )
     if starts is None:
         return False
-    for group, found in zip(_COUNTED_GROUPS, starts, strict=True):
+    for group, found in zip(_COUNTED_GROUPS, starts[:-1], strict=True):
         codes._starts.setdefault(group, np.frombuffer(found, dtype=np.int64))  # what codes.starts finds
+    headings = np.frombuffer(starts[-1], dtype=np.int64)
     row = _ROW
     np.log(by_feature[row["log_repeat"]], out=by_feature[row["log_repeat"]])
     np.log1p(by_feature[row["repeat_item_log_chars"]], out=by_feature[row["repeat_item_log_chars"]])
@@ -1165,7 +1191,7 @@ def _place_structure(
         slice(row["item_log_headings"], row["item_log_links"] + 1),
     ):
         np.log1p(by_feature[logs], out=by_feature[logs])
-    by_feature[row["title_overlap"]] = _title_overlap(doc, elements, codes)
+    by_feature[row["title_overlap"]] = _title_overlap(doc, elements, codes, headings)
     return True
 
 
