@@ -5,8 +5,11 @@
  * learn.model.TreeModel.log_odds), inherit and word_counts (extractors.heuristic.inherit and
  * own_text), class_counts, containing, element_counts, repeated_items and key_counts (learn.blocks'
  * _character_counts, _containing, _element_counts, repeated_items and the same-tag sibling counts of
- * _columns). They count and copy; where a float is computed (inherit's sums) it is the same
- * operations in the same order.
+ * _columns), block_columns, block_neighbours and structure_columns (learn.blocks._columns and
+ * structure_columns with page_type_columns' item counts, written into the feature matrix; numpy
+ * still takes every logarithm) and context_columns (learn.blocks.context_features). They count and
+ * copy; where a float is computed (inherit's sums, the block kernels' divisions, means and dot
+ * products) it is the same operations in the same order.
  *
  * scan(serialised, tags, void_tags) -> tuple | None
  *     Exactly what readerproxy.document._scan_fast computes, in one pass over the serialisation:

@@ -6,7 +6,9 @@ Each kernel has a Python reference it must match exactly (see the header of `_na
 `tree_leaves` and `complete_tree_leaves`, `extractors.heuristic.inherit` and `own_text`'s word counts
 for `inherit` and `word_counts`, `learn.blocks._character_counts`, `_containing`, `_element_counts`,
 `repeated_items` and `_columns`' same-tag sibling counts for `class_counts`, `containing`,
-`element_counts`, `repeated_items` and `key_counts`. Every module that uses a kernel imports `native` from here, so a
+`element_counts`, `repeated_items` and `key_counts`; `learn.blocks._columns` for `block_columns` and
+`block_neighbours`, `structure_columns` (with `page_type_columns`' item counts) for
+`structure_columns`, and `context_features` for `context_columns`. Every module that uses a kernel imports `native` from here, so a
 test can switch one module back to its reference (`monkeypatch.setattr(module, "native", None)`).
 
 `native` is None when
