@@ -357,26 +357,7 @@ _ROW = {name: k for k, name in enumerate(FEATURES)}
 #: the raw argument where `_place_columns` then takes a logarithm, and the neighbours, the smoothed
 #: selection, the parent's mean and the page's size and block count, which `_place_columns` adds.
 _KERNEL_COLUMNS = (
-    "log_chars",
-    "log_words",
-    "link_density",
-    "log_subtree_chars",
-    "tag_ratio",
-    "text_density",
-    "heuristic_score",
-    "heuristic_context",
-    "heuristic_own_tag",
-    "unlikely",
-    "heuristic_selected",
-    "in_heuristic_root",
-    "depth",
-    "position",
-    "punctuation_share",
-    "digit_share",
-    "upper_share",
-    "chars_share",
-    *_TAG_COLUMNS,
-    *_IN_COLUMNS,
+    *FEATURES[: FEATURES.index("parent_link_density")],  # log_chars ... chars_share, tag_*, in_*
     "parent_link_density",
     "grandparent_link_density",
     "parent_chars_share",
