@@ -1468,11 +1468,16 @@ enum {
     BC_PARENT_BLOCKS, BC_SAME_TAG, BC_POSITION_IN_ROOT, BC_PAGE_LINK_DENSITY, BC_PAGE_SELECTED_SHARE,
     BC_ROOT_SHARE, BC_TAIL
 };
-#define BC_ARRAYS 23
+#define BC_ARRAYS 22
+
+/* A tag code's entry of learn.blocks._code_table: its container kind + 1 in bits 0-7, its own-tag
+ * group + 1 in bits 8-15 (0: none, so -1 here), the groups structure_columns counts from bit 16. */
+static inline int64_t tag_container(int64_t info) { return (info & 0xff) - 1; }
+static inline int64_t tag_group(int64_t info) { return (info >> 8 & 0xff) - 1; }
 
 /* block_columns(out, rows, n_groups, n_containers, elements, start, end, parent, kind, subtree_chars,
  *               subtree_anchor, chars, words, anchor, own, context, unlikely, score, chosen, tag_id,
- *               container_of_code, group_of_code, text_tokens, text_owner, table, texts, root, first,
+ *               tag_info, text_tokens, text_owner, table, texts, root, first,
  *               body_tokens, wrap) -> (parent, grandparent, page_chars) | None
  *     The reference is readerproxy.learn.blocks._columns: in one pass over the blocks (`elements`), the
  *     columns that need no logarithm, and the raw values of those that do, written straight into the
@@ -1487,8 +1492,8 @@ enum {
  *     (checked: a fractional value makes this return None, and so do block starts out of order).
  *     Per-element arrays: start, end, parent int32; subtree_chars, subtree_anchor, tag_id int64; chars,
  *     words, anchor, own, context, score float64; unlikely, chosen one byte. kind (uint8, one per
- *     token): 0 is text. container_of_code and group_of_code (int64, one per tag code): the container
- *     kind (< n_containers) and own-tag group (< n_groups) of each tag, or -1. text_tokens (int64) and
+ *     token): 0 is text. tag_info (int64, one per tag code; tag_container and tag_group above): the
+ *     container kind (< n_containers) and own-tag group (< n_groups) of each tag, or -1. text_tokens (int64) and
  *     text_owner (int32): the text tokens and their holders (class counts as class_counts makes them,
  *     table uint8). Returns the blocks' parents and grandparents (int64 bytearrays, -1: none) and the
  *     page's characters (1.0 when it has none).
@@ -1500,19 +1505,18 @@ static PyObject *native_block_columns(PyObject *module, PyObject *args) {
     PyObject *objects[BC_ARRAYS], *texts, *result = NULL;
     Py_ssize_t n_groups, n_containers, root, first;
     double body_tokens, wrap;
-    if (!PyArg_ParseTuple(args, "OOnnOOOOOOOOOOOOOOOOOOOOOO!nndd:block_columns", &objects[0], &objects[1], &n_groups,
+    if (!PyArg_ParseTuple(args, "OOnnOOOOOOOOOOOOOOOOOOOOO!nndd:block_columns", &objects[0], &objects[1], &n_groups,
                           &n_containers, &objects[2], &objects[3], &objects[4], &objects[5], &objects[6], &objects[7],
                           &objects[8], &objects[9], &objects[10], &objects[11], &objects[12], &objects[13],
                           &objects[14], &objects[15], &objects[16], &objects[17], &objects[18], &objects[19],
-                          &objects[20], &objects[21], &objects[22], &PyList_Type, &texts, &root, &first,
-                          &body_tokens, &wrap))
+                          &objects[20], &objects[21], &PyList_Type, &texts, &root, &first, &body_tokens, &wrap))
         return NULL;
-    static const char codes[BC_ARRAYS] = {'d', 'q', 'q', 'i', 'i', 'i', 'B', 'q', 'q', 'd', 'd', 'd',
-                                          'd', 'd', 'B', 'd', 'B', 'q', 'q', 'q', 'q', 'i', 'B'};
+    static const char codes[BC_ARRAYS] = {'d', 'q', 'q', 'i', 'i', 'i', 'B', 'q', 'q', 'd', 'd',
+                                          'd', 'd', 'd', 'B', 'd', 'B', 'q', 'q', 'q', 'i', 'B'};
     static const char *names[BC_ARRAYS] = {
         "out", "rows", "elements", "start", "end", "parent", "kind", "subtree_chars", "subtree_anchor", "chars",
-        "words", "anchor", "own", "context", "unlikely", "score", "chosen", "tag_id", "container_of_code",
-        "group_of_code", "text_tokens", "text_owner", "table"};
+        "words", "anchor", "own", "context", "unlikely", "score", "chosen", "tag_id", "tag_info",
+        "text_tokens", "text_owner", "table"};
     Py_buffer views[BC_ARRAYS];
     int got = 0;
     int64_t *scratch = NULL, *parent_out = NULL, *grandparent_out = NULL;
@@ -1536,16 +1540,15 @@ static PyObject *native_block_columns(PyObject *module, PyObject *args) {
     const uint8_t *unlikely = views[14].buf;
     const double *score = views[15].buf;
     const uint8_t *chosen = views[16].buf;
-    const int64_t *tag_id = views[17].buf, *container_of_code = views[18].buf, *group_of_code = views[19].buf;
-    const int64_t *text_tokens = views[20].buf;
-    const int32_t *text_owner = views[21].buf;
-    const uint8_t *table = views[22].buf;
+    const int64_t *tag_id = views[17].buf, *tag_info = views[18].buf, *text_tokens = views[19].buf;
+    const int32_t *text_owner = views[20].buf;
+    const uint8_t *table = views[21].buf;
     const Py_ssize_t n = views[2].shape[0], n_features = views[0].shape[0], n_elements = views[3].shape[0];
-    const Py_ssize_t n_tokens = views[6].shape[0], n_codes = views[18].shape[0], n_text = views[20].shape[0];
-    const Py_ssize_t table_size = views[22].shape[0];
+    const Py_ssize_t n_tokens = views[6].shape[0], n_codes = views[18].shape[0], n_text = views[19].shape[0];
+    const Py_ssize_t table_size = views[21].shape[0];
     const Py_ssize_t n_rows = BC_HEAD + n_groups + n_containers + BC_TAIL;
     int ok = views[0].shape[1] == n && n_groups >= 0 && n_containers >= 0 && views[1].shape[0] == n_rows &&
-             views[19].shape[0] == n_codes && views[21].shape[0] == n_text && table_size > 0 &&
+             views[20].shape[0] == n_text && table_size > 0 &&
              n_elements > 0 && root < n_elements && body_tokens > 0;
     for (int a = 4; a < 18 && ok; a++)
         if (a != 6) ok = views[a].shape[0] == n_elements;
@@ -1570,7 +1573,7 @@ static PyObject *native_block_columns(PyObject *module, PyObject *args) {
         }
     }
     for (Py_ssize_t c = 0; c < n_codes; c++)
-        if (container_of_code[c] >= n_containers || group_of_code[c] >= n_groups) {
+        if (tag_container(tag_info[c]) >= n_containers || tag_group(tag_info[c]) >= n_groups) {
             PyErr_SetString(PyExc_ValueError, "block_columns: a container kind or tag group is out of range");
             goto done;
         }
@@ -1646,7 +1649,7 @@ static PyObject *native_block_columns(PyObject *module, PyObject *args) {
     const int64_t depth_kind = n_containers, unlikely_kind = n_containers + 1;
     double page_chars = 0.0, page_anchor = 0.0;
     for (Py_ssize_t e = 0; e < n_elements; e++) {
-        int64_t container = container_of_code[tag_id[e]];
+        int64_t container = tag_container(tag_info[tag_id[e]]);
         Py_ssize_t opened = count_below(position, n, (int64_t)start[e] + 1);
         Py_ssize_t closed = count_below(position, n, (int64_t)end[e] + 1);
         if (container >= 0) {
@@ -1701,8 +1704,8 @@ static PyObject *native_block_columns(PyObject *module, PyObject *args) {
         head[BC_DIGITS][j] = c > 0 ? classes[4 * j + 2] / c : 0.0;
         head[BC_UPPER][j] = c > 0 ? classes[4 * j + 3] / c : 0.0;
         head[BC_CHARS_SHARE][j] = c / page_chars;
-        const int64_t tag_group = group_of_code[tag_id[e]];
-        for (Py_ssize_t g = 0; g < n_groups; g++) out[rows[BC_HEAD + g] * n + j] = tag_group == g ? 1.0 : 0.0;
+        const int64_t own_group = tag_group(tag_info[tag_id[e]]);
+        for (Py_ssize_t g = 0; g < n_groups; g++) out[rows[BC_HEAD + g] * n + j] = own_group == g ? 1.0 : 0.0;
         for (Py_ssize_t k = 0; k < n_containers; k++)
             out[rows[BC_HEAD + n_groups + k] * n + j] = diff[k * stride + j] > 0 ? 1.0 : 0.0;
         const int64_t p = parent_out[j], gp = grandparent_out[j];
@@ -1764,9 +1767,9 @@ static double count_inside(const int64_t *values, Py_ssize_t n, int32_t start, i
  *     features x blocks, C order) that `rows` (int64, SC_ROWS entries, in the order of the second enum
  *     above) names; where the reference takes a logarithm this writes its argument (the caller applies
  *     numpy's log or log1p to those rows). Per element: parent, start, end int32; subtree_chars,
- *     subtree_anchor, tag_id int64. group_bits (int64, one per tag code): bit g when the tag is in
- *     group g of the first enum. count, level, index float64 and item int64: each block's repeated
- *     item (repeated_items); depth float64: each block's depth. h1: the tag code of "h1" or -1; root:
+ *     subtree_anchor, tag_id int64. group_bits (int64, one per tag code, learn.blocks._code_table):
+ *     bit 16 + g when the tag is in group g of the first enum. count, level, index float64 and item
+ *     int64: each block's repeated item (repeated_items); depth float64: each block's depth. h1: the tag code of "h1" or -1; root:
  *     the heuristic's article root or -1; first and body_tokens: the body's first token and length.
  *     Returns the start tokens (int64 bytearrays) of each group's elements in document order, what
  *     TagCodes.starts gives, and the blocks (indices into elements, int64) whose tag is a heading;
@@ -1832,7 +1835,7 @@ static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
     /* Each group's start tokens, in document order (TagCodes.starts). */
     Py_ssize_t sizes[SC_GROUPS] = {0}, filled[SC_GROUPS] = {0};
     for (Py_ssize_t e = 0; e < n_elements; e++)
-        for (int g = 0; g < SC_GROUPS; g++) sizes[g] += group_bits[tag_id[e]] >> g & 1;
+        for (int g = 0; g < SC_GROUPS; g++) sizes[g] += group_bits[tag_id[e]] >> (16 + g) & 1;
     int64_t *starts[SC_GROUPS];
     for (int g = 0; g < SC_GROUPS; g++) {
         groups[g] = PyByteArray_FromStringAndSize(NULL, sizes[g] * (Py_ssize_t)sizeof(int64_t));
@@ -1840,7 +1843,7 @@ static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
         starts[g] = (int64_t *)PyByteArray_AS_STRING(groups[g]);
     }
     for (Py_ssize_t e = 0; e < n_elements; e++) {
-        int64_t bits = group_bits[tag_id[e]] & ((1 << SC_GROUPS) - 1);
+        int64_t bits = group_bits[tag_id[e]] >> 16 & ((1 << SC_GROUPS) - 1);
         for (int g = 0; bits; g++, bits >>= 1)
             if (bits & 1) {
                 if (filled[g] && starts[g][filled[g] - 1] > start[e]) { /* unsorted: numpy decides */
@@ -1867,13 +1870,13 @@ static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
         root_depth += ancestor >= 0;
     }
     Py_ssize_t headings = 0;
-    for (Py_ssize_t j = 0; j < n; j++) headings += group_bits[tag_id[elements[j]]] >> SC_HEADINGS & 1;
+    for (Py_ssize_t j = 0; j < n; j++) headings += group_bits[tag_id[elements[j]]] >> (16 + SC_HEADINGS) & 1;
     heading_blocks = PyByteArray_FromStringAndSize(NULL, headings * (Py_ssize_t)sizeof(int64_t));
     if (heading_blocks == NULL) goto done;
     int64_t *heading_block = (int64_t *)PyByteArray_AS_STRING(heading_blocks);
     headings = 0;
     for (Py_ssize_t j = 0; j < n; j++)
-        if (group_bits[tag_id[elements[j]]] >> SC_HEADINGS & 1) heading_block[headings++] = j;
+        if (group_bits[tag_id[elements[j]]] >> (16 + SC_HEADINGS) & 1) heading_block[headings++] = j;
     double *row[SC_ROWS];
     for (int r = 0; r < SC_ROWS; r++) row[r] = out + rows[r] * n;
     for (Py_ssize_t j = 0; j < n; j++) {

@@ -1260,13 +1260,14 @@ def test_block_columns_declines_fractions_and_rejects_bad_arguments(
             (changed(1, good[1] + len(FEATURES)), ValueError),  # rows past the matrix
             (changed(4, far_element), ValueError),
             (changed(6, good[6][:-1].copy()), ValueError),  # end: one element short
-            (changed(19, good[19] + 100), ValueError),  # tag codes past the code tables
-            (changed(20, good[20] + 100), ValueError),  # container kinds past n_containers
-            (changed(22, good[22] + 10**9), ValueError),  # text tokens past the texts
-            (changed(24, bad_table), ValueError),
-            (changed(25, tuple(good[25])), TypeError),
-            (changed(26, len(good[5])), ValueError),  # the root is not an element
-            (changed(28, 0.0), ValueError),  # no body tokens
+            (changed(19, good[19] + 100), ValueError),  # tag codes past the code table
+            (changed(20, good[20] + 200), ValueError),  # container kinds past n_containers
+            (changed(20, good[20] + (100 << 8)), ValueError),  # own-tag groups past n_groups
+            (changed(21, good[21] + 10**9), ValueError),  # text tokens past the texts
+            (changed(23, bad_table), ValueError),
+            (changed(24, tuple(good[24])), TypeError),
+            (changed(25, len(good[5])), ValueError),  # the root is not an element
+            (changed(27, 0.0), ValueError),  # no body tokens
             (tuple(good[:-1]), TypeError),
         ],
     )
@@ -1341,7 +1342,7 @@ def test_structure_columns_declines_unsorted_starts_and_rejects_bad_arguments(
         return tuple(args)
 
     unsorted = good[4].copy()  # element starts: the first two controls swapped
-    controls = np.flatnonzero(good[9][good[8]] & 1)
+    controls = np.flatnonzero(good[9][good[8]] >> 16 & 1)
     unsorted[controls[0]], unsorted[controls[1]] = unsorted[controls[1]], unsorted[controls[0]]
     assert native.structure_columns(*changed(4, unsorted)) is None  # numpy's code decides then
     readonly = good[0].copy()
