@@ -14,6 +14,7 @@ from readerproxy.document import TEXT, Document, parse
 from readerproxy.evaluation.datasets import datasets_root, load_dataset
 from readerproxy.extraction import get_extractor
 from readerproxy.extractors.heuristic import (
+    CLASS_WORDS,
     TEXT_HOLDERS,
     WEIGHTS,
     ElementLabels,
@@ -21,6 +22,8 @@ from readerproxy.extractors.heuristic import (
     add_neighbours,
     attribute_weights,
     body_text_tokens,
+    class_id_words,
+    class_word_bits,
     element_features,
     evaluate,
     is_unlikely_candidate,
@@ -401,3 +404,41 @@ def test_score_memo_shared_by_threads_gives_each_page_its_own_scores() -> None:
     for thread in threads:
         thread.join(timeout=60)
     assert not failures and not any(thread.is_alive() for thread in threads)
+
+
+def _categories(value: str) -> set[str]:
+    bits = class_word_bits(value)
+    return {name for k, name in enumerate(CLASS_WORDS) if bits >> k & 1}
+
+
+def test_class_word_bits_match_whole_words_plurals_and_long_prefixes() -> None:
+    assert class_id_words("postBody related-posts_2 HTMLContent") == [
+        "post", "body", "related", "posts", "html", "content",
+    ]  # fmt: skip
+    assert _categories("postBody related-posts_2") == {"content", "related"}
+    assert _categories("tags") == _categories("tag") == {"tags"}
+    assert _categories("stage") == _categories("shared") == _categories("loading") == set()
+    assert _categories("sharebar") == _categories("share") == {"share"}  # a word of 5: whole only
+    assert _categories("commentlist") == {"comment"}  # 7 letters: also as a prefix
+    assert _categories("gallery-item__caption") == {"gallery", "media"}
+    assert _categories("") == set() and len(CLASS_WORDS) <= 16  # the bits fit a uint16
+
+
+def test_score_memo_gives_each_element_the_categories_of_its_class_and_id() -> None:
+    memo = ScoreMemo(WEIGHTS, size=4)
+    tags = ["div", "div", "p", "div", "span"]
+    classes = ["sidebar", "related", None, "related", "x"]
+    idents = [None, "comments", "byline", None, None]
+    *scores, words = memo.scores_and_words(tags, [None] * 5, classes, idents)
+    assert words.dtype == np.uint16
+    expected = [
+        class_word_bits(c or "") | class_word_bits(i or "") for c, i in zip(classes, idents, strict=True)
+    ]
+    assert words.tolist() == expected and words[0] and words[1] != words[3] and not words[4]
+    # The same rows as `scores`, across the reset that a page past `size` causes.
+    again = memo.scores_and_words(tags, [None] * 5, classes, idents)
+    assert all(np.array_equal(a, b) for a, b in zip(again, (*scores, words), strict=True))
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(memo.scores(tags, [None] * 5, classes, idents), scores, strict=True)
+    )

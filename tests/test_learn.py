@@ -14,7 +14,7 @@ from readerproxy.document import parse, ranges_mask
 from readerproxy.evaluation.datasets import Page, datasets_root
 from readerproxy.evaluation.oof import OutOfFold
 from readerproxy.extractors.auto import first_extractor
-from readerproxy.extractors.learned import comment_section, says_product
+from readerproxy.extractors.learned import GALLERY_LEVELS, comment_section, gallery_section, says_product
 from readerproxy.learn.blocks import (
     CONTEXT_FEATURES,
     FEATURES,
@@ -496,3 +496,52 @@ def test_block_depth_counts_ancestors() -> None:
             depth, up = depth + 1, int(doc.parent[up])
         chain.append(depth)
     assert blocks.features[:, FEATURES.index("depth")].tolist() == chain and max(chain) >= 4
+
+
+GALLERY_PAGE = f"""<html><head><meta property="og:type" content="article"></head><body>
+<article class="post"><h1>The river and its bridges</h1><p>{ARTICLE[:900]}</p>
+<div class="photo-gallery"><ul><li><figure><img src="1.jpg"><figcaption>The old bridge at dawn, seen
+from the east bank of the river</figcaption></figure></li><li><figure><img src="2.jpg"><figcaption>The new
+bridge at night, lit from below by the city</figcaption></figure></li></ul>
+<button>Caption</button><button>Close</button></div>
+<p>{ARTICLE[900:]}</p>
+<div class="slideshow-far"><div><div><div><div><div><div><div><div>
+<p>Nine levels below a slideshow: too far to be its caption, far enough to be the article</p>
+</div></div></div></div></div></div></div></div></div>
+</article></body></html>"""
+
+
+def test_gallery_section_finds_blocks_within_eight_levels_of_a_gallery() -> None:
+    doc, blocks = _blocks(GALLERY_PAGE)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    inside = gallery_section(doc, blocks.elements)
+    captions = np.array(
+        [text.startswith(("The old bridge", "The new bridge", "Caption", "Close")) for text in texts]
+    )
+    assert captions.sum() == 4 and inside[captions].all()
+    assert not inside[~captions].any()  # the article's paragraphs, and the block nine levels down
+    assert GALLERY_LEVELS == 8 and any(text.startswith("Nine levels") for text in texts)
+    # One wrapper fewer: the slideshow is eight levels up, and its block counts.
+    nearer = GALLERY_PAGE.replace("<div><div>\n<p>Nine", "<div>\n<p>Nine").replace(
+        "</p>\n</div></div>", "</p>\n</div>"
+    )
+    doc, blocks = _blocks(nearer)
+    nine = np.array([text.startswith("Nine") for text in block_texts(doc, blocks)])
+    assert nearer != GALLERY_PAGE and nine.sum() == 1 and gallery_section(doc, blocks.elements)[nine].all()
+    plain = GALLERY_PAGE.replace("photo-gallery", "photos-box").replace("slideshow-far", "far")
+    doc, blocks = _blocks(plain)
+    assert not gallery_section(doc, blocks.elements).any()
+
+
+def test_gallery_threshold_holds_on_article_pages_only() -> None:
+    strict = extract(GALLERY_PAGE, algorithm="learned", gallery_threshold="1").text
+    assert "Sentence 29 of the article" in strict and "The old bridge at dawn" not in strict
+    assert "Nine levels below" in extract(GALLERY_PAGE, algorithm="learned", gallery_threshold="1").text
+    # Without an article type the rule does not hold: the same as with the rule off.
+    other = GALLERY_PAGE.replace('<meta property="og:type" content="article">', "")
+    assert (
+        extract(other, algorithm="learned", gallery_threshold="1").text
+        == extract(other, algorithm="learned", gallery_threshold="none").text
+    )
+    with pytest.raises(ValueError, match="gallery_threshold"):
+        extract(GALLERY_PAGE, algorithm="learned", gallery_threshold="1.5")

@@ -158,6 +158,97 @@ def negative_hint(value: str) -> bool:
     return bool(_NEGATIVE_LITERALS.search(value) or _NEGATIVE_STANDALONE.search(value))
 
 
+#: Categories of the words authors name their boxes with (the learned scorer's gallery rule reads
+#: `gallery`: `learned.gallery_section`): a class or id names a category when one of its words
+#: (`class_id_words`) is one of the category's words, or a word of at least `CLASS_PREFIX_CHARS`
+#: characters starts with one of its words of that length ("commentlist", "relatedposts"; "shared"
+#: is not "share", "stage" is not "tag"). Words any web developer would recognise, chosen before
+#: looking at pages; the categories' shares of content on the training blocks are in
+#: docs/benchmarks.md.
+CLASS_WORDS: dict[str, tuple[str, ...]] = {
+    "related": (
+        "related", "teaser", "teasers", "promo", "promos", "recirc", "recirculation", "recommended",
+        "recommendation", "recommendations", "trending", "popular", "outbrain", "taboola", "feed", "more",
+        "suggested", "also", "latest", "headlines",
+    ),
+    "gallery": ("gallery", "slideshow", "slider", "carousel", "lightbox", "swiper", "slick", "slide", "slides"),
+    "media": (
+        "caption", "captions", "credit", "credits", "photo", "photos", "image", "images", "img", "figure",
+        "video", "media", "thumbnail", "thumb", "thumbs", "embed",
+    ),
+    "comment": ("comment", "comments", "disqus", "reply", "replies", "respond", "discussion", "reactions"),
+    "share": (
+        "share", "shares", "sharing", "social", "facebook", "twitter", "whatsapp", "pinterest", "linkedin",
+        "print", "follow", "sharebar", "addthis",
+    ),
+    "subscribe": (
+        "newsletter", "subscribe", "subscription", "signup", "optin", "paywall", "register", "login", "cta",
+        "membership", "donate", "donation",
+    ),
+    "aside": ("sidebar", "widget", "widgets", "rail", "aside", "secondary", "sidebars"),
+    "ad": (
+        "ad", "ads", "advert", "adverts", "advertisement", "advertising", "sponsor", "sponsored", "dfp",
+        "banner", "adslot", "adunit", "commercial",
+    ),
+    "nav": (
+        "nav", "navbar", "navigation", "menu", "breadcrumb", "breadcrumbs", "pagination", "pager", "header",
+        "footer", "masthead", "topbar", "toolbar",
+    ),
+    "tags": ("tag", "tags", "category", "categories", "topic", "topics", "taxonomy", "keywords", "label", "labels"),
+    "meta": (
+        "byline", "author", "authors", "meta", "date", "time", "timestamp", "published", "dateline",
+        "posted", "updated", "info",
+    ),
+    "content": (
+        "content", "article", "post", "body", "entry", "story", "text", "prose", "richtext", "main", "blog",
+        "paragraph",
+    ),
+    "title": (
+        "title", "headline", "heading", "hero", "lede", "lead", "summary", "intro", "standfirst", "dek",
+        "subtitle", "excerpt", "description",
+    ),
+}  # fmt: skip
+#: Words of at least this many characters also name their category as a prefix of a longer word.
+CLASS_PREFIX_CHARS = 6
+_CLASS_WORD_BITS: dict[str, int] = {}
+for _bit, _words in enumerate(CLASS_WORDS.values()):
+    for _word in _words:
+        _CLASS_WORD_BITS[_word] = _CLASS_WORD_BITS.get(_word, 0) | 1 << _bit
+_CLASS_PREFIX = re.compile(
+    literal_trie(tuple(sorted(word for word in _CLASS_WORD_BITS if len(word) >= CLASS_PREFIX_CHARS)))
+)
+#: A class or id's words: runs of lower-case letters, a capitalised word, or an upper-case acronym
+#: (camelCase and `-`, `_`, digits and spaces all split words).
+_CLASS_ID_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+
+
+def class_id_words(value: str) -> list[str]:
+    """The lower-case words of a class or id value: "postBody related-posts_2" -> post, body,
+    related, posts."""
+    return [word.lower() for word in _CLASS_ID_WORD.findall(value)]
+
+
+@functools.lru_cache(maxsize=16384)
+def class_word_bits(value: str) -> int:
+    """The categories of `CLASS_WORDS` (bit k: the k-th) that the words of a class or id value name
+    (memoised per value, and each word once: pages repeat both)."""
+    bits = 0
+    for word in class_id_words(value):
+        bits |= _word_bits(word)
+    return bits
+
+
+@functools.lru_cache(maxsize=16384)
+def _word_bits(word: str) -> int:
+    found = _CLASS_WORD_BITS.get(word)
+    if found is None and word.endswith("s"):
+        found = _CLASS_WORD_BITS.get(word[:-1])
+    if found is None and len(word) > CLASS_PREFIX_CHARS:
+        prefix = _CLASS_PREFIX.match(word)
+        found = _CLASS_WORD_BITS[prefix.group()] if prefix else None
+    return found or 0
+
+
 #: Elements that hold text for scoring: block-level tags that can contain text.
 TEXT_HOLDERS = frozenset(BLOCK_TAGS - VOID_TAGS - {"html", "head", "title"}) | {
     "button",
@@ -221,6 +312,9 @@ class ElementFeatures:
     text_owner: np.ndarray
     tag_names: list[str]  # the page's distinct tag names, in order of first appearance (`tag_ids`)
     tag_id: np.ndarray  # int64 per element: its tag's index in tag_names
+    # uint16 per element: the categories of `CLASS_WORDS` its class or id names (bit k: category k),
+    # from the same memo as the scores; the block features read them (`learn.blocks`).
+    class_words: np.ndarray
 
 
 class ElementLabels(Sequence[str]):
@@ -270,7 +364,7 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
     # which builds a dict per element. Every element is looked up (one without any of them gets
     # (0.0, 0.0, False)), which replaces a Python loop with a test per element.
     memo = _default_scores if weights is WEIGHTS else ScoreMemo(weights)
-    role_weight, hints, unlikely = memo.scores(tags, doc.role, doc.classes, doc.ident)
+    role_weight, hints, unlikely, class_words = memo.scores_and_words(tags, doc.role, doc.classes, doc.ident)
     semantic += role_weight  # the same float sums as one by one (a zero role weight adds +0.0)
     is_holder = np.array([name in TEXT_HOLDERS for name in names], dtype=np.bool_)[tag_id]
     holder, context = inherit(doc, semantic, hints, weights.hint_decay, is_holder)
@@ -290,6 +384,7 @@ def element_features(doc: Document, weights: Weights = WEIGHTS) -> ElementFeatur
         owner,
         names,
         tag_id,
+        class_words,
     )
 
 
@@ -315,7 +410,7 @@ class ScoreMemo:
     garbage collector runs during the page), and a page's scores are three gathers, not tuples to
     take apart. A lock keeps a page's rows and tables together when threads share the memo."""
 
-    __slots__ = ("_hint", "_lock", "_role", "_row", "_unlikely", "size", "weights")
+    __slots__ = ("_hint", "_lock", "_role", "_row", "_unlikely", "_words", "size", "weights")
 
     def __init__(self, weights: Weights, size: int = 32768) -> None:
         self.weights, self.size = weights, size
@@ -332,17 +427,25 @@ class ScoreMemo:
         self._role = np.zeros(256)
         self._hint = np.zeros(256)
         self._unlikely = np.zeros(256, dtype=bool)
+        self._words = np.zeros(256, dtype=np.uint16)
 
     def scores(
         self, tags: list[str], roles: list[str | None], classes: list[str | None], idents: list[str | None]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per element: role weight, class/id hint weight (float64) and unlikely candidate (bool)."""
+        return self.scores_and_words(tags, roles, classes, idents)[:3]
+
+    def scores_and_words(
+        self, tags: list[str], roles: list[str | None], classes: list[str | None], idents: list[str | None]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`scores`, and per element the `CLASS_WORDS` categories its class or id names (uint16 bits;
+        computed with the scores, once per combination)."""
         with self._lock:
             return self._scores(tags, roles, classes, idents)
 
     def _scores(
         self, tags: list[str], roles: list[str | None], classes: list[str | None], idents: list[str | None]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if len(self._row) + len(tags) > self.size:
             self._reset()  # before the page: its rows stay valid while it is read
         row = self._row
@@ -353,18 +456,21 @@ class ScoreMemo:
                     at = row.get(key)
                     if at is None:
                         at = row[key] = len(row)
-                        self._store(at, *_attribute_scores(*key, self.weights))
+                        words = class_word_bits(key[2]) if key[2] else 0
+                        if key[3]:
+                            words |= class_word_bits(key[3])
+                        self._store(at, *_attribute_scores(*key, self.weights), words)
                     found[index] = at
         rows = np.array(found, dtype=np.intp)
-        return self._role[rows], self._hint[rows], self._unlikely[rows]
+        return self._role[rows], self._hint[rows], self._unlikely[rows], self._words[rows]
 
-    def _store(self, at: int, role: float, hint: float, unlikely: bool) -> None:
+    def _store(self, at: int, role: float, hint: float, unlikely: bool, words: int) -> None:
         if at >= len(self._role):  # twice the room, the rows kept
-            self._role, self._hint, self._unlikely = (
+            self._role, self._hint, self._unlikely, self._words = (
                 np.concatenate((column, np.zeros_like(column)))
-                for column in (self._role, self._hint, self._unlikely)
+                for column in (self._role, self._hint, self._unlikely, self._words)
             )
-        self._role[at], self._hint[at], self._unlikely[at] = role, hint, unlikely
+        self._role[at], self._hint[at], self._unlikely[at], self._words[at] = role, hint, unlikely, words
 
 
 #: The default weights' memo, shared by every page of the process.

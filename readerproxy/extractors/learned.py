@@ -35,7 +35,14 @@ the blocks after it need `threshold` like any other (`related_prior` restores th
 inside the article's container, which the heuristic keeps, sat at p 0.3–0.5 (Washington Examiner's
 "More Washington Examiner"); out of fold ScrapingHub 0.959 → 0.962, Readability 0.973 → 0.972, WCXB
 unchanged (chosen among 0.4, 0.5 and no gate on page type from the trainer's proxy on these sets: a
-selection effect).
+selection effect). On a page that says it is an article, blocks in a photo gallery (the block or one
+of its `GALLERY_LEVELS` nearest ancestors has a class or id naming a gallery, slideshow, slider,
+carousel or lightbox: `gallery_section`) need `gallery_threshold` (0.8): a gallery repeats its
+captions for each view, with "Caption" and "Close", and the trees keep them at p 0.5–0.8 inside the
+article's container (out of fold ScrapingHub 0.962 → 0.964, Readability 0.972 → 0.974; the levels
+and the threshold chosen among {0, 2, 4, 8} × {0.7, 0.8, 0.9} from the trainer's proxy on these
+sets: a selection effect). As block features for the trees the same class words gained nothing
+beyond a retraining's noise (docs/benchmarks.md).
 Where that keeps too little text, the answer is
 `auto-heuristic`'s chain (heuristic, then accb, then all text), so a reader never gets an empty page.
 
@@ -67,7 +74,7 @@ from .auto import (
     first_extractor,
     selected_chars,
 )
-from .heuristic import holder_blocks
+from .heuristic import CLASS_WORDS, features_of, holder_blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +88,7 @@ class LearnedParams:
     cut_comments: bool = True  # on an article, drop what follows a comment heading outside the root
     cut_reviews: bool = True  # on a product page, drop the customer reviews' containers
     cut_repeats: bool = True  # on a product page, drop a kept block that repeats an earlier one
+    gallery_threshold: float | None = 0.8  # on an article, blocks in a gallery need this (None: off)
     related_prior: bool = False  # on an article, the heuristic's prior holds after a related heading too
     short_page_chars: int = MIN_CHARS  # a page with less text than this is kept whole
     model: str = ""
@@ -93,6 +101,8 @@ class LearnedParams:
             check_range("heuristic_threshold", self.heuristic_threshold, 0, 1)
         if self.outside_threshold is not None:
             check_range("outside_threshold", self.outside_threshold, 0, 1)
+        if self.gallery_threshold is not None:
+            check_range("gallery_threshold", self.gallery_threshold, 0, 1)
         check_range("min_chars", self.min_chars, 0, 10_000_000)
         check_range("short_page_chars", self.short_page_chars, 0, 10_000_000)
         check_range("min_share", self.min_share, 0, 1)
@@ -190,6 +200,29 @@ def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.nda
     return repeated
 
 
+#: Levels searched above a block (the block itself is level 0) for a gallery's container.
+GALLERY_LEVELS = 8
+_GALLERY_BIT = 1 << list(CLASS_WORDS).index("gallery")
+
+
+def gallery_section(doc: Document, elements: np.ndarray) -> np.ndarray:
+    """Per block (`elements`), whether it or one of its `GALLERY_LEVELS` nearest ancestors has a class
+    or id naming a gallery, slideshow, slider, carousel or lightbox (`heuristic.CLASS_WORDS`, matched
+    once per class/id combination by the heuristic's memo). A photo gallery beside an article repeats
+    its captions for each view, with "Caption" and "Close" buttons; the trees keep them at p 0.5-0.8
+    inside the article's container."""
+    named = (features_of(doc).class_words & _GALLERY_BIT) != 0
+    if not named.any():
+        return np.zeros(len(elements), dtype=bool)
+    inside = named[elements]
+    node = doc.parent[elements]
+    for _ in range(GALLERY_LEVELS):
+        up = np.maximum(node, 0)  # the root's parent is -1: read again, nothing new
+        inside |= named[up] & (node >= 0)
+        node = doc.parent[up]
+    return inside
+
+
 def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     """Per block (`elements`), whether it lies inside a container of customer reviews: an element
     whose id or class says so (`REVIEW_CONTAINER`), not the page's own `html`, `body` or `main`, and
@@ -256,6 +289,8 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
         keep &= ~outside | (probability >= params.outside_threshold)
     if params.cut_comments and not outside.all():
         keep &= ~comment_section(blocks.features, outside)
+    if params.gallery_threshold is not None and says_article(blocks.features):
+        keep &= ~gallery_section(doc, blocks.elements) | (probability >= params.gallery_threshold)
     if says_product(blocks.features) and not says_article(blocks.features):
         if params.cut_reviews:
             keep &= ~review_section(doc, blocks.elements)
