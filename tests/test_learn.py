@@ -62,6 +62,23 @@ def test_features_are_finite_and_one_row_per_text_holder(path: Path) -> None:
     assert ((share >= 0) & (share <= 1)).all()
 
 
+def test_page_blocks_refuses_to_leave_a_feature_row_unwritten(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The matrix starts as np.empty: a column function that forgets a feature must fail loudly,
+    not hand the trees whatever the memory held (and not only under asserts)."""
+    import readerproxy.learn.blocks as blocks
+
+    written = blocks.section_columns
+
+    def one_short(*args, **kwargs):  # type: ignore[no-untyped-def]
+        columns = dict(written(*args, **kwargs))
+        columns.pop(blocks.SECTION_FEATURES[-1])
+        return columns
+
+    monkeypatch.setattr(blocks, "section_columns", one_short)
+    with pytest.raises(RuntimeError, match=f"of {len(FEATURES)} feature rows"):
+        _blocks(SYNTHETIC)
+
+
 def test_features_describe_the_page() -> None:
     doc, blocks = _blocks(SYNTHETIC)
     texts = block_texts(doc, blocks)

@@ -296,7 +296,6 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     features = features_of(doc)
     elements = np.flatnonzero(features.chars > 0)
     n_blocks = len(elements)
-    t = doc.tokens
     if n_blocks == 0:
         none = np.zeros(0, dtype=np.int64)
         return PageBlocks(elements, np.zeros((0, len(FEATURES))), features.holder, np.zeros(0), none, none)
@@ -336,10 +335,12 @@ def page_blocks(doc: Document, heuristic: Extraction) -> PageBlocks:
     columns.update(section_columns(doc, elements, codes, titles))
     for name, column in columns.items():
         by_feature[_ROW[name]] = column
-    # every row written once: by the kernels or from the columns
+    # every row written once, by the kernels or from the columns: np.empty's garbage never reaches
+    # the trees (a check, not an assert, so that it holds under `python -O` too)
     placed_rows = len(_COLUMNS) if placed is not None else 0
     placed_rows += len(_STRUCTURE_KERNEL_COLUMNS) + 1 if placed_structure else 0  # + title_overlap
-    assert len(columns) + placed_rows == len(FEATURES) and len(t)
+    if len(columns) + placed_rows != len(FEATURES):
+        raise RuntimeError(f"page_blocks wrote {len(columns) + placed_rows} of {len(FEATURES)} feature rows")
     matrix = np.ascontiguousarray(by_feature.T)
     return PageBlocks(
         elements,
