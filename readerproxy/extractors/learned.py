@@ -37,11 +37,12 @@ inside the article's container, which the heuristic keeps, sat at p 0.3–0.5 (W
 unchanged (chosen among 0.4, 0.5 and no gate on page type from the trainer's proxy on these sets: a
 selection effect). On a page that says it is an article, blocks in a photo gallery (the block or one
 of its `GALLERY_LEVELS` nearest ancestors has a class or id naming a gallery, slideshow, slider,
-carousel or lightbox: `gallery_section`) need `gallery_threshold` (0.8): a gallery repeats its
-captions for each view, with "Caption" and "Close", and the trees keep them at p 0.5–0.8 inside the
-article's container (out of fold ScrapingHub 0.962 → 0.964, Readability 0.972 → 0.974; the levels
-and the threshold chosen among {0, 2, 4, 8} × {0.7, 0.8, 0.9} from the trainer's proxy on these
-sets: a selection effect). As block features for the trees the same class words gained nothing
+carousel or lightbox, and it is not the page's `html`, `body` or `main` or a wrapper of half the
+page's text: `gallery_section`) need `gallery_threshold` (0.8): a gallery repeats its captions for
+each view, with "Caption" and "Close", and the trees keep them at p 0.5–0.8 inside the article's
+container (out of fold ScrapingHub 0.962 → 0.964, Readability 0.972 → 0.973, WCXB unchanged; the
+levels and the threshold chosen among {0, 2, 4, 8} × {0.7, 0.8, 0.9} from the trainer's proxy on
+these sets: a selection effect). As block features for the trees the same class words gained nothing
 beyond a retraining's noise (docs/benchmarks.md).
 Where that keeps too little text, the answer is
 `auto-heuristic`'s chain (heuristic, then accb, then all text), so a reader never gets an empty page.
@@ -210,10 +211,17 @@ def gallery_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     or id naming a gallery, slideshow, slider, carousel or lightbox (`heuristic.CLASS_WORDS`, matched
     once per class/id combination by the heuristic's memo). A photo gallery beside an article repeats
     its captions for each view, with "Caption" and "Close" buttons; the trees keep them at p 0.5-0.8
-    inside the article's container."""
+    inside the article's container. As for reviews (`review_section`), the page's `html`, `body` and
+    `main` and a container of at least `REVIEW_MAX_SHARE` of the page's text are not a gallery: themes
+    flag whole pages and articles (`penci-enable-lightbox`, WordPress's post classes)."""
     named = (features_of(doc).class_words & _GALLERY_BIT) != 0
     if not named.any():
         return np.zeros(len(elements), dtype=bool)
+    found = np.flatnonzero(named)
+    page_chars = selected_chars(doc, doc.body_mask)
+    wide = [e for e in found.tolist() if doc.tag[e] in _PAGE_TAGS]
+    named[found[doc.subtree_chars[found] >= REVIEW_MAX_SHARE * page_chars]] = False
+    named[wide] = False
     inside = named[elements]
     node = doc.parent[elements]
     for _ in range(GALLERY_LEVELS):
