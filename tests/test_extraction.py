@@ -93,6 +93,7 @@ RANGES["learned"] = RANGES["auto"] = {
     "threshold": ([-0.1, 1.1], [0, 0.5, 1]),
     "heuristic_threshold": ([-0.1, 1.1], [0, 0.3, 1]),
     "outside_threshold": ([-0.1, 1.1], [0, 0.7, 1]),
+    "gallery_threshold": ([-0.1, 1.1], [0, 0.8, 1]),
     "short_page_chars": ([-1, 10_000_001], [0, 200, 10_000_000]),
 }
 CHOICES["learned"] = CHOICES["auto"] = {
