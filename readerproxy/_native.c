@@ -1501,6 +1501,21 @@ static inline int64_t tag_group(int64_t info) { return (info >> 8 & 0xff) - 1; }
  *     (start + 1, end) of the containers and of every element and (start, end) of the unlikely ones,
  *     counted at each block's start with a difference array over the (sorted) block starts.
  */
+/* For the kernels that write rows of a features x blocks matrix `out`: 0 when `out` is writable and
+   each of `rows[0..n_rows)` is one of its rows, else -1 with ValueError set. */
+static int check_out_rows(const Py_buffer *out, const int64_t *rows, Py_ssize_t n_rows, const char *function) {
+    if (out->readonly) {
+        PyErr_Format(PyExc_ValueError, "%s: out must be writable", function);
+        return -1;
+    }
+    for (Py_ssize_t r = 0; r < n_rows; r++)
+        if (rows[r] < 0 || rows[r] >= out->shape[0]) {
+            PyErr_Format(PyExc_ValueError, "%s: a row is not a row of out", function);
+            return -1;
+        }
+    return 0;
+}
+
 static PyObject *native_block_columns(PyObject *module, PyObject *args) {
     PyObject *objects[BC_ARRAYS], *texts, *result = NULL;
     Py_ssize_t n_groups, n_containers, root, first;
@@ -1526,10 +1541,6 @@ static PyObject *native_block_columns(PyObject *module, PyObject *args) {
     for (; got < BC_ARRAYS; got++)
         if (get_array(objects[got], &views[got], codes[got], got == 0 ? 2 : 1, "block_columns", names[got]) < 0)
             goto done;
-    if (views[0].readonly) {
-        PyErr_SetString(PyExc_ValueError, "block_columns: out must be writable");
-        goto done;
-    }
     double *out = views[0].buf;
     const int64_t *rows = views[1].buf, *elements = views[2].buf;
     const int32_t *start = views[3].buf, *end = views[4].buf, *parent = views[5].buf;
@@ -1543,7 +1554,7 @@ static PyObject *native_block_columns(PyObject *module, PyObject *args) {
     const int64_t *tag_id = views[17].buf, *tag_info = views[18].buf, *text_tokens = views[19].buf;
     const int32_t *text_owner = views[20].buf;
     const uint8_t *table = views[21].buf;
-    const Py_ssize_t n = views[2].shape[0], n_features = views[0].shape[0], n_elements = views[3].shape[0];
+    const Py_ssize_t n = views[2].shape[0], n_elements = views[3].shape[0];
     const Py_ssize_t n_tokens = views[6].shape[0], n_codes = views[18].shape[0], n_text = views[19].shape[0];
     const Py_ssize_t table_size = views[21].shape[0];
     const Py_ssize_t n_rows = BC_HEAD + n_groups + n_containers + BC_TAIL;
@@ -1556,11 +1567,7 @@ static PyObject *native_block_columns(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "block_columns: the arrays' lengths do not agree");
         goto done;
     }
-    for (Py_ssize_t r = 0; r < n_rows; r++)
-        if (rows[r] < 0 || rows[r] >= n_features) {
-            PyErr_SetString(PyExc_ValueError, "block_columns: a row is not a row of out");
-            goto done;
-        }
+    if (check_out_rows(&views[0], rows, n_rows, "block_columns") < 0) goto done;
     for (Py_ssize_t e = 0; e < n_elements; e++) {
         if (parent[e] < -1 || parent[e] >= n_elements || tag_id[e] < 0 || tag_id[e] >= n_codes || start[e] < 0 ||
             end[e] >= n_tokens) {
@@ -1795,10 +1802,6 @@ static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
     for (; got < SC_ARRAYS; got++)
         if (get_array(objects[got], &views[got], codes[got], got == 0 ? 2 : 1, "structure_columns", names[got]) < 0)
             goto done;
-    if (views[0].readonly) {
-        PyErr_SetString(PyExc_ValueError, "structure_columns: out must be writable");
-        goto done;
-    }
     double *out = views[0].buf;
     const int64_t *rows = views[1].buf, *elements = views[2].buf;
     const int32_t *parent = views[3].buf, *start = views[4].buf, *end = views[5].buf;
@@ -1806,7 +1809,7 @@ static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
     const int64_t *group_bits = views[9].buf;
     const double *count = views[10].buf, *level = views[12].buf, *index = views[13].buf, *depth = views[14].buf;
     const int64_t *item = views[11].buf;
-    const Py_ssize_t n = views[2].shape[0], n_features = views[0].shape[0], n_elements = views[3].shape[0];
+    const Py_ssize_t n = views[2].shape[0], n_elements = views[3].shape[0];
     const Py_ssize_t n_codes = views[9].shape[0];
     int ok = views[0].shape[1] == n && views[1].shape[0] == SC_ROWS && n_elements > 0 && body_tokens > 0 &&
              h1 < n_codes && root < n_elements;
@@ -1816,11 +1819,7 @@ static PyObject *native_structure_columns(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "structure_columns: the arrays' lengths do not agree");
         goto done;
     }
-    for (Py_ssize_t r = 0; r < SC_ROWS; r++)
-        if (rows[r] < 0 || rows[r] >= n_features) {
-            PyErr_SetString(PyExc_ValueError, "structure_columns: a row is not a row of out");
-            goto done;
-        }
+    if (check_out_rows(&views[0], rows, SC_ROWS, "structure_columns") < 0) goto done;
     for (Py_ssize_t e = 0; e < n_elements; e++)
         if (parent[e] < -1 || parent[e] >= n_elements || tag_id[e] < 0 || tag_id[e] >= n_codes) {
             PyErr_Format(PyExc_ValueError, "structure_columns: element %zd's parent or tag is out of range", e);

@@ -12,7 +12,8 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -1205,6 +1206,33 @@ def test_block_kernels_write_what_the_numpy_columns_compute_on_every_dataset_pag
     assert rows > 10_000
 
 
+def _kernel_calls(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch, kernel: str, html: str
+) -> tuple[list[list[Any]], Any]:
+    """The arguments of every call `page_blocks` makes to the kernel `_native.<kernel>` on `html` (the
+    heuristic's Extraction as `auto` makes it), and the PageBlocks it returned."""
+    doc = parse(html)
+    extractor, params = first_extractor()
+    first = extractor.run(doc, params)
+    calls: list[list[Any]] = []
+
+    def spy(*args: Any) -> Any:
+        calls.append(list(args))
+        return getattr(native, kernel)(*args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(learn_blocks, "native", SimpleNamespace(**{**vars(native), kernel: spy}))
+        blocks = page_blocks(doc, first)
+    return calls, blocks
+
+
+def _replaced(arguments: Sequence[Any], index: int, value: Any) -> tuple[Any, ...]:
+    """`arguments` with the one at `index` replaced by `value`."""
+    changed = list(arguments)
+    changed[index] = value
+    return tuple(changed)
+
+
 def _block_columns_arguments(native: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The arguments `page_blocks` gives `_native.block_columns` on a small page."""
     html = (
@@ -1213,20 +1241,7 @@ def _block_columns_arguments(native: ModuleType, monkeypatch: pytest.MonkeyPatch
         "<p>Second <a href='/x'>link</a> paragraph.</p><ul><li>one</li><li>two</li></ul></article>"
         "<footer><p>Footer text</p></footer></body></html>"
     )
-    doc = parse(html)
-    extractor, params = first_extractor()
-    first = extractor.run(doc, params)
-    calls: list[list[Any]] = []
-
-    def block_columns(*args: Any) -> Any:
-        calls.append(list(args))
-        return native.block_columns(*args)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(
-            learn_blocks, "native", SimpleNamespace(**{**vars(native), "block_columns": block_columns})
-        )
-        blocks = page_blocks(doc, first)
+    calls, blocks = _kernel_calls(native, monkeypatch, "block_columns", html)
     assert len(calls) == 1 and len(blocks.elements) == calls[0][0].shape[1] >= 4
     return calls[0]
 
@@ -1237,10 +1252,7 @@ def test_block_columns_declines_fractions_and_rejects_bad_arguments(
     good = _block_columns_arguments(native, monkeypatch)
     assert native.block_columns(*good) is not None
 
-    def changed(index: int, value: Any) -> tuple[Any, ...]:
-        args = list(good)
-        args[index] = value
-        return tuple(args)
+    changed = partial(_replaced, good)
 
     fractional = good[11].copy()
     fractional[np.flatnonzero(fractional > 0)[0]] += 0.5  # chars: no longer whole numbers
@@ -1286,10 +1298,7 @@ def test_block_neighbours_shift_rows_and_average_over_parents(native: ModuleType
     readonly = out.copy()
     readonly.flags.writeable = False
 
-    def changed(index: int, value: Any) -> tuple[Any, ...]:
-        args = list(good)
-        args[index] = value
-        return tuple(args)
+    changed = partial(_replaced, good)
 
     _assert_rejects(
         native.block_neighbours,
@@ -1313,33 +1322,16 @@ def test_block_neighbours_shift_rows_and_average_over_parents(native: ModuleType
 def test_structure_columns_declines_unsorted_starts_and_rejects_bad_arguments(
     native: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    doc = parse(
+    html = (
         "<html><body><article><h1>Title</h1><p>One <a href='/a'>link</a> here.</p><form><input name=q>"
         "<button>Go</button></form><p><img src=x.png> <time>today</time> and text.</p></article></body></html>"
     )
-    first = first_extractor()[0].run(doc, first_extractor()[1])
-    calls: list[list[Any]] = []
-
-    def structure_columns(*args: Any) -> Any:
-        calls.append(list(args))
-        return native.structure_columns(*args)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(
-            learn_blocks,
-            "native",
-            SimpleNamespace(**{**vars(native), "structure_columns": structure_columns}),
-        )
-        page_blocks(doc, first)
-    (good,) = calls
+    (good,), _ = _kernel_calls(native, monkeypatch, "structure_columns", html)
     found = native.structure_columns(*good)
     # input and button, h1, img, time, a; one heading block (the h1)
     assert [len(starts) // 8 for starts in found] == [2, 1, 1, 1, 1, 1]
 
-    def changed(index: int, value: Any) -> tuple[Any, ...]:
-        args = list(good)
-        args[index] = value
-        return tuple(args)
+    changed = partial(_replaced, good)
 
     unsorted = good[4].copy()  # element starts: the first two controls swapped
     controls = np.flatnonzero(good[9][good[8]] >> 16 & 1)

@@ -214,14 +214,11 @@ def gallery_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     inside the article's container. As for reviews (`review_section`), the page's `html`, `body` and
     `main` and a container of at least `REVIEW_MAX_SHARE` of the page's text are not a gallery: themes
     flag whole pages and articles (`penci-enable-lightbox`, WordPress's post classes)."""
-    named = (features_of(doc).class_words & _GALLERY_BIT) != 0
-    if not named.any():
+    galleries = _section_containers(doc, np.flatnonzero(features_of(doc).class_words & _GALLERY_BIT))
+    if len(galleries) == 0:
         return np.zeros(len(elements), dtype=bool)
-    found = np.flatnonzero(named)
-    page_chars = selected_chars(doc, doc.body_mask)
-    wide = [e for e in found.tolist() if doc.tag[e] in _PAGE_TAGS]
-    named[found[doc.subtree_chars[found] >= REVIEW_MAX_SHARE * page_chars]] = False
-    named[wide] = False
+    named = np.zeros(len(doc.elements), dtype=bool)
+    named[galleries] = True
     inside = named[elements]
     node = doc.parent[elements]
     for _ in range(GALLERY_LEVELS):
@@ -229,6 +226,16 @@ def gallery_section(doc: Document, elements: np.ndarray) -> np.ndarray:
         inside |= named[up] & (node >= 0)
         node = doc.parent[up]
     return inside
+
+
+def _section_containers(doc: Document, named: np.ndarray) -> np.ndarray:
+    """Of the elements `named` (indices, ascending) as a section (reviews, a gallery), those that can
+    be one: not the page's own `html`, `body` or `main`, and holding less than `REVIEW_MAX_SHARE` of
+    the page's text (themes and shops put such names on whole pages and articles)."""
+    if len(named) == 0:
+        return np.zeros(0, dtype=np.int64)
+    chosen = np.array([e for e in named.tolist() if doc.tag[e] not in _PAGE_TAGS], dtype=np.int64)
+    return chosen[doc.subtree_chars[chosen] < REVIEW_MAX_SHARE * selected_chars(doc, doc.body_mask)]
 
 
 def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
@@ -251,10 +258,8 @@ def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     ]
     if not found:
         return inside
-    named = sorted(set((np.searchsorted(starts, found, side="right") - 1).tolist()))
-    chosen = np.array([e for e in named if doc.tag[e] not in _PAGE_TAGS], dtype=np.int64)
-    page_chars = selected_chars(doc, doc.body_mask)
-    chosen = chosen[doc.subtree_chars[chosen] < REVIEW_MAX_SHARE * page_chars]
+    named = np.unique(np.searchsorted(starts, found, side="right") - 1)
+    chosen = _section_containers(doc, named)
     if len(chosen) == 0:
         return inside
     return doc.mask_elements(chosen)[doc.start[elements]]

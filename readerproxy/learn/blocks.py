@@ -209,6 +209,12 @@ def signed_log(values: np.ndarray) -> np.ndarray:
     return np.sign(values) * np.log1p(np.abs(values))
 
 
+def _article_root(heuristic: Extraction) -> int:
+    """The element the heuristic took for the article's root (its `article_element` signal), or -1."""
+    roots = heuristic.signals.get("article_element")
+    return int(roots[0]) if roots is not None and len(roots) else -1
+
+
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return np.divide(
         numerator, denominator, out=np.zeros(np.shape(numerator), dtype=np.float64), where=denominator > 0
@@ -388,22 +394,8 @@ _NEXT_ROWS = np.array(
 _NEIGHBOUR_EDGE = np.array([0.0, 1.0, 0.0, 0.0])
 #: The smoothing kernel of `selected_smoothed` (what `_columns` makes each time).
 _SMOOTHING = np.ones(5) / 5
-#: Every column of `_columns`.
-_COLUMNS = (
-    *_KERNEL_COLUMNS,
-    "prev_score",
-    "next_score",
-    "prev_link_density",
-    "next_link_density",
-    "prev_selected",
-    "next_selected",
-    "log_prev_chars",
-    "log_next_chars",
-    "selected_smoothed",
-    "parent_mean_log_chars",
-    "page_log_chars",
-    "page_log_blocks",
-)
+#: Every column of `_columns`: the features before the structure features.
+_COLUMNS = FEATURES[: FEATURES.index(STRUCTURE_FEATURES[0])]
 # The log rows `_place_columns` transforms two at a time must be neighbours in FEATURES.
 assert _ROW["log_words"] == _ROW["log_chars"] + 1 and _ROW["tag_ratio"] == _ROW["log_subtree_chars"] + 1
 assert _ROW["heuristic_context"] == _ROW["heuristic_score"] + 1
@@ -429,8 +421,7 @@ def _place_columns(
     t = doc.tokens
     n_elements = len(doc.elements)
     score_of, chosen_of = block_columns(heuristic.blocks, n_elements)
-    roots = heuristic.signals.get("article_element")
-    root = int(roots[0]) if roots is not None and len(roots) else -1
+    root = _article_root(heuristic)
     first, last = doc.body
     placed = native.block_columns(
         by_feature,
@@ -538,8 +529,7 @@ def _columns(
     score_of, chosen_of = block_columns(heuristic.blocks, n_elements)
     score = score_of[elements]
     selected = chosen_of[elements].astype(np.float64)
-    roots = heuristic.signals.get("article_element")
-    root = int(roots[0]) if roots is not None and len(roots) else -1
+    root = _article_root(heuristic)
     if root >= 0:
         in_root = ((start >= doc.start[root]) & (end <= doc.end[root])).astype(np.float64)
         root_span = max(1, int(doc.end[root] - doc.start[root]))
@@ -855,8 +845,7 @@ def structure_columns(
 
     title_overlap = _title_overlap(doc, elements, codes)
 
-    roots = heuristic.signals.get("article_element")
-    root = int(roots[0]) if roots is not None and len(roots) else -1
+    root = _article_root(heuristic)
     root_depth = 0
     ancestor = root
     while ancestor >= 0 and root_depth < n_elements:  # bounded by the tree's depth
@@ -1090,24 +1079,10 @@ _COUNTED_GROUPS = (
 _GROUP_BITS = {name: 1 << g for g, group in enumerate(_COUNTED_GROUPS) for name in group}  # disjoint groups
 #: The columns `_native.structure_columns` writes, in its order (a logarithm's argument where one is taken).
 _STRUCTURE_KERNEL_COLUMNS = (
-    "log_repeat",
-    "repeat_level",
-    "repeat_item_log_chars",
-    "repeat_item_link_density",
-    "repeat_group_chars_share",
-    "repeat_item_index",
-    "log_controls_grandparent",
-    "log_controls_ancestor4",
-    "log_headings_grandparent",
-    "log_images_grandparent",
-    "log_time_grandparent",
-    "position_from_h1",
-    "depth_below_root",
-    "item_log_headings",
-    "item_log_images",
-    "item_log_times",
-    "item_log_controls",
-    "item_log_links",
+    *(name for name in STRUCTURE_FEATURES if name != "title_overlap"),  # the title overlap stays in Python
+    *PAGE_TYPE_FEATURES[
+        PAGE_TYPE_FEATURES.index("item_log_headings") : PAGE_TYPE_FEATURES.index("item_log_links") + 1
+    ],
 )
 #: Per tag name, packed in one int64 as the C kernels read it: its container kind (`CONTAINERS`) + 1
 #: in bits 0-7, its own-tag group (`OWN_TAGS`) + 1 in bits 8-15, its counted groups' bits from bit 16.
@@ -1149,8 +1124,7 @@ def _place_structure(
     For speed, as `_place_columns`: one pass in C instead of about 50 numpy calls, with the same
     numbers (counts, one division each, and numpy's logarithms on whole rows)."""
     assert native is not None
-    roots = heuristic.signals.get("article_element")
-    root = int(roots[0]) if roots is not None and len(roots) else -1
+    root = _article_root(heuristic)
     first, last = doc.body
     starts = native.structure_columns(
         by_feature,
