@@ -94,6 +94,7 @@ RANGES["learned"] = RANGES["auto"] = {
     "heuristic_threshold": ([-0.1, 1.1], [0, 0.3, 1]),
     "outside_threshold": ([-0.1, 1.1], [0, 0.7, 1]),
     "gallery_threshold": ([-0.1, 1.1], [0, 0.8, 1]),
+    "wide_only_threshold": ([-0.1, 1.1], [0, 0.9, 1]),
     "short_page_chars": ([-1, 10_000_001], [0, 200, 10_000_000]),
 }
 CHOICES["learned"] = CHOICES["auto"] = {
@@ -101,6 +102,8 @@ CHOICES["learned"] = CHOICES["auto"] = {
     "cut_reviews": ("maybe", ["1", "false", True]),
     "cut_repeats": ("maybe", ["1", "false", True]),
     "related_prior": ("maybe", ["1", "false", True]),
+    "cut_caption_repeats": ("maybe", ["1", "false", True]),
+    "cut_choices": ("maybe", ["1", "false", True]),
 }
 PATH_PARAMETERS = {"learned": {"model"}, "auto": {"model"}}
 LINK_FILTERED = ("density", "danag", "cetr", "cetr-km", "cetr-tm", "lineblock")
@@ -207,6 +210,8 @@ def test_choices_are_checked(algorithm: str, name: str) -> None:
             "cut_reviews",
             "cut_repeats",
             "related_prior",
+            "cut_caption_repeats",
+            "cut_choices",
         )
     ):
         with pytest.raises(ValueError, match=rf"^{name} must be one of"):

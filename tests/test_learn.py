@@ -14,7 +14,16 @@ from readerproxy.document import parse, ranges_mask
 from readerproxy.evaluation.datasets import Page, datasets_root
 from readerproxy.evaluation.oof import OutOfFold
 from readerproxy.extractors.auto import first_extractor
-from readerproxy.extractors.learned import GALLERY_LEVELS, comment_section, gallery_section, says_product
+from readerproxy.extractors.learned import (
+    GALLERY_LEVELS,
+    choice_blocks,
+    comment_section,
+    gallery_section,
+    repeated_captions,
+    says_product,
+    wide_only,
+    wide_only_section,
+)
 from readerproxy.learn.blocks import (
     CONTEXT_FEATURES,
     FEATURES,
@@ -562,3 +571,90 @@ def test_gallery_threshold_holds_on_article_pages_only() -> None:
     )
     with pytest.raises(ValueError, match="gallery_threshold"):
         extract(GALLERY_PAGE, algorithm="learned", gallery_threshold="1.5")
+
+
+@pytest.mark.parametrize(
+    ("classes", "wide"),
+    [
+        ("well well-sm visible-lg visible-md", True),  # Bootstrap 3: shown on md and lg only
+        ("sidebar hidden-xs", True),
+        ("visible-md visible-sm", False),  # shown on a tablet too
+        ("visible-xs", False),
+        ("d-none d-lg-block", True),  # Bootstrap 4-5
+        ("d-none", False),  # hidden everywhere: the Document has dropped it, or a script shows it
+        ("d-block d-md-none", False),  # shown on phones only
+        ("hidden md:flex", True),  # Tailwind
+        ("hidden", False),
+        ("md:hidden", False),
+        ("show-for-large", True),  # Foundation
+        ("desktop-only ad", True),
+        ("col-md-3", False),
+        ("x-hidden-xs", False),  # a word that only contains one
+    ],
+)
+def test_wide_only_reads_responsive_classes(classes: str, wide: bool) -> None:
+    assert wide_only(classes) is wide
+
+
+WIDE_ONLY_PAGE = f"""<html><body><div class="row">
+<div class="col-md-3"><div class="well visible-lg visible-md"><h4>Categories</h4><ul>
+{"".join(f'<li><a href="/c/{i}">Category number {i}</a></li>' for i in range(12))}</ul></div>
+<select class="visible-xs"><option>Choose a category</option><option>Health and safety</option>
+<option>Roads and bridges</option></select></div>
+<div class="col-md-9"><h1>The river and its bridges</h1><p>{ARTICLE[:900]}</p><p>{ARTICLE[900:]}</p></div>
+</div></body></html>"""
+
+
+def test_wide_only_section_and_choice_blocks_find_their_blocks() -> None:
+    doc, blocks = _blocks(WIDE_ONLY_PAGE)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    wide = wide_only_section(doc, blocks.elements)
+    assert [t for t, w in zip(texts, wide, strict=True) if w] == ["Categories"] + [
+        f"Category number {i}" for i in range(12)
+    ]
+    choices = choice_blocks(doc, blocks.elements)
+    assert [t for t, c in zip(texts, choices, strict=True) if c] == [
+        "Choose a category",
+        "Health and safety",
+        "Roads and bridges",
+    ]
+
+
+def test_wide_only_threshold_and_cut_choices_drop_a_sidebar_inside_the_article_row() -> None:
+    everything = {"threshold": "0", "outside_threshold": "0"}  # every block passes the trees
+    kept = extract(
+        WIDE_ONLY_PAGE, algorithm="learned", wide_only_threshold="none", cut_choices="false", **everything
+    ).text
+    assert "Category number 3" in kept and "Health and safety" in kept and "Sentence 29" in kept
+    text = extract(WIDE_ONLY_PAGE, algorithm="learned", wide_only_threshold="1", **everything).text
+    assert "Sentence 29 of the article" in text
+    assert "Category number" not in text and "Health and safety" not in text
+    with pytest.raises(ValueError, match="wide_only_threshold"):
+        extract(WIDE_ONLY_PAGE, algorithm="learned", wide_only_threshold="2")
+
+
+CAPTION = "The festival's opening night on the main stage in the park"
+CAPTIONS_PAGE = f"""<html><body><article><h1>The festival</h1><p>{ARTICLE[:900]}</p>
+{"".join(f'<div class="wp-caption"><img src="{i}.jpg"><p class="wp-caption-text">{CAPTION}</p></div>' for i in range(4))}
+<figure><img src="x.jpg"><figcaption>{CAPTION}</figcaption></figure>
+<figure><img src="y.jpg"><figcaption>A different caption of the last photo of the night</figcaption></figure>
+<p>{ARTICLE[900:]}</p><p>{CAPTION}</p><p>{CAPTION}</p></article></body></html>"""
+
+
+def test_repeated_captions_keeps_the_first_of_each_caption_and_every_paragraph() -> None:
+    doc, blocks = _blocks(CAPTIONS_PAGE)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    keep = np.ones(len(texts), dtype=bool)
+    repeated = repeated_captions(doc, blocks, keep)
+    tags = [doc.tag[int(e)] for e in blocks.elements]
+    assert [(t, tag) for t, tag, r in zip(texts, tags, repeated, strict=True) if r] == [
+        (CAPTION, "p")
+    ] * 3 + [(CAPTION, "figcaption")]
+    assert sum(t == CAPTION for t in texts) == 7  # the first caption and both paragraphs stay
+    # Only kept captions count: with the first one dropped, the second is the first kept.
+    first = texts.index(CAPTION)
+    keep[first] = False
+    assert repeated_captions(doc, blocks, keep).sum() == 3
+    text = extract(CAPTIONS_PAGE, algorithm="learned").text
+    assert text.count(CAPTION) == 3 and "A different caption" in text
+    assert extract(CAPTIONS_PAGE, algorithm="learned", cut_caption_repeats="false").text.count(CAPTION) == 7

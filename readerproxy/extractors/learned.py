@@ -90,6 +90,9 @@ class LearnedParams:
     cut_reviews: bool = True  # on a product page, drop the customer reviews' containers
     cut_repeats: bool = True  # on a product page, drop a kept block that repeats an earlier one
     gallery_threshold: float | None = 0.8  # on an article, blocks in a gallery need this (None: off)
+    wide_only_threshold: float | None = 0.9  # blocks shown on wide screens only need this (None: off)
+    cut_caption_repeats: bool = True  # drop a caption that repeats an earlier kept caption
+    cut_choices: bool = True  # drop the options of drop-down lists (`CHOICE_TAGS`)
     related_prior: bool = False  # on an article, the heuristic's prior holds after a related heading too
     short_page_chars: int = MIN_CHARS  # a page with less text than this is kept whole
     model: str = ""
@@ -104,6 +107,8 @@ class LearnedParams:
             check_range("outside_threshold", self.outside_threshold, 0, 1)
         if self.gallery_threshold is not None:
             check_range("gallery_threshold", self.gallery_threshold, 0, 1)
+        if self.wide_only_threshold is not None:
+            check_range("wide_only_threshold", self.wide_only_threshold, 0, 1)
         check_range("min_chars", self.min_chars, 0, 10_000_000)
         check_range("short_page_chars", self.short_page_chars, 0, 10_000_000)
         check_range("min_share", self.min_share, 0, 1)
@@ -171,15 +176,11 @@ def after_related_heading(features: np.ndarray) -> np.ndarray:
 REPEAT_MIN_WORDS = 4
 
 
-def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
-    """Per block, whether it is kept (`keep`) and its own text (whitespace normalised, at least
-    `REPEAT_MIN_WORDS` words) repeats that of an earlier kept block; a shorter block counts only
-    inside a copy (after a longer block that repeats). Shops often ship a product's description and
-    details twice, one copy for narrow screens and one for wide ones, and show one; a reader needs it
-    once, and a table's repeated "Yes" or a price stays."""
+def block_text_parts(doc: Document, blocks: learn_blocks.PageBlocks, chosen: np.ndarray) -> dict[int, str]:
+    """The own text (whitespace normalised) of the `chosen` blocks (a mask) that have any, by block."""
     t = doc.tokens
     block_of = np.full(len(doc.elements), -1, dtype=np.int64)
-    block_of[blocks.elements[keep]] = np.flatnonzero(keep)
+    block_of[blocks.elements[chosen]] = np.flatnonzero(chosen)
     first, last = doc.body
     span = np.arange(first, last + 1)
     span = span[(t.kind[span] == TEXT) & (t.element[span] >= 0)]
@@ -187,18 +188,119 @@ def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.nda
     parts: dict[int, list[str]] = {}
     for token, block in zip(span[owner >= 0].tolist(), owner[owner >= 0].tolist(), strict=True):
         parts.setdefault(block, []).append(t.text[token])
+    return {block: " ".join(" ".join(words).split()) for block, words in sorted(parts.items())}
+
+
+def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
+    """Per block, whether it is kept (`keep`) and its own text (whitespace normalised, at least
+    `REPEAT_MIN_WORDS` words) repeats that of an earlier kept block; a shorter block counts only
+    inside a copy (after a longer block that repeats). Shops often ship a product's description and
+    details twice, one copy for narrow screens and one for wide ones, and show one; a reader needs it
+    once, and a table's repeated "Yes" or a price stays."""
     seen: set[str] = set()
     repeated = np.zeros(len(keep), dtype=bool)
     in_copy = False  # whether the last kept block of REPEAT_MIN_WORDS words or more was a repeat
-    for block in sorted(parts):
-        words = " ".join(parts[block]).split()
-        text = " ".join(words)
-        if len(words) >= REPEAT_MIN_WORDS:
+    for block, text in block_text_parts(doc, blocks, keep).items():
+        if len(text.split()) >= REPEAT_MIN_WORDS:
             in_copy = repeated[block] = text in seen
         else:
             repeated[block] = in_copy and text in seen
         seen.add(text)
     return repeated
+
+
+#: A drop-down list's elements: its options are a form's choices (sort orders, currencies, a
+#: mobile copy of a menu), never what a reader reads. Readability.js removes `select` from the article
+#: too (`_prepArticle`).
+CHOICE_TAGS = frozenset(("select", "option", "optgroup", "datalist"))
+
+
+def choice_blocks(doc: Document, elements: np.ndarray) -> np.ndarray:
+    """Per block (`elements`), whether it is a drop-down list's element (`CHOICE_TAGS`) or inside one."""
+    tags = doc.tag
+    lists = [index for index, tag in enumerate(tags) if tag == "select" or tag == "datalist"]
+    inside = np.array([tags[element] in CHOICE_TAGS for element in elements.tolist()], dtype=bool)
+    if lists:
+        inside |= doc.mask_elements(np.array(lists, dtype=np.int64))[doc.start[elements]]
+    return inside
+
+
+#: Tags of captions; an element whose class or id has "caption" in it is one too (WordPress's
+#: `wp-caption-text`, `image-caption`, `caption` spans).
+CAPTION_TAGS = frozenset(("figcaption", "caption"))
+
+
+def repeated_captions(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
+    """Per block, whether it is a kept caption (`CAPTION_TAGS`, or "caption" in its class or id)
+    whose text (at least `REPEAT_MIN_WORDS` words) repeats an earlier kept caption's. Blogs caption
+    every photo of a series with the same line (the event, the photographer); a reader needs it once.
+    Paragraphs are left alone: Readability's test pages repeat them in their references."""
+    caption = np.zeros(len(keep), dtype=bool)
+    for i, element in enumerate(blocks.elements.tolist()):
+        if keep[i]:
+            names = f"{doc.classes[element] or ''} {doc.ident[element] or ''}".lower()
+            caption[i] = doc.tag[element] in CAPTION_TAGS or "caption" in names
+    repeated = np.zeros(len(keep), dtype=bool)
+    if caption.sum() < 2:
+        return repeated
+    seen: set[str] = set()
+    for block, text in block_text_parts(doc, blocks, caption).items():
+        if len(text.split()) >= REPEAT_MIN_WORDS:
+            repeated[block] = text in seen
+            seen.add(text)
+    return repeated
+
+
+#: Classes that show an element on wide screens only (hidden on phones): Bootstrap 3's `hidden-xs`,
+#: `visible-md` and `visible-lg` (without `visible-xs` or `visible-sm`), Bootstrap 4-5's `d-none` with
+#: `d-md-block` and the like, Tailwind's `hidden` with `md:block` and the like, Foundation's
+#: `show-for-medium`, `show-for-large` and `hide-for-small`, and the common `desktop-only` names.
+_WIDE_ONLY_CLASS = re.compile(
+    r"(?:^|\s)(?:hidden-xs|visible-(?:md|lg)(?:-block|-inline|-inline-block)?|show-for-(?:medium|large)(?:-up)?|"
+    r"hide-for-small(?:-only)?|desktop-only|only-desktop|hide-mobile|hidden-mobile|mobile-hidden|hide-on-mobile|"
+    r"hidden-phone|visible-desktop|hide-for-mobile|no-mobile)(?=\s|$)"
+)
+#: Words one of `wide_only`'s classes has (a quick search before the whole test).
+_WIDE_ONLY_HINT = re.compile(r"hidden|visible-|show-for|hide-|desktop|mobile|phone|d-none")
+_NARROW_VISIBLE_CLASS = re.compile(r"(?:^|\s)visible-(?:xs|sm)")
+_BOOTSTRAP_SHOWN_WIDE = re.compile(
+    r"(?:^|\s)d-(?:sm|md|lg|xl|xxl)-(?:block|flex|inline|inline-block|grid|table)(?=\s|$)"
+)
+_TAILWIND_SHOWN_WIDE = re.compile(
+    r"(?:^|\s)(?:sm|md|lg|xl|2xl):(?:block|flex|inline|inline-block|inline-flex|grid|table|contents)(?=\s|$)"
+)
+
+
+def wide_only(classes: str) -> bool:
+    """Whether a class attribute shows its element on wide screens only (`_WIDE_ONLY_CLASS`)."""
+    if _WIDE_ONLY_CLASS.search(classes):
+        return not _NARROW_VISIBLE_CLASS.search(classes)
+    words = classes.split()
+    if "d-none" in words:
+        return bool(_BOOTSTRAP_SHOWN_WIDE.search(classes))
+    if "hidden" in words:
+        return bool(_TAILWIND_SHOWN_WIDE.search(classes))
+    return False
+
+
+def wide_only_section(doc: Document, elements: np.ndarray) -> np.ndarray:
+    """Per block (`elements`), whether it lies inside an element shown on wide screens only
+    (`wide_only`): a page's main content is what it shows on a phone too, and what it hides there
+    is its sidebars, rails and desktop ads (a responsive theme's widget column of categories, tags
+    and archives inside the article's row). The trees keep such blocks at p 0.6-0.8 when they sit
+    inside the heuristic's root, so they need `wide_only_threshold`."""
+    # For speed, one search for the words these classes need over every class attribute, a line
+    # each (as `review_section` does); only the attributes it finds are read whole.
+    lines = [classes or "" for classes in doc.classes]
+    joined = "\n".join(lines)
+    starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
+    found = np.unique(
+        np.searchsorted(starts, [m.start() for m in _WIDE_ONLY_HINT.finditer(joined)], side="right") - 1
+    )
+    named = [index for index in found.tolist() if wide_only(lines[index])]
+    if not named:
+        return np.zeros(len(elements), dtype=bool)
+    return doc.mask_elements(np.array(named, dtype=np.int64))[doc.start[elements]]
 
 
 #: Levels searched above a block (the block itself is level 0) for a gallery's container.
@@ -304,6 +406,12 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
         keep &= ~comment_section(blocks.features, outside)
     if params.gallery_threshold is not None and says_article(blocks.features):
         keep &= ~gallery_section(doc, blocks.elements) | (probability >= params.gallery_threshold)
+    if params.wide_only_threshold is not None:
+        keep &= ~wide_only_section(doc, blocks.elements) | (probability >= params.wide_only_threshold)
+    if params.cut_caption_repeats:
+        keep &= ~repeated_captions(doc, blocks, keep)
+    if params.cut_choices:
+        keep &= ~choice_blocks(doc, blocks.elements)
     if says_product(blocks.features) and not says_article(blocks.features):
         if params.cut_reviews:
             keep &= ~review_section(doc, blocks.elements)
