@@ -44,6 +44,14 @@ container (out of fold ScrapingHub 0.962 → 0.964, Readability 0.972 → 0.973,
 levels and the threshold chosen among {0, 2, 4, 8} × {0.7, 0.8, 0.9} from the trainer's proxy on
 these sets: a selection effect). As block features for the trees the same class words gained nothing
 beyond a retraining's noise (docs/benchmarks.md).
+Three rules from what a reader sees, on every page: blocks inside an element shown on wide screens
+only (`wide_only_section`: Bootstrap's `visible-lg`/`hidden-xs`/`d-none d-md-block`, Tailwind's
+`hidden md:block`, Foundation's `show-for-large`) need `wide_only_threshold` (0.9), since a page's
+content is what it shows on a phone too; a drop-down list's options are dropped (`choice_blocks`,
+as Readability.js removes `select`); a caption that repeats an earlier kept caption word for word is
+dropped (`repeated_captions`). Out of fold (learn-quality3's fold models): ScrapingHub 0.964 →
+0.967 (three pages up, none down), Readability 0.973 → 0.972 (its references keep repeated
+captions: four pages by 0.001–0.03), WCXB 0.858 equal.
 Where that keeps too little text, the answer is
 `auto-heuristic`'s chain (heuristic, then accb, then all text), so a reader never gets an empty page.
 
