@@ -104,6 +104,9 @@ CHOICES["learned"] = CHOICES["auto"] = {
     "related_prior": ("maybe", ["1", "false", True]),
     "cut_caption_repeats": ("maybe", ["1", "false", True]),
     "cut_choices": ("maybe", ["1", "false", True]),
+    "cut_teasers": ("maybe", ["1", "false", True]),
+    "cut_other_articles": ("maybe", ["1", "false", True]),
+    "keep_embeds": ("maybe", ["1", "false", True]),
 }
 PATH_PARAMETERS = {"learned": {"model"}, "auto": {"model"}}
 LINK_FILTERED = ("density", "danag", "cetr", "cetr-km", "cetr-tm", "lineblock")
@@ -212,6 +215,9 @@ def test_choices_are_checked(algorithm: str, name: str) -> None:
             "related_prior",
             "cut_caption_repeats",
             "cut_choices",
+            "cut_teasers",
+            "cut_other_articles",
+            "keep_embeds",
         )
     ):
         with pytest.raises(ValueError, match=rf"^{name} must be one of"):

@@ -13,14 +13,18 @@ from readerproxy.cli import main
 from readerproxy.document import parse, ranges_mask
 from readerproxy.evaluation.datasets import Page, datasets_root
 from readerproxy.evaluation.oof import OutOfFold
+from readerproxy.extractors import learned as learned_module
 from readerproxy.extractors.auto import first_extractor
 from readerproxy.extractors.learned import (
     GALLERY_LEVELS,
     choice_blocks,
     comment_section,
+    embedded_posts,
     gallery_section,
+    other_articles,
     repeated_captions,
     says_product,
+    teaser_blocks,
     wide_only,
     wide_only_section,
 )
@@ -658,3 +662,109 @@ def test_repeated_captions_keeps_the_first_of_each_caption_and_every_paragraph()
     text = extract(CAPTIONS_PAGE, algorithm="learned").text
     assert text.count(CAPTION) == 3 and "A different caption" in text
     assert extract(CAPTIONS_PAGE, algorithm="learned", cut_caption_repeats="false").text.count(CAPTION) == 7
+
+
+def _teasers_page(items: int) -> str:
+    teasers = "".join(
+        f'<li><a href="/story-{i}">Story number {i} about the city council</a> <span>The council met on '
+        f"Monday to discuss the budget of the coming year and the roads that need...</span></li>"
+        for i in range(items)
+    )
+    return f"""<html><head><meta property="og:type" content="article"></head><body>
+<div class="ticker"><b>Breaking News</b><ul>{teasers}</ul></div>
+<article><h1>The river and its bridges</h1><p>{ARTICLE[:900]}</p><p>{ARTICLE[900:]} And then...</p></article>
+</body></html>"""
+
+
+TEASERS_PAGE = _teasers_page(4)
+
+
+def test_teaser_blocks_are_linked_excerpts_cut_short_three_or_more() -> None:
+    doc, blocks = _blocks(TEASERS_PAGE)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    teasers = teaser_blocks(doc, blocks)
+    assert [t[:14] for t, cut in zip(texts, teasers, strict=True) if cut] == [
+        f"Story number {i}" for i in range(4)
+    ]
+    # The article's paragraph ends with "..." too, but holds no link.
+    assert not any(cut for t, cut in zip(texts, teasers, strict=True) if t.startswith("Sentence"))
+    # Two teasers are not a list; nor are three when one holds no link.
+    doc, blocks = _blocks(_teasers_page(2))
+    assert not teaser_blocks(doc, blocks).any()
+    linked = '<a href="/story-2">Story number 2 about the city council</a>'
+    doc, blocks = _blocks(_teasers_page(3).replace(linked, "<b>Story number 2 about the city council</b>"))
+    assert not teaser_blocks(doc, blocks).any()
+    everything = {"threshold": "0", "outside_threshold": "0"}
+    assert "Story number 1" not in extract(TEASERS_PAGE, algorithm="learned", **everything).text
+    assert (
+        "Story number 1" in extract(TEASERS_PAGE, algorithm="learned", cut_teasers="false", **everything).text
+    )
+    # Not on a page that does not say it is an article: a listing's excerpts are its content.
+    listing = TEASERS_PAGE.replace('<meta property="og:type" content="article">', "")
+    assert "Story number 1" in extract(listing, algorithm="learned", **everything).text
+
+
+def _feed_page(cards: int, words: int) -> str:
+    card = " ".join(["The other story goes on about something else entirely."] * (words // 9))
+    return f"""<html><head><meta property="og:type" content="article"></head><body>
+<article class="single-story"><h2>The river and its bridges</h2><p>{ARTICLE[:900]}</p><p>{ARTICLE[900:]}</p></article>
+<h3>Want more stories like this?</h3>
+{"".join(f'<article class="card"><h2><a href="/s/{i}">Card {i}</a></h2><p>{card}</p></article>' for i in range(cards))}
+</body></html>"""
+
+
+def test_other_articles_are_the_small_articles_beside_the_main_one() -> None:
+    doc, blocks = _blocks(_feed_page(3, 90))
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    keep = np.ones(len(texts), dtype=bool)
+    other = other_articles(doc, blocks, keep)
+    assert other.any() and all(t.startswith(("Card", "The other story")) for t in np.array(texts)[other])
+    assert not any(o for t, o in zip(texts, other, strict=True) if t.startswith(("Sentence", "Want more")))
+    # Cards as long as the story (over OTHER_ARTICLE_MAX_SHARE of it) are posts of a thread, not a feed.
+    doc, blocks = _blocks(_feed_page(3, 400))
+    assert not other_articles(doc, blocks, np.ones(len(blocks.elements), dtype=bool)).any()
+    # So many cards that the story keeps under MAIN_ARTICLE_MIN_SHARE of the words: no main article.
+    doc, blocks = _blocks(_feed_page(12, 90))
+    assert not other_articles(doc, blocks, np.ones(len(blocks.elements), dtype=bool)).any()
+    everything = {"threshold": "0", "outside_threshold": "0"}
+    page = _feed_page(3, 90)
+    assert "Card 1" not in extract(page, algorithm="learned", **everything).text
+    assert "Card 1" in extract(page, algorithm="learned", cut_other_articles="false", **everything).text
+    forum = page.replace(
+        "</head>", '<script type="application/ld+json">{"@type": "DiscussionForumPosting"}</script></head>'
+    )
+    assert "Card 1" in extract(forum, algorithm="learned", **everything).text
+
+
+EMBED_PAGE = f"""<html><body><article><h1>The slogan</h1><p>{ARTICLE[:900]}</p>
+<p>A whole lot of people noticed the new slogan of the state:</p>
+<blockquote class="twitter-tweet"><p lang="en">Yes this is real and yes the state spent nearly half a million dollars
+on it <a href="https://t.co/x">https://t.co/x</a></p>— Somebody (@somebody) <a href="https://x.com/s/1">November 18,
+2019</a></blockquote><p>{ARTICLE[900:]}</p></article>
+<div class="sidebar"><blockquote class="twitter-tweet"><p>Follow us for more news from the state and the city</p>
+</blockquote></div></body></html>"""
+
+
+def test_embedded_posts_inside_the_root_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc, blocks = _blocks(EMBED_PAGE)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    embedded = embedded_posts(doc, blocks.elements)
+    # The blockquote's own text (the author line) and its paragraph, in the article and in the sidebar.
+    assert sorted(t[:12] for t, e in zip(texts, embedded, strict=True) if e) == [
+        "Follow us fo",
+        "Yes this is ",
+        "— Somebody (",
+    ]
+    # Trees that call the quoted posts boilerplate (p 0.1) and the rest content (p 0.9).
+    scores = np.where(embedded, 0.1, 0.9)
+
+    class Trees:
+        def probability(self, *_: object) -> np.ndarray:
+            return scores
+
+    monkeypatch.setattr(learned_module.learn_model, "load_model", lambda path="": Trees())
+    text = extract(EMBED_PAGE, algorithm="learned").text
+    assert "half a million dollars" in text and "@somebody" in text
+    assert "Follow us" not in text  # the sidebar's post is outside the heuristic's root
+    text = extract(EMBED_PAGE, algorithm="learned", keep_embeds="false").text
+    assert "half a million dollars" not in text and "Sentence 29 of the article" in text

@@ -52,6 +52,15 @@ as Readability.js removes `select`); a caption that repeats an earlier kept capt
 dropped (`repeated_captions`). Out of fold (learn-quality3's fold models): ScrapingHub 0.964 →
 0.967 (three pages up, none down), Readability 0.973 → 0.972 (its references keep repeated
 captions: four pages by 0.001–0.03), WCXB 0.858 equal.
+On a page that says it is an article (and not a discussion), two more: linked excerpts cut short
+with an ellipsis, three or more of them, are teasers of other pages (`teaser_blocks`: a "Breaking
+news" ticker beside the story); and when the page has several <article> elements, the one keeping
+the most words is the story and the small ones beside it are cards of a feed (`other_articles`).
+Social posts quoted inside the heuristic's root (`embedded_posts`: a blockquote that X, Instagram
+or TikTok's script turns into a post) are kept: they are part of the story. Out of fold
+(learn-quality3's fold models), one page each on ScrapingHub: teasers 0.967 → 0.968, other
+articles 0.968 → 0.970, embeds 0.970 → 0.971; Readability 0.972 equal (embeds: one page −0.02);
+WCXB 0.858 equal, per type within 0.001.
 Where that keeps too little text, the answer is
 `auto-heuristic`'s chain (heuristic, then accb, then all text), so a reader never gets an empty page.
 
@@ -68,7 +77,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..convert import check_range
-from ..document import TEXT, Document
+from ..document import TEXT, Document, indices_of
 from ..extraction import Extraction, params_dict, register
 
 # Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
@@ -101,6 +110,9 @@ class LearnedParams:
     wide_only_threshold: float | None = 0.9  # blocks shown on wide screens only need this (None: off)
     cut_caption_repeats: bool = True  # drop a caption that repeats an earlier kept caption
     cut_choices: bool = True  # drop the options of drop-down lists (`CHOICE_TAGS`)
+    cut_teasers: bool = True  # on an article, drop linked excerpts cut short with an ellipsis
+    cut_other_articles: bool = True  # on an article, drop the small <article>s beside the main one
+    keep_embeds: bool = True  # keep social posts quoted inside the heuristic's article root
     related_prior: bool = False  # on an article, the heuristic's prior holds after a related heading too
     short_page_chars: int = MIN_CHARS  # a page with less text than this is kept whole
     model: str = ""
@@ -174,6 +186,47 @@ def says_article(features: np.ndarray) -> bool:
     return bool(features[0, column("ld_article")] > 0 or features[0, column("og_article")] > 0)
 
 
+def says_discussion(features: np.ndarray) -> bool:
+    """Whether the page says it is a discussion (JSON-LD DiscussionForumPosting and the like)."""
+    return len(features) > 0 and bool(features[0, learn_blocks.FEATURES.index("ld_discussion")] > 0)
+
+
+#: The main <article> holds at least this share of the kept words, or `other_articles` says nothing.
+MAIN_ARTICLE_MIN_SHARE = 0.4
+#: Another <article> is another story when it keeps less than this share of the main one's words.
+OTHER_ARTICLE_MAX_SHARE = 0.5
+
+
+def other_articles(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
+    """Per block, whether it lies in an <article> element that is another story: on a page with
+    several, the one whose blocks keep the most words is the article (when it keeps at least
+    `MAIN_ARTICLE_MIN_SHARE` of all kept words), and one keeping less than `OTHER_ARTICLE_MAX_SHARE`
+    of its words is a card of a feed or a "You may like" list (HTML: an <article> is a self-contained
+    composition, so one beside the story is not part of it). A block counts in its innermost
+    <article>; blocks outside every <article> are left alone. Called on pages that say they are an
+    article and not a discussion: a thread's posts are <article>s of one conversation."""
+    which = np.full(len(blocks.elements), -1, dtype=np.int64)
+    starts = doc.start[blocks.elements]
+    articles = [index for index, tag in enumerate(doc.tag) if tag == "article"]
+    other = np.zeros(len(blocks.elements), dtype=bool)
+    if len(articles) < 2:
+        return other
+    for article in articles:  # document order: an inner <article> comes later and overwrites
+        which[(starts >= doc.start[article]) & (starts <= doc.end[article])] = article
+    inside = which >= 0
+    if len(np.unique(which[inside])) < 2:
+        return other
+    words = blocks.own_words * keep
+    names, slot = np.unique(which[inside], return_inverse=True)
+    mass = np.bincount(slot, weights=words[inside], minlength=len(names))
+    main = int(np.argmax(mass))
+    if mass[main] <= 0 or mass[main] < MAIN_ARTICLE_MIN_SHARE * words.sum():
+        return other
+    small = (mass < OTHER_ARTICLE_MAX_SHARE * mass[main]) & (np.arange(len(names)) != main)
+    other[np.flatnonzero(inside)] = small[slot]
+    return other
+
+
 def after_related_heading(features: np.ndarray) -> np.ndarray:
     """Per block, whether a heading that opens a list of other pages ("Related articles", "More
     from ...": `learn.blocks.RELATED_HEADING`) comes before it, after the page's first h1."""
@@ -215,6 +268,63 @@ def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.nda
             repeated[block] = in_copy and text in seen
         seen.add(text)
     return repeated
+
+
+#: The class of a blockquote that a social network's script turns into an embedded post (X/Twitter,
+#: Instagram, TikTok, Reddit, Bluesky, Mastodon, Threads); the blockquote holds the post's text.
+_EMBED_CLASS = re.compile(
+    r"twitter-tweet|twitter-video|instagram-media|tiktok-embed|reddit-card|bluesky-embed|mastodon-embed|"
+    r"text-post-media"
+)
+
+
+def embedded_posts(doc: Document, elements: np.ndarray) -> np.ndarray:
+    """Per block (`elements`), whether it lies inside a quoted social post (`_EMBED_CLASS` on a
+    blockquote). An article quotes posts as part of its story ("a whole lot of people noticed:"
+    then the tweets); the trees, which see a short block of links and handles that the heuristic
+    did not pick, keep them at p 0.3-0.5. `extract_learned` keeps them inside the heuristic's root."""
+    named = [
+        index
+        for index in indices_of(doc.tag, "blockquote")
+        if (classes := doc.classes[index]) and _EMBED_CLASS.search(classes)
+    ]
+    if not named:
+        return np.zeros(len(elements), dtype=bool)
+    return doc.mask_elements(np.array(named, dtype=np.int64))[doc.start[elements]]
+
+
+#: A block's text ending in one of these was cut short: "...", "…", "[…]", "[...]".
+_ELLIPSIS = re.compile(r"(?:\.\.\.|…|\[…\]|\[\.\.\.\])$")
+#: A page needs this many cut excerpts for them to be a list of teasers.
+TEASER_MIN_BLOCKS = 3
+
+
+def teaser_blocks(doc: Document, blocks: learn_blocks.PageBlocks) -> np.ndarray:
+    """Per block, whether it is one of a list's teasers of other pages: its text holds a link and
+    ends with an ellipsis (an excerpt cut short, "Read the rest..."), and the page has at least
+    `TEASER_MIN_BLOCKS` such blocks. An article's own paragraphs are not cut short; a "Latest
+    news" ticker or a "More stories" list is (its headline linked, its first lines, then "...").
+    The trees keep such items at p 0.8-0.95 when they sit beside the article: they read like its
+    paragraphs. Only on a page that says it is an article: a listing's excerpts are its content."""
+    t = doc.tokens
+    block_of = np.full(len(doc.elements), -1, dtype=np.int64)
+    block_of[blocks.elements] = np.arange(len(blocks.elements))
+    first, last = doc.body
+    span = np.arange(first, last + 1)
+    span = span[(t.kind[span] == TEXT) & (t.element[span] >= 0) & (t.chars[span] > 0)]
+    owner = block_of[blocks.holder[t.element[span]]]
+    span, owner = span[owner >= 0], owner[owner >= 0]
+    teaser = np.zeros(len(blocks.elements), dtype=bool)
+    if len(span) == 0:
+        return teaser
+    final = np.full(len(blocks.elements), -1, dtype=np.int64)
+    np.maximum.at(final, owner, span)  # the last visible text token of every block
+    linked = blocks.features[:, learn_blocks.FEATURES.index("link_density")] > 0
+    for block in np.flatnonzero(linked & (final >= 0)).tolist():
+        teaser[block] = _ELLIPSIS.search(t.text[int(final[block])].rstrip()) is not None
+    if teaser.sum() < TEASER_MIN_BLOCKS:
+        teaser[:] = False
+    return teaser
 
 
 #: A drop-down list's elements: its options are a form's choices (sort orders, currencies, a
@@ -412,6 +522,12 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
         keep &= ~outside | (probability >= params.outside_threshold)
     if params.cut_comments and not outside.all():
         keep &= ~comment_section(blocks.features, outside)
+    if params.keep_embeds and not outside.all():
+        keep |= ~outside & embedded_posts(doc, blocks.elements)
+    if params.cut_teasers and says_article(blocks.features):
+        keep &= ~teaser_blocks(doc, blocks)
+    if params.cut_other_articles and says_article(blocks.features) and not says_discussion(blocks.features):
+        keep &= ~other_articles(doc, blocks, keep)
     if params.gallery_threshold is not None and says_article(blocks.features):
         keep &= ~gallery_section(doc, blocks.elements) | (probability >= params.gallery_threshold)
     if params.wide_only_threshold is not None:
