@@ -15,6 +15,13 @@ from readerproxy.evaluation.datasets import Page, datasets_root
 from readerproxy.evaluation.oof import OutOfFold
 from readerproxy.extractors import learned as learned_module
 from readerproxy.extractors.auto import first_extractor
+from readerproxy.extractors.heuristic import (
+    CAPTION_BIT,
+    CLASS_WORDS,
+    WIDE_ONLY_BIT,
+    class_value_bits,
+    wide_only,
+)
 from readerproxy.extractors.learned import (
     GALLERY_LEVELS,
     choice_blocks,
@@ -25,7 +32,6 @@ from readerproxy.extractors.learned import (
     repeated_captions,
     says_product,
     teaser_blocks,
-    wide_only,
     wide_only_section,
 )
 from readerproxy.learn.blocks import (
@@ -598,6 +604,15 @@ def test_gallery_threshold_holds_on_article_pages_only() -> None:
 )
 def test_wide_only_reads_responsive_classes(classes: str, wide: bool) -> None:
     assert wide_only(classes) is wide
+    assert bool(class_value_bits(classes, True) & WIDE_ONLY_BIT) is wide
+    assert not class_value_bits(classes, False) & WIDE_ONLY_BIT  # an id says nothing of screens
+
+
+def test_class_value_bits_sit_above_the_class_word_categories() -> None:
+    assert (1 << len(CLASS_WORDS)) <= WIDE_ONLY_BIT < CAPTION_BIT <= 1 << 15  # uint16 in the memo
+    assert class_value_bits("wp-caption-text", True) == CAPTION_BIT
+    assert class_value_bits("imageCaption", False) == CAPTION_BIT
+    assert class_value_bits("hidden-xs wp-caption", True) == CAPTION_BIT | WIDE_ONLY_BIT
 
 
 WIDE_ONLY_PAGE = f"""<html><body><div class="row">

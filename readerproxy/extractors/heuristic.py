@@ -238,6 +238,54 @@ def class_word_bits(value: str) -> int:
     return bits
 
 
+#: Bits of `ElementFeatures.class_words` above `CLASS_WORDS`' categories (bit k: the k-th), read
+#: from the whole class value rather than its words: shown on wide screens only (`wide_only`), and a
+#: caption ("caption" in the class or id: WordPress's `wp-caption-text`, `image-caption`).
+WIDE_ONLY_BIT = 1 << 14
+CAPTION_BIT = 1 << 15
+
+
+#: Classes that show an element on wide screens only (hidden on phones): Bootstrap 3's `hidden-xs`,
+#: `visible-md` and `visible-lg` (without `visible-xs` or `visible-sm`), Bootstrap 4-5's `d-none` with
+#: `d-md-block` and the like, Tailwind's `hidden` with `md:block` and the like, Foundation's
+#: `show-for-medium`, `show-for-large` and `hide-for-small`, and the common `desktop-only` names.
+_WIDE_ONLY_CLASS = re.compile(
+    r"(?:^|\s)(?:hidden-xs|visible-(?:md|lg)(?:-block|-inline|-inline-block)?|show-for-(?:medium|large)(?:-up)?|"
+    r"hide-for-small(?:-only)?|desktop-only|only-desktop|hide-mobile|hidden-mobile|mobile-hidden|hide-on-mobile|"
+    r"hidden-phone|visible-desktop|hide-for-mobile|no-mobile)(?=\s|$)"
+)
+#: Words one of `wide_only`'s classes has (a quick search before the whole test).
+_WIDE_ONLY_HINT = re.compile(r"hidden|visible-|show-for|hide-|desktop|mobile|phone|d-none")
+_NARROW_VISIBLE_CLASS = re.compile(r"(?:^|\s)visible-(?:xs|sm)")
+_BOOTSTRAP_SHOWN_WIDE = re.compile(
+    r"(?:^|\s)d-(?:sm|md|lg|xl|xxl)-(?:block|flex|inline|inline-block|grid|table)(?=\s|$)"
+)
+_TAILWIND_SHOWN_WIDE = re.compile(
+    r"(?:^|\s)(?:sm|md|lg|xl|2xl):(?:block|flex|inline|inline-block|inline-flex|grid|table|contents)(?=\s|$)"
+)
+
+
+def wide_only(classes: str) -> bool:
+    """Whether a class attribute shows its element on wide screens only (`_WIDE_ONLY_CLASS`)."""
+    if _WIDE_ONLY_CLASS.search(classes):
+        return not _NARROW_VISIBLE_CLASS.search(classes)
+    words = classes.split()
+    if "d-none" in words:
+        return bool(_BOOTSTRAP_SHOWN_WIDE.search(classes))
+    if "hidden" in words:
+        return bool(_TAILWIND_SHOWN_WIDE.search(classes))
+    return False
+
+
+@functools.lru_cache(maxsize=16384)
+def class_value_bits(value: str, is_class: bool) -> int:
+    """`WIDE_ONLY_BIT` and `CAPTION_BIT` of a class value (`is_class`) or an id value (caption only)."""
+    bits = CAPTION_BIT if "caption" in value.lower() else 0
+    if is_class and wide_only(value):
+        bits |= WIDE_ONLY_BIT
+    return bits
+
+
 @functools.lru_cache(maxsize=16384)
 def _word_bits(word: str) -> int:
     found = _CLASS_WORD_BITS.get(word)
@@ -456,9 +504,9 @@ class ScoreMemo:
                     at = row.get(key)
                     if at is None:
                         at = row[key] = len(row)
-                        words = class_word_bits(key[2]) if key[2] else 0
+                        words = class_word_bits(key[2]) | class_value_bits(key[2], True) if key[2] else 0
                         if key[3]:
-                            words |= class_word_bits(key[3])
+                            words |= class_word_bits(key[3]) | class_value_bits(key[3], False)
                         self._store(at, *_attribute_scores(*key, self.weights), words)
                     found[index] = at
         rows = np.array(found, dtype=np.intp)

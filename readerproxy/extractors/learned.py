@@ -92,7 +92,7 @@ from .auto import (
     first_extractor,
     selected_chars,
 )
-from .heuristic import CLASS_WORDS, features_of, holder_blocks
+from .heuristic import CAPTION_BIT, CLASS_WORDS, WIDE_ONLY_BIT, features_of, holder_blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +207,7 @@ def other_articles(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndar
     article and not a discussion: a thread's posts are <article>s of one conversation."""
     which = np.full(len(blocks.elements), -1, dtype=np.int64)
     starts = doc.start[blocks.elements]
-    articles = [index for index, tag in enumerate(doc.tag) if tag == "article"]
+    articles = indices_of(doc.tag, "article")
     other = np.zeros(len(blocks.elements), dtype=bool)
     if len(articles) < 2:
         return other
@@ -293,35 +293,40 @@ def embedded_posts(doc: Document, elements: np.ndarray) -> np.ndarray:
     return doc.mask_elements(np.array(named, dtype=np.int64))[doc.start[elements]]
 
 
-#: A block's text ending in one of these was cut short: "...", "…", "[…]", "[...]".
-_ELLIPSIS = re.compile(r"(?:\.\.\.|…|\[…\]|\[\.\.\.\])$")
+#: A block's text ending in one of these was cut short ("[…]" and "[...]" end in one too).
+_ELLIPSES = ("...", "…", "…]", "...]")
 #: A page needs this many cut excerpts for them to be a list of teasers.
 TEASER_MIN_BLOCKS = 3
 
 
 def teaser_blocks(doc: Document, blocks: learn_blocks.PageBlocks) -> np.ndarray:
     """Per block, whether it is one of a list's teasers of other pages: its text holds a link and
-    ends with an ellipsis (an excerpt cut short, "Read the rest..."), and the page has at least
-    `TEASER_MIN_BLOCKS` such blocks. An article's own paragraphs are not cut short; a "Latest
+    more (a headline and an excerpt; a link alone, as in a menu, is not read) and ends with an
+    ellipsis (an excerpt cut short), and the page has at least `TEASER_MIN_BLOCKS` such blocks. An article's own paragraphs are not cut short; a "Latest
     news" ticker or a "More stories" list is (its headline linked, its first lines, then "...").
     The trees keep such items at p 0.8-0.95 when they sit beside the article: they read like its
     paragraphs. Only on a page that says it is an article: a listing's excerpts are its content."""
     t = doc.tokens
-    block_of = np.full(len(doc.elements), -1, dtype=np.int64)
-    block_of[blocks.elements] = np.arange(len(blocks.elements))
-    first, last = doc.body
-    span = np.arange(first, last + 1)
-    span = span[(t.kind[span] == TEXT) & (t.element[span] >= 0) & (t.chars[span] > 0)]
-    owner = block_of[blocks.holder[t.element[span]]]
-    span, owner = span[owner >= 0], owner[owner >= 0]
     teaser = np.zeros(len(blocks.elements), dtype=bool)
-    if len(span) == 0:
+    density = blocks.features[:, learn_blocks.FEATURES.index("link_density")]
+    linked = np.flatnonzero((density > 0) & (density < 1))  # a link and an excerpt beside it
+    if len(linked) < TEASER_MIN_BLOCKS:
         return teaser
-    final = np.full(len(blocks.elements), -1, dtype=np.int64)
-    np.maximum.at(final, owner, span)  # the last visible text token of every block
-    linked = blocks.features[:, learn_blocks.FEATURES.index("link_density")] > 0
-    for block in np.flatnonzero(linked & (final >= 0)).tolist():
-        teaser[block] = _ELLIPSIS.search(t.text[int(final[block])].rstrip()) is not None
+    # For speed, vectorised: the page's visible text tokens found once, and for each linked block
+    # the last of them before its end (a binary search); that is the block's own last word when the
+    # text holder owning it is the block (a nested block's text ends the element otherwise: not a
+    # teaser).
+    elements = blocks.elements[linked]
+    visible = np.flatnonzero((t.kind == TEXT) & (t.chars > 0))
+    if len(visible) == 0:
+        return teaser
+    final = visible[np.maximum(np.searchsorted(visible, doc.end[elements], side="right") - 1, 0)]
+    owner = t.element[final]
+    owned = (final >= doc.start[elements]) & (final <= doc.end[elements]) & (owner >= 0)
+    owned &= blocks.holder[np.maximum(owner, 0)] == elements
+    text = t.text
+    cut = [text[token].rstrip().endswith(_ELLIPSES) for token in final[owned].tolist()]
+    teaser[linked[owned]] = cut
     if teaser.sum() < TEASER_MIN_BLOCKS:
         teaser[:] = False
     return teaser
@@ -334,13 +339,13 @@ CHOICE_TAGS = frozenset(("select", "option", "optgroup", "datalist"))
 
 
 def choice_blocks(doc: Document, elements: np.ndarray) -> np.ndarray:
-    """Per block (`elements`), whether it is a drop-down list's element (`CHOICE_TAGS`) or inside one."""
-    tags = doc.tag
-    lists = [index for index, tag in enumerate(tags) if tag == "select" or tag == "datalist"]
-    inside = np.array([tags[element] in CHOICE_TAGS for element in elements.tolist()], dtype=bool)
-    if lists:
-        inside |= doc.mask_elements(np.array(lists, dtype=np.int64))[doc.start[elements]]
-    return inside
+    """Per block (`elements`), whether it is inside a drop-down list (`CHOICE_TAGS`: a `select` or
+    `datalist` with its options)."""
+    # An option outside a select or datalist is not a drop-down's: pages without one are done.
+    lists = indices_of(doc.tag, "select") + indices_of(doc.tag, "datalist")
+    if not lists:
+        return np.zeros(len(elements), dtype=bool)
+    return doc.mask_elements(np.array(sorted(lists), dtype=np.int64))[doc.start[elements]]
 
 
 #: Tags of captions; an element whose class or id has "caption" in it is one too (WordPress's
@@ -353,11 +358,11 @@ def repeated_captions(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.n
     whose text (at least `REPEAT_MIN_WORDS` words) repeats an earlier kept caption's. Blogs caption
     every photo of a series with the same line (the event, the photographer); a reader needs it once.
     Paragraphs are left alone: Readability's test pages repeat them in their references."""
-    caption = np.zeros(len(keep), dtype=bool)
-    for i, element in enumerate(blocks.elements.tolist()):
-        if keep[i]:
-            names = f"{doc.classes[element] or ''} {doc.ident[element] or ''}".lower()
-            caption[i] = doc.tag[element] in CAPTION_TAGS or "caption" in names
+    tags = doc.tag
+    named = (features_of(doc).class_words[blocks.elements] & CAPTION_BIT) > 0
+    caption = keep & (
+        named | np.array([tags[e] in CAPTION_TAGS for e in blocks.elements.tolist()], dtype=bool)
+    )
     repeated = np.zeros(len(keep), dtype=bool)
     if caption.sum() < 2:
         return repeated
@@ -369,56 +374,16 @@ def repeated_captions(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.n
     return repeated
 
 
-#: Classes that show an element on wide screens only (hidden on phones): Bootstrap 3's `hidden-xs`,
-#: `visible-md` and `visible-lg` (without `visible-xs` or `visible-sm`), Bootstrap 4-5's `d-none` with
-#: `d-md-block` and the like, Tailwind's `hidden` with `md:block` and the like, Foundation's
-#: `show-for-medium`, `show-for-large` and `hide-for-small`, and the common `desktop-only` names.
-_WIDE_ONLY_CLASS = re.compile(
-    r"(?:^|\s)(?:hidden-xs|visible-(?:md|lg)(?:-block|-inline|-inline-block)?|show-for-(?:medium|large)(?:-up)?|"
-    r"hide-for-small(?:-only)?|desktop-only|only-desktop|hide-mobile|hidden-mobile|mobile-hidden|hide-on-mobile|"
-    r"hidden-phone|visible-desktop|hide-for-mobile|no-mobile)(?=\s|$)"
-)
-#: Words one of `wide_only`'s classes has (a quick search before the whole test).
-_WIDE_ONLY_HINT = re.compile(r"hidden|visible-|show-for|hide-|desktop|mobile|phone|d-none")
-_NARROW_VISIBLE_CLASS = re.compile(r"(?:^|\s)visible-(?:xs|sm)")
-_BOOTSTRAP_SHOWN_WIDE = re.compile(
-    r"(?:^|\s)d-(?:sm|md|lg|xl|xxl)-(?:block|flex|inline|inline-block|grid|table)(?=\s|$)"
-)
-_TAILWIND_SHOWN_WIDE = re.compile(
-    r"(?:^|\s)(?:sm|md|lg|xl|2xl):(?:block|flex|inline|inline-block|inline-flex|grid|table|contents)(?=\s|$)"
-)
-
-
-def wide_only(classes: str) -> bool:
-    """Whether a class attribute shows its element on wide screens only (`_WIDE_ONLY_CLASS`)."""
-    if _WIDE_ONLY_CLASS.search(classes):
-        return not _NARROW_VISIBLE_CLASS.search(classes)
-    words = classes.split()
-    if "d-none" in words:
-        return bool(_BOOTSTRAP_SHOWN_WIDE.search(classes))
-    if "hidden" in words:
-        return bool(_TAILWIND_SHOWN_WIDE.search(classes))
-    return False
-
-
 def wide_only_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     """Per block (`elements`), whether it lies inside an element shown on wide screens only
     (`wide_only`): a page's main content is what it shows on a phone too, and what it hides there
     is its sidebars, rails and desktop ads (a responsive theme's widget column of categories, tags
     and archives inside the article's row). The trees keep such blocks at p 0.6-0.8 when they sit
     inside the heuristic's root, so they need `wide_only_threshold`."""
-    # For speed, one search for the words these classes need over every class attribute, a line
-    # each (as `review_section` does); only the attributes it finds are read whole.
-    lines = [classes or "" for classes in doc.classes]
-    joined = "\n".join(lines)
-    starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
-    found = np.unique(
-        np.searchsorted(starts, [m.start() for m in _WIDE_ONLY_HINT.finditer(joined)], side="right") - 1
-    )
-    named = [index for index in found.tolist() if wide_only(lines[index])]
-    if not named:
+    named = np.flatnonzero(features_of(doc).class_words & WIDE_ONLY_BIT)  # read once per class value
+    if len(named) == 0:
         return np.zeros(len(elements), dtype=bool)
-    return doc.mask_elements(np.array(named, dtype=np.int64))[doc.start[elements]]
+    return doc.mask_elements(named)[doc.start[elements]]
 
 
 #: Levels searched above a block (the block itself is level 0) for a gallery's container.
