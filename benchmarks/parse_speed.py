@@ -68,7 +68,7 @@ def ratio_line(label: str, mine: list[float], reference: list[float]) -> str:
     per_page = statistics.median(a / b for a, b in zip(mine, reference, strict=True))
     of_medians = statistics.median(mine) / statistics.median(reference)
     return (
-        f"  {label:<34} median per-page ratio {per_page:6.2f}   ratio of medians {of_medians:6.2f}"
+        f"  {label:<34} median per-page ratio {per_page:6.3f}   ratio of medians {of_medians:6.3f}"
         f"   ({statistics.median(mine) * 1000:7.2f} ms / {statistics.median(reference) * 1000:7.2f} ms)"
     )
 
