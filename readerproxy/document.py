@@ -248,6 +248,12 @@ class Document:
         idx = np.asarray(elements, dtype=np.int64)
         return ranges_mask(len(self.tokens), self.start[idx], self.end[idx])
 
+    def within(self, containers: np.ndarray | list[int], elements: np.ndarray) -> np.ndarray:
+        """Per element of `elements`, whether it is one of `containers` or lies inside one."""
+        if len(containers) == 0:
+            return np.zeros(len(elements), dtype=bool)
+        return self.mask_elements(containers)[self.start[elements]]
+
     def absolute_url(self, url: str | None) -> str | None:
         """Resolve a URL found in the page against its base URL."""
         if url is None:

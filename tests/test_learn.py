@@ -615,6 +615,9 @@ def test_class_value_bits_sit_above_the_class_word_categories() -> None:
     assert class_value_bits("hidden-xs wp-caption", True) == CAPTION_BIT | WIDE_ONLY_BIT
 
 
+#: Thresholds at which every block passes the trees, so that a rule alone decides.
+EVERY_BLOCK = {"threshold": "0", "outside_threshold": "0"}
+
 WIDE_ONLY_PAGE = f"""<html><body><div class="row">
 <div class="col-md-3"><div class="well visible-lg visible-md"><h4>Categories</h4><ul>
 {"".join(f'<li><a href="/c/{i}">Category number {i}</a></li>' for i in range(12))}</ul></div>
@@ -640,12 +643,11 @@ def test_wide_only_section_and_choice_blocks_find_their_blocks() -> None:
 
 
 def test_wide_only_threshold_and_cut_choices_drop_a_sidebar_inside_the_article_row() -> None:
-    everything = {"threshold": "0", "outside_threshold": "0"}  # every block passes the trees
     kept = extract(
-        WIDE_ONLY_PAGE, algorithm="learned", wide_only_threshold="none", cut_choices="false", **everything
+        WIDE_ONLY_PAGE, algorithm="learned", wide_only_threshold="none", cut_choices="false", **EVERY_BLOCK
     ).text
     assert "Category number 3" in kept and "Health and safety" in kept and "Sentence 29" in kept
-    text = extract(WIDE_ONLY_PAGE, algorithm="learned", wide_only_threshold="1", **everything).text
+    text = extract(WIDE_ONLY_PAGE, algorithm="learned", wide_only_threshold="1", **EVERY_BLOCK).text
     assert "Sentence 29 of the article" in text
     assert "Category number" not in text and "Health and safety" not in text
     with pytest.raises(ValueError, match="wide_only_threshold"):
@@ -709,14 +711,14 @@ def test_teaser_blocks_are_linked_excerpts_cut_short_three_or_more() -> None:
     linked = '<a href="/story-2">Story number 2 about the city council</a>'
     doc, blocks = _blocks(_teasers_page(3).replace(linked, "<b>Story number 2 about the city council</b>"))
     assert not teaser_blocks(doc, blocks).any()
-    everything = {"threshold": "0", "outside_threshold": "0"}
-    assert "Story number 1" not in extract(TEASERS_PAGE, algorithm="learned", **everything).text
+    assert "Story number 1" not in extract(TEASERS_PAGE, algorithm="learned", **EVERY_BLOCK).text
     assert (
-        "Story number 1" in extract(TEASERS_PAGE, algorithm="learned", cut_teasers="false", **everything).text
+        "Story number 1"
+        in extract(TEASERS_PAGE, algorithm="learned", cut_teasers="false", **EVERY_BLOCK).text
     )
     # Not on a page that does not say it is an article: a listing's excerpts are its content.
     listing = TEASERS_PAGE.replace('<meta property="og:type" content="article">', "")
-    assert "Story number 1" in extract(listing, algorithm="learned", **everything).text
+    assert "Story number 1" in extract(listing, algorithm="learned", **EVERY_BLOCK).text
 
 
 def _feed_page(cards: int, words: int) -> str:
@@ -741,14 +743,13 @@ def test_other_articles_are_the_small_articles_beside_the_main_one() -> None:
     # So many cards that the story keeps under MAIN_ARTICLE_MIN_SHARE of the words: no main article.
     doc, blocks = _blocks(_feed_page(12, 90))
     assert not other_articles(doc, blocks, np.ones(len(blocks.elements), dtype=bool)).any()
-    everything = {"threshold": "0", "outside_threshold": "0"}
     page = _feed_page(3, 90)
-    assert "Card 1" not in extract(page, algorithm="learned", **everything).text
-    assert "Card 1" in extract(page, algorithm="learned", cut_other_articles="false", **everything).text
+    assert "Card 1" not in extract(page, algorithm="learned", **EVERY_BLOCK).text
+    assert "Card 1" in extract(page, algorithm="learned", cut_other_articles="false", **EVERY_BLOCK).text
     forum = page.replace(
         "</head>", '<script type="application/ld+json">{"@type": "DiscussionForumPosting"}</script></head>'
     )
-    assert "Card 1" in extract(forum, algorithm="learned", **everything).text
+    assert "Card 1" in extract(forum, algorithm="learned", **EVERY_BLOCK).text
 
 
 EMBED_PAGE = f"""<html><body><article><h1>The slogan</h1><p>{ARTICLE[:900]}</p>

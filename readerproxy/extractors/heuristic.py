@@ -254,8 +254,6 @@ _WIDE_ONLY_CLASS = re.compile(
     r"hide-for-small(?:-only)?|desktop-only|only-desktop|hide-mobile|hidden-mobile|mobile-hidden|hide-on-mobile|"
     r"hidden-phone|visible-desktop|hide-for-mobile|no-mobile)(?=\s|$)"
 )
-#: Words one of `wide_only`'s classes has (a quick search before the whole test).
-_WIDE_ONLY_HINT = re.compile(r"hidden|visible-|show-for|hide-|desktop|mobile|phone|d-none")
 _NARROW_VISIBLE_CLASS = re.compile(r"(?:^|\s)visible-(?:xs|sm)")
 _BOOTSTRAP_SHOWN_WIDE = re.compile(
     r"(?:^|\s)d-(?:sm|md|lg|xl|xxl)-(?:block|flex|inline|inline-block|grid|table)(?=\s|$)"

@@ -144,14 +144,16 @@ def block_selection(doc: Document, holder: np.ndarray, chosen_elements: np.ndarr
     return chosen[holder[owner]] & (t.element >= 0) & doc.body_mask
 
 
+def _page_says(features: np.ndarray, *columns: str) -> bool:
+    """Whether any of the page-wide feature `columns` is set (the same on every row: read row 0)."""
+    return len(features) > 0 and any(features[0, learn_blocks.FEATURES.index(c)] > 0 for c in columns)
+
+
 def says_product(features: np.ndarray) -> bool:
     """Whether the page says it is a product (JSON-LD Product/Offer types or an `og:type` with
     "product"): there the heuristic's root, an article finder's answer, does not mark a sidebar, and
     the rule for blocks outside it does not hold."""
-    if len(features) == 0:
-        return False
-    column = learn_blocks.FEATURES.index
-    return bool(features[0, column("ld_product")] > 0 or features[0, column("og_product")] > 0)
+    return _page_says(features, "ld_product", "og_product")
 
 
 def comment_section(features: np.ndarray, outside: np.ndarray) -> np.ndarray:
@@ -180,15 +182,12 @@ REVIEW_MAX_SHARE = 0.5
 
 def says_article(features: np.ndarray) -> bool:
     """Whether the page says it is an article (JSON-LD Article types or `og:type` article)."""
-    if len(features) == 0:
-        return False
-    column = learn_blocks.FEATURES.index
-    return bool(features[0, column("ld_article")] > 0 or features[0, column("og_article")] > 0)
+    return _page_says(features, "ld_article", "og_article")
 
 
 def says_discussion(features: np.ndarray) -> bool:
     """Whether the page says it is a discussion (JSON-LD DiscussionForumPosting and the like)."""
-    return len(features) > 0 and bool(features[0, learn_blocks.FEATURES.index("ld_discussion")] > 0)
+    return _page_says(features, "ld_discussion")
 
 
 #: The main <article> holds at least this share of the kept words, or `other_articles` says nothing.
@@ -237,21 +236,6 @@ def after_related_heading(features: np.ndarray) -> np.ndarray:
 REPEAT_MIN_WORDS = 4
 
 
-def block_text_parts(doc: Document, blocks: learn_blocks.PageBlocks, chosen: np.ndarray) -> dict[int, str]:
-    """The own text (whitespace normalised) of the `chosen` blocks (a mask) that have any, by block."""
-    t = doc.tokens
-    block_of = np.full(len(doc.elements), -1, dtype=np.int64)
-    block_of[blocks.elements[chosen]] = np.flatnonzero(chosen)
-    first, last = doc.body
-    span = np.arange(first, last + 1)
-    span = span[(t.kind[span] == TEXT) & (t.element[span] >= 0)]
-    owner = block_of[blocks.holder[t.element[span]]]
-    parts: dict[int, list[str]] = {}
-    for token, block in zip(span[owner >= 0].tolist(), owner[owner >= 0].tolist(), strict=True):
-        parts.setdefault(block, []).append(t.text[token])
-    return {block: " ".join(" ".join(words).split()) for block, words in sorted(parts.items())}
-
-
 def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
     """Per block, whether it is kept (`keep`) and its own text (whitespace normalised, at least
     `REPEAT_MIN_WORDS` words) repeats that of an earlier kept block; a shorter block counts only
@@ -261,8 +245,10 @@ def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.nda
     seen: set[str] = set()
     repeated = np.zeros(len(keep), dtype=bool)
     in_copy = False  # whether the last kept block of REPEAT_MIN_WORDS words or more was a repeat
-    for block, text in block_text_parts(doc, blocks, keep).items():
-        if len(text.split()) >= REPEAT_MIN_WORDS:
+    for block, raw in learn_blocks.own_texts(doc, blocks, keep).items():
+        words = raw.split()
+        text = " ".join(words)
+        if len(words) >= REPEAT_MIN_WORDS:
             in_copy = repeated[block] = text in seen
         else:
             repeated[block] = in_copy and text in seen
@@ -288,9 +274,7 @@ def embedded_posts(doc: Document, elements: np.ndarray) -> np.ndarray:
         for index in indices_of(doc.tag, "blockquote")
         if (classes := doc.classes[index]) and _EMBED_CLASS.search(classes)
     ]
-    if not named:
-        return np.zeros(len(elements), dtype=bool)
-    return doc.mask_elements(np.array(named, dtype=np.int64))[doc.start[elements]]
+    return doc.within(named, elements)
 
 
 #: A block's text ending in one of these was cut short ("[…]" and "[...]" end in one too).
@@ -342,10 +326,7 @@ def choice_blocks(doc: Document, elements: np.ndarray) -> np.ndarray:
     """Per block (`elements`), whether it is inside a drop-down list (`CHOICE_TAGS`: a `select` or
     `datalist` with its options)."""
     # An option outside a select or datalist is not a drop-down's: pages without one are done.
-    lists = indices_of(doc.tag, "select") + indices_of(doc.tag, "datalist")
-    if not lists:
-        return np.zeros(len(elements), dtype=bool)
-    return doc.mask_elements(np.array(sorted(lists), dtype=np.int64))[doc.start[elements]]
+    return doc.within(indices_of(doc.tag, "select") + indices_of(doc.tag, "datalist"), elements)
 
 
 #: Tags of captions; an element whose class or id has "caption" in it is one too (WordPress's
@@ -367,8 +348,10 @@ def repeated_captions(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.n
     if caption.sum() < 2:
         return repeated
     seen: set[str] = set()
-    for block, text in block_text_parts(doc, blocks, caption).items():
-        if len(text.split()) >= REPEAT_MIN_WORDS:
+    for block, raw in learn_blocks.own_texts(doc, blocks, caption).items():
+        words = raw.split()
+        if len(words) >= REPEAT_MIN_WORDS:
+            text = " ".join(words)
             repeated[block] = text in seen
             seen.add(text)
     return repeated
@@ -380,10 +363,7 @@ def wide_only_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     is its sidebars, rails and desktop ads (a responsive theme's widget column of categories, tags
     and archives inside the article's row). The trees keep such blocks at p 0.6-0.8 when they sit
     inside the heuristic's root, so they need `wide_only_threshold`."""
-    named = np.flatnonzero(features_of(doc).class_words & WIDE_ONLY_BIT)  # read once per class value
-    if len(named) == 0:
-        return np.zeros(len(elements), dtype=bool)
-    return doc.mask_elements(named)[doc.start[elements]]
+    return doc.within(np.flatnonzero(features_of(doc).class_words & WIDE_ONLY_BIT), elements)
 
 
 #: Levels searched above a block (the block itself is level 0) for a gallery's container.
@@ -430,7 +410,6 @@ def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     way (and so do the services that make them); the shopper's opinions are not the product's
     description, and references of product pages leave them out, as trafilatura's class-name rules
     do for ratings (Barbaresi 2021, §3: boilerplate removal by element attributes)."""
-    inside = np.zeros(len(elements), dtype=bool)
     # One search over every element's id and class in lower case, a line each: a search per
     # element, or one that ignores case or starts with a look-behind, costs ten times more.
     lines = [f"{ident or ''} {classes or ''}" for ident, classes in zip(doc.ident, doc.classes, strict=True)]
@@ -442,12 +421,9 @@ def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
         if not (at > 0 and (joined[at - 1] == "p" or (joined[at] == "b" and joined[at - 1].isalnum())))
     ]
     if not found:
-        return inside
+        return np.zeros(len(elements), dtype=bool)
     named = np.unique(np.searchsorted(starts, found, side="right") - 1)
-    chosen = _section_containers(doc, named)
-    if len(chosen) == 0:
-        return inside
-    return doc.mask_elements(chosen)[doc.start[elements]]
+    return doc.within(_section_containers(doc, named), elements)
 
 
 REFERENCE = (
@@ -477,23 +453,26 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
     model = learn_model.load_model(params.model)
     probability = model.probability(blocks.features, blocks.parent, blocks.grandparent)
     keep = probability >= params.threshold
+    # What the page says it is, and the heuristic's root: read once, for the rules below.
+    article, product = says_article(blocks.features), says_product(blocks.features)
+    outside = blocks.features[:, learn_blocks.FEATURES.index("in_heuristic_root")] <= 0
+    has_root = not outside.all()
     if params.heuristic_threshold is not None:
         by_heuristic = blocks.features[:, learn_blocks.FEATURES.index("heuristic_selected")] > 0
         keep |= by_heuristic & (probability >= params.heuristic_threshold)
-    if not params.related_prior and says_article(blocks.features):
+    if not params.related_prior and article:
         keep &= ~after_related_heading(blocks.features) | (probability >= params.threshold)
-    outside = blocks.features[:, learn_blocks.FEATURES.index("in_heuristic_root")] <= 0
-    if params.outside_threshold is not None and not outside.all() and not says_product(blocks.features):
+    if params.outside_threshold is not None and has_root and not product:
         keep &= ~outside | (probability >= params.outside_threshold)
-    if params.cut_comments and not outside.all():
+    if params.cut_comments and has_root:
         keep &= ~comment_section(blocks.features, outside)
-    if params.keep_embeds and not outside.all():
+    if params.keep_embeds and has_root:
         keep |= ~outside & embedded_posts(doc, blocks.elements)
-    if params.cut_teasers and says_article(blocks.features):
+    if params.cut_teasers and article:
         keep &= ~teaser_blocks(doc, blocks)
-    if params.cut_other_articles and says_article(blocks.features) and not says_discussion(blocks.features):
+    if params.cut_other_articles and article and not says_discussion(blocks.features):
         keep &= ~other_articles(doc, blocks, keep)
-    if params.gallery_threshold is not None and says_article(blocks.features):
+    if params.gallery_threshold is not None and article:
         keep &= ~gallery_section(doc, blocks.elements) | (probability >= params.gallery_threshold)
     if params.wide_only_threshold is not None:
         keep &= ~wide_only_section(doc, blocks.elements) | (probability >= params.wide_only_threshold)
@@ -501,7 +480,7 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
         keep &= ~repeated_captions(doc, blocks, keep)
     if params.cut_choices:
         keep &= ~choice_blocks(doc, blocks.elements)
-    if says_product(blocks.features) and not says_article(blocks.features):
+    if product and not article:
         if params.cut_reviews:
             keep &= ~review_section(doc, blocks.elements)
         if params.cut_repeats:

@@ -204,6 +204,25 @@ class PageBlocks:
     grandparent: np.ndarray  # int64 per block: its grandparent element (-1: none)
 
 
+def own_texts(doc: Document, blocks: PageBlocks, chosen: np.ndarray | None = None) -> dict[int, str]:
+    """The own text of blocks (the text tokens each one's holder owns, joined by spaces), by block
+    index in block order, for the blocks of the mask `chosen` (all when None) that have any. For
+    speed, the body's tokens are matched to blocks by numpy, and only the chosen blocks' tokens are
+    read in Python."""
+    t = doc.tokens
+    chosen = np.ones(len(blocks.elements), dtype=bool) if chosen is None else chosen
+    block_of = np.full(len(doc.elements), -1, dtype=np.int64)
+    block_of[blocks.elements[chosen]] = np.flatnonzero(chosen)
+    first, last = doc.body
+    span = np.arange(first, last + 1)
+    span = span[(t.kind[span] == TEXT) & (t.element[span] >= 0)]
+    owner = block_of[blocks.holder[t.element[span]]]
+    parts: dict[int, list[str]] = {}
+    for token, block in zip(span[owner >= 0].tolist(), owner[owner >= 0].tolist(), strict=True):
+        parts.setdefault(block, []).append(t.text[token])
+    return {block: " ".join(words) for block, words in sorted(parts.items())}
+
+
 def signed_log(values: np.ndarray) -> np.ndarray:
     """sign(x)·log1p(|x|): heuristic scores span -4000..4000, the trees need only their order."""
     return np.sign(values) * np.log1p(np.abs(values))

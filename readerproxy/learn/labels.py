@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..document import TEXT, Document
+from ..document import Document
 from ..evaluation.metrics import SHINGLE_SIZE, tokenize
-from .blocks import PageBlocks
+from .blocks import PageBlocks, own_texts
 
 #: A block is content when at least this share of its shingles is in the reference.
 CONTENT_OVERLAP = 0.5
@@ -42,17 +42,8 @@ def reference_shingles(reference: str) -> set[tuple[str, ...]]:
 
 def block_texts(doc: Document, blocks: PageBlocks) -> list[str]:
     """The own text of every block (the text tokens its holder owns), in block order."""
-    t = doc.tokens
-    index = {element: i for i, element in enumerate(blocks.elements.tolist())}
-    parts: list[list[str]] = [[] for _ in index]
-    first, last = doc.body
-    for i in range(first, last + 1):
-        if t.kind[i] != TEXT or t.element[i] < 0:
-            continue
-        block = index.get(int(blocks.holder[t.element[i]]))
-        if block is not None:
-            parts[block].append(t.text[i])
-    return [" ".join(p) for p in parts]
+    texts = own_texts(doc, blocks)
+    return [texts.get(block, "") for block in range(len(blocks.elements))]
 
 
 def overlap(text: str, reference: set[tuple[str, ...]]) -> tuple[float, int]:
