@@ -16,6 +16,8 @@ WCXB articles 0.986 -> 0.97 readerable, listings 0.54 -> 0.40, collections 0.56 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .document import Document, indices_of
 from .readability_rules import MAYBE_CANDIDATE_READERABLE, unlikely_by_class_id
 
@@ -25,8 +27,9 @@ MIN_SIBLING_SCORE = 40.0
 MAX_LINK_DENSITY = 0.4
 
 
-def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
-    """(element, trimmed text length) of every paragraph Readability.js's check looks at."""
+def paragraph_lengths(doc: Document) -> Iterator[tuple[int, int]]:
+    """(element, trimmed text length) of every paragraph Readability.js's check looks at, in document
+    order (one at a time: the check may stop early)."""
     tags = doc.tag
     parents = doc.parent.tolist()
     candidates = {i for name in ("p", "pre", "article") for i in indices_of(tags, name)}
@@ -36,7 +39,6 @@ def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
             candidates.add(parent)
     text = doc.tokens.text
     in_item: dict[int, bool] = {}  # element -> whether a list item holds it
-    found: list[tuple[int, int]] = []
     for index in sorted(candidates):
         if tags[index] == "p" and _inside_item(tags, parents, index, in_item):
             continue
@@ -46,8 +48,7 @@ def paragraph_lengths(doc: Document) -> list[tuple[int, int]]:
         ):
             continue
         length = len("".join(text[int(doc.start[index]) : int(doc.end[index]) + 1]).strip())
-        found.append((index, length))
-    return found
+        yield index, length
 
 
 def _inside_item(tags: list[str], parents: list[int], index: int, known: dict[int, bool]) -> bool:
@@ -96,7 +97,21 @@ def link_density(doc: Document) -> float:
 
 def is_probably_readerable(doc: Document) -> bool:
     """Whether the page looks like an article a reader view can show."""
+    if link_density(doc) < MAX_LINK_DENSITY:
+        return _passes_min_score(doc)
     total, together = readerable_scores(doc)
-    if total <= MIN_SCORE:
-        return False
-    return together > MIN_SIBLING_SCORE or link_density(doc) < MAX_LINK_DENSITY
+    return total > MIN_SCORE and together > MIN_SIBLING_SCORE
+
+
+def _passes_min_score(doc: Document) -> bool:
+    """Whether Readability.js's score passes `MIN_SCORE`: the same sum as `readerable_scores`, in the
+    same order, stopped as soon as it passes, as Readability.js's check stops (the terms are never
+    negative). For speed: an article passes within its first paragraphs, and the rest of the walk
+    was half of the check (0.17 -> 0.09 ms at the ScrapingHub median)."""
+    total = 0.0
+    for _, length in paragraph_lengths(doc):
+        if length >= MIN_CONTENT_LENGTH:
+            total += (length - MIN_CONTENT_LENGTH) ** 0.5
+            if total > MIN_SCORE:
+                return True
+    return False

@@ -7,7 +7,15 @@ from collections.abc import Iterator
 from selectolax.lexbor import LexborNode
 
 from readerproxy.document import parse
-from readerproxy.readerable import is_probably_readerable, paragraph_lengths, readerable_scores
+from readerproxy.readerable import (
+    MAX_LINK_DENSITY,
+    MIN_SCORE,
+    MIN_SIBLING_SCORE,
+    is_probably_readerable,
+    link_density,
+    paragraph_lengths,
+    readerable_scores,
+)
 
 PARAGRAPH = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt. " * 4
 
@@ -79,3 +87,17 @@ def _ancestors(node: LexborNode) -> Iterator[LexborNode]:
     while above is not None:
         yield above
         above = above.parent
+
+
+def test_the_early_stop_decides_as_the_whole_score(shared_datasets) -> None:
+    """`is_probably_readerable` stops summing once the score passes (when the page is not mostly
+    links): on real pages it answers what the whole sums say, yes and no both among them."""
+    answers = set()
+    pages = sorted((shared_datasets / "readability").glob("*/source.html"))[::4]
+    for path in pages:
+        doc = parse(path.read_text(encoding="utf-8"))
+        total, together = readerable_scores(doc)
+        whole = total > MIN_SCORE and (together > MIN_SIBLING_SCORE or link_density(doc) < MAX_LINK_DENSITY)
+        assert is_probably_readerable(doc) == whole, path.parent.name
+        answers.add(whole)
+    assert answers == {True, False}
