@@ -14,6 +14,7 @@ from readerproxy.document import TEXT, Document, parse
 from readerproxy.evaluation.datasets import datasets_root, load_dataset
 from readerproxy.extraction import get_extractor
 from readerproxy.extractors.heuristic import (
+    CAPTION_BIT,
     CLASS_WORDS,
     TEXT_HOLDERS,
     WEIGHTS,
@@ -415,26 +416,25 @@ def test_class_word_bits_match_whole_words_plurals_and_long_prefixes() -> None:
     assert class_id_words("postBody related-posts_2 HTMLContent") == [
         "post", "body", "related", "posts", "html", "content",
     ]  # fmt: skip
-    assert _categories("postBody related-posts_2") == {"content", "related"}
-    assert _categories("tags") == _categories("tag") == {"tags"}
-    assert _categories("stage") == _categories("shared") == _categories("loading") == set()
-    assert _categories("sharebar") == _categories("share") == {"share"}  # a word of 5: whole only
-    assert _categories("commentlist") == {"comment"}  # 7 letters: also as a prefix
-    assert _categories("gallery-item__caption") == {"gallery", "media"}
+    assert _categories("heroCarousel") == _categories("gallery-item__caption") == {"gallery"}
+    assert _categories("sliders") == _categories("slides") == {"gallery"}  # plurals
+    assert _categories("galleryitem") == _categories("slideshowwrap") == {"gallery"}  # 6+ letters: prefixes
+    assert _categories("slick") == {"gallery"} and _categories("slickness") == set()  # 5 letters: whole only
+    assert _categories("slidebar") == _categories("postBody related-posts_2") == set()
     assert _categories("") == set() and len(CLASS_WORDS) <= 16  # the bits fit a uint16
 
 
 def test_score_memo_gives_each_element_the_categories_of_its_class_and_id() -> None:
     memo = ScoreMemo(WEIGHTS, size=4)
     tags = ["div", "div", "p", "div", "span"]
-    classes = ["sidebar", "related", None, "related", "x"]
-    idents = [None, "comments", "byline", None, None]
+    classes = ["carousel", "gallery", None, "gallery", "x"]
+    idents = [None, "image-caption", "slides", None, None]
     *scores, words = memo.scores_and_words(tags, [None] * 5, classes, idents)
     assert words.dtype == np.uint16
-    expected = [
-        class_word_bits(c or "") | class_word_bits(i or "") for c, i in zip(classes, idents, strict=True)
-    ]
-    assert words.tolist() == expected and words[0] and words[1] != words[3] and not words[4]
+    gallery = 1 << list(CLASS_WORDS).index("gallery")
+    # The class's and the id's words, and a caption named in the id (`class_value_bits`).
+    expected = [gallery, gallery | CAPTION_BIT, gallery, gallery, 0]
+    assert words.tolist() == expected
     # The same rows as `scores`, across the reset that a page past `size` causes.
     again = memo.scores_and_words(tags, [None] * 5, classes, idents)
     assert all(np.array_equal(a, b) for a, b in zip(again, (*scores, words), strict=True))
