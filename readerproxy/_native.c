@@ -1,7 +1,7 @@
 /* readerproxy._native: optional C kernels; the pure-Python code stays the reference and fallback.
  *
  * Each kernel below has a header comment saying what it computes and which Python function is its
- * reference: scan (document._scan_fast), tree_leaves and complete_tree_leaves (the numpy walk of
+ * reference: scan (document._scan_fast), walk (scan itself, of the tree's serialisation), tree_leaves and complete_tree_leaves (the numpy walk of
  * learn.model.TreeModel.log_odds), inherit and word_counts (extractors.heuristic.inherit and
  * own_text), class_counts, containing, element_counts, repeated_items and key_counts (learn.blocks'
  * _character_counts, _containing, _element_counts, repeated_items and the same-tag sibling counts of
@@ -52,7 +52,13 @@
  *     (`child[2 * node + (x <= threshold)]`, intp tables); the caller sums the leaves with numpy in
  *     the same order as before, so scores stay bit-identical.
  *
- * No threads, no global state. Bad arguments raise TypeError or ValueError.
+ * walk(root, n_elements, void_tags) -> tuple | None
+ *     scan's fields for the tree `root` (a selectolax LexborNode, the <html> element) belongs to, read from
+ *     the tree through Lexbor's own functions instead of from its serialisation (see the comment at
+ *     native_walk). lexbor_setup(path, node_type) finds those functions once.
+ *
+ * No threads. One piece of global state: the Lexbor functions lexbor_setup finds (and the LexborNode type).
+ * Bad arguments raise TypeError or ValueError.
  * SOURCE_HASH is the SHA-256 of this file, passed at compile time (hatch_build.py), so that
  * readerproxy._speedups can refuse a module compiled from an older source.
  */
@@ -433,8 +439,17 @@ static int name_table_grow(NameTable *table) {
     return 0;
 }
 
+/* Tags whose text Lexbor serialises raw (not escaped): walk declines a page with text inside one. */
+static int raw_text_name(PyObject *name) {
+    static const char *const raw[] = {"script", "style", "xmp", "iframe", "noembed", "noframes", "plaintext", "noscript"};
+    for (size_t i = 0; i < sizeof raw / sizeof raw[0]; i++)
+        if (PyUnicode_CompareWithASCIIString(name, raw[i]) == 0) return 1;
+    return 0;
+}
+
 /* The name of the start tag whose name begins at s[a] (up to the first " " or ">", before gt): its
- * str (found in the table, or made and added) into names[k] and its flags into *flags. 1 ok,
+ * str (found in the table, or made and added) into names[k] and its flags into *flags (1: void,
+ * 2: "a", 4: a raw-text element, 8: "template"; computed once per name). 1 ok,
  * 0 declined (a name the scan does not read, see the header), -1 error. */
 static int read_name(NameTable *table, const Str *s, Py_ssize_t a, Py_ssize_t gt, PyObject *void_tags,
                      PyObject *names, Py_ssize_t k, uint8_t *flags) {
@@ -468,7 +483,8 @@ static int read_name(NameTable *table, const Str *s, Py_ssize_t a, Py_ssize_t gt
         Py_DECREF(name);
         return -1;
     }
-    uint8_t these = (uint8_t)(is_void | (PyUnicode_CompareWithASCIIString(name, "a") == 0) << 1);
+    uint8_t these = (uint8_t)(is_void | (PyUnicode_CompareWithASCIIString(name, "a") == 0) << 1 |
+                              raw_text_name(name) << 2 | (PyUnicode_CompareWithASCIIString(name, "template") == 0) << 3);
     table->slots[j] = (NameSlot){.name = name, .hash = hash, .flags = these};
     table->used++;
     PyList_SetItem(names, k, name); /* the list holds the reference the table borrows */
@@ -590,7 +606,7 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
             if (read_attributes(&sc, k, lt + 1 + size, gt) < 0) goto done;
             Token *t = new_token(&sc);
             if (t == NULL) goto done;
-            anchors += flags[k] >> 1;
+            anchors += flags[k] >> 1 & 1;
             *t = (Token){.owner = (int32_t)k, .length = (int32_t)(gt - lt + 1), .kind = OPEN, .in_anchor = anchors > 0};
             parent[k] = owner;
             start[k] = end[k] = (int32_t)(sc.n_tokens - 1);
@@ -605,7 +621,7 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
                 if (ascii_lower(at(s, lt + 2 + j)) != PyUnicode_READ_CHAR(name, j)) goto declined;
             Token *t = new_token(&sc);
             if (t == NULL) goto done;
-            int anchor = flags[k] >> 1;
+            int anchor = flags[k] >> 1 & 1;
             *t = (Token){.owner = k, .length = (int32_t)(gt - lt + 1), .kind = CLOSE, .in_anchor = anchor || anchors > 0};
             anchors -= anchor;
             end[k] = (int32_t)(sc.n_tokens - 1);
@@ -2081,10 +2097,385 @@ done:
     return result;
 }
 
+/* ---- walk: the linear view read from Lexbor's tree itself, without serialising it --------------------------
+ *
+ * Lexbor's functions are called through pointers found once in selectolax's own module (lexbor_setup), which
+ * exports them: only functions, never Lexbor's struct layouts, so a selectolax built with another Lexbor still
+ * links or is refused at setup. This is the module's one piece of global state. */
+typedef void LxbNode;
+typedef void LxbAttr;
+static struct {
+    LxbNode *(*first_child)(LxbNode *);
+    LxbNode *(*next)(LxbNode *);
+    LxbNode *(*parent)(LxbNode *);
+    int (*type)(LxbNode *);
+    const unsigned char *(*element_name)(LxbNode *, size_t *);
+    LxbAttr *(*first_attribute)(LxbNode *);
+    LxbAttr *(*next_attribute)(LxbAttr *);
+    const unsigned char *(*attribute_name)(LxbAttr *, size_t *);
+    const unsigned char *(*attribute_value)(LxbAttr *, size_t *);
+    unsigned char *(*text_content)(LxbNode *, size_t *);
+    unsigned char *(*destroy_text)(void *, unsigned char *);
+    int ready;
+} lxb;
+
+#include <dlfcn.h>
+
+/* lexbor_setup(path, node_type) -> bool: find Lexbor's functions in the already loaded module at `path`
+ * (selectolax.lexbor) and remember `node_type` (selectolax's LexborNode), the only argument walk takes a tree
+ * from. False (and walk declines every page) when the module is not loaded or lacks one of the functions. */
+static PyObject *lexbor_node_type;
+static PyObject *native_lexbor_setup(PyObject *module, PyObject *args) {
+    const char *name;
+    PyObject *node_type;
+    if (!PyArg_ParseTuple(args, "sO!:lexbor_setup", &name, &PyType_Type, &node_type)) return NULL;
+    void *handle = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
+    if (handle == NULL) Py_RETURN_FALSE;
+    struct {
+        void **slot;
+        const char *symbol;
+    } wanted[] = {
+        {(void **)&lxb.first_child, "lxb_dom_node_first_child_noi"},
+        {(void **)&lxb.next, "lxb_dom_node_next_noi"},
+        {(void **)&lxb.parent, "lxb_dom_node_parent_noi"},
+        {(void **)&lxb.type, "lxb_dom_node_type_noi"},
+        {(void **)&lxb.element_name, "lxb_dom_element_qualified_name"},
+        {(void **)&lxb.first_attribute, "lxb_dom_element_first_attribute_noi"},
+        {(void **)&lxb.next_attribute, "lxb_dom_element_next_attribute_noi"},
+        {(void **)&lxb.attribute_name, "lxb_dom_attr_qualified_name"},
+        {(void **)&lxb.attribute_value, "lxb_dom_attr_value_noi"},
+        {(void **)&lxb.text_content, "lxb_dom_node_text_content"},
+        {(void **)&lxb.destroy_text, "lxb_dom_document_destroy_text_noi"},
+    };
+    lxb.ready = 0;
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+        if ((*wanted[i].slot = dlsym(handle, wanted[i].symbol)) == NULL) {
+            dlclose(handle);
+            Py_RETURN_FALSE;
+        }
+    dlclose(handle); /* RTLD_NOLOAD took a reference; the module stays loaded by Python */
+    Py_XSETREF(lexbor_node_type, Py_NewRef(node_type));
+    lxb.ready = 1;
+    Py_RETURN_TRUE;
+}
+
+enum { LXB_ELEMENT = 1, LXB_TEXT = 3, LXB_COMMENT = 8, LXB_DOCUMENT = 9 };
+
+/* Characters of a UTF-8 string (its bytes that do not continue a character). */
+static Py_ssize_t utf8_chars(const unsigned char *data, size_t size) {
+    Py_ssize_t n = 0;
+    for (size_t i = 0; i < size; i++) n += (data[i] & 0xC0) != 0x80;
+    return n;
+}
+
+/* Characters Lexbor's serialiser writes for an attribute value (UTF-8): its characters, with & " U+00A0 < >
+ * escaped (see the header), in one pass. */
+static Py_ssize_t serialised_value_chars(const unsigned char *data, size_t size) {
+    Py_ssize_t n = 0;
+    for (size_t i = 0; i < size; i++) {
+        unsigned char c = data[i];
+        n += (c & 0xC0) != 0x80;
+        if (c == '&') n += 4;                                              /* &amp; */
+        else if (c == '"') n += 5;                                         /* &quot; */
+        else if (c == '<' || c == '>') n += 3;                             /* &lt; &gt; */
+        else if (c == 0xC2 && i + 1 < size && data[i + 1] == 0xA0) n += 5; /* &nbsp; */
+    }
+    return n;
+}
+
+typedef struct {
+    Scanner sc;               /* tokens, text list, attribute lists, unsure (always empty here) */
+    unsigned char *gap;       /* the UTF-8 text since the last tag or comment */
+    size_t gap_size, gap_capacity;
+    int gap_anchor, gap_owner;
+} Walker;
+
+/* One line of the pending text, gap[a:b] (UTF-8, `chars` non-space and `n` characters), as a text token. */
+static int gap_piece(Walker *w, size_t a, size_t b, Py_ssize_t n, Py_ssize_t chars) {
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)w->gap + a, (Py_ssize_t)(b - a), "surrogatepass");
+    if (text == NULL || PyList_Append(w->sc.text, text) < 0) {
+        Py_XDECREF(text);
+        return -1;
+    }
+    Py_DECREF(text);
+    Token *t = new_token(&w->sc);
+    if (t == NULL) return -1;
+    *t = (Token){.owner = w->gap_owner, .length = (int32_t)n, .chars = (int32_t)chars, .kind = TEXT,
+                 .in_anchor = (uint8_t)w->gap_anchor, .newline_after = w->gap[b - 1] == '\n'};
+    return 0;
+}
+
+/* The pending text as tokens, one per line (each with its "\n"), as text_gap cuts the serialisation.
+ * For speed, read as UTF-8 in one pass (Lexbor's text is valid UTF-8): each line is decoded once.
+ * 0 ok, -1 error, 1 declined (a NUL, which the scan declines). */
+static int flush_gap(Walker *w) {
+    const unsigned char *g = w->gap;
+    size_t size = w->gap_size, piece = 0, i = 0;
+    Py_ssize_t n = 0, chars = 0;
+    w->gap_size = 0;
+    while (i < size) {
+        unsigned char c = g[i];
+        Py_UCS4 code;
+        size_t step;
+        if (c < 0x80) code = c, step = 1;
+        else if (c < 0xE0 && i + 1 < size) code = (Py_UCS4)(c & 0x1F) << 6 | (g[i + 1] & 0x3F), step = 2;
+        else if (c < 0xF0 && i + 2 < size)
+            code = (Py_UCS4)(c & 0x0F) << 12 | (Py_UCS4)(g[i + 1] & 0x3F) << 6 | (g[i + 2] & 0x3F), step = 3;
+        else if (i + 3 < size)
+            code = (Py_UCS4)(c & 0x07) << 18 | (Py_UCS4)(g[i + 1] & 0x3F) << 12 | (Py_UCS4)(g[i + 2] & 0x3F) << 6 |
+                   (g[i + 3] & 0x3F),
+            step = 4;
+        else return 1; /* cut short: not Lexbor's UTF-8 */
+        if (code == 0) return 1;
+        n++;
+        chars += !Py_UNICODE_ISSPACE(code);
+        i += step;
+        if (code == '\n') {
+            if (gap_piece(w, piece, i, n, chars) < 0) return -1;
+            piece = i;
+            n = chars = 0;
+        }
+    }
+    return piece < size ? (gap_piece(w, piece, size, n, chars) < 0 ? -1 : 0) : 0;
+}
+
+static int append_gap(Walker *w, const unsigned char *data, size_t size) {
+    if (w->gap_size + size > w->gap_capacity) {
+        size_t capacity = 2 * (w->gap_size + size) + 64;
+        unsigned char *grown = PyMem_Realloc(w->gap, capacity);
+        if (grown == NULL) { PyErr_NoMemory(); return -1; }
+        w->gap = grown;
+        w->gap_capacity = capacity;
+    }
+    memcpy(w->gap + w->gap_size, data, size);
+    w->gap_size += size;
+    return 0;
+}
+
+/* The Lexbor node a LexborNode stands for (its mem_id), or NULL with an error set. */
+static LxbNode *lexbor_node(PyObject *node) {
+    PyObject *id = PyObject_GetAttrString(node, "mem_id");
+    if (id == NULL) return NULL;
+    void *pointer = PyLong_AsVoidPtr(id);
+    Py_DECREF(id);
+    return pointer;
+}
+
+/* walk(root, n_elements, void_tags) -> tuple | None
+ *     What scan(tree.html, n_elements, void_tags) gives, read from the tree whose <html> element is `root`
+ *     (a LexborNode, which keeps its tree alive: never a bare address). None where the walk
+ *     declines (Lexbor not set up, a name outside printable ASCII or with a quote, slash or angle bracket,
+ *     an attribute name `parse` would drop, a node other than element, text or comment, a <template>,
+ *     text inside a raw-text element, a NUL, a void element with children, another element count). */
+static PyObject *native_walk(PyObject *module, PyObject *args) {
+    PyObject *root_node, *void_tags;
+    Py_ssize_t n_elements;
+    if (!PyArg_ParseTuple(args, "OnO:walk", &root_node, &n_elements, &void_tags)) return NULL;
+    if (!PyAnySet_Check(void_tags)) {
+        PyErr_SetString(PyExc_TypeError, "walk: void_tags must be a set or frozenset");
+        return NULL;
+    }
+    if (!lxb.ready) Py_RETURN_NONE;
+    if (!PyObject_TypeCheck(root_node, (PyTypeObject *)lexbor_node_type)) {
+        PyErr_SetString(PyExc_TypeError, "walk: root must be a selectolax LexborNode");
+        return NULL;
+    }
+    LxbNode *root = lexbor_node(root_node);
+    if (root == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    /* The document the text copies are given back to: the top of root's ancestors (a detached node has none). */
+    LxbNode *document = root;
+    for (LxbNode *above = lxb.parent(root); above != NULL; above = lxb.parent(above)) document = above;
+    if (lxb.type(document) != LXB_DOCUMENT || lxb.type(root) != LXB_ELEMENT || n_elements <= 0 || n_elements > INT32_MAX)
+        Py_RETURN_NONE;
+    Walker w = {0};
+    NameTable table = {0};
+    PyObject *result = NULL, *names = PyList_New(n_elements);
+    int32_t *parent = PyMem_Malloc((size_t)(3 * n_elements + 1) * sizeof(int32_t));
+    int32_t *stack = PyMem_Malloc((size_t)(n_elements + 1) * sizeof(int32_t));
+    uint8_t *flags = PyMem_Malloc((size_t)n_elements + 1); /* 1: void, 2: "a", 4: raw text */
+    w.sc.text = PyList_New(0);
+    w.sc.empty = PyUnicode_New(0, 0);
+    w.sc.unsure = PyList_New(0);
+    for (int k = 0; k < 3; k++)
+        if ((w.sc.attribute[k] = PyList_New(n_elements)) != NULL)
+            for (Py_ssize_t e = 0; e < n_elements; e++) PyList_SET_ITEM(w.sc.attribute[k], e, Py_NewRef(Py_None));
+    if (names != NULL)
+        for (Py_ssize_t e = 0; e < n_elements; e++) PyList_SET_ITEM(names, e, Py_NewRef(Py_None));
+    if (!names || !parent || !stack || !flags || !w.sc.text || !w.sc.empty || !w.sc.unsure ||
+        !w.sc.attribute[0] || !w.sc.attribute[1] || !w.sc.attribute[2]) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    int32_t *start = parent + n_elements, *end = start + n_elements;
+    Py_ssize_t depth = 0, next_element = 0, anchors = 0;
+    int status = 0; /* 0 going, 1 declined, -1 error */
+    LxbNode *node = root;
+    while (node != NULL && status == 0) {
+        int type = lxb.type(node);
+        int descend = 0;
+        if (type == LXB_ELEMENT) {
+            if ((status = flush_gap(&w)) != 0) break;
+            Py_ssize_t k = next_element++;
+            if (k >= n_elements) { status = 1; break; }
+            size_t size = 0;
+            const unsigned char *raw = lxb.element_name(node, &size);
+            if (raw == NULL || size == 0) { status = 1; break; }
+            for (size_t j = 0; j < size && status == 0; j++) /* names the scan would read otherwise, or not at all */
+                if (raw[j] <= ' ' || raw[j] >= 0x7F || strchr("\"'/<>=", raw[j]) != NULL) status = 1;
+            if (status) break;
+            const Str name_str = {PyUnicode_1BYTE_KIND, raw, (Py_ssize_t)size};
+            int read = read_name(&table, &name_str, 0, (Py_ssize_t)size, void_tags, names, k, &flags[k]);
+            if (read <= 0 || flags[k] & 8) { status = read < 0 ? -1 : 1; break; } /* a <template>: its content is apart */
+            /* The start tag as serialised: <name( name="value")*> */
+            Py_ssize_t length = 2 + (Py_ssize_t)size;
+            for (LxbAttr *attr = lxb.first_attribute(node); attr != NULL; attr = lxb.next_attribute(attr)) {
+                size_t name_size = 0, value_size = 0;
+                const unsigned char *attr_name = lxb.attribute_name(attr, &name_size);
+                const unsigned char *value = lxb.attribute_value(attr, &value_size);
+                if (attr_name == NULL || name_size == 0) { status = 1; break; }
+                for (size_t j = 0; j < name_size; j++) {
+                    unsigned char c = attr_name[j]; /* parse drops names with these (_BAD_ATTRIBUTE_NAME) */
+                    if (c == '"' || c == '\'' || c == '<' || c == '>' || c == '=' || c == '/' || c == '`' || c <= ' ') {
+                        status = 1;
+                        break;
+                    }
+                }
+                if (status) break;
+                length += 4 + utf8_chars(attr_name, name_size) + (value ? serialised_value_chars(value, value_size) : 0);
+                int which = -1;
+                if (name_size == 2 && memcmp(attr_name, "id", 2) == 0) which = 0;
+                else if (name_size == 5 && memcmp(attr_name, "class", 5) == 0) which = 1;
+                else if (name_size == 4 && memcmp(attr_name, "role", 4) == 0) which = 2;
+                if (which < 0) continue;
+                PyObject *text = value ? PyUnicode_DecodeUTF8((const char *)value, (Py_ssize_t)value_size, "surrogatepass")
+                                       : Py_NewRef(Py_None);
+                if (text == NULL) { status = -1; break; }
+                PyObject *before = PyList_GET_ITEM(w.sc.attribute[which], k);
+                PyList_SET_ITEM(w.sc.attribute[which], k, text); /* the last of a name wins, as in node.attributes */
+                Py_DECREF(before);
+            }
+            if (status) break;
+            int owner = depth ? stack[depth - 1] : -1;
+            anchors += flags[k] >> 1 & 1;
+            Token *t = new_token(&w.sc);
+            if (t == NULL || PyList_Append(w.sc.text, w.sc.empty) < 0) { status = -1; break; }
+            *t = (Token){.owner = (int32_t)k, .length = (int32_t)length, .kind = OPEN, .in_anchor = anchors > 0};
+            parent[k] = owner;
+            start[k] = end[k] = (int32_t)(w.sc.n_tokens - 1);
+            if (!(flags[k] & 1)) {
+                stack[depth++] = (int32_t)k;
+                descend = 1;
+            } else if (lxb.first_child(node) != NULL) {
+                status = 1; /* a void element with children: the serialisation would not nest them */
+                break;
+            }
+        } else if (type == LXB_TEXT) {
+            if (depth && flags[stack[depth - 1]] & 4) { status = 1; break; }
+            size_t size = 0;
+            unsigned char *data = lxb.text_content(node, &size);
+            if (data == NULL) { status = 1; break; }
+            if (w.gap_size == 0) {
+                w.gap_owner = depth ? stack[depth - 1] : -1;
+                w.gap_anchor = anchors > 0;
+            }
+            int failed = append_gap(&w, data, size);
+            lxb.destroy_text(document, data);
+            if (failed) { status = -1; break; }
+        } else if (type == LXB_COMMENT) {
+            if ((status = flush_gap(&w)) != 0) break; /* a comment ends the text before it, as its "<!--...-->" does */
+        } else {
+            status = 1;
+            break;
+        }
+        LxbNode *child = descend ? lxb.first_child(node) : NULL;
+        if (child != NULL) {
+            node = child;
+            continue;
+        }
+        /* Leave the elements this node ends, innermost first, then go on with the next sibling. */
+        for (;;) {
+            if (type == LXB_ELEMENT && descend) {
+                if ((status = flush_gap(&w)) != 0) break;
+                int32_t k = stack[--depth];
+                Token *t = new_token(&w.sc);
+                if (t == NULL || PyList_Append(w.sc.text, w.sc.empty) < 0) { status = -1; break; }
+                int anchor = flags[k] >> 1 & 1;
+                *t = (Token){.owner = k, .length = (int32_t)(3 + PyUnicode_GET_LENGTH(PyList_GET_ITEM(names, k))),
+                             .kind = CLOSE, .in_anchor = anchor || anchors > 0};
+                anchors -= anchor;
+                end[k] = (int32_t)(w.sc.n_tokens - 1);
+            }
+            if (node == root) { node = NULL; break; }
+            LxbNode *sibling = lxb.next(node);
+            if (sibling != NULL) { node = sibling; break; }
+            node = lxb.parent(node);
+            if (node == NULL) { status = 1; break; }
+            type = LXB_ELEMENT; /* a parent left after its last child */
+            descend = 1;
+        }
+    }
+    if (status == 0) status = flush_gap(&w);
+    if (status == 0 && (next_element != n_elements || depth != 0 || w.sc.n_tokens == 0)) status = 1;
+    if (status < 0) goto done;
+    if (status > 0) {
+        PyErr_Clear();
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    {
+        Py_ssize_t n = w.sc.n_tokens;
+        int8_t *kind = PyMem_Malloc((size_t)n);
+        int32_t *owner = PyMem_Malloc((size_t)n * sizeof(int32_t)), *length = PyMem_Malloc((size_t)n * sizeof(int32_t)),
+                *chars = PyMem_Malloc((size_t)n * sizeof(int32_t));
+        uint8_t *in_anchor = PyMem_Malloc((size_t)n), *newline_after = PyMem_Malloc((size_t)n);
+        if (kind && owner && length && chars && in_anchor && newline_after) {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                const Token *t = &w.sc.tokens[i];
+                kind[i] = t->kind;
+                owner[i] = t->owner;
+                length[i] = t->length;
+                chars[i] = t->chars;
+                in_anchor[i] = t->in_anchor;
+                newline_after[i] = t->newline_after;
+            }
+            Py_ssize_t e4 = n_elements * (Py_ssize_t)sizeof(int32_t), t4 = n * (Py_ssize_t)sizeof(int32_t);
+            result = Py_BuildValue("(NNNONNNNNNOOOOO)", bytes_of(kind, n), bytes_of(owner, t4), bytes_of(length, t4),
+                                   w.sc.text, bytes_of(chars, t4), bytes_of(in_anchor, n), bytes_of(newline_after, n),
+                                   bytes_of(parent, e4), bytes_of(start, e4), bytes_of(end, e4), w.sc.attribute[0],
+                                   w.sc.attribute[1], w.sc.attribute[2], w.sc.unsure, names);
+        } else {
+            PyErr_NoMemory();
+        }
+        PyMem_Free(kind);
+        PyMem_Free(owner);
+        PyMem_Free(length);
+        PyMem_Free(chars);
+        PyMem_Free(in_anchor);
+        PyMem_Free(newline_after);
+    }
+done:
+    PyMem_Free(parent);
+    PyMem_Free(stack);
+    PyMem_Free(flags);
+    PyMem_Free(w.gap);
+    PyMem_Free(w.sc.tokens);
+    Py_XDECREF(w.sc.text);
+    Py_XDECREF(w.sc.empty);
+    Py_XDECREF(w.sc.unsure);
+    for (int k = 0; k < 3; k++) Py_XDECREF(w.sc.attribute[k]);
+    Py_XDECREF(names);
+    PyMem_Free(table.slots);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"count_lt", native_count_lt, METH_O, "count_lt(html): html.count('<')."},
     {"tags_in_source", native_tags_in_source, METH_VARARGS,
      "tags_in_source(html, names): the names (lower-case ASCII) that follow some '<' of html, case aside."},
+    {"lexbor_setup", native_lexbor_setup, METH_VARARGS,
+     "lexbor_setup(path, node_type): find Lexbor's functions in selectolax's loaded module; whether walk can run."},
+    {"walk", native_walk, METH_VARARGS,
+     "walk(root, n_elements, void_tags): scan's fields read from the Lexbor tree under root (a LexborNode), or None."},
     {"scan", native_scan, METH_VARARGS,
      "scan(serialised, tags or number of elements, void_tags): document._scan_fast's fields and the tag names, or None."},
     {"tree_leaves", native_tree_leaves, METH_VARARGS,

@@ -522,6 +522,113 @@ def test_scan_reads_id_class_role_of_almost_every_element(native: ModuleType, na
     assert elements > 0 and unsure < 0.05 * elements
 
 
+# --- walk: the scan's fields read from the tree ------------------------------------------------------
+
+
+def _walk_and_scan(html: str) -> tuple[Any, Any, list[Any]]:
+    """For a page cleaned as `parse` cleans it: the walk's fields, the scan's (with the id, class and
+    role it was unsure of read from the nodes, as `parse` reads them) and the elements."""
+    assert document._WALK, "Lexbor's functions were not found in selectolax's module"
+    tree = LexborHTMLParser(cap_depth(html).html)
+    _clean(tree, _read_before_cleaning(tree, tree.html or ""))
+    elements = tree.css("*")
+    walked = _compiled().walk(tree.root, len(elements), VOID_TAGS) if tree.root is not None else None
+    scanned = _compiled().scan(tree.html or "", len(elements), VOID_TAGS)
+    if scanned is not None:
+        scanned = list(scanned)
+        for index in scanned[13]:  # unsure: read from the node, as `_id_class_role` does
+            attrs = elements[index].attributes
+            scanned[10][index], scanned[11][index], scanned[12][index] = (
+                attrs.get("id"),
+                attrs.get("class"),
+                attrs.get("role"),
+            )
+        scanned[13] = []
+    return walked, scanned, elements
+
+
+def _assert_walk_is_the_scan(html: str) -> bool:
+    """The walk gives exactly the scan's fields, or declines; True when it answered."""
+    walked, scanned, _ = _walk_and_scan(html)
+    if walked is None:
+        return False
+    assert scanned is not None and list(walked) == scanned, html[:300]
+    return True
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<p>one &amp; two &lt;three&gt;&nbsp;four</p>",
+        '<div title="a > b &amp; &quot;c&quot;\u00a0d">x<a href="/">in <b>bold</b>\nlink</a>\n\n after</div><br><img src="x.png">',
+        "<!-- a > b --><p>after a comment</p><!--x--><p>\n</p>text<!--split-->text",
+        "<svg viewBox='0 0 1 1'><image xlink:href='x'></image><path d='M0 0'/><foreignObject>f</foreignObject></svg>",
+        "<math><mi>x</mi></math><table><tr><td>é ü ☃ 😀 \u3000 \u2028 \x85</td></tr></table>",
+        "<custom-Element data-x='\"' données='é'>text</custom-Element><a><a>nested</a></a>",
+        "<p hidden2 id='' class role=main>valueless and empty</p><pre>\n\nlines\n</pre><textarea>a &lt; b</textarea>",
+        "<title>T &amp; t</title><p>",
+        "",
+        "plain text only",
+    ],
+)
+def test_walk_gives_the_scans_fields(native: ModuleType, html: str) -> None:
+    assert _assert_walk_is_the_scan(html)
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<template><p>inside</p></template><p>after</p>",  # a template's content is not its children
+        "<noscript><p>" + "the page without scripts " * 60 + "</p></noscript><p>x</p>",  # unwrapped
+        '<div a"b="1">a name parse drops</div>',
+        "<p>a\x00b</p>",
+    ],
+)
+def test_walk_declines_or_agrees_where_the_scan_reads_otherwise(native: ModuleType, html: str) -> None:
+    """Pages the walk may decline (then `parse` serialises and scans): where it answers, it agrees."""
+    _assert_walk_is_the_scan(html)
+    walked, scanned = parse(html), _parse_without_walk(html)
+    assert walked.tag == scanned.tag and walked.tokens.text == scanned.tokens.text
+    assert (walked.ident, walked.classes, walked.role) == (scanned.ident, scanned.classes, scanned.role)
+    for name in ("kind", "element", "line", "length", "chars", "in_anchor"):
+        assert np.array_equal(getattr(walked.tokens, name), getattr(scanned.tokens, name)), name
+
+
+def _parse_without_walk(html: str) -> document.Document:
+    walk, document._WALK = document._WALK, False
+    try:
+        return parse(html)
+    finally:
+        document._WALK = walk
+
+
+def test_walk_takes_only_a_lexbor_node(native: ModuleType) -> None:
+    tree = LexborHTMLParser("<p>hi</p>")
+    _assert_rejects(
+        native.walk,
+        [
+            ((12345, 3, VOID_TAGS), TypeError),  # never a bare address
+            (("<p>", 3, VOID_TAGS), TypeError),
+            ((tree.root, 3, ["br"]), TypeError),
+            ((tree.root,), TypeError),
+        ],
+    )
+    paragraph = tree.css_first("p")
+    assert paragraph is not None
+    assert native.walk(tree.root, 99, VOID_TAGS) is None  # another element count
+    assert native.walk(tree.root, 0, VOID_TAGS) is None
+    assert native.walk(paragraph, 1, VOID_TAGS)[3] == ["", "hi", ""]  # a subtree of a document
+    paragraph.decompose()
+    assert native.walk(paragraph, 1, VOID_TAGS) is None  # no document above it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scrapinghub", "readability", "wcxb-dev"])
+def test_walk_matches_the_scan_on_every_dataset_page(native: ModuleType, name: str) -> None:
+    answered = [_assert_walk_is_the_scan(html) for html in _dataset_pages(name)]
+    assert sum(answered) > 0.9 * len(answered)  # the walk is the path most pages take
+
+
 # --- tree_leaves -----------------------------------------------------------------------------------
 
 
