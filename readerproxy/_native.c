@@ -496,6 +496,43 @@ static PyObject *bytes_of(const void *data, Py_ssize_t size) {
     return PyByteArray_FromStringAndSize((const char *)data, size);
 }
 
+/* What scan and walk return: the tokens' arrays (as bytearrays), the texts, the elements' parent, start and end, the
+ * id, class and role lists, the unsure list and the tag names. NULL with an error set. */
+static PyObject *scan_fields(const Scanner *sc, Py_ssize_t n_elements, const int32_t *parent, const int32_t *start,
+                             const int32_t *end, PyObject *names) {
+    PyObject *result = NULL;
+    Py_ssize_t n = sc->n_tokens;
+    int8_t *kind = PyMem_Malloc((size_t)n);
+    int32_t *owner = PyMem_Malloc((size_t)n * sizeof(int32_t)), *length = PyMem_Malloc((size_t)n * sizeof(int32_t)),
+            *chars = PyMem_Malloc((size_t)n * sizeof(int32_t));
+    uint8_t *in_anchor = PyMem_Malloc((size_t)n), *newline_after = PyMem_Malloc((size_t)n);
+    if (kind && owner && length && chars && in_anchor && newline_after) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const Token *t = &sc->tokens[i];
+            kind[i] = t->kind;
+            owner[i] = t->owner;
+            length[i] = t->length;
+            chars[i] = t->chars;
+            in_anchor[i] = t->in_anchor;
+            newline_after[i] = t->newline_after;
+        }
+        Py_ssize_t e4 = n_elements * (Py_ssize_t)sizeof(int32_t), t4 = n * (Py_ssize_t)sizeof(int32_t);
+        result = Py_BuildValue("(NNNONNNNNNOOOOO)", bytes_of(kind, n), bytes_of(owner, t4), bytes_of(length, t4),
+                               sc->text, bytes_of(chars, t4), bytes_of(in_anchor, n), bytes_of(newline_after, n),
+                               bytes_of(parent, e4), bytes_of(start, e4), bytes_of(end, e4), sc->attribute[0],
+                               sc->attribute[1], sc->attribute[2], sc->unsure, names);
+    } else {
+        PyErr_NoMemory();
+    }
+    PyMem_Free(kind);
+    PyMem_Free(owner);
+    PyMem_Free(length);
+    PyMem_Free(chars);
+    PyMem_Free(in_anchor);
+    PyMem_Free(newline_after);
+    return result;
+}
+
 static PyObject *native_scan(PyObject *module, PyObject *args) {
     PyObject *serialised, *tags, *void_tags;
     if (!PyArg_ParseTuple(args, "UOO:scan", &serialised, &tags, &void_tags)) return NULL;
@@ -631,37 +668,7 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
     }
     if (next_element != n_elements || depth != 0 || sc.n_tokens == 0 || !tags_seen) goto declined;
 
-    {
-        Py_ssize_t n = sc.n_tokens;
-        int8_t *kind = PyMem_Malloc((size_t)n);
-        int32_t *owner = PyMem_Malloc((size_t)n * sizeof(int32_t)), *length = PyMem_Malloc((size_t)n * sizeof(int32_t)),
-                *chars = PyMem_Malloc((size_t)n * sizeof(int32_t));
-        uint8_t *in_anchor = PyMem_Malloc((size_t)n), *newline_after = PyMem_Malloc((size_t)n);
-        if (kind && owner && length && chars && in_anchor && newline_after) {
-            for (Py_ssize_t i = 0; i < n; i++) {
-                const Token *t = &sc.tokens[i];
-                kind[i] = t->kind;
-                owner[i] = t->owner;
-                length[i] = t->length;
-                chars[i] = t->chars;
-                in_anchor[i] = t->in_anchor;
-                newline_after[i] = t->newline_after;
-            }
-            Py_ssize_t e4 = n_elements * (Py_ssize_t)sizeof(int32_t), t4 = n * (Py_ssize_t)sizeof(int32_t);
-            result = Py_BuildValue("(NNNONNNNNNOOOOO)", bytes_of(kind, n), bytes_of(owner, t4), bytes_of(length, t4),
-                                   sc.text, bytes_of(chars, t4), bytes_of(in_anchor, n), bytes_of(newline_after, n),
-                                   bytes_of(parent, e4), bytes_of(start, e4), bytes_of(end, e4), sc.attribute[0],
-                                   sc.attribute[1], sc.attribute[2], sc.unsure, reading ? names : tags);
-        } else {
-            PyErr_NoMemory();
-        }
-        PyMem_Free(kind);
-        PyMem_Free(owner);
-        PyMem_Free(length);
-        PyMem_Free(chars);
-        PyMem_Free(in_anchor);
-        PyMem_Free(newline_after);
-    }
+    result = scan_fields(&sc, n_elements, parent, start, end, reading ? names : tags);
     goto done;
 declined:
     result = Py_NewRef(Py_None);
@@ -2422,37 +2429,7 @@ static PyObject *native_walk(PyObject *module, PyObject *args) {
         result = Py_NewRef(Py_None);
         goto done;
     }
-    {
-        Py_ssize_t n = w.sc.n_tokens;
-        int8_t *kind = PyMem_Malloc((size_t)n);
-        int32_t *owner = PyMem_Malloc((size_t)n * sizeof(int32_t)), *length = PyMem_Malloc((size_t)n * sizeof(int32_t)),
-                *chars = PyMem_Malloc((size_t)n * sizeof(int32_t));
-        uint8_t *in_anchor = PyMem_Malloc((size_t)n), *newline_after = PyMem_Malloc((size_t)n);
-        if (kind && owner && length && chars && in_anchor && newline_after) {
-            for (Py_ssize_t i = 0; i < n; i++) {
-                const Token *t = &w.sc.tokens[i];
-                kind[i] = t->kind;
-                owner[i] = t->owner;
-                length[i] = t->length;
-                chars[i] = t->chars;
-                in_anchor[i] = t->in_anchor;
-                newline_after[i] = t->newline_after;
-            }
-            Py_ssize_t e4 = n_elements * (Py_ssize_t)sizeof(int32_t), t4 = n * (Py_ssize_t)sizeof(int32_t);
-            result = Py_BuildValue("(NNNONNNNNNOOOOO)", bytes_of(kind, n), bytes_of(owner, t4), bytes_of(length, t4),
-                                   w.sc.text, bytes_of(chars, t4), bytes_of(in_anchor, n), bytes_of(newline_after, n),
-                                   bytes_of(parent, e4), bytes_of(start, e4), bytes_of(end, e4), w.sc.attribute[0],
-                                   w.sc.attribute[1], w.sc.attribute[2], w.sc.unsure, names);
-        } else {
-            PyErr_NoMemory();
-        }
-        PyMem_Free(kind);
-        PyMem_Free(owner);
-        PyMem_Free(length);
-        PyMem_Free(chars);
-        PyMem_Free(in_anchor);
-        PyMem_Free(newline_after);
-    }
+    result = scan_fields(&w.sc, n_elements, parent, start, end, names);
 done:
     PyMem_Free(parent);
     PyMem_Free(stack);
