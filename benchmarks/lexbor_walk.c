@@ -1,6 +1,7 @@
 /* A measurement, not part of readerproxy: how long a C walk of selectolax's Lexbor tree takes, against
- * what the Document build does today (serialise the cleaned tree with `tree.html`, then scan the
- * string with `_native.scan`). Built and run by benchmarks/lexbor_walk.py.
+ * the serialise-and-scan path of the Document build (`tree.html`, then `_native.scan`), now the fallback
+ * of `_native.walk`. Built and run by benchmarks/lexbor_walk.py; it measured the floor that made
+ * `_native.walk` worth writing.
  *
  * The walk calls Lexbor's exported functions (found with dlsym in selectolax's own module, already
  * loaded): every node in document order, each element's local name and attributes (a str made for
