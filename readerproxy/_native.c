@@ -2197,10 +2197,20 @@ typedef struct {
     int gap_anchor, gap_owner;
 } Walker;
 
-/* One line of the pending text, gap[a:b] (UTF-8, `chars` non-space and `n` characters), as a text token. */
+/* A str of Lexbor's UTF-8, or NULL: with an error set, or with none where it is not UTF-8 (the walk then declines,
+ * rather than fail where the serialisation would have been read). */
+static PyObject *lexbor_text(const unsigned char *data, size_t size) {
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)data, (Py_ssize_t)size, "surrogatepass");
+    if (text == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) PyErr_Clear();
+    return text;
+}
+
+/* One line of the pending text, gap[a:b] (UTF-8, `chars` non-space and `n` characters), as a text token.
+ * 0 ok, -1 error, 1 declined. */
 static int gap_piece(Walker *w, size_t a, size_t b, Py_ssize_t n, Py_ssize_t chars) {
-    PyObject *text = PyUnicode_DecodeUTF8((const char *)w->gap + a, (Py_ssize_t)(b - a), "surrogatepass");
-    if (text == NULL || PyList_Append(w->sc.text, text) < 0) {
+    PyObject *text = lexbor_text(w->gap + a, b - a);
+    if (text == NULL) return PyErr_Occurred() ? -1 : 1;
+    if (PyList_Append(w->sc.text, text) < 0) {
         Py_XDECREF(text);
         return -1;
     }
@@ -2238,12 +2248,13 @@ static int flush_gap(Walker *w) {
         chars += !Py_UNICODE_ISSPACE(code);
         i += step;
         if (code == '\n') {
-            if (gap_piece(w, piece, i, n, chars) < 0) return -1;
+            int status = gap_piece(w, piece, i, n, chars);
+            if (status != 0) return status;
             piece = i;
             n = chars = 0;
         }
     }
-    return piece < size ? (gap_piece(w, piece, size, n, chars) < 0 ? -1 : 0) : 0;
+    return piece < size ? gap_piece(w, piece, size, n, chars) : 0;
 }
 
 static int append_gap(Walker *w, const unsigned char *data, size_t size) {
@@ -2354,9 +2365,8 @@ static PyObject *native_walk(PyObject *module, PyObject *args) {
                 else if (name_size == 5 && memcmp(attr_name, "class", 5) == 0) which = 1;
                 else if (name_size == 4 && memcmp(attr_name, "role", 4) == 0) which = 2;
                 if (which < 0) continue;
-                PyObject *text = value ? PyUnicode_DecodeUTF8((const char *)value, (Py_ssize_t)value_size, "surrogatepass")
-                                       : Py_NewRef(Py_None);
-                if (text == NULL) { status = -1; break; }
+                PyObject *text = value ? lexbor_text(value, value_size) : Py_NewRef(Py_None);
+                if (text == NULL) { status = PyErr_Occurred() ? -1 : 1; break; }
                 PyObject *before = PyList_GET_ITEM(w.sc.attribute[which], k);
                 PyList_SET_ITEM(w.sc.attribute[which], k, text); /* the last of a name wins, as in node.attributes */
                 Py_DECREF(before);

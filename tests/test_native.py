@@ -567,6 +567,7 @@ def _assert_walk_is_the_scan(html: str) -> bool:
         "<custom-Element data-x='\"' données='é'>text</custom-Element><a><a>nested</a></a>",
         "<p hidden2 id='' class role=main>valueless and empty</p><pre>\n\nlines\n</pre><textarea>a &lt; b</textarea>",
         "<title>T &amp; t</title><p>",
+        '<p>lone \ud800 surrogates <span class="x\udc00">in text and class</span></p>',
         "",
         "plain text only",
     ],
