@@ -447,9 +447,11 @@ static int raw_text_name(PyObject *name) {
     return 0;
 }
 
+/* What read_name says of a tag name (bits of an element's flags; computed once per name). */
+enum { NAME_VOID = 1, NAME_ANCHOR = 2, NAME_RAW_TEXT = 4, NAME_TEMPLATE = 8 };
+
 /* The name of the start tag whose name begins at s[a] (up to the first " " or ">", before gt): its
- * str (found in the table, or made and added) into names[k] and its flags into *flags (1: void,
- * 2: "a", 4: a raw-text element, 8: "template"; computed once per name). 1 ok,
+ * str (found in the table, or made and added) into names[k] and its NAME_* flags into *flags. 1 ok,
  * 0 declined (a name the scan does not read, see the header), -1 error. */
 static int read_name(NameTable *table, const Str *s, Py_ssize_t a, Py_ssize_t gt, PyObject *void_tags,
                      PyObject *names, Py_ssize_t k, uint8_t *flags) {
@@ -483,8 +485,9 @@ static int read_name(NameTable *table, const Str *s, Py_ssize_t a, Py_ssize_t gt
         Py_DECREF(name);
         return -1;
     }
-    uint8_t these = (uint8_t)(is_void | (PyUnicode_CompareWithASCIIString(name, "a") == 0) << 1 |
-                              raw_text_name(name) << 2 | (PyUnicode_CompareWithASCIIString(name, "template") == 0) << 3);
+    uint8_t these = (uint8_t)((is_void ? NAME_VOID : 0) | (PyUnicode_CompareWithASCIIString(name, "a") == 0 ? NAME_ANCHOR : 0) |
+                              (raw_text_name(name) ? NAME_RAW_TEXT : 0) |
+                              (PyUnicode_CompareWithASCIIString(name, "template") == 0 ? NAME_TEMPLATE : 0));
     table->slots[j] = (NameSlot){.name = name, .hash = hash, .flags = these};
     table->used++;
     PyList_SetItem(names, k, name); /* the list holds the reference the table borrows */
@@ -494,6 +497,34 @@ static int read_name(NameTable *table, const Str *s, Py_ssize_t a, Py_ssize_t gt
 
 static PyObject *bytes_of(const void *data, Py_ssize_t size) {
     return PyByteArray_FromStringAndSize((const char *)data, size);
+}
+
+/* A list of n Nones, or NULL with an error set. */
+static PyObject *list_of_none(Py_ssize_t n) {
+    PyObject *list = PyList_New(n);
+    if (list != NULL)
+        for (Py_ssize_t k = 0; k < n; k++) PyList_SET_ITEM(list, k, Py_NewRef(Py_None));
+    return list;
+}
+
+/* The Python objects scan and walk fill: the texts, the empty str of every tag, the unsure list and the id,
+ * class and role lists (None per element). 0 ok, -1 with an error set (scanner_free releases what was made). */
+static int scanner_lists(Scanner *sc, Py_ssize_t n_elements) {
+    sc->text = PyList_New(0);
+    sc->empty = PyUnicode_New(0, 0);
+    sc->unsure = PyList_New(0);
+    for (int w = 0; w < 3; w++) sc->attribute[w] = list_of_none(n_elements);
+    return sc->text && sc->empty && sc->unsure && sc->attribute[0] && sc->attribute[1] && sc->attribute[2] ? 0 : -1;
+}
+
+/* Everything a Scanner holds. */
+static void scanner_free(Scanner *sc) {
+    PyMem_Free(sc->decoded);
+    PyMem_Free(sc->tokens);
+    Py_XDECREF(sc->text);
+    Py_XDECREF(sc->empty);
+    Py_XDECREF(sc->unsure);
+    for (int w = 0; w < 3; w++) Py_XDECREF(sc->attribute[w]);
 }
 
 /* What scan and walk return: the tokens' arrays (as bytearrays), the texts, the elements' parent, start and end, the
@@ -554,9 +585,8 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "scan: input too large");
             return NULL;
         }
-        names = PyList_New(n_elements);
+        names = list_of_none(n_elements);
         if (names == NULL) return NULL;
-        for (Py_ssize_t k = 0; k < n_elements; k++) PyList_SET_ITEM(names, k, Py_NewRef(Py_None));
     } else if (PyList_Check(tags)) {
         /* A tuple copy of the names: nothing the set lookups below run can change what is read. */
         names = PyList_AsTuple(tags);
@@ -578,15 +608,8 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
     PyObject *result = NULL;
     int32_t *parent = PyMem_Malloc((size_t)(3 * n_elements + 1) * sizeof(int32_t));
     int32_t *stack = PyMem_Malloc((size_t)(n_elements + 1) * sizeof(int32_t));
-    uint8_t *flags = PyMem_Malloc((size_t)n_elements + 1); /* 1: void, 2: "a" */
-    sc.text = PyList_New(0);
-    sc.empty = PyUnicode_New(0, 0);
-    sc.unsure = PyList_New(0);
-    for (int w = 0; w < 3; w++)
-        if ((sc.attribute[w] = PyList_New(n_elements)) != NULL)
-            for (Py_ssize_t k = 0; k < n_elements; k++) PyList_SET_ITEM(sc.attribute[w], k, Py_NewRef(Py_None));
-    if (!parent || !stack || !flags || !sc.text || !sc.empty || !sc.unsure || !sc.attribute[0] || !sc.attribute[1] ||
-        !sc.attribute[2]) {
+    uint8_t *flags = PyMem_Malloc((size_t)n_elements + 1); /* NAME_* of each element */
+    if (scanner_lists(&sc, n_elements) < 0 || !parent || !stack || !flags) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
@@ -604,7 +627,7 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
             goto declined;
         int is_void = PySet_Contains(void_tags, name);
         if (is_void < 0) goto done;
-        flags[k] = (uint8_t)(is_void | (PyUnicode_CompareWithASCIIString(name, "a") == 0) << 1);
+        flags[k] = (uint8_t)((is_void ? NAME_VOID : 0) | (PyUnicode_CompareWithASCIIString(name, "a") == 0 ? NAME_ANCHOR : 0));
     }
     /* _scan_fast declines a page without elements, and (below) one without "<" or with a NUL. */
     if (n_elements == 0) goto declined;
@@ -643,11 +666,11 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
             if (read_attributes(&sc, k, lt + 1 + size, gt) < 0) goto done;
             Token *t = new_token(&sc);
             if (t == NULL) goto done;
-            anchors += flags[k] >> 1 & 1;
+            anchors += (flags[k] & NAME_ANCHOR) != 0;
             *t = (Token){.owner = (int32_t)k, .length = (int32_t)(gt - lt + 1), .kind = OPEN, .in_anchor = anchors > 0};
             parent[k] = owner;
             start[k] = end[k] = (int32_t)(sc.n_tokens - 1);
-            if (!(flags[k] & 1)) stack[depth++] = (int32_t)k;
+            if (!(flags[k] & NAME_VOID)) stack[depth++] = (int32_t)k;
         } else if (first == '/') { /* an end tag: the innermost open element, by name */
             if (depth == 0) goto declined;
             int32_t k = stack[--depth];
@@ -658,7 +681,7 @@ static PyObject *native_scan(PyObject *module, PyObject *args) {
                 if (ascii_lower(at(s, lt + 2 + j)) != PyUnicode_READ_CHAR(name, j)) goto declined;
             Token *t = new_token(&sc);
             if (t == NULL) goto done;
-            int anchor = flags[k] >> 1 & 1;
+            int anchor = (flags[k] & NAME_ANCHOR) != 0;
             *t = (Token){.owner = k, .length = (int32_t)(gt - lt + 1), .kind = CLOSE, .in_anchor = anchor || anchors > 0};
             anchors -= anchor;
             end[k] = (int32_t)(sc.n_tokens - 1);
@@ -676,12 +699,7 @@ done:
     PyMem_Free(parent);
     PyMem_Free(stack);
     PyMem_Free(flags);
-    PyMem_Free(sc.decoded);
-    PyMem_Free(sc.tokens);
-    Py_XDECREF(sc.text);
-    Py_XDECREF(sc.empty);
-    Py_XDECREF(sc.unsure);
-    for (int w = 0; w < 3; w++) Py_XDECREF(sc.attribute[w]);
+    scanner_free(&sc);
     Py_DECREF(names);
     PyMem_Free(table.slots);
     return result;
@@ -2307,20 +2325,11 @@ static PyObject *native_walk(PyObject *module, PyObject *args) {
         Py_RETURN_NONE;
     Walker w = {0};
     NameTable table = {0};
-    PyObject *result = NULL, *names = PyList_New(n_elements);
+    PyObject *result = NULL, *names = list_of_none(n_elements);
     int32_t *parent = PyMem_Malloc((size_t)(3 * n_elements + 1) * sizeof(int32_t));
     int32_t *stack = PyMem_Malloc((size_t)(n_elements + 1) * sizeof(int32_t));
-    uint8_t *flags = PyMem_Malloc((size_t)n_elements + 1); /* 1: void, 2: "a", 4: raw text */
-    w.sc.text = PyList_New(0);
-    w.sc.empty = PyUnicode_New(0, 0);
-    w.sc.unsure = PyList_New(0);
-    for (int k = 0; k < 3; k++)
-        if ((w.sc.attribute[k] = PyList_New(n_elements)) != NULL)
-            for (Py_ssize_t e = 0; e < n_elements; e++) PyList_SET_ITEM(w.sc.attribute[k], e, Py_NewRef(Py_None));
-    if (names != NULL)
-        for (Py_ssize_t e = 0; e < n_elements; e++) PyList_SET_ITEM(names, e, Py_NewRef(Py_None));
-    if (!names || !parent || !stack || !flags || !w.sc.text || !w.sc.empty || !w.sc.unsure ||
-        !w.sc.attribute[0] || !w.sc.attribute[1] || !w.sc.attribute[2]) {
+    uint8_t *flags = PyMem_Malloc((size_t)n_elements + 1); /* NAME_* of each element */
+    if (scanner_lists(&w.sc, n_elements) < 0 || !names || !parent || !stack || !flags) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
@@ -2343,7 +2352,7 @@ static PyObject *native_walk(PyObject *module, PyObject *args) {
             if (status) break;
             const Str name_str = {PyUnicode_1BYTE_KIND, raw, (Py_ssize_t)size};
             int read = read_name(&table, &name_str, 0, (Py_ssize_t)size, void_tags, names, k, &flags[k]);
-            if (read <= 0 || flags[k] & 8) { status = read < 0 ? -1 : 1; break; } /* a <template>: its content is apart */
+            if (read <= 0 || flags[k] & NAME_TEMPLATE) { status = read < 0 ? -1 : 1; break; } /* a <template>: its content is apart */
             /* The start tag as serialised: <name( name="value")*> */
             Py_ssize_t length = 2 + (Py_ssize_t)size;
             for (LxbAttr *attr = lxb.first_attribute(node); attr != NULL; attr = lxb.next_attribute(attr)) {
@@ -2373,13 +2382,13 @@ static PyObject *native_walk(PyObject *module, PyObject *args) {
             }
             if (status) break;
             int owner = depth ? stack[depth - 1] : -1;
-            anchors += flags[k] >> 1 & 1;
+            anchors += (flags[k] & NAME_ANCHOR) != 0;
             Token *t = new_token(&w.sc);
             if (t == NULL || PyList_Append(w.sc.text, w.sc.empty) < 0) { status = -1; break; }
             *t = (Token){.owner = (int32_t)k, .length = (int32_t)length, .kind = OPEN, .in_anchor = anchors > 0};
             parent[k] = owner;
             start[k] = end[k] = (int32_t)(w.sc.n_tokens - 1);
-            if (!(flags[k] & 1)) {
+            if (!(flags[k] & NAME_VOID)) {
                 stack[depth++] = (int32_t)k;
                 descend = 1;
             } else if (lxb.first_child(node) != NULL) {
@@ -2387,7 +2396,7 @@ static PyObject *native_walk(PyObject *module, PyObject *args) {
                 break;
             }
         } else if (type == LXB_TEXT) {
-            if (depth && flags[stack[depth - 1]] & 4) { status = 1; break; }
+            if (depth && flags[stack[depth - 1]] & NAME_RAW_TEXT) { status = 1; break; }
             size_t size = 0;
             unsigned char *data = lxb.text_content(node, &size);
             if (data == NULL) { status = 1; break; }
@@ -2416,7 +2425,7 @@ static PyObject *native_walk(PyObject *module, PyObject *args) {
                 int32_t k = stack[--depth];
                 Token *t = new_token(&w.sc);
                 if (t == NULL || PyList_Append(w.sc.text, w.sc.empty) < 0) { status = -1; break; }
-                int anchor = flags[k] >> 1 & 1;
+                int anchor = (flags[k] & NAME_ANCHOR) != 0;
                 *t = (Token){.owner = k, .length = (int32_t)(3 + PyUnicode_GET_LENGTH(PyList_GET_ITEM(names, k))),
                              .kind = CLOSE, .in_anchor = anchor || anchors > 0};
                 anchors -= anchor;
@@ -2434,8 +2443,7 @@ static PyObject *native_walk(PyObject *module, PyObject *args) {
     if (status == 0) status = flush_gap(&w);
     if (status == 0 && (next_element != n_elements || depth != 0 || w.sc.n_tokens == 0)) status = 1;
     if (status < 0) goto done;
-    if (status > 0) {
-        PyErr_Clear();
+    if (status > 0) { /* no path declines with an error set */
         result = Py_NewRef(Py_None);
         goto done;
     }
@@ -2445,11 +2453,7 @@ done:
     PyMem_Free(stack);
     PyMem_Free(flags);
     PyMem_Free(w.gap);
-    PyMem_Free(w.sc.tokens);
-    Py_XDECREF(w.sc.text);
-    Py_XDECREF(w.sc.empty);
-    Py_XDECREF(w.sc.unsure);
-    for (int k = 0; k < 3; k++) Py_XDECREF(w.sc.attribute[k]);
+    scanner_free(&w.sc);
     Py_XDECREF(names);
     PyMem_Free(table.slots);
     return result;

@@ -773,8 +773,8 @@ def _walk_native(tree: LexborHTMLParser, n_elements: int) -> _Scan | None:
     unsure). None where it declines (its docstring: a `<template>`, text in a raw-text element, a
     name the scan would not read the same way, ...); `parse` then serialises and scans.
 
-    Chosen for speed: serialising the cleaned tree and scanning the string cost 0.27 + 0.33 ms at the
-    ScrapingHub median, the walk about 0.1 ms (`benchmarks/lexbor_walk.py`). It calls Lexbor's
+    Chosen for speed: serialising the cleaned tree and scanning the string cost 0.17 + 0.21 ms at the
+    ScrapingHub median, the walk 0.21 ms (`benchmarks/lexbor_walk.py`). It calls Lexbor's
     exported functions, never its structs. `tests/test_native.py` checks it against the scan on
     every dataset page.
     """

@@ -525,34 +525,27 @@ def test_scan_reads_id_class_role_of_almost_every_element(native: ModuleType, na
 # --- walk: the scan's fields read from the tree ------------------------------------------------------
 
 
-def _walk_and_scan(html: str) -> tuple[Any, Any, list[Any]]:
-    """For a page cleaned as `parse` cleans it: the walk's fields, the scan's (with the id, class and
-    role it was unsure of read from the nodes, as `parse` reads them) and the elements."""
+def _assert_walk_is_the_scan(html: str) -> bool:
+    """For a page cleaned as `parse` cleans it, the walk gives exactly the scan's fields, with the id,
+    class and role the scan was unsure of read from the nodes (`_id_class_role`, as `parse` reads
+    them), or declines; True when it answered."""
     assert document._WALK, "Lexbor's functions were not found in selectolax's module"
     tree = LexborHTMLParser(cap_depth(html).html)
     _clean(tree, _read_before_cleaning(tree, tree.html or ""))
     elements = tree.css("*")
-    walked = _compiled().walk(tree.root, len(elements), VOID_TAGS) if tree.root is not None else None
-    scanned = _compiled().scan(tree.html or "", len(elements), VOID_TAGS)
-    if scanned is not None:
-        scanned = list(scanned)
-        for index in scanned[13]:  # unsure: read from the node, as `_id_class_role` does
-            attrs = elements[index].attributes
-            scanned[10][index], scanned[11][index], scanned[12][index] = (
-                attrs.get("id"),
-                attrs.get("class"),
-                attrs.get("role"),
-            )
-        scanned[13] = []
-    return walked, scanned, elements
-
-
-def _assert_walk_is_the_scan(html: str) -> bool:
-    """The walk gives exactly the scan's fields, or declines; True when it answered."""
-    walked, scanned, _ = _walk_and_scan(html)
+    walked = document._walk_native(tree, len(elements))
     if walked is None:
         return False
-    assert scanned is not None and list(walked) == scanned, html[:300]
+    scanned = _scan_native(tree.html or "", len(elements))
+    assert scanned is not None, html[:300]
+    for name in (*_SCAN_FIELDS, "tag"):
+        expected, actual = getattr(scanned, name), getattr(walked, name)
+        if isinstance(expected, np.ndarray):
+            assert actual.dtype == expected.dtype and np.array_equal(actual, expected), (name, html[:300])
+        else:
+            assert actual == expected, (name, html[:300])
+    assert walked.unsure == []
+    assert document._id_class_role(elements, walked) == document._id_class_role(elements, scanned), html[:300]
     return True
 
 
@@ -585,22 +578,18 @@ def test_walk_gives_the_scans_fields(native: ModuleType, html: str) -> None:
         "<p>a\x00b</p>",
     ],
 )
-def test_walk_declines_or_agrees_where_the_scan_reads_otherwise(native: ModuleType, html: str) -> None:
+def test_walk_declines_or_agrees_where_the_scan_reads_otherwise(
+    native: ModuleType, html: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Pages the walk may decline (then `parse` serialises and scans): where it answers, it agrees."""
     _assert_walk_is_the_scan(html)
-    walked, scanned = parse(html), _parse_without_walk(html)
+    walked = parse(html)
+    monkeypatch.setattr(document, "_WALK", False)
+    scanned = parse(html)
     assert walked.tag == scanned.tag and walked.tokens.text == scanned.tokens.text
     assert (walked.ident, walked.classes, walked.role) == (scanned.ident, scanned.classes, scanned.role)
     for name in ("kind", "element", "line", "length", "chars", "in_anchor"):
         assert np.array_equal(getattr(walked.tokens, name), getattr(scanned.tokens, name)), name
-
-
-def _parse_without_walk(html: str) -> document.Document:
-    walk, document._WALK = document._WALK, False
-    try:
-        return parse(html)
-    finally:
-        document._WALK = walk
 
 
 def test_walk_takes_only_a_lexbor_node(native: ModuleType) -> None:
