@@ -1,6 +1,8 @@
 """Proxy mode: set readerproxy as a browser's or phone's HTTP proxy and just browse.
 
-- `flow.py`: the HTTP flow as data (request, response, outcome) and the HTTP/1.1 syntax the core needs.
+- `flow.py`: the HTTP flow as data (request, response, outcome), host-name rules, hop-by-hop headers.
+- `http1.py`: HTTP/1.1 on a browser connection, parsed and framed by h11, with limits on heads
+  and request bodies.
 - `server.py`: the proxy core on its own listener (`--proxy-port`; why a separate listener is said
   there): absolute-form requests, CONNECT tunnels, the SSRF-guarded upstream client.
 - `addons.py`: access control, per-host rules and the way back, the reader view, metrics.
@@ -13,10 +15,12 @@ server runs (the server enters it from its cleanup context).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from .flow import valid_host
 from .server import ProxyServer, load_ca
 
 if TYPE_CHECKING:
@@ -51,7 +55,32 @@ async def proxy_listener(
         await proxy.close()
 
 
-def pac_file(host: str, port: int) -> str:
-    """A proxy auto-config file sending every http and https request through this proxy."""
+def pac_file(host_header: str | None, port: int, fallback: str) -> str:
+    """A proxy auto-config file sending every http and https request through this proxy.
+
+    The proxy's host is the one the browser used to fetch the PAC file (its `Host` header, without
+    the port) when that is a valid host name or IP literal, else `fallback` (the configured
+    `--host`): nothing else from the request reaches the JavaScript, and the string is written as
+    a JSON literal besides.
+    """
+    host = pac_host(host_header) or fallback
     host = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    return f'function FindProxyForURL(url, host) {{\n  return "PROXY {host}:{port}";\n}}\n'
+    proxy = json.dumps(f"PROXY {host}:{port}").replace("<", "\\u003c")
+    return f"function FindProxyForURL(url, host) {{\n  return {proxy};\n}}\n"
+
+
+def pac_host(host_header: str | None) -> str | None:
+    """The host of a `Host` header value (`host[:port]`, IPv6 in brackets) when it is a valid host
+    name or IP literal, else None."""
+    if not host_header:
+        return None
+    value = host_header.strip()
+    if value.startswith("["):
+        literal, sep, rest = value[1:].partition("]")
+        if not sep or (rest and not (rest.startswith(":") and rest[1:].isdigit())):
+            return None
+        return literal if ":" in literal and valid_host(literal) else None
+    name, sep, port = value.partition(":")
+    if sep and not (port.isascii() and port.isdigit()):
+        return None
+    return name if valid_host(name) else None

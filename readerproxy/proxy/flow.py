@@ -2,16 +2,19 @@
 
 A `Flow` is made per request by the proxy core (`proxy/server.py`) and handed to the addons
 (`proxy/addons.py`) at fixed points, as in mitmproxy. This module also holds the HTTP/1.1 message
-syntax the core needs and nothing else: reading a request head with limits, the hop-by-hop header
-rules of RFC 9110 §7.6.1, and writing a response head.
+syntax the core needs beyond h11's framing (`proxy/http1.py`): the request as the proxy requires
+it (absolute targets, valid host names), and the hop-by-hop header rules of RFC 9110 §7.6.1.
 """
 
 from __future__ import annotations
 
 import enum
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+import h11
 
 #: Longest request line (URL included) and longest head (request line and all headers), bytes.
 MAX_REQUEST_LINE = 16 * 1024
@@ -32,8 +35,14 @@ HOP_BY_HOP = frozenset(
     }
 )
 VIA = "1.1 readerproxy"
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_VERSION = re.compile(r"^HTTP/1\.[01]$")
+#: host[:port] with the host a name or a bracketed IPv6 literal (a zone as "%25" + zone).
+_AUTHORITY = re.compile(
+    r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+(?:%25[A-Za-z0-9._~-]+)?)\]|(?P<name>[^\[\]:@/?#\s]+))(?::(?P<port>[0-9]{1,5}))?$"
+)
+#: Control characters other than tab (RFC 9110 §5.5): refused in request header values.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_LABEL = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$")
+_LABEL_UNDERSCORE = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?$")
 
 
 class Outcome(enum.StrEnum):
@@ -152,74 +161,130 @@ def parse_request_head(
     default_host: str | None = None,
     default_port: int | None = None,
 ) -> Request:
-    """A request head (request line and headers, CRLF-separated, without the empty line) as a Request.
+    """A request head (request line and headers, CRLF-separated, without the empty line) as a
+    Request, parsed by h11 as the proxy core parses every request (`request_from_h11` says what
+    the proxy then requires of it)."""
+    connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+    connection.receive_data(head + b"\r\n\r\n")
+    try:
+        event = connection.next_event()
+    except h11.RemoteProtocolError as exc:
+        raise BadRequest(400, str(exc)) from None
+    if not isinstance(event, h11.Request):
+        raise BadRequest(400, "incomplete request head")
+    return request_from_h11(
+        event, default_scheme=default_scheme, default_host=default_host, default_port=default_port
+    )
+
+
+def request_from_h11(
+    event: h11.Request,
+    *,
+    default_scheme: str = "http",
+    default_host: str | None = None,
+    default_port: int | None = None,
+) -> Request:
+    """The Request the proxy works with, from a head h11 parsed (and so well-formed: the request
+    line, header syntax, Content-Length and Transfer-Encoding are h11's checks).
 
     Absolute-form targets ("GET http://host/path HTTP/1.1") are required outside a tunnel; inside
     an intercepted tunnel (default_host given) the origin form ("GET /path") is taken relative to it.
+    Every host must be a valid host name or IP literal (`valid_host`).
     """
-    try:
-        text = head.decode("latin-1")
-    except UnicodeDecodeError as exc:  # pragma: no cover - latin-1 decodes every byte
-        raise BadRequest(400, "undecodable request head") from exc
-    lines = text.split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not _TOKEN.match(parts[0]) or not _VERSION.match(parts[2]) or not parts[1]:
-        raise BadRequest(400, "malformed request line")
-    method, target, version = parts
-    if len(lines) - 1 > MAX_HEADERS:
-        raise BadRequest(431, "too many header fields")
-    headers: Headers = []
-    for line in lines[1:]:
-        name, sep, value = line.partition(":")
-        if not sep or not _TOKEN.match(name):
-            raise BadRequest(400, "malformed header field")
-        if any(c in value for c in "\r\n\x00"):
-            raise BadRequest(400, "control character in a header value")
-        headers.append((name, value.strip(" \t")))
-    if header(headers, "content-length") is not None:
-        lengths = {value.strip() for key, value in headers if key.lower() == "content-length"}
-        if len(lengths) != 1 or not next(iter(lengths)).isdigit():
-            raise BadRequest(400, "invalid Content-Length")
-        if "transfer-encoding" in {key.lower() for key, _ in headers}:
-            raise BadRequest(400, "both Content-Length and Transfer-Encoding")  # a smuggling vector
-    te = header_values(headers, "transfer-encoding")
-    if te and te != ["chunked"]:
-        raise BadRequest(400, "only the chunked transfer coding is accepted")
+    method = event.method.decode("ascii")
+    version = "HTTP/" + event.http_version.decode("ascii")
+    if version not in ("HTTP/1.0", "HTTP/1.1"):
+        raise BadRequest(400, "the proxy speaks HTTP/1.0 and HTTP/1.1")
+    target = event.target.decode("latin-1")
+    headers: Headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in _raw_items(event)]
+    if any(_CONTROL.search(value) for _, value in headers):  # h11 lets them through, for old cookies
+        raise BadRequest(400, "control character in a header value")
+    if header(headers, "content-length") is not None and header(headers, "transfer-encoding") is not None:
+        raise BadRequest(400, "both Content-Length and Transfer-Encoding")  # a smuggling vector
     if method == "CONNECT":
         host, connect_port = split_authority(target, None)
+        check_request_host(host, strict=True)
         return Request(method, "tunnel", host, connect_port, target, version, headers)
     if target.startswith("/") and default_host is not None:
         return Request(method, default_scheme, default_host, default_port or 443, target, version, headers)
     try:
         parts_ = urlsplit(target)
-        port = parts_.port
     except ValueError as exc:
         raise BadRequest(400, f"malformed request target: {exc}") from exc
-    if parts_.scheme.lower() != "http" or not parts_.hostname or parts_.username or parts_.password:
+    if parts_.scheme.lower() != "http" or not parts_.netloc or "@" in parts_.netloc:
         raise BadRequest(400, "the proxy takes absolute http:// request targets (use CONNECT for https)")
+    hostname, port = split_authority(parts_.netloc, 80)
+    check_request_host(hostname, strict=False)
     path = parts_.path or "/"
     if parts_.query:
         path += "?" + parts_.query
-    return Request(method, "http", parts_.hostname.lower(), port or 80, path, version, headers)
+    return Request(method, "http", hostname, port, path, version, headers)
+
+
+def _raw_items(event: h11.Request) -> list[tuple[bytes, bytes]]:
+    """The header fields with their names as the browser spelled them."""
+    return list(event.headers.raw_items())
+
+
+def check_request_host(host: str, *, strict: bool) -> None:
+    """BadRequest (400) unless `host` is a valid host name or IP literal (`valid_host`)."""
+    problem = host_problem(host, allow_underscore=not strict)
+    if problem is not None:
+        raise BadRequest(400, f"invalid host {host[:80]!r}: {problem}")
+
+
+def valid_host(host: str, *, allow_underscore: bool = False) -> bool:
+    """Whether `host` is an IP literal or a host name: LDH labels of 1-63 characters that neither
+    start nor end with '-', at most 253 in all, IDNA-encodable (one trailing dot allowed)."""
+    return host_problem(host, allow_underscore=allow_underscore) is None
+
+
+def host_problem(host: str, *, allow_underscore: bool = False) -> str | None:
+    """Why `host` is not a valid host (`valid_host`), or None when it is.
+
+    `allow_underscore` admits '_' in labels, as DNS and browsers do for plain http:// sites; a
+    name a certificate is minted for (CONNECT) is held to the LDH rule of RFC 952/1123.
+    """
+    try:
+        ipaddress.ip_address(host.strip("[]") if host.startswith("[") else host)
+        return None
+    except ValueError:
+        pass
+    name = host[:-1] if host.endswith(".") else host
+    if not name:
+        return "empty host name"
+    if not name.isascii():
+        try:
+            name = name.encode("idna").decode("ascii")
+        except UnicodeError:
+            return "not an IDNA-encodable name"
+    if len(name) > 253:
+        return "longer than 253 characters"
+    label = _LABEL_UNDERSCORE if allow_underscore else _LABEL
+    for part in name.split("."):
+        if not part:
+            return "empty label"
+        if len(part) > 63:
+            return "a label longer than 63 characters"
+        if not label.match(part):
+            return "letters, digits and '-' only, and not at the start or end of a label"
+    return None
 
 
 def split_authority(authority: str, default_port: int | None) -> tuple[str, int]:
-    """ "host:port" (IPv6 in brackets) as (host, port); BadRequest when it is not one."""
-    try:
-        parts = urlsplit("//" + authority)
-        port = parts.port or default_port
-    except ValueError as exc:
-        raise BadRequest(400, f"malformed authority {authority!r}") from exc
-    if not parts.hostname or port is None or parts.path or parts.query or parts.username:
-        raise BadRequest(400, f"CONNECT needs host:port, got {authority!r}")
-    return parts.hostname.lower(), port
-
-
-def response_head(status: int, reason: str, headers: Headers) -> bytes:
-    """Status line and headers, ending with the empty line."""
-    lines = [f"HTTP/1.1 {status} {reason}"]
-    lines.extend(f"{name}: {value}" for name, value in headers)
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+    """ "host[:port]" (IPv6 in brackets) as (host, port), the host lower-case without brackets;
+    BadRequest unless it is exactly that (no user info, nothing after an IPv6 literal's bracket,
+    a port of 1-65535, or `default_port` when none is given)."""
+    match = _AUTHORITY.match(authority)
+    if match is None:
+        raise BadRequest(400, f"malformed authority {authority[:200]!r}")
+    host = match.group("v6") or match.group("name") or ""
+    digits = match.group("port")
+    port = int(digits) if digits else default_port
+    if not host or port is None or not 0 < port < 65536:
+        what = "host:port" if default_port is None else "a host and an optional port"
+        raise BadRequest(400, f"the authority must be {what}, got {authority[:200]!r}")
+    return host.lower(), port
 
 
 def with_via(headers: Headers) -> Headers:

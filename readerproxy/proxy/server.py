@@ -3,14 +3,15 @@
 Why a separate listener rather than the reader server's port: a forward proxy speaks a different
 HTTP than a web application (absolute-form targets, CONNECT tunnels that take over the socket,
 TLS started in the middle of a connection when intercepting, bodies streamed both ways with
-back-pressure and no size cap). aiohttp's web server is built for the second; keeping the proxy on
-its own small asyncio server keeps each side simple, lets the reader server keep its request size
-limits and middlewares, and means a proxy client can never reach the reader's routes by accident
-(and the reverse).
+back-pressure: responses of any size, request bodies up to the fetch size cap). aiohttp's web
+server is built for the second; keeping the proxy on its own small asyncio server keeps each side
+simple, lets the reader server keep its request size limits and middlewares, and means a proxy
+client can never reach the reader's routes by accident (and the reverse).
 
 Read top to bottom: `ProxyServer.start` listens; `_connection` reads requests from one browser
-connection (keep-alive) and makes a `Flow` per request; `_handle` runs the addons' hooks around the
-three ways a flow can go — answered by an addon, `_tunnel` (CONNECT, a plain TCP tunnel or an
+connection (keep-alive; the HTTP/1.1 parsing and framing are h11's, through
+`http1.ClientConnection`) and makes a `Flow` per request; `_handle` runs the addons' hooks around
+the three ways a flow can go — answered by an addon, `_tunnel` (CONNECT, a plain TCP tunnel or an
 intercepted TLS connection served by `_connection` again), or `_forward` (the request sent upstream
 through the SSRF-guarded client, the answer streamed back or, for article navigations, buffered for
 the reader addon).
@@ -24,10 +25,12 @@ import logging
 import socket
 import ssl
 from collections.abc import AsyncIterator
+from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import aiohttp
+import h11
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from ..fetch import (
@@ -59,19 +62,16 @@ from .addons import (
 )
 from .flow import (
     MAX_HEAD,
-    MAX_HEADERS,
-    MAX_REQUEST_LINE,
     BadRequest,
     Flow,
     Outcome,
     Request,
     Response,
     end_to_end,
-    header,
-    parse_request_head,
-    response_head,
+    request_from_h11,
     with_via,
 )
+from .http1 import BodyTooLarge, ClientConnection
 
 if TYPE_CHECKING:
     from ..metrics import Metrics
@@ -83,8 +83,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("readerproxy.proxy")
 
 CHUNK = 64 * 1024
-IDLE_TIMEOUT = 75.0  # a kept-alive browser connection with no new request
-HEAD_TIMEOUT = 30.0  # the rest of a request head once it started
 NO_BODY_STATUSES = frozenset({204, 304})
 
 
@@ -209,8 +207,10 @@ class ProxyServer:
         self._connections.add(task)
         peer = writer.get_extra_info("peername") or ("?", 0)
         CLIENT.set(str(peer[0]))  # extraction workers are shared out by client address
+        conn = ClientConnection(reader, writer)
         try:
-            await self._connection(reader, writer, f"{peer[0]}:{peer[1]}")
+            await self._connection(conn, f"{peer[0]}:{peer[1]}")
+            await conn.linger()
         except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
         except asyncio.CancelledError:  # the proxy is closing
@@ -223,78 +223,40 @@ class ProxyServer:
 
     # ---- one browser connection -------------------------------------------------------------
     async def _connection(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        client: str,
-        tunnel: tuple[str, int] | None = None,
+        self, conn: ClientConnection, client: str, tunnel: tuple[str, int] | None = None
     ) -> None:
         """Requests one after another while the connection is kept alive; `tunnel` is the (host,
         port) of an intercepted CONNECT, whose requests come in origin form over TLS."""
         while True:
             try:
-                head = await self._read_head(reader)
-            except BadRequest as exc:
-                await self._write_simple(
-                    writer, simple_response(exc.status, "Bad Request", exc.message + "\n")
-                )
-                self._count(Outcome.REFUSED)
-                return
-            if head is None:
-                return
-            try:
-                request = parse_request_head(
-                    head,
+                event = await conn.next_request()
+                if event is None:
+                    return
+                request = request_from_h11(
+                    event,
                     default_scheme="https",
                     default_host=tunnel[0] if tunnel else None,
                     default_port=tunnel[1] if tunnel else None,
                 )
             except BadRequest as exc:
-                await self._write_simple(
-                    writer, simple_response(exc.status, "Bad Request", exc.message + "\n")
-                )
+                await self._refuse(conn, exc.status, exc.message)
                 self._count(Outcome.REFUSED)
                 return
             flow = Flow(client, request)
             if tunnel:
                 flow.notes["in_tunnel"] = True
-            if not await self._handle(flow, reader, writer):
+            if not await self._handle(flow, conn) or not conn.next_cycle():
                 return
 
-    async def _read_head(self, reader: asyncio.StreamReader) -> bytes | None:
-        """The request head up to the empty line (line by line, within MAX_REQUEST_LINE and MAX_HEAD);
-        None at a clean end of the connection or after IDLE_TIMEOUT without a request."""
-        try:
-            first = await asyncio.wait_for(reader.readuntil(b"\r\n"), IDLE_TIMEOUT)
-            while first == b"\r\n":  # stray CRLFs between requests (RFC 9112 §2.2)
-                first = await asyncio.wait_for(reader.readuntil(b"\r\n"), IDLE_TIMEOUT)
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial.strip():
-                raise BadRequest(400, "incomplete request line") from None
-            return None
-        except (asyncio.LimitOverrunError, ValueError):
-            raise BadRequest(414, "request line too long") from None
-        except TimeoutError:
-            return None
-        if len(first) > MAX_REQUEST_LINE:
-            raise BadRequest(414, "request line too long")
-        lines = [first[:-2]]
-        size = len(first)
-        try:
-            async with asyncio.timeout(HEAD_TIMEOUT):
-                while (line := await reader.readuntil(b"\r\n")) != b"\r\n":
-                    size += len(line)
-                    if size > MAX_HEAD or len(lines) > MAX_HEADERS:
-                        raise BadRequest(431, "request header fields too large")
-                    lines.append(line[:-2])
-        except (asyncio.LimitOverrunError, ValueError):
-            raise BadRequest(431, "request header fields too large") from None
-        except (asyncio.IncompleteReadError, TimeoutError):
-            raise BadRequest(400, "incomplete request head") from None
-        return b"\r\n".join(lines)
+    async def _refuse(self, conn: ClientConnection, status: int, message: str) -> None:
+        """A plain-text error answer on a connection that then closes (nothing if an answer began)."""
+        if conn.response_started:
+            return
+        with contextlib.suppress(h11.LocalProtocolError):
+            await self._write_simple(conn, simple_response(status, HTTPStatus(status).phrase, message + "\n"))
 
     # ---- one flow ---------------------------------------------------------------------------
-    async def _handle(self, flow: Flow, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _handle(self, flow: Flow, conn: ClientConnection) -> bool:
         """Run the flow through the addons and the network; True to keep the connection."""
         request = flow.request
         try:
@@ -304,34 +266,53 @@ class ProxyServer:
                     break
             if flow.response is not None:  # answered by an addon (407, an asset)
                 keep = request.keep_alive and not _has_body(request)
-                await self._write_simple(writer, flow.response, keep_alive=keep)
+                await self._write_simple(conn, flow.response, keep_alive=keep)
                 return keep
             if request.method == "CONNECT":
-                await self._tunnel(flow, reader, writer)
+                await self._tunnel(flow, conn)
                 return False
-            return await self._forward(flow, reader, writer)
+            return await self._forward(flow, conn)
         finally:
             if flow.outcome is not None or request.method != "CONNECT":
                 for addon in self.addons:
                     await addon.done(flow)
 
-    async def _tunnel(self, flow: Flow, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _tunnel(self, flow: Flow, conn: ClientConnection) -> None:
         """CONNECT: an intercepted TLS connection with `--intercept-https`, else a plain TCP tunnel."""
         request = flow.request
+        try:
+            async for _ in conn.body(0):  # a CONNECT carries no body
+                pass
+        except (BadRequest, BodyTooLarge):
+            flow.outcome = Outcome.REFUSED
+            await self._refuse(conn, 400, "a CONNECT request has no body")
+            return
         try:
             address = await self._guarded_address(request.host, request.port)
         except (AddressRefused, OSError, FetchError) as exc:
             refused_ = isinstance(exc, AddressRefused | FetchError) or is_refusal(exc)
             flow.outcome = Outcome.REFUSED if refused_ else Outcome.ERROR
             status, reason = (403, "Forbidden") if refused_ else (502, "Bad Gateway")
-            await self._write_simple(writer, simple_response(status, reason, f"{exc}\n"))
+            await self._write_simple(conn, simple_response(status, reason, f"{exc}\n"))
             return
+        writer = conn.writer
         if self.ca is not None:
-            writer.write(b"HTTP/1.1 200 Connection established\r\nVia: 1.1 readerproxy\r\n\r\n")
+            if conn.trailing_data:  # TLS cannot start over bytes already read
+                flow.outcome = Outcome.REFUSED
+                await self._refuse(conn, 400, "data was sent before the tunnel was established")
+                return
+            try:
+                context = self.ca.context_for(request.host)
+            except ValueError as exc:
+                flow.outcome = Outcome.REFUSED
+                await self._refuse(conn, 400, str(exc))
+                return
+            writer.write(conn.accept_tunnel_head())
             await writer.drain()
-            await writer.start_tls(self.ca.context_for(request.host))
+            await writer.start_tls(context)
             flow.outcome = None  # the requests inside are counted one by one
-            await self._connection(reader, writer, flow.client, tunnel=(request.host, request.port))
+            inner = ClientConnection(conn.reader, writer)
+            await self._connection(inner, flow.client, tunnel=(request.host, request.port))
             return
         try:
             up_reader, up_writer = await asyncio.wait_for(
@@ -339,13 +320,15 @@ class ProxyServer:
             )
         except (OSError, TimeoutError) as exc:
             flow.outcome = Outcome.ERROR
-            await self._write_simple(writer, simple_response(502, "Bad Gateway", f"cannot connect: {exc}\n"))
+            await self._write_simple(conn, simple_response(502, "Bad Gateway", f"cannot connect: {exc}\n"))
             return
         flow.outcome = Outcome.TUNNELLED
-        writer.write(b"HTTP/1.1 200 Connection established\r\nVia: 1.1 readerproxy\r\n\r\n")
+        writer.write(conn.accept_tunnel_head())
         await writer.drain()
         try:
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            if early := conn.trailing_data:  # the tunnel's first bytes, read with the CONNECT head
+                up_writer.write(early)
+            await asyncio.gather(_pipe(conn.reader, up_writer), _pipe(up_reader, writer))
         finally:
             up_writer.close()
 
@@ -358,23 +341,36 @@ class ProxyServer:
         results = await self.resolver.resolve(host, port, socket.AF_UNSPEC)
         return str(results[0]["host"])
 
-    async def _forward(self, flow: Flow, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _forward(self, flow: Flow, conn: ClientConnection) -> bool:
         """Send the request upstream and the answer back; True to keep the browser connection."""
         assert self.session is not None
         request = flow.request
         url = request.url
         try:
             check_host(url, self.fetch)
-        except Exception as exc:
+        except FetchError as exc:
             flow.outcome = Outcome.REFUSED
-            return await self._error_page(flow, writer, 403, "That address is not allowed", str(exc), url)
-        if "100-continue" in (header(request.headers, "expect") or "").lower() and _has_body(request):
-            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-            await writer.drain()
+            if exc.status == 400:
+                return await self._error_page(flow, conn, 400, "That address is not valid", exc.message, url)
+            return await self._error_page(flow, conn, 403, "That address is not allowed", str(exc), url)
+        limit = self.fetch.max_bytes
+        if (request.content_length or 0) > limit:  # refused before a byte of it is read
+            flow.outcome = Outcome.REFUSED
+            return await self._error_page(
+                flow,
+                conn,
+                413,
+                "The request is too large",
+                f"the request body is larger than {limit} bytes",
+                url,
+            )
+        if _has_body(request) and conn.expects_continue():
+            await conn.send_continue()
         headers = [
             (k, v) for k, v in with_via(end_to_end(request.headers)) if k.lower() not in ("host", "expect")
         ]
-        body = _request_body(request, reader) if _has_body(request) else None
+        body_error: list[BaseException] = []
+        body = _request_body(conn, limit, body_error) if _has_body(request) else None
         try:
             async with self.session.request(
                 request.method,
@@ -392,51 +388,81 @@ class ProxyServer:
                 )
                 for addon in self.addons:
                     await addon.response_headers(flow)
-                return await self._answer(flow, up, writer)
-        except aiohttp.ClientConnectorCertificateError as exc:
+                return await self._answer(flow, up, conn)
+        except _Sent:
+            return False
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            return await self._upstream_failed(flow, conn, exc, body_error[0] if body_error else None)
+
+    async def _upstream_failed(
+        self, flow: Flow, conn: ClientConnection, exc: Exception, body_error: BaseException | None
+    ) -> bool:
+        """The answer when the exchange with the site failed before its answer began: the browser's
+        own body first (413 too large, 400 malformed), then what went wrong upstream."""
+        request = flow.request
+        url = request.url
+        if conn.response_started:
+            flow.outcome = Outcome.ERROR
+            flow.error = f"upstream: {type(exc).__name__}"
+            return False
+        if isinstance(body_error, BodyTooLarge):
+            flow.outcome = Outcome.REFUSED
+            return await self._error_page(flow, conn, 413, "The request is too large", str(body_error), url)
+        if isinstance(body_error, BadRequest):
+            flow.outcome = Outcome.REFUSED
+            return await self._error_page(
+                flow, conn, 400, "The request was malformed", body_error.message, url
+            )
+        if body_error is not None:  # the browser went away while sending its body
+            flow.outcome = Outcome.ERROR
+            flow.error = f"request body: {type(body_error).__name__}"
+            return False
+        if isinstance(exc, aiohttp.ClientConnectorCertificateError):
             flow.outcome = Outcome.ERROR
             return await self._error_page(
                 flow,
-                writer,
+                conn,
                 502,
                 "The site's certificate is not valid",
                 f"The certificate of {request.host} could not be verified "
                 f"({exc.certificate_error}); the connection was not made",
                 url,
             )
-        except aiohttp.ClientConnectorError as exc:
+        if isinstance(exc, aiohttp.ClientConnectorError):
             if is_refusal(exc.os_error):
                 flow.outcome = Outcome.REFUSED
                 error = refused(str(exc.os_error), url)
                 return await self._error_page(
-                    flow, writer, 403, "That address is not allowed", error.message, url
+                    flow, conn, 403, "That address is not allowed", error.message, url
                 )
             flow.outcome = Outcome.ERROR
             return await self._error_page(
-                flow,
-                writer,
-                502,
-                "The site could not be reached",
-                f"could not connect to {request.host}",
-                url,
+                flow, conn, 502, "The site could not be reached", f"could not connect to {request.host}", url
             )
-        except _Sent:
-            return False
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            flow.outcome = Outcome.ERROR
+        if isinstance(exc, ValueError):  # an address the client library cannot use (IDNA, say)
+            flow.outcome = Outcome.REFUSED
             return await self._error_page(
-                flow,
-                writer,
-                504 if isinstance(exc, TimeoutError) else 502,
-                "The site did not answer properly",
-                f"{type(exc).__name__}",
-                url,
+                flow, conn, 400, "That address is not valid", f"invalid address: {type(exc).__name__}", url
             )
+        flow.outcome = Outcome.ERROR
+        return await self._error_page(
+            flow,
+            conn,
+            504 if isinstance(exc, TimeoutError) else 502,
+            "The site did not answer properly",
+            f"{type(exc).__name__}",
+            url,
+        )
 
-    async def _answer(self, flow: Flow, up: aiohttp.ClientResponse, writer: asyncio.StreamWriter) -> bool:
+    async def _answer(self, flow: Flow, up: aiohttp.ClientResponse, conn: ClientConnection) -> bool:
         """The upstream answer to the browser: streamed, or buffered for the reader addon."""
         request, response = flow.request, flow.response
         assert response is not None
+        if response.status < 200:  # an interim answer the client library let through (101, 103)
+            flow.outcome = Outcome.ERROR
+            return await self._error_page(
+                flow, conn, 502, "The site did not answer properly", f"status {response.status}", request.url
+            )
         buffered: list[bytes] = []
         if flow.wants_body:
             size = 0
@@ -450,48 +476,36 @@ class ProxyServer:
                 for addon in self.addons:
                     await addon.response(flow, body)
                 if flow.response is not None and flow.response is not response:  # replaced: the reader view
-                    await self._write_simple(writer, flow.response, keep_alive=request.keep_alive)
+                    await self._write_simple(conn, flow.response, keep_alive=request.keep_alive)
                     return request.keep_alive
                 flow.outcome = Outcome.PASSED
                 response.body = body
-                await self._write_simple(writer, response, keep_alive=request.keep_alive, passthrough=True)
+                await self._write_simple(conn, response, keep_alive=request.keep_alive, passthrough=True)
                 return request.keep_alive
         flow.outcome = Outcome.PASSED
         headers = with_via(end_to_end(response.headers))
-        no_body = request.method == "HEAD" or response.status in NO_BODY_STATUSES or response.status < 200
-        length = header(response.headers, "content-length")
-        framing = (
-            "none"
-            if no_body
-            else "length"
-            if length is not None and not _chunked(response)
-            else "chunked"
-            if request.version == "HTTP/1.1"
-            else "close"
-        )
-        if framing == "chunked":
-            headers.append(("Transfer-Encoding", "chunked"))
-        keep = request.keep_alive and framing != "close"
-        headers.append(("Connection", "keep-alive" if keep else "close"))
+        if _chunked(response):  # h11 frames the unknown length (chunked, or close for HTTP/1.0)
+            headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+        headers.append(("Connection", "keep-alive" if request.keep_alive else "close"))
+        no_body = request.method == "HEAD" or response.status in NO_BODY_STATUSES
         try:
-            writer.write(response_head(response.status, response.reason, headers))
-            if framing != "none":
+            await conn.start_response(response.status, response.reason, headers)
+            if not no_body:
                 for chunk in buffered:
-                    await _write_chunk(writer, chunk, framing == "chunked")
+                    await conn.send_data(chunk)
                 async for chunk in up.content.iter_chunked(CHUNK):
-                    await _write_chunk(writer, chunk, framing == "chunked")
-                if framing == "chunked":
-                    writer.write(b"0\r\n\r\n")
-            await writer.drain()
-        except (aiohttp.ClientError, TimeoutError) as exc:  # upstream broke off mid-body: so do we
+                    await conn.send_data(chunk)
+            await conn.end_response()
+        except (aiohttp.ClientError, TimeoutError, h11.LocalProtocolError) as exc:
+            # upstream broke off mid-body, or sent other than its Content-Length: so do we
             flow.error = f"upstream body: {type(exc).__name__}"
             raise _Sent from exc
-        return keep
+        return request.keep_alive
 
     # ---- writing answers --------------------------------------------------------------------
     async def _write_simple(
         self,
-        writer: asyncio.StreamWriter,
+        conn: ClientConnection,
         response: Response,
         *,
         keep_alive: bool = False,
@@ -504,11 +518,10 @@ class ProxyServer:
             headers.append(("Content-Length", str(len(body))))
         headers = with_via(headers)
         headers.append(("Connection", "keep-alive" if keep_alive else "close"))
-        writer.write(response_head(response.status, response.reason, headers) + body)
-        await writer.drain()
+        await conn.send_response(response.status, response.reason, headers, body)
 
     async def _error_page(
-        self, flow: Flow, writer: asyncio.StreamWriter, status: int, title: str, message: str, url: str
+        self, flow: Flow, conn: ClientConnection, status: int, title: str, message: str, url: str
     ) -> bool:
         """An HTML error page from the reader's templates, for a request that got no upstream answer."""
         flow.error = message
@@ -516,12 +529,12 @@ class ProxyServer:
         page = self.renderer.error_page(status, title, message.rstrip(".") + ".", Preferences(), url)
         flow.response = Response(
             status,
-            "Error",
+            HTTPStatus(status).phrase,
             [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"), *SECURITY_HEADERS],
             same_origin_links(page).encode("utf-8"),
         )
         keep = flow.request.keep_alive and not _has_body(flow.request)
-        await self._write_simple(writer, flow.response, keep_alive=keep)
+        await self._write_simple(conn, flow.response, keep_alive=keep)
         return keep
 
     def _count(self, outcome: Outcome) -> None:
@@ -542,43 +555,18 @@ def _chunked(response: Response) -> bool:
     return any(k.lower() == "transfer-encoding" for k, _ in response.headers)
 
 
-async def _write_chunk(writer: asyncio.StreamWriter, chunk: bytes, chunked: bool) -> None:
-    if not chunk:
-        return
-    if chunked:
-        writer.write(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
-    else:
-        writer.write(chunk)
-    await writer.drain()  # back-pressure: never more than a chunk or two in memory
-
-
-async def _request_body(request: Request, reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
-    """The browser's request body, streamed (Content-Length or chunked), never held whole."""
-    if request.chunked:
-        while True:
-            line = await reader.readuntil(b"\r\n")
-            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
-            if size == 0:
-                while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers, dropped
-                    pass
-                return
-            async for data in _body_bytes(reader, size):
-                yield data
-            await reader.readexactly(2)
-    else:
-        async for data in _body_bytes(reader, request.content_length or 0):
+async def _request_body(
+    conn: ClientConnection, limit: int, error: list[BaseException]
+) -> AsyncIterator[bytes]:
+    """The browser's request body streamed upstream (de-framed by h11, at most `limit` bytes, never
+    held whole). What stopped it is kept in `error`: the client library reports it only as a
+    failed upload."""
+    try:
+        async for data in conn.body(limit):
             yield data
-
-
-async def _body_bytes(reader: asyncio.StreamReader, size: int) -> AsyncIterator[bytes]:
-    """The next `size` bytes of the request body, in pieces of at most CHUNK."""
-    remaining = size
-    while remaining:
-        data = await reader.read(min(CHUNK, remaining))
-        if not data:
-            raise ConnectionError("request body ended early")
-        remaining -= len(data)
-        yield data
+    except (BodyTooLarge, BadRequest, ConnectionError) as exc:
+        error.append(exc)
+        raise
 
 
 async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:

@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from ..lru import ENTRY_OVERHEAD, LRU
+from .flow import host_problem
 
 CA_CERT_NAME = "readerproxy-ca.pem"
 CA_KEY_NAME = "readerproxy-ca-key.pem"
@@ -99,7 +100,17 @@ def make_leaf(
     leaf_key: ec.EllipticCurvePrivateKey,
     days: int = LEAF_DAYS,
 ) -> x509.Certificate:
-    """A server certificate for `host` (a DNS name or an IP address) signed by the CA."""
+    """A server certificate for `host` (a DNS name or an IP address) signed by the CA.
+
+    ValueError unless `host` is an IP literal or a valid host name (LDH labels of 1-63 characters,
+    not starting or ending with '-', at most 253 in all, IDNA-encodable): no certificate is minted
+    for a wildcard (`*.example`), an underscore or an over-long label, whatever a CONNECT asks for.
+    """
+    problem = host_problem(host)
+    if problem is not None:
+        raise ValueError(f"no certificate for {host[:80]!r}: {problem}")
+    if not host.isascii():
+        host = host.encode("idna").decode("ascii")
     try:
         alt: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(host))
     except ValueError:
@@ -168,7 +179,8 @@ class CertificateAuthority:
         return spki_sha256(self.cert)
 
     def context_for(self, host: str) -> ssl.SSLContext:
-        """A server-side SSLContext presenting a certificate for `host` (minted once, then cached)."""
+        """A server-side SSLContext presenting a certificate for `host` (minted once, then cached);
+        ValueError for a `host` that is not a valid host name or IP literal (`make_leaf`)."""
         context = self._contexts.get(host)
         if context is not None:
             return context

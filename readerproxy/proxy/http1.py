@@ -1,0 +1,263 @@
+"""HTTP/1.1 on one browser connection, framed by h11 (a strict, well-kept parser and framer).
+
+The proxy never parses request framing itself: request heads, `Content-Length` and chunked request
+bodies are read by h11 (which refuses chunk sizes such as `-1`, `+4`, `0x4` or `0_4`, a chunk
+without its trailing CRLF, a non-digit or conflicting `Content-Length`, control characters in a
+header), and every answer is framed by h11 too (Content-Length, chunked, or close for HTTP/1.0).
+
+What this module adds around h11: the limits of a request head (`MAX_REQUEST_LINE` answered with
+414, `MAX_HEAD` and `MAX_HEADERS` with 431) enforced while reading, timeouts, a bound on every
+request body (`BodyTooLarge` past the caller's limit, 413), and reading a head line by line so that
+nothing after a CONNECT head is consumed before the tunnel takes the socket over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Sequence
+
+import h11
+
+from .flow import MAX_HEAD, MAX_HEADERS, MAX_REQUEST_LINE, BadRequest
+
+#: Bytes read from the browser at a time while a request body streams.
+BODY_READ = 64 * 1024
+IDLE_TIMEOUT = 75.0  # a kept-alive browser connection with no new request
+HEAD_TIMEOUT = 30.0  # the rest of a request head once it started
+BODY_TIMEOUT = 60.0  # a request body that stops arriving
+LINGER_SECONDS = 2.0  # a refused body discarded at most this long before the close (`linger`)
+LINGER_BYTES = 16 * 1024 * 1024  # and at most this much of it
+_FIELD_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_FIELD_VALUE = re.compile(r"^(?:[\x21-\x7e\x80-\xff](?:[ \t]*[\x21-\x7e\x80-\xff])*)?$")
+_REASON = re.compile(r"^[ \t\x21-\x7e\x80-\xff]*$")
+#: A request-target that may stand in as the Host of a request that has none (see `_host_line`).
+_AUTHORITY = re.compile(rb"^(?:[a-z][a-z0-9+.\-]*://)?([A-Za-z0-9.\-_~%!$&'()*+,;=:\[\]]+)", re.I)
+
+
+class BodyTooLarge(Exception):
+    """A request body went past the limit the caller gave (answered with 413)."""
+
+
+def sendable(headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The header fields h11 can send: any field with a malformed name or value (as an upstream
+    server may send and a lenient client parser may pass on) is dropped, never forwarded."""
+    return [
+        (name, value)
+        for name, value in headers
+        if _FIELD_NAME.match(name) and _FIELD_VALUE.match(value.strip(" \t"))
+    ]
+
+
+def _reason(reason: str) -> bytes:
+    """A reason phrase h11 accepts (an unprintable one is dropped: the status code is what counts)."""
+    data = reason.encode("latin-1", "replace")
+    return data if _REASON.match(reason) else b""
+
+
+def _host_line(first_line: bytes) -> bytes | None:
+    """A `Host` field for an HTTP/1.1 request that came without one.
+
+    h11 requires `Host` on HTTP/1.1 (RFC 9112 §3.2), but a proxy's targets are absolute or CONNECT
+    authorities, which the proxy uses and which override any Host (§3.2.2); some clients (Python
+    3.11's http.client for CONNECT) send none. The authority of the target stands in, and is only
+    used for h11's check.
+    """
+    parts = first_line.rstrip(b"\r\n").split(b" ")
+    if len(parts) != 3 or parts[2] != b"HTTP/1.1":
+        return None
+    match = _AUTHORITY.match(parts[1])
+    if match is None or not match.group(1) or (parts[0] != b"CONNECT" and b"://" not in parts[1]):
+        return None
+    authority = match.group(1).split(b"/", 1)[0]
+    return b"Host: " + authority + b"\r\n" if authority else None
+
+
+class ClientConnection:
+    """One browser connection: requests read and answers written through an `h11.Connection`."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        self.method = b""  # of the request being answered: a HEAD gets no body
+
+    # ---- reading ------------------------------------------------------------------------------
+    def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        """h11's next event; a protocol error as BadRequest with h11's status hint."""
+        try:
+            return self.h11.next_event()
+        except h11.RemoteProtocolError as exc:
+            status = exc.error_status_hint
+            raise BadRequest(status if status in (400, 414, 431, 501) else 400, str(exc)) from None
+
+    async def next_request(self) -> h11.Request | None:
+        """The next request head; None at a clean end of the connection or after IDLE_TIMEOUT.
+
+        The head is read a line at a time (never past its empty line) within MAX_REQUEST_LINE
+        (414), MAX_HEAD and MAX_HEADERS (431), and within HEAD_TIMEOUT of its first line;
+        BadRequest when it is malformed.
+        """
+        size = 0
+        lines = 0
+        first: bytes | None = None
+        has_host = False
+        buffered = bool(self.h11.trailing_data[0])
+        deadline = asyncio.get_running_loop().time() + IDLE_TIMEOUT
+        while True:
+            event = self._next_event()
+            if isinstance(event, h11.Request):
+                self.method = event.method
+                return event
+            if isinstance(event, h11.ConnectionClosed):
+                return None
+            if event is not h11.NEED_DATA:
+                raise BadRequest(400, "unexpected data before a request")
+            try:
+                async with asyncio.timeout_at(deadline):
+                    line = await self.reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                if first is None and not buffered and not exc.partial.strip():
+                    return None
+                raise BadRequest(400, "incomplete request head") from None
+            except (asyncio.LimitOverrunError, ValueError):
+                if first is None:
+                    raise BadRequest(414, "request line too long") from None
+                raise BadRequest(431, "request header fields too large") from None
+            except TimeoutError:
+                if first is None:
+                    return None
+                raise BadRequest(400, "incomplete request head") from None
+            size += len(line)
+            if first is None:
+                if line in (b"\r\n", b"\n") and not buffered:  # stray CRLFs between requests (RFC 9112 §2.2)
+                    if size > MAX_HEAD:
+                        raise BadRequest(400, "too many empty lines before a request")
+                    continue
+                if len(line) > MAX_REQUEST_LINE:
+                    raise BadRequest(414, "request line too long")
+                first = line
+                deadline = asyncio.get_running_loop().time() + HEAD_TIMEOUT  # for the whole head
+            else:
+                lines += 1
+                if line in (b"\r\n", b"\n"):
+                    if not has_host and not buffered and (host := _host_line(first)) is not None:
+                        self.h11.receive_data(host)
+                else:
+                    has_host = has_host or line[:5].lower() == b"host:"
+            if size > MAX_HEAD or lines > MAX_HEADERS + 1:
+                raise BadRequest(431, "request header fields too large")
+            self.h11.receive_data(line)
+
+    async def body(self, limit: int) -> AsyncIterator[bytes]:
+        """The request body as it arrives (de-framed by h11, never held whole): BodyTooLarge past
+        `limit` bytes, BadRequest on a framing error, ConnectionError when the browser goes."""
+        received = 0
+        while True:
+            event = self._next_event()
+            if isinstance(event, h11.Data):
+                received += len(event.data)
+                if received > limit:
+                    raise BodyTooLarge(f"the request body is larger than {limit} bytes")
+                yield bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                return
+            elif event is h11.NEED_DATA:
+                try:
+                    data = await asyncio.wait_for(self.reader.read(BODY_READ), BODY_TIMEOUT)
+                except TimeoutError:
+                    raise ConnectionError("the request body stopped arriving") from None
+                self.h11.receive_data(data)  # b"" is the end of the connection: h11 decides
+            else:
+                raise BadRequest(400, "malformed request body")
+
+    def expects_continue(self) -> bool:
+        """Whether the browser waits for `100 Continue` before sending its body."""
+        return bool(self.h11.they_are_waiting_for_100_continue)
+
+    # ---- writing ------------------------------------------------------------------------------
+    async def _send(self, event: h11.Event) -> None:
+        data = self.h11.send(event)
+        if data:
+            self.writer.write(data)
+            await self.writer.drain()  # back-pressure: never more than a piece or two in memory
+
+    async def send_continue(self) -> None:
+        await self._send(h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue"))
+
+    async def start_response(self, status: int, reason: str, headers: Sequence[tuple[str, str]]) -> None:
+        """The status line and headers; h11 adds the framing (length, chunked, or close)."""
+        await self._send(h11.Response(status_code=status, headers=sendable(headers), reason=_reason(reason)))
+
+    async def send_data(self, data: bytes) -> None:
+        if data:
+            await self._send(h11.Data(data=data))
+
+    async def end_response(self) -> None:
+        await self._send(h11.EndOfMessage())
+
+    async def send_response(
+        self, status: int, reason: str, headers: Sequence[tuple[str, str]], body: bytes = b""
+    ) -> None:
+        """A whole answer whose body is known."""
+        await self.start_response(status, reason, headers)
+        if self.method != b"HEAD":
+            await self.send_data(body)
+        await self.end_response()
+
+    def accept_tunnel_head(self) -> bytes:
+        """`200 Connection established` for a CONNECT, as bytes to write; the bytes that came after
+        the CONNECT head (the tunnel's first bytes) are left in `trailing_data`."""
+        return (
+            self.h11.send(
+                h11.Response(
+                    status_code=200, headers=[("Via", "1.1 readerproxy")], reason=b"Connection established"
+                )
+            )
+            or b""
+        )
+
+    @property
+    def trailing_data(self) -> bytes:
+        return bytes(self.h11.trailing_data[0])
+
+    def next_cycle(self) -> bool:
+        """Ready for the next request on this connection (both messages complete, keep-alive);
+        False when the connection has to close (a body left unread, `Connection: close`, HTTP/1.0)."""
+        if self.h11.their_state is h11.SEND_BODY:  # a request without a body: its end is known
+            try:
+                if not isinstance(self.h11.next_event(), h11.EndOfMessage):
+                    return False
+            except h11.RemoteProtocolError:
+                return False
+        if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
+            self.h11.start_next_cycle()
+            return True
+        return False
+
+    async def linger(self) -> None:
+        """Before the connection closes on a request whose body was left unread (refused, too
+        large, malformed): half-close, then discard what the browser still sends for a moment.
+
+        Closing a socket with unread data makes the kernel reset the connection, and the reset can
+        destroy the answer before the browser reads it; a bounded lingering close (LINGER_SECONDS,
+        LINGER_BYTES, then close whatever comes) lets the status line arrive. Nothing is kept.
+        """
+        answered = self.h11.our_state in (h11.DONE, h11.MUST_CLOSE)
+        if not answered or self.h11.their_state not in (h11.SEND_BODY, h11.ERROR):
+            return
+        if not self.writer.can_write_eof() or self.writer.is_closing():
+            return
+        discarded = 0
+        try:
+            self.writer.write_eof()
+            async with asyncio.timeout(LINGER_SECONDS):
+                while discarded < LINGER_BYTES and (data := await self.reader.read(BODY_READ)):
+                    discarded += len(data)
+        except (TimeoutError, OSError):
+            pass
+
+    @property
+    def response_started(self) -> bool:
+        """Whether an answer (its head at least) went to the browser."""
+        return self.h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE)

@@ -1,0 +1,366 @@
+"""Attacks on proxy mode: its HTTP/1.1 framing, the PAC file, the CA's minting, the open-proxy
+check and bad request targets. Each answer must be a 4xx with a status line, never a dropped
+connection, a traceback or memory held.
+
+The framing attacks run against `readerproxy serve --proxy-port` as a separate process, so its
+memory (RSS from /proc) and its log (stderr, no traceback) can be checked; the rest run in-process.
+Every request goes to loopback only: `news.test` is the upstream test site through `--resolve`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from support.reader_server import free_port, serve, start_server_process, stop_process, test_settings
+from support.upstream import Upstream
+
+from readerproxy.proxy import ProxyServer, pac_file
+from readerproxy.proxy.flow import valid_host
+from readerproxy.proxy.tls import CertificateAuthority
+from readerproxy.server import METRICS, READER, RENDERER
+from readerproxy.settings import SettingsError, load_settings
+
+MAX_BYTES = 10 * 1024 * 1024  # settings.fetch.max_bytes, the default
+LONG_LABEL = "a" * 300 + ".test"
+BAD_NAMES = ("*.wild.test", LONG_LABEL, "-lead.test", "a_b.test", "trail-.test", "a..b.test")
+
+
+@dataclass
+class ProxyProcess:
+    """`readerproxy serve --proxy-port` in its own process, with its stderr in a file."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    def rss(self) -> int:
+        """Resident memory of the server process, bytes (VmRSS from /proc)."""
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        line = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+        return int(line.split()[1]) * 1024
+
+
+@pytest.fixture(scope="module")
+def proxy_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
+    port = free_port()
+    log = tmp_path_factory.mktemp("proxy") / "stderr.log"
+    with log.open("wb") as stderr:
+        process, _base = start_server_process(
+            "--cache",
+            "memory",
+            "--allow-private",
+            "--proxy-port",
+            str(port),
+            "--resolve",
+            "news.test:127.0.0.1",
+            stderr=stderr.fileno(),
+        )
+    try:
+        yield ProxyProcess(process, port, log)
+    finally:
+        stop_process(process)
+
+
+async def exchange(port: int, data: bytes, timeout: float = 5.0) -> bytes:
+    """Send `data` on a fresh connection and read the answer until the proxy closes it (the
+    connection must close within `timeout`: a proxy still waiting for bytes fails the test)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(-1), timeout)
+    finally:
+        writer.close()
+
+
+def post_head(upstream: Upstream, *headers: str) -> bytes:
+    lines = [f"POST http://news.test:{upstream.port}/echo HTTP/1.1", "Host: news.test", *headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")  # "²" is the one byte b"\xb2"
+
+
+def no_traceback(proxy: ProxyProcess) -> None:
+    text = proxy.log.read_text(errors="replace")
+    assert "Traceback" not in text and "Unhandled exception" not in text, text[-3000:]
+
+
+# ---- item 2: the framing is h11's --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [b"-1", b"+4", b"0x4", b"0_4", b" 4", b"4 4", b"g"])
+async def test_bad_chunk_sizes_are_400(proxy_process: ProxyProcess, upstream: Upstream, size: bytes) -> None:
+    head = post_head(upstream, "Transfer-Encoding: chunked")
+    answer = await exchange(proxy_process.port, head + size + b"\r\nabcd\r\n0\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    no_traceback(proxy_process)
+
+
+async def test_chunk_without_its_crlf_is_400(proxy_process: ProxyProcess, upstream: Upstream) -> None:
+    head = post_head(upstream, "Transfer-Encoding: chunked")
+    answer = await exchange(proxy_process.port, head + b"4\r\nabcdXX0\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    ok = await exchange(
+        proxy_process.port,
+        post_head(upstream, "Transfer-Encoding: chunked", "Connection: close") + b"4\r\nabcd\r\n0\r\n\r\n",
+    )
+    assert ok.startswith(b"HTTP/1.1 200 ") and b'"length": 4' in ok
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        ["Content-Length: \u00b2"],  # b"\xb2", a digit to str.isdigit() once decoded as latin-1
+        ["Content-Length: \u00c2\u00b2"],  # "²" in UTF-8
+        ["Content-Length: 4x"],
+        ["Content-Length: -4"],
+        ["Content-Length: 4", "Content-Length: 5"],
+        ["Content-Length: 4", "Transfer-Encoding: chunked"],
+        ["Transfer-Encoding: gzip, chunked"],
+        ["X-Control: a\x01b"],
+        ["X-Control: a\x7fb"],
+        ["X-Null: a\x00b"],
+        ["Bad Name: x"],
+    ],
+)
+async def test_bad_header_fields_get_a_status_line(
+    proxy_process: ProxyProcess, upstream: Upstream, fields: list[str]
+) -> None:
+    answer = await exchange(proxy_process.port, post_head(upstream, *fields, "Connection: close") + b"abcd")
+    assert answer[:13] in (b"HTTP/1.1 400 ", b"HTTP/1.1 501 "), answer[:200]
+    no_traceback(proxy_process)
+
+
+async def test_a_declared_length_over_the_cap_is_413_at_once(
+    proxy_process: ProxyProcess, upstream: Upstream
+) -> None:
+    head = post_head(upstream, f"Content-Length: {400 * 1024 * 1024}")
+    answer = await exchange(proxy_process.port, head + b"x" * 1000)  # the rest never comes
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+
+
+async def read_answer(reader: asyncio.StreamReader) -> bytes:
+    """Everything the proxy sends until it closes (a reset after the answer ends it too)."""
+    answer = b""
+    with contextlib.suppress(ConnectionError):
+        while data := await reader.read(64 * 1024):
+            answer += data
+    return answer
+
+
+async def _flood(port: int, head: bytes, piece: bytes, total: int) -> tuple[bytes, int, float]:
+    """Send `head`, then `piece` repeatedly up to `total` bytes while reading the answer; returns
+    the answer, the bytes sent and the seconds until the proxy closed the connection."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    sent = 0
+    started = time.monotonic()
+
+    async def send() -> None:
+        nonlocal sent
+        writer.write(head)
+        with contextlib.suppress(ConnectionError):
+            while sent < total:
+                writer.write(piece)
+                await writer.drain()
+                sent += len(piece)
+
+    sender = asyncio.create_task(send())
+    try:
+        answer = await asyncio.wait_for(read_answer(reader), 30)
+        closed = time.monotonic() - started
+    finally:
+        sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+            await sender
+        writer.close()
+    return answer, sent, closed
+
+
+async def test_400_mb_after_a_negative_chunk_size_are_never_read(
+    proxy_process: ProxyProcess, upstream: Upstream
+) -> None:
+    before = proxy_process.rss()
+    head = post_head(upstream, "Transfer-Encoding: chunked") + b"-1\r\n"
+    answer, sent, closed = await _flood(proxy_process.port, head, b"x" * (1024 * 1024), 400 * 1024 * 1024)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert closed < 10 and sent < 100 * 1024 * 1024  # refused at the chunk header, not read to the end
+    assert proxy_process.rss() - before < 50 * 1024 * 1024
+    no_traceback(proxy_process)
+
+
+async def test_a_chunked_body_over_the_cap_is_413_without_buffering(
+    proxy_process: ProxyProcess, upstream: Upstream
+) -> None:
+    before = proxy_process.rss()
+    piece = b"100000\r\n" + b"y" * 0x100000 + b"\r\n"  # valid 1 MiB chunks, 400 of them on offer
+    head = post_head(upstream, "Transfer-Encoding: chunked")
+    answer, sent, closed = await _flood(proxy_process.port, head, piece, 400 * len(piece))
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+    assert closed < 20 and sent < 200 * len(piece)
+    assert proxy_process.rss() - before < 50 * 1024 * 1024
+    no_traceback(proxy_process)
+
+
+async def test_a_body_under_the_cap_still_streams_through(
+    proxy_process: ProxyProcess, upstream: Upstream
+) -> None:
+    body = b"z" * (MAX_BYTES - 1)
+    head = post_head(upstream, f"Content-Length: {len(body)}", "Connection: close")
+    answer = await exchange(proxy_process.port, head + body, timeout=20)
+    assert answer.startswith(b"HTTP/1.1 200 ") and f'"length": {len(body)}'.encode() in answer
+
+
+# ---- in-process proxy --------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def running_proxy(ca: CertificateAuthority | None = None, **changes: Any) -> AsyncIterator[ProxyServer]:
+    """A proxy on an ephemeral port sharing a test reader server's parts; every bad name of this
+    file is mapped to 127.0.0.1, so nothing is ever looked up in DNS."""
+    names = ("news.test", "a_b.test", *BAD_NAMES)
+    resolve = ",".join(f"{name}:127.0.0.1" for name in names)
+    settings = test_settings(resolve=resolve, intercept_https=ca is not None, **changes)
+    async with serve(settings) as server:
+        assert server.app is not None
+        app = server.app
+        proxy = ProxyServer(settings, app[READER], app[RENDERER], app[METRICS], ca=ca)
+        await proxy.start("127.0.0.1", 0)
+        try:
+            yield proxy
+        finally:
+            await proxy.close()
+
+
+# ---- item 12: no certificate for a name that is not a host name ---------------------------------
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_the_ca_mints_nothing_for_invalid_names(tmp_path: Path, name: str) -> None:
+    ca = CertificateAuthority.load_or_create(tmp_path)
+    with pytest.raises(ValueError, match="no certificate"):
+        ca.context_for(name)
+    assert not valid_host(name)
+
+
+def test_the_ca_mints_for_host_names_and_addresses(tmp_path: Path) -> None:
+    ca = CertificateAuthority.load_or_create(tmp_path)
+    for name in ("example.test", "xn--bcher-kva.test", "bücher.test", "a" * 63 + ".test", "127.0.0.1", "::1"):
+        ca.context_for(name)
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+async def test_connect_to_an_invalid_name_is_400(tmp_path: Path, upstream: Upstream, name: str) -> None:
+    ca = CertificateAuthority.load_or_create(tmp_path / "ca")
+    async with running_proxy(ca=ca) as proxy:
+        target = f"{name}:{upstream.port}"
+        answer = await exchange(proxy.port, f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert len(ca._contexts) == 0  # nothing minted
+
+
+async def test_plain_tunnels_refuse_invalid_names_too(upstream: Upstream) -> None:
+    async with running_proxy() as proxy:
+        answer = await exchange(
+            proxy.port, f"CONNECT *.wild.test:{upstream.port} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+        )
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+
+
+# ---- item 9 (proxy part): bad targets are 400, not 500 or a dropped connection -----------------
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://[::1/",
+        "http://[::1]x/",
+        "http://[::1]:80x/",
+        "http://news.test:0/",
+        "http://u@news.test/",
+        "http://[zz::1]/",
+        "http://" + "a" * 64 + ".test/",
+        "http://" + ("abcdefghi." * 26) + "test/",  # 263 characters
+        "http://a..b.test/",
+        "http://-lead.test/",
+        "http://news.test:99999/",
+        "http://news.test:-1/",
+        "http://\u00e9" + "a" * 70 + ".test/",
+    ],
+)
+async def test_bad_absolute_targets_are_400(
+    upstream: Upstream, target: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with running_proxy() as proxy:
+        with caplog.at_level(logging.WARNING):
+            answer = await exchange(proxy.port, f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+
+
+async def test_underscores_are_allowed_in_plain_http_hosts(upstream: Upstream) -> None:
+    """DNS and browsers accept `a_b.example` for http:// sites; only certificates hold to LDH."""
+    async with running_proxy() as proxy:
+        answer = await exchange(
+            proxy.port,
+            f"GET http://a_b.test:{upstream.port}/echo HTTP/1.1\r\nHost: a_b.test\r\nConnection: close\r\n\r\n".encode(),
+        )
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
+
+
+# ---- item 11: the PAC file takes only a valid host from the request ----------------------------
+
+
+@pytest.mark.parametrize(
+    "host",
+    ['a"b', '");alert(1);//', "</script><script>alert(1)</script>", "x\\", "evil.test:80:80", "[::1", "a b"],
+)
+async def test_pac_file_never_copies_a_hostile_host(host: str, http: aiohttp.ClientSession) -> None:
+    port = free_port()
+    async with (
+        serve(test_settings(proxy_port=port)) as server,
+        http.get(server.url("/proxy.pac"), headers={"Host": host}) as r,
+    ):
+        assert r.status == 200
+        text = await r.text()
+    assert f'return "PROXY 127.0.0.1:{port}";' in text
+    assert "alert" not in text and "<" not in text and text.count('"') == 2
+
+
+def test_pac_file_uses_a_valid_host() -> None:
+    assert '"PROXY reader.test:8081"' in pac_file("reader.test:8080", 8081, "127.0.0.1")
+    assert '"PROXY [::1]:8081"' in pac_file("[::1]:8080", 8081, "127.0.0.1")
+    assert '"PROXY 192.0.2.1:8081"' in pac_file("192.0.2.1", 8081, "127.0.0.1")
+    assert '"PROXY 127.0.0.1:8081"' in pac_file(None, 8081, "127.0.0.1")
+
+
+# ---- item 13: the open-proxy check parses the bind address --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1 0.0.0.0",
+        "127.evil.test",
+        "127.0.0.1,0.0.0.0",
+        "0.0.0.0",
+        "::",
+        "192.0.2.1",
+        "localhost.evil",
+    ],
+)
+def test_open_proxy_check_refuses_what_is_not_one_loopback_address(host: str) -> None:
+    with pytest.raises(SettingsError):
+        load_settings({"host": host, "proxy_port": "0"}, env={})
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost", "LOCALHOST"])
+def test_open_proxy_check_accepts_loopback(host: str) -> None:
+    assert load_settings({"host": host, "proxy_port": "0"}, env={}).host == host
