@@ -24,6 +24,26 @@ to run a page's scripts before extraction. `BrowserService.render(...)` does bot
 5. **The snapshot.** One script numbers every element with a `data-rp` attribute, reads its box,
    visibility, colours and font size into one JSON array, and serialises the rendered DOM; see
    `layout.py` for how the rows are mapped onto the parsed `Document`.
+6. **A budget per render.** What a page may make readerproxy do is bounded: `max_requests`
+   intercepted requests (further ones are failed unfetched), and `max_bytes` of subresource
+   answers delivered to it through the `Fetcher`: an answer that would pass the budget is failed,
+   not delivered, and once `max_bytes` have been read (delivered or not) nothing more is fetched;
+   at most `FETCHES_PER_RENDER` fetches are under way at once, so what is read stays within
+   `max_bytes` plus a few fetch caps. The rendered DOM may have at most `max_elements` elements
+   and `max_html_bytes` of serialised HTML, both checked inside the page before anything is
+   serialised (`RenderTooLarge`, 413), and DevTools messages are capped (`MAX_MESSAGE_BYTES`).
+   V8's heap is capped by `--js-flags`, and a page process whose resident size passes
+   `max_memory` (the DOM a script builds is no V8 heap) is killed: its tab crashes, which fails
+   that render at once and leaves the browser and other pages running. WebRTC's
+   constructors are removed from every frame before the page's scripts run (besides the flags
+   that keep its UDP from going anywhere but the proxy that is not there).
+7. **Fair shares and a bounded queue.** One client address (`workers.CLIENT`) holds at most
+   `per_client` pages at once (half the pool, at least one, by default) and at most half the
+   queue; at most `queue` renders wait for a page. Past either the render is `workers.Overloaded`
+   (503 with Retry-After) at once. A render whose client goes away (`CONNECTED`, which the server
+   sets per request) or whose caller is cancelled stops within `CLIENT_POLL` seconds, closes its
+   tab and gives its page back; a browser that dies fails every render in it at once
+   (`BrowserUnavailable`), without waiting for the deadline.
 """
 
 from __future__ import annotations
@@ -36,12 +56,14 @@ import json
 import logging
 import os
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -49,8 +71,11 @@ import aiohttp
 from .errors import ReaderproxyError
 from .fetch import Fetcher, FetchError
 from .layout import LayoutSnapshot
+from .limits import KeyedSemaphores
+from .workers import CLIENT, Overloaded
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_EXECUTABLE = "/usr/bin/chromium"
 #: Flags of every browser we start. The resolver maps every name to NOTFOUND: the browser reaches
@@ -75,6 +100,11 @@ FLAGS = (
     "--proxy-server=http://127.0.0.1:9",
     "--proxy-bypass-list=<-loopback>",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--enforce-webrtc-ip-permission-check",
+    # V8's heap of a page is bounded: a script that allocates without end fails (or its tab
+    # crashes, `Inspector.targetCrashed`) instead of growing the browser by gigabytes
+    "--js-flags=--max-old-space-size=256",
 )
 START_TIMEOUT = 20.0
 #: Seconds a DevTools command may take outside a render (closing tabs, shutting down).
@@ -83,6 +113,33 @@ COMMAND_TIMEOUT = 10.0
 STYLE_TYPES = frozenset({"Stylesheet"})
 SCRIPT_TYPES = frozenset({"Script", "XHR", "Fetch"})
 IMAGE_TYPES = frozenset({"Image"})
+#: Whether the client of the current request is still connected (the server sets it per request;
+#: unset, a render runs to its end). A render whose client has gone is stopped (`ClientGone`).
+CONNECTED: ContextVar[Callable[[], bool] | None] = ContextVar("readerproxy_connected", default=None)
+#: Seconds between two looks at the memory of the browser's page processes while pages are open.
+MEMORY_POLL = 0.5
+#: Seconds between two looks at whether a render's client is still connected.
+CLIENT_POLL = 0.25
+#: Subresources fetched at once for one render (what is read but not yet delivered stays bounded).
+FETCHES_PER_RENDER = 4
+#: Bytes one DevTools message may have (a snapshot within the DOM caps is far below it).
+MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+#: Run in every frame before its scripts (JavaScript on): no WebRTC, so a page's script cannot send
+#: STUN or TURN packets, which no request interception sees.
+NO_WEBRTC_SCRIPT = """
+(() => {
+  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel",
+      "RTCRtpSender", "RTCRtpReceiver", "RTCRtpTransceiver", "RTCIceCandidate",
+      "RTCSessionDescription", "RTCDtlsTransport", "RTCIceTransport", "RTCSctpTransport",
+      "RTCEncodedAudioFrame", "RTCEncodedVideoFrame", "RTCError", "RTCErrorEvent",
+      "RTCPeerConnectionIceEvent", "RTCPeerConnectionIceErrorEvent", "RTCDataChannelEvent",
+      "RTCTrackEvent", "RTCDTMFSender", "RTCDTMFToneChangeEvent", "RTCCertificate"]) {
+    try { delete globalThis[name]; } catch (e) {}
+    try { Object.defineProperty(globalThis, name, {value: undefined, configurable: false, writable: false}); }
+    catch (e) {}
+  }
+})();
+"""
 
 
 class BrowserUnavailable(ReaderproxyError):
@@ -110,6 +167,20 @@ class RenderTimeout(ReaderproxyError):
     status = 504
 
 
+class ClientGone(ReaderproxyError):
+    """The client went away while its page waited for or was in the browser: the render stopped."""
+
+    kind = "client_gone"
+    status = 499  # nobody reads it: the connection is closed
+
+
+class RenderTooLarge(ReaderproxyError):
+    """The rendered page is over the DOM caps (elements or serialised HTML): nothing is returned."""
+
+    kind = "render_too_large"
+    status = 413
+
+
 @dataclass(frozen=True, slots=True)
 class BrowserSettings:
     """How pages are rendered; the server's `--browser`, `--browser-pages`, `--render-timeout`."""
@@ -121,12 +192,28 @@ class BrowserSettings:
     viewport_height: int = 900
     images: bool = False  # load images of the page's own host (they only cost time for the layout)
     settle_ms: int = 100  # with JavaScript on: time given to timers after the load event
+    max_bytes: int = 4 * 1024 * 1024  # subresource bytes delivered to one page (sum of answers)
+    max_requests: int = 100  # requests one page may make (the document aside); further ones fail
+    max_html_bytes: int = 10 * 1024 * 1024  # serialised DOM returned (the fetch's size cap)
+    max_elements: int = 200_000  # elements of the rendered DOM (one layout row each)
+    queue: int = 8  # renders that may wait for a page; more get 503 + Retry-After
+    per_client: int = 0  # pages one client address may hold at once (0: half the pages, at least 1)
+    max_memory: int = 1024 * 1024 * 1024  # resident bytes of one page process; past it, it is killed
 
     def __post_init__(self) -> None:
         if not 1 <= self.pages <= 64:
             raise ValueError("browser pages must be between 1 and 64")
         if not 0 < self.timeout <= 600:
             raise ValueError("render timeout must be in (0, 600] seconds")
+        if self.max_bytes < 0 or self.max_requests < 0 or self.queue < 0 or self.per_client < 0:
+            raise ValueError("render budgets, the render queue and the per-client share must be >= 0")
+        if self.max_html_bytes < 1 or self.max_elements < 1 or self.max_memory < 1:
+            raise ValueError("the rendered DOM's caps must be positive")
+
+    @property
+    def client_pages(self) -> int:
+        """Pages one client address may hold at once."""
+        return max(1, self.per_client if self.per_client > 0 else self.pages // 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +221,25 @@ class RequestLog:
     """What the page asked for while rendering, by outcome."""
 
     fulfilled: int = 0  # answered from readerproxy (the document and fetched resources)
-    blocked: int = 0  # failed on purpose (other hosts, types not allowed) or refused by the fetcher
+    blocked: int = 0  # failed on purpose (other hosts, types not allowed, over the budget) or refused
+    bytes: int = 0  # subresource bytes delivered to the page (the document aside)
+    over_budget: int = 0  # of `blocked`: failed because the render's request or byte budget was spent
+
+
+@dataclass(slots=True)
+class _Budget:
+    """What one render has spent so far (its `RequestLog` in the making)."""
+
+    fulfilled: int = 0
+    blocked: int = 0
+    bytes: int = 0
+    over_budget: int = 0
+    requests: int = 0  # intercepted requests but the document
+    read: int = 0  # subresource bytes read through the fetcher, delivered or not
+    fetching: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(FETCHES_PER_RENDER))
+
+    def log(self) -> RequestLog:
+        return RequestLog(self.fulfilled, self.blocked, self.bytes, self.over_budget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +285,7 @@ class DevToolsBrowser:
         self._handlers: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {}
         self._reader: asyncio.Task[None] | None = None
         self._stderr: asyncio.Task[None] | None = None
+        self._waiters: set[asyncio.Future[Any]] = set()
         self.stderr_tail: list[str] = []
 
     @property
@@ -209,7 +315,7 @@ class DevToolsBrowser:
         )
         ws_url = await asyncio.wait_for(self._devtools_url(), START_TIMEOUT)
         self._http = aiohttp.ClientSession()
-        self._ws = await self._http.ws_connect(ws_url, max_msg_size=0)
+        self._ws = await self._http.ws_connect(ws_url, max_msg_size=MAX_MESSAGE_BYTES)
         self._reader = asyncio.create_task(self._read_messages())
 
     async def _devtools_url(self) -> str:
@@ -246,10 +352,21 @@ class DevToolsBrowser:
                 if handler is not None:
                     handler(data.get("params", {}))
         finally:
-            for future in self._pending.values():
+            for future in [*self._pending.values(), *self._waiters]:
                 if not future.done():
                     future.set_exception(ConnectionError("the browser closed its DevTools connection"))
             self._pending.clear()
+            self._waiters.clear()
+
+    def watch(self, future: asyncio.Future[Any]) -> None:
+        """Fail `future` with ConnectionError when the DevTools connection ends (the browser died)
+        before it is done: a render waiting for an event is not left to its deadline."""
+        if self._ws is None or self._ws.closed or (self._reader is not None and self._reader.done()):
+            if not future.done():
+                future.set_exception(ConnectionError("the browser's DevTools connection is closed"))
+            return
+        self._waiters.add(future)
+        future.add_done_callback(self._waiters.discard)
 
     async def send(self, method: str, params: dict[str, Any] | None = None, session: str = "") -> Any:
         """Send a command and wait for its answer (callers bound the wait)."""
@@ -307,10 +424,14 @@ class DevToolsBrowser:
                 self.process.kill()
 
 
-#: Numbers every element, reads one row of `layout.ROW_FIELDS` per element (in document order, so a
-#: parent's resolved background is known before its children's) and serialises the rendered DOM.
+#: Checks the DOM's size first (`%(elements)d` elements, `%(chars)d` characters of HTML at most: past
+#: either it answers `{"too_large": ...}` and nothing else), then numbers every element, reads one
+#: row of `layout.ROW_FIELDS` per element (in document order, so a parent's resolved background is
+#: known before its children's) and serialises the rendered DOM.
 SNAPSHOT_SCRIPT = r"""
 (() => {
+  const count = document.getElementsByTagName("*").length;
+  if (count > %(elements)d) return JSON.stringify({too_large: "elements", count: count});
   const MARK = "data-rp";
   const rows = [];
   const background = new Map();
@@ -348,14 +469,24 @@ SNAPSHOT_SCRIPT = r"""
   }
   const root = document.documentElement;
   const doctype = document.doctype ? "<!DOCTYPE " + document.doctype.name + ">" : "";
+  const html = doctype + root.outerHTML;
+  if (html.length > %(chars)d) return JSON.stringify({too_large: "html", length: html.length});
   return JSON.stringify({
     rows: rows, width: Math.max(root.scrollWidth, root.clientWidth), height: root.scrollHeight,
-    viewport: window.innerWidth, html: doctype + root.outerHTML,
+    viewport: window.innerWidth, html: html,
   });
 })()
 """
+#: The rendered DOM's HTML alone (JavaScript on, no layout), under the same caps as the snapshot.
 SERIALISE_SCRIPT = r"""
-(() => (document.doctype ? "<!DOCTYPE " + document.doctype.name + ">" : "") + document.documentElement.outerHTML)()
+(() => {
+  const count = document.getElementsByTagName("*").length;
+  if (count > %(elements)d) return JSON.stringify({too_large: "elements", count: count});
+  const root = document.documentElement;
+  const html = (document.doctype ? "<!DOCTYPE " + document.doctype.name + ">" : "") + (root ? root.outerHTML : "");
+  if (html.length > %(chars)d) return JSON.stringify({too_large: "html", length: html.length});
+  return JSON.stringify({html: html});
+})()
 """
 #: With JavaScript on: give timers started at load one more turn before the DOM is read.
 SETTLE_SCRIPT = "new Promise((done) => setTimeout(done, %d))"
@@ -369,11 +500,18 @@ class BrowserService:
         self.fetcher = fetcher  # None: nothing but the document is served (evaluation on saved pages)
         self._browser: DevToolsBrowser | None = None
         self._starting = asyncio.Lock()
+        self._start_task: asyncio.Future[DevToolsBrowser] | None = None
         self._slots = asyncio.Semaphore(self.settings.pages)
+        self._clients = KeyedSemaphores(self.settings.client_pages)  # client -> its pages (users: renders)
+        self.client_queue = max(1, self.settings.queue // 2)  # renders one client may have waiting
+        self.waiting = 0  # renders waiting for a page now
+        self.rejected = 0  # renders refused at once (queue full or the client's share taken)
         self.open_pages = 0  # tabs open now
         self.peak_pages = 0  # most tabs open at once since start
         self.renders = 0
         self.restarts = 0
+        self.memory_kills = 0  # page processes killed for passing `max_memory`
+        self._memory_watch: asyncio.Task[None] | None = None
         self.last_failure: str | None = None
         self._closed = False
 
@@ -400,25 +538,41 @@ class BrowserService:
             browser = self._browser
             if browser is not None and browser.alive:
                 return browser
-            if browser is not None:
-                log.warning("the browser stopped; starting a new one")
-                self.restarts += 1
-                await browser.close()
-                self._browser = None
-            browser = DevToolsBrowser(self.settings.executable)
-            try:
-                await browser.start()
-            except BrowserUnavailable as exc:
-                await browser.close()
-                self.last_failure = exc.reason
-                raise
-            except (OSError, TimeoutError, aiohttp.ClientError) as exc:
-                await browser.close()
-                self.last_failure = f"the browser did not start ({type(exc).__name__}: {exc})"
-                raise BrowserUnavailable(self.last_failure) from exc
-            self._browser = browser
-            self.last_failure = None
-            return browser
+            if self._start_task is None or self._start_task.done():
+                self._start_task = asyncio.ensure_future(self._start())
+                self._start_task.add_done_callback(_retrieved)
+            starting = self._start_task
+        # shielded: a caller cancelled (its client went away) leaves the start to the next render
+        return await asyncio.shield(starting)
+
+    async def _start(self) -> DevToolsBrowser:
+        """Start a browser (closing the one that stopped) and keep it as `_browser`."""
+        browser = self._browser
+        if browser is not None:
+            log.warning("the browser stopped; starting a new one")
+            self.restarts += 1
+            self._browser = None
+            await browser.close()
+        browser = DevToolsBrowser(self.settings.executable)
+        try:
+            await browser.start()
+        except BrowserUnavailable as exc:
+            await browser.close()
+            self.last_failure = exc.reason
+            raise
+        except (OSError, TimeoutError, aiohttp.ClientError) as exc:
+            await browser.close()
+            self.last_failure = f"the browser did not start ({type(exc).__name__}: {exc})"
+            raise BrowserUnavailable(self.last_failure) from exc
+        except BaseException:
+            await browser.close()
+            raise
+        if self._closed:
+            await browser.close()
+            raise BrowserUnavailable("the server is shutting down")
+        self._browser = browser
+        self.last_failure = None
+        return browser
 
     async def render(
         self,
@@ -428,39 +582,108 @@ class BrowserService:
         *,
         javascript: bool = False,
         layout: bool = True,
+        client: str | None = None,
     ) -> RenderedPage:
-        """Render `body` as the page at `url`; the rendered HTML, with the layout snapshot if asked."""
+        """Render `body` as the page at `url`; the rendered HTML, with the layout snapshot if asked.
+
+        `client` (by default `workers.CLIENT`, the address the server saw) is what pages are shared
+        out by; `Overloaded` at once when the queue or the client's share of it is full. When the
+        client goes away (`CONNECTED`), the render stops, its tab is closed and `ClientGone` raised."""
         if isinstance(body, str):
             body = body.encode("utf-8")
             content_type = "text/html; charset=utf-8"
-        async with self._slots:
-            browser = await self._running()
-            began = time.perf_counter()
-            try:
-                async with asyncio.timeout(self.settings.timeout):
-                    async with self._tab(browser) as (session, counts):
-                        html, snapshot = await self._load(
-                            browser, session, counts, url, body, content_type, javascript, layout
-                        )
-            except TimeoutError:
-                if browser.alive:  # a stuck tab can mean a stuck browser: start afresh next time
-                    await self._check_responsive(browser)
-                raise RenderTimeout(
-                    f"the page did not render within {self.settings.timeout:g} s", kind="render_timeout"
-                ) from None
-            except (ConnectionError, DevToolsError, aiohttp.ClientError) as exc:
-                if not browser.alive:
-                    self.last_failure = "the browser stopped during the render"
-                    raise BrowserUnavailable(self.last_failure) from exc
-                raise RenderFailed(f"the browser could not render the page ({exc})") from exc
-            self.renders += 1
-            return RenderedPage(
-                html=html,
-                layout=snapshot,
-                url=url,
-                elapsed_ms=(time.perf_counter() - began) * 1000.0,
-                requests=RequestLog(counts["fulfilled"], counts["blocked"]),
+        owner = CLIENT.get() if client is None else client
+        connected = CONNECTED.get()
+        if connected is None:
+            return await self._queued(owner, url, body, content_type, javascript, layout)
+        task = asyncio.ensure_future(self._queued(owner, url, body, content_type, javascript, layout))
+        try:
+            while not task.done():
+                await asyncio.wait((task,), timeout=CLIENT_POLL)
+                if not task.done() and not connected():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+                    raise ClientGone("the client went away; its render was stopped")
+        finally:
+            if not task.done():  # the caller itself was cancelled
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        return task.result()
+
+    async def _queued(
+        self, client: str, url: str, body: bytes, content_type: str | None, javascript: bool, layout: bool
+    ) -> RenderedPage:
+        """The render, once the client's share and the pool have a page for it."""
+        async with self._page_for(client):
+            return await self._render(url, body, content_type, javascript, layout)
+
+    @contextlib.asynccontextmanager
+    async def _page_for(self, client: str) -> AsyncIterator[None]:
+        """Hold one of the client's own pages and one of the pool's for the body of the `async with`."""
+        retry_after = max(1, round(self.settings.timeout / 2))
+        if self._slots.locked() and self.waiting >= self.settings.queue:
+            self.rejected += 1
+            raise Overloaded("too many pages are being rendered; try again in a moment", retry_after)
+        renders = self._clients.users(client)
+        if renders >= self.settings.client_pages + self.client_queue:
+            self.rejected += 1
+            raise Overloaded(
+                f"this address already has {renders} pages being rendered; try again when they are done",
+                retry_after,
             )
+        share = self._clients.join(client)
+        holding = slot = False
+        self.waiting += 1
+        try:
+            # no deadline of its own: the queue is bounded and every render ahead has its deadline
+            try:
+                await share.acquire()  # one of this client's own pages first,
+                holding = True
+                await self._slots.acquire()  # then any page of the pool
+                slot = True
+            finally:
+                self.waiting -= 1
+            yield
+        finally:
+            if slot:
+                self._slots.release()
+            if holding:
+                share.release()
+            self._clients.leave(client)
+
+    async def _render(
+        self, url: str, body: bytes, content_type: str | None, javascript: bool, layout: bool
+    ) -> RenderedPage:
+        """One render on a page of the pool (held by the caller)."""
+        browser = await self._running()
+        began = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.settings.timeout):
+                async with self._tab(browser) as (session, counts):
+                    html, snapshot = await self._load(
+                        browser, session, counts, url, body, content_type, javascript, layout
+                    )
+        except TimeoutError:
+            if browser.alive:  # a stuck tab can mean a stuck browser: start afresh next time
+                await self._check_responsive(browser)
+            raise RenderTimeout(
+                f"the page did not render within {self.settings.timeout:g} s", kind="render_timeout"
+            ) from None
+        except (ConnectionError, DevToolsError, aiohttp.ClientError) as exc:
+            if not browser.alive:
+                self.last_failure = "the browser stopped during the render"
+                raise BrowserUnavailable(self.last_failure) from exc
+            raise RenderFailed(f"the browser could not render the page ({exc})") from exc
+        self.renders += 1
+        return RenderedPage(
+            html=html,
+            layout=snapshot,
+            url=url,
+            elapsed_ms=(time.perf_counter() - began) * 1000.0,
+            requests=counts.log(),
+        )
 
     async def _check_responsive(self, browser: DevToolsBrowser) -> None:
         try:
@@ -469,14 +692,17 @@ class BrowserService:
             browser.kill()
 
     @contextlib.asynccontextmanager
-    async def _tab(self, browser: DevToolsBrowser) -> AsyncIterator[tuple[str, dict[str, int]]]:
-        """A fresh browser context with one tab attached (flattened session); both closed after."""
+    async def _tab(self, browser: DevToolsBrowser) -> AsyncIterator[tuple[str, _Budget]]:
+        """A fresh browser context with one tab attached (flattened session); both closed after,
+        also when the render is cancelled (its client went away) or the deadline passed."""
         context = await browser.send("Target.createBrowserContext", {"disposeOnDetach": True})
         context_id = context["browserContextId"]
         target_id = ""
         session = ""
         self.open_pages += 1
         self.peak_pages = max(self.peak_pages, self.open_pages)
+        if self._memory_watch is None or self._memory_watch.done():
+            self._memory_watch = asyncio.create_task(self._watch_memory(browser))
         try:
             target = await browser.send(
                 "Target.createTarget", {"url": "about:blank", "browserContextId": context_id}
@@ -484,41 +710,81 @@ class BrowserService:
             target_id = target["targetId"]
             attached = await browser.send("Target.attachToTarget", {"targetId": target_id, "flatten": True})
             session = attached["sessionId"]
-            yield session, {"fulfilled": 0, "blocked": 0}
+            yield session, _Budget()
         finally:
-            self.open_pages -= 1
             if session:
                 browser.on(session, "Fetch.requestPaused", None)
                 browser.on(session, "Page.loadEventFired", None)
-            if browser.alive:
-                with contextlib.suppress(Exception):
-                    async with asyncio.timeout(COMMAND_TIMEOUT):
-                        if target_id:
-                            await browser.send("Target.closeTarget", {"targetId": target_id})
-                        await browser.send("Target.disposeBrowserContext", {"browserContextId": context_id})
+                browser.on(session, "Inspector.targetCrashed", None)
+            # Closing must finish even when the caller was cancelled: shielded, and bounded in time.
+            closing = asyncio.ensure_future(self._close_tab(browser, session, target_id, context_id))
+            try:
+                await asyncio.shield(closing)
+            except asyncio.CancelledError:
+                await closing  # a second cancellation waits for the (bounded) close all the same
+                raise
+            finally:
+                self.open_pages -= 1
+
+    async def _watch_memory(self, browser: DevToolsBrowser) -> None:
+        """While pages are open: kill a page process (renderer) whose resident size passes
+        `max_memory`; its tab crashes (`Inspector.targetCrashed`) and that render fails at once,
+        while the browser and the other pages go on. A script's heap is capped by `--js-flags`,
+        but the DOM it builds is not: this is the bound on that."""
+        if browser.process is None or not Path("/proc").is_dir():
+            return
+        root = browser.process.pid
+        while self.open_pages > 0 and browser.alive:
+            await asyncio.sleep(MEMORY_POLL)
+            for pid, rss in await asyncio.to_thread(_renderers, root):
+                if rss > self.settings.max_memory:
+                    log.warning("a page process used %d MB; killing it", rss // (1024 * 1024))
+                    self.memory_kills += 1
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+
+    async def _close_tab(
+        self, browser: DevToolsBrowser, session: str, target_id: str, context_id: str
+    ) -> None:
+        """Stop the tab's scripts, close it and dispose of its context (bounded; quiet on failure)."""
+        if not browser.alive:
+            return
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(COMMAND_TIMEOUT):
+                if session:  # a script in an endless loop would hold the tab's renderer
+                    with contextlib.suppress(DevToolsError):
+                        await asyncio.wait_for(browser.send("Runtime.terminateExecution", None, session), 1)
+                if target_id:
+                    await browser.send("Target.closeTarget", {"targetId": target_id})
+                await browser.send("Target.disposeBrowserContext", {"browserContextId": context_id})
 
     async def _load(
         self,
         browser: DevToolsBrowser,
         session: str,
-        counts: dict[str, int],
+        budget: _Budget,
         url: str,
         body: bytes,
         content_type: str | None,
         javascript: bool,
         layout: bool,
     ) -> tuple[str, LayoutSnapshot | None]:
-        """Navigate the tab to `url` with every request intercepted; read the DOM (and layout)."""
+        """Navigate the tab to `url` with every request intercepted; read the DOM (and layout).
+
+        Every wait is raced against `failed`, which the browser's death or the tab's crash sets."""
         s = self.settings
         tasks: set[asyncio.Task[None]] = set()
-        loaded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        loaded: asyncio.Future[None] = loop.create_future()
+        failed: asyncio.Future[None] = loop.create_future()
+        browser.watch(failed)
 
         async def send(method: str, params: dict[str, Any] | None = None) -> Any:
-            return await browser.send(method, params, session)
+            return await _until(browser.send(method, params, session), failed)
 
         def paused(params: dict[str, Any]) -> None:
             task = asyncio.create_task(
-                self._answer(send, params, url, body, content_type, javascript, counts)
+                self._answer(send, params, url, body, content_type, javascript, budget)
             )
             tasks.add(task)
             task.add_done_callback(tasks.discard)
@@ -527,11 +793,24 @@ class BrowserService:
             if not loaded.done():
                 loaded.set_result(None)
 
+        def on_crash(_params: dict[str, Any]) -> None:
+            if not failed.done():
+                failed.set_exception(
+                    RenderFailed(
+                        "the page's tab crashed (it passed the memory limit of "
+                        f"{s.max_memory // (1024 * 1024)} MB, or the browser's own)"
+                    )
+                )
+
         browser.on(session, "Fetch.requestPaused", paused)
         browser.on(session, "Page.loadEventFired", on_load)
+        browser.on(session, "Inspector.targetCrashed", on_crash)
         try:
+            await send("Inspector.enable")
             await send("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]})
             await send("Page.enable")
+            if javascript:
+                await send("Page.addScriptToEvaluateOnNewDocument", {"source": NO_WEBRTC_SCRIPT})
             await send("Emulation.setScriptExecutionDisabled", {"value": not javascript})
             await send(
                 "Emulation.setDeviceMetricsOverride",
@@ -545,27 +824,46 @@ class BrowserService:
             navigated = await send("Page.navigate", {"url": url})
             if navigated.get("errorText"):
                 raise DevToolsError(f"navigation failed: {navigated['errorText']}")
-            await loaded
+            await _until(loaded, failed)
             if javascript and s.settle_ms > 0:
                 await send(
                     "Runtime.evaluate",
                     {"expression": SETTLE_SCRIPT % s.settle_ms, "awaitPromise": True, "returnByValue": True},
                 )
-            script = SNAPSHOT_SCRIPT if layout else SERIALISE_SCRIPT
+            caps = {"elements": s.max_elements, "chars": s.max_html_bytes}
+            script = (SNAPSHOT_SCRIPT if layout else SERIALISE_SCRIPT) % caps
             result = await send("Runtime.evaluate", {"expression": script, "returnByValue": True})
         finally:
             for task in tasks:
                 task.cancel()
+            if not failed.done():
+                failed.cancel()
+            elif not failed.cancelled():
+                failed.exception()  # retrieved: the render reports it (or has its result already)
         if "exceptionDetails" in result:
             raise DevToolsError(f"the snapshot script failed: {result['exceptionDetails'].get('text', '')}")
         value = result.get("result", {}).get("value")
         if not isinstance(value, str):
             raise DevToolsError("the snapshot script returned nothing")
-        if not layout:
-            return value, None
         data = json.loads(value)
+        self._check_size(data)
+        if not layout:
+            return data["html"], None
         snapshot = LayoutSnapshot.from_rows(data["rows"], data["width"], data["height"], data["viewport"])
         return data["html"], snapshot
+
+    def _check_size(self, data: dict[str, Any]) -> None:
+        """RenderTooLarge when the page said it is over a DOM cap, or its HTML is over the byte cap."""
+        s = self.settings
+        if data.get("too_large") == "elements":
+            raise RenderTooLarge(
+                f"the rendered page has {data.get('count')} elements, more than the {s.max_elements} allowed"
+            )
+        html = data.get("html")
+        if data.get("too_large") == "html" or not isinstance(html, str) or len(html) > s.max_html_bytes:
+            raise RenderTooLarge(f"the rendered page's HTML is larger than {s.max_html_bytes} bytes")
+        if len(html.encode("utf-8", "surrogatepass")) > s.max_html_bytes:
+            raise RenderTooLarge(f"the rendered page's HTML is larger than {s.max_html_bytes} bytes")
 
     async def _answer(
         self,
@@ -575,32 +873,42 @@ class BrowserService:
         body: bytes,
         content_type: str | None,
         javascript: bool,
-        counts: dict[str, int],
+        budget: _Budget,
     ) -> None:
         """Answer one intercepted request: the document from `body`, allowed resources through the
-        Fetcher, everything else failed."""
+        Fetcher within the render's budget, everything else failed."""
+        s = self.settings
         request_id = params["requestId"]
         request_url = params.get("request", {}).get("url", "")
         kind = params.get("resourceType", "")
         try:
             if kind == "Document" and _same_url(request_url, page_url):
                 await _fulfil(send, request_id, body, content_type or "text/html")
-                counts["fulfilled"] += 1
+                budget.fulfilled += 1
                 return
-            method = params.get("request", {}).get("method", "GET")
-            if method == "GET" and self._allowed(request_url, page_url, kind, javascript):
-                assert self.fetcher is not None
-                try:
-                    fetched = await self.fetcher.fetch(request_url, html_only=False)
-                except FetchError:
-                    fetched = None
-                if fetched is not None:
-                    await _fulfil(send, request_id, fetched.body, fetched.content_type)
-                    counts["fulfilled"] += 1
-                    return
+            budget.requests += 1
+            if budget.requests > s.max_requests or budget.read >= s.max_bytes:
+                budget.over_budget += 1
+            else:
+                method = params.get("request", {}).get("method", "GET")
+                if method == "GET" and self._allowed(request_url, page_url, kind, javascript):
+                    assert self.fetcher is not None
+                    async with budget.fetching:
+                        fetched = None
+                        if budget.read < s.max_bytes:  # spent while this one waited
+                            with contextlib.suppress(FetchError):
+                                fetched = await self.fetcher.fetch(request_url, html_only=False)
+                            budget.read += len(fetched.body) if fetched is not None else 0
+                    if fetched is not None and budget.bytes + len(fetched.body) <= s.max_bytes:
+                        budget.bytes += len(fetched.body)
+                        await _fulfil(send, request_id, fetched.body, fetched.content_type)
+                        budget.fulfilled += 1
+                        return
+                    if fetched is not None or budget.read >= s.max_bytes:
+                        budget.over_budget += 1
             await send("Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
-            counts["blocked"] += 1
-        except (ConnectionError, DevToolsError):
+            budget.blocked += 1
+        except (ConnectionError, DevToolsError, RenderFailed):
             pass  # the tab or the browser went away; the render itself reports that
 
     def _allowed(self, request_url: str, page_url: str, kind: str, javascript: bool) -> bool:
@@ -616,10 +924,70 @@ class BrowserService:
     async def close(self) -> None:
         """Close the browser (the server is stopping); renders after this are refused."""
         self._closed = True
+        if self._memory_watch is not None:
+            self._memory_watch.cancel()
         async with self._starting:
+            if self._start_task is not None and not self._start_task.done():
+                with contextlib.suppress(Exception):
+                    await self._start_task
             if self._browser is not None:
                 await self._browser.close()
                 self._browser = None
+
+
+def _renderers(root: int) -> list[tuple[int, int]]:
+    """(pid, resident bytes) of the page processes (`--type=renderer`) under process `root`, read
+    from /proc (empty where it cannot be read)."""
+    parents: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            parents[int(entry.name)] = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    found: list[tuple[int, int]] = []
+    page_size = os.sysconf("SC_PAGE_SIZE")
+    for pid in parents:
+        ancestor, hops = parents.get(pid, 0), 0
+        while ancestor not in (0, 1, root) and hops < 16:
+            ancestor, hops = parents.get(ancestor, 0), hops + 1
+        if ancestor != root:
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                if b"--type=renderer" not in cmdline.read():
+                    continue
+            with open(f"/proc/{pid}/statm", "rb") as statm:
+                found.append((pid, int(statm.read().split()[1]) * page_size))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Mark a shared task's exception retrieved (its callers may all have gone)."""
+    if not future.cancelled():
+        future.exception()
+
+
+async def _until(awaitable: Awaitable[T], failed: asyncio.Future[Any]) -> T:
+    """`awaitable`'s result, or `failed`'s exception as soon as it has one (the awaitable is then
+    cancelled): a render waiting on the browser stops when the browser or its tab dies."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        await asyncio.wait((task, failed), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not task.done():
+            task.cancel()
+    if task.done() and not task.cancelled():
+        return task.result()
+    error = failed.exception() if failed.done() and not failed.cancelled() else None
+    if error is not None:
+        raise error
+    return task.result()  # cancelled: CancelledError
 
 
 async def _fulfil(

@@ -67,7 +67,9 @@ async def test_the_browser_killed_mid_request_then_the_next_request_succeeds(
 async def test_twenty_concurrent_renders_stay_within_the_pool_bound(
     upstream: Upstream, http: aiohttp.ClientSession, chromium_path: str
 ) -> None:
-    async with serve(test_settings(browser_pages=2, extract_queue=64)) as server:
+    async with serve(
+        test_settings(browser_pages=2, extract_queue=64, render_queue=64, render_per_client=2)
+    ) as server:
         service = server.app[READER].browser  # type: ignore[index]
         page = (REPO / "tests" / "fixtures" / "visual_columns.html").read_text()
         url = upstream.url("/fixture/visual_columns.html")

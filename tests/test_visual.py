@@ -8,11 +8,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import numpy as np
 import pytest
-from support.chromium import SCREENSHOTS, Chromium
+from support.chromium import SCREENSHOTS, Chromium, Page
 from support.reader_server import REPO, RunningServer
 from support.upstream import Upstream
 
@@ -204,6 +205,35 @@ async def test_text_written_by_the_page_script_is_read_only_with_render(
     assert response.status == 200 and "Scripted story" in page
 
 
+async def _in_page_frame(page: Page, expression: str) -> Any:
+    """`expression`'s value in the overlay's page frame, a sandboxed frame without scripts (which
+    bind the page, not DevTools): in the frame's own target when it runs in a process of its own
+    (site isolation puts sandboxed frames apart), else in an isolated world of the frame."""
+    tree = await page.send("Page.getFrameTree")
+    children = tree["frameTree"].get("childFrames", [])
+    if children:
+        world = await page.send(
+            "Page.createIsolatedWorld", {"frameId": children[0]["frame"]["id"], "worldName": "test"}
+        )
+        result = await page.send(
+            "Runtime.evaluate",
+            {"expression": expression, "contextId": world["executionContextId"], "returnByValue": True},
+        )
+        return result["result"].get("value")
+    targets = await page.browser.send("Target.getTargets")
+    frame = next(t for t in targets["targetInfos"] if t["type"] == "iframe")
+    attached = await page.browser.send(
+        "Target.attachToTarget", {"targetId": frame["targetId"], "flatten": True}
+    )
+    try:
+        result = await page.browser.send(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True}, attached["sessionId"]
+        )
+    finally:
+        await page.browser.send("Target.detachFromTarget", {"sessionId": attached["sessionId"]})
+    return result["result"].get("value")
+
+
 @pytest.mark.browser
 async def test_overlay_draws_the_boundary_lines_and_the_chart(
     reader_server: RunningServer, upstream: Upstream, chromium: Chromium
@@ -214,10 +244,14 @@ async def test_overlay_draws_the_boundary_lines_and_the_chart(
         await page.set_viewport(width, height, mobile)
         await page.navigate(url)
         found = await page.evaluate(
-            "({lines: [...document.querySelectorAll('.rpo-boundary')].map((e) => e.getBoundingClientRect().height),"
-            " chart: document.querySelectorAll('#rpo-panel svg').length,"
-            " title: (document.querySelector('.rpo-boundary') || {}).title || '',"
+            "({chart: document.querySelectorAll('#rpo-panel svg').length,"
             " figures: [...document.querySelectorAll('.rpo-ct')].map((e) => e.textContent)})"
+        )
+        # the page and its outlines are in a sandboxed frame without scripts: read it from DevTools
+        found |= await _in_page_frame(
+            page,
+            "({lines: [...document.querySelectorAll('.rpo-boundary')].map((e) => e.getBoundingClientRect().height),"
+            " title: (document.querySelector('.rpo-boundary') || {}).title || ''})",
         )
         await page.screenshot(SCREENSHOTS / f"overlay-visual-{width}x{height}.png")
         assert len(found["lines"]) == 2 and min(found["lines"]) > 100  # drawn down the page
