@@ -14,10 +14,15 @@ it never looks inside an algorithm. Pure functions, I/O at the edges:
   `rpo-mark`, `data-rpo-blocks`, a score badge per block) and puts it through nh3 with a broad
   allowlist: no script, event handler, `javascript:` URL, frame, object or form survives.
 - `page_styles(text, base)` the page's own stylesheets (links and `<style>` bodies, which the
-  Document drops), so the page still looks like itself; the response's CSP allows styles and
-  images but no script of the page.
-- `overlay_page(...)` the whole page: `templates/overlay.html` with the panel (algorithm,
-  parameters form, time, share selected, charts from `charts.py`).
+  Document drops), so the page still looks like itself; the CSP allows styles and images but no
+  script of the page.
+- `frame_document(...)` the page on its own: `templates/overlay_frame.html`, the marked body with
+  the page's stylesheets, a feature card per badge (shown by CSS on hover, focus or tap) and a CSP
+  of its own. It is shown in a sandboxed `<iframe srcdoc>` (no `allow-scripts`, no
+  `allow-same-origin`): the page's CSS applies inside the frame's box only.
+- `overlay_page(...)` the whole page: `templates/overlay.html`, readerproxy's own document, with
+  the frame and the panel (algorithm, parameters form, time, share selected, every block's
+  features, charts from `charts.py`); no page markup or CSS reaches it.
 - `blocks_json(doc, extraction)` the blocks for `/api/extract?blocks=1`.
 """
 
@@ -25,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import html
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -94,6 +98,7 @@ PAGE_ATTRIBUTES = {
     "ol": {"start", "reversed", "type"},
     "ul": {"type"},
     "li": {"value"},
+    "span": {"tabindex"},
     "time": {"datetime"},
     "blockquote": {"cite"},
     "q": {"cite"},
@@ -445,6 +450,16 @@ def _safe_image_url(value: str, base: str | None) -> str | None:
     return _safe_url(value, base)
 
 
+def _fragment_url(fragment: str, base: str | None) -> str | None:
+    """A same-page link (`#x`) made absolute on the page's own address (None without one)."""
+    try:
+        absolute = urljoin(base, fragment) if base else ""
+        scheme = urlsplit(absolute).scheme.lower()
+    except ValueError:
+        return None
+    return absolute if scheme in ("http", "https") else None
+
+
 def _srcset(value: str, base: str | None) -> str | None:
     items = []
     for match in _SRCSET_ITEM.finditer(value):
@@ -479,6 +494,10 @@ def _attributes(doc: Document, element: int, name: str) -> dict[str, str]:
             value = " ".join(c for c in value.split() if not c.startswith("rpo-"))
         elif key == "id" and value.startswith("rpo-"):
             continue
+        if key == "href" and value.startswith("#"):  # in the frame "#x" would load readerproxy's address
+            value = _fragment_url(value, base)
+            if not value:
+                continue
         out[key] = value
     if name == "img":  # lazy-loaded images: their script would have copied the real source over
         src = out.get("src", "")
@@ -502,11 +521,39 @@ def _badges(block_ids: Sequence[int], blocks: Sequence[Block], features: Sequenc
         sign = "✓" if block.selected else "✗"
         kind = "rpo-bk" if block.selected else "rpo-bd"
         out.append(
-            f'<span class="rpo-badge {kind}" data-rpo-block="{i}" '
+            f'<span class="rpo-badge {kind}" data-rpo-block="{i}" tabindex="0" '
             f'title="{html.escape(features[i].describe(block), quote=True)}">'
             f"{sign}\u2009{charts_module.format_number(block.score)}</span>"
+            + _feature_card(i, block, features[i])
         )
     return "".join(out)
+
+
+def feature_rows(index: int, block: Block, feature: Features) -> list[tuple[str, str]]:
+    """A block's features as (name, value) rows: the card in the frame and the panel's table."""
+    rows = [
+        ("block", f"#{index} {'✓ kept' if block.selected else '✗ dropped'}"),
+        ("label", block.label or feature.tag),
+        ("tag", f"<{feature.tag}>"),
+        ("score", charts_module.format_number(block.score)),
+    ]
+    if feature.element_score is not None:
+        rows.append(("element score", charts_module.format_number(feature.element_score)))
+    rows += [
+        ("words", str(feature.words)),
+        ("link density", f"{feature.link_density:.0%}"),
+        ("text / code", f"{feature.text_code_ratio:.2f}"),
+    ]
+    return rows
+
+
+def _feature_card(index: int, block: Block, feature: Features) -> str:
+    """The card shown beside a badge (by CSS: hovering the block, hovering or focusing the badge)."""
+    lines = "".join(
+        f'<span class="rpo-fl"><b class="rpo-fn">{html.escape(name)}</b> {html.escape(value)}</span>'
+        for name, value in feature_rows(index, block, feature)
+    )
+    return f'<span class="rpo-fc" role="note" aria-hidden="true">{lines}</span>'
 
 
 def _mark_attributes(
@@ -514,28 +561,7 @@ def _mark_attributes(
 ) -> tuple[str, str]:
     """The data attributes and the classes of a mark."""
     kept = any(blocks[i].selected for i in block_ids)
-    data = [
-        {
-            "i": i,
-            "label": blocks[i].label,
-            "score": charts_module.format_number(blocks[i].score),
-            "kept": blocks[i].selected,
-            "tag": features[i].tag,
-            "words": features[i].words,
-            "links": round(features[i].link_density, 3),
-            "ratio": round(features[i].text_code_ratio, 2),
-            **(
-                {"element_score": charts_module.format_number(score)}
-                if (score := features[i].element_score) is not None
-                else {}
-            ),
-        }
-        for i in block_ids
-    ]
-    attributes = (
-        f' data-rpo-blocks="{" ".join(map(str, block_ids))}" '
-        f'data-rpo-f="{html.escape(json.dumps(data, ensure_ascii=False), quote=True)}"'
-    )
+    attributes = f' data-rpo-blocks="{" ".join(map(str, block_ids))}"'
     return attributes, "rpo-mark rpo-k" if kept else "rpo-mark rpo-d"
 
 
@@ -644,7 +670,10 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
                         out.append(f"</{wrap_tags.get(span, 'span')}>")
                     k = skip_until + 1
                     continue
-                out.append(_open_tag(RENAMED.get(name, name), _attributes(doc, element, name), cls, extra))
+                attributes = _attributes(doc, element, name)
+                if ids and name in NO_BADGE:  # no badge inside: the features go in its title
+                    attributes["title"] = "\n".join(features[i].describe(blocks[i]) for i in ids)
+                out.append(_open_tag(RENAMED.get(name, name), attributes, cls, extra))
                 if ids and name not in NO_BADGE:
                     out.append(_badges(ids, blocks, features))
             elif token_kind == CLOSE and name not in VOID_TAGS:
@@ -661,6 +690,7 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
         generic_attribute_prefixes={"data-rpo-", "aria-"},
         url_schemes=set(SAFE_SCHEMES) | {"data"},
         link_rel="noopener noreferrer",
+        set_tag_attribute_values={"a": {"target": "_top"}},  # a followed link leaves the overlay
         strip_comments=True,
     )
     return cleaned, drawn
@@ -786,34 +816,63 @@ def page_styles(text: str, base: str | None, site: str | None = None) -> list[St
 # --------------------------------------------------------------------------------------------
 # The whole overlay page.
 
-#: The CSP of an overlay page: the page's styles, fonts and images load, no script but ours.
+#: The CSP of an overlay page: no script at all. The page's frame (`srcdoc`) inherits this policy, so
+#: it also allows what the page needs there: its styles, fonts and images.
 OVERLAY_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline' http: https:; "
+    "default-src 'none'; script-src 'none'; style-src 'self' 'unsafe-inline' http: https:; "
     "img-src http: https: data:; font-src http: https: data:; form-action 'self'; base-uri 'none'; "
     "frame-ancestors 'none'; frame-src 'none'; object-src 'none'"
 )
+#: The frame's own policy (a <meta> in its srcdoc, enforced on top of the inherited one): nothing of
+#: readerproxy's ('self' is not there), no script, no form, no frame, no base.
+FRAME_CSP = (
+    "default-src 'none'; script-src 'none'; style-src 'unsafe-inline' http: https:; "
+    "img-src http: https: data:; font-src http: https: data:; form-action 'none'; base-uri 'none'; "
+    "frame-src 'none'; object-src 'none'"
+)
 
 
-def overlay_csp(url: str | None) -> str:
-    """The overlay CSP for a page: stylesheets and fonts only from the page's site (so a stylesheet
-    kept from the page cannot `@import` or load fonts from elsewhere); images from anywhere, as in
-    the reader view."""
+def _site_sources(url: str | None) -> str:
+    """CSP sources of a page's site (its host and subdomains, any port), or "" without one."""
     site = page_site(url)
     if site is None or not re.fullmatch(r"[a-z0-9.-]+", site):
-        sources = ""
-    else:
-        sources = f" http://{site}:* https://{site}:*"
-        if not all(label.isdigit() for label in site.split(".")) and "." in site:
-            sources += f" http://*.{site}:* https://*.{site}:*"
-    return OVERLAY_CSP.replace("'unsafe-inline' http: https:;", f"'unsafe-inline'{sources};").replace(
+        return ""
+    sources = f" http://{site}:* https://{site}:*"
+    if not all(label.isdigit() for label in site.split(".")) and "." in site:
+        sources += f" http://*.{site}:* https://*.{site}:*"
+    return sources
+
+
+def _for_site(policy: str, url: str | None) -> str:
+    sources = _site_sources(url)
+    return policy.replace("'unsafe-inline' http: https:;", f"'unsafe-inline'{sources};").replace(
         "font-src http: https: data:", f"font-src{sources} data:"
     )
 
 
-#: The CSP of an overlay written to a file: no script at all.
-FILE_CSP = OVERLAY_CSP.replace("script-src 'self'", "script-src 'none'").replace(
-    "form-action 'self'", "form-action 'none'"
+def overlay_csp(url: str | None) -> str:
+    """The overlay CSP for a page: no script; stylesheets and fonts only from the page's site (so a
+    stylesheet kept from the page cannot `@import` or load fonts from elsewhere); images from
+    anywhere, as in the reader view."""
+    return _for_site(OVERLAY_CSP, url)
+
+
+def frame_csp(url: str | None) -> str:
+    """The frame's own CSP for a page: the page's inline styles, stylesheets and fonts from its
+    site, images from anywhere; nothing else."""
+    return _for_site(FRAME_CSP, url)
+
+
+#: The CSP of an overlay written to a file (a <meta>, where frame-ancestors has no effect): no
+#: script, no form.
+FILE_CSP = OVERLAY_CSP.replace("form-action 'self'", "form-action 'none'").replace(
+    "frame-ancestors 'none'; ", ""
 )
+#: The sandbox of the page's frame: no script, an opaque origin (no allow-same-origin), no form,
+#: no popup; a link the reader follows may take the whole tab to its address.
+FRAME_SANDBOX = "allow-top-navigation-by-user-activation"
+#: The panel lists at most this many blocks (the frame marks every one).
+PANEL_BLOCKS = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -861,6 +920,45 @@ def templates_dir() -> Path:
     return TEMPLATES_DIR
 
 
+@dataclass(frozen=True, slots=True)
+class BlockRow:
+    """One block in the panel's list of every block."""
+
+    index: int
+    kept: bool
+    rows: list[tuple[str, str]]
+
+
+def frame_document(insp: Inspection, template_dir: Path | None = None) -> tuple[str, int]:
+    """The page on its own, for the overlay's sandboxed frame: the marked, sanitised body with the
+    page's stylesheets, the marks' CSS and the frame's CSP; and the number of marks drawn."""
+    doc, extraction = insp.doc, insp.extraction
+    content, drawn = page_body(doc, extraction)
+    content = with_boundary_lines(content, extraction)
+    root = doc.tag.index("html") if "html" in doc.tag else -1
+    root_attrs = _attributes(doc, root, "html") if root >= 0 else {}
+    body = doc.tag.index("body") if "body" in doc.tag else -1
+    body_attrs = {
+        k: v
+        for k, v in (_attributes(doc, body, "body") if body >= 0 else {}).items()
+        if k in ("class", "id", "style", "lang", "dir")
+    }
+    frame = (
+        _environment(str(template_dir or templates_dir()))
+        .get_template("overlay_frame.html")
+        .render(
+            lang=doc.lang,
+            dir=doc.dir,
+            root_class=root_attrs.get("class", ""),
+            styles=page_styles(insp.text, base_url(doc), page_site(doc.url)),
+            content=content,
+            body_attrs=body_attrs,
+            csp=frame_csp(doc.url),
+        )
+    )
+    return frame, drawn
+
+
 def overlay_page(
     insp: Inspection,
     links: OverlayLinks,
@@ -872,37 +970,30 @@ def overlay_page(
 ) -> tuple[str, int]:
     """The overlay page's HTML and the number of marks drawn.
 
-    With `asset` the page links /static/overlay.css and overlay.js; with `inline_css` it is
+    readerproxy's own document: the panel, and the page in a sandboxed `<iframe srcdoc>` (see
+    `frame_document`). With `asset` it links /static/overlay-panel.css; with `inline_css` it is
     self-contained (a file: CSS inline, charts inline, a CSP meta forbidding every script).
     """
     doc, extraction = insp.doc, insp.extraction
-    content, drawn = page_body(doc, extraction)
-    content = with_boundary_lines(content, extraction)
-    styles = page_styles(insp.text, base_url(doc), page_site(doc.url))
+    frame, drawn = frame_document(insp, template_dir)
     chart_list = charts_module.charts_for(extraction)
     charts = [
         {"chart": c, "svg": charts_module.svg(c), "legend": charts_module.legend(c)} for c in chart_list
     ]
     kept = sum(1 for b in extraction.blocks if b.selected)
-    root = doc.tag.index("html") if "html" in doc.tag else -1
-    root_attrs = _attributes(doc, root, "html") if root >= 0 else {}
-    body = doc.tag.index("body") if "body" in doc.tag else -1
-    body_attrs = {
-        k: v
-        for k, v in (_attributes(doc, body, "body") if body >= 0 else {}).items()
-        if k in ("class", "id", "style", "lang", "dir")
-    }
+    features = block_features(doc, extraction)
+    block_rows = [
+        BlockRow(i, block.selected, feature_rows(i, block, feature)[1:])
+        for i, (block, feature) in enumerate(zip(extraction.blocks, features, strict=True))
+        if i < PANEL_BLOCKS
+    ]
     page = (
         _environment(str(template_dir or templates_dir()))
         .get_template("overlay.html")
         .render(
             title=doc.title or links.url,
-            lang=doc.lang,
-            dir=doc.dir,
-            root_class=root_attrs.get("class", ""),
-            styles=styles,
-            content=content,
-            body_attrs=body_attrs,
+            frame=frame,
+            sandbox=FRAME_SANDBOX,
             requested=insp.requested,
             algorithm=extraction.algorithm or insp.requested,
             score=charts_module.format_number(extraction.score),
@@ -911,6 +1002,7 @@ def overlay_page(
             n_blocks=len(extraction.blocks),
             n_kept=kept,
             drawn=drawn,
+            block_rows=block_rows,
             params=param_fields(insp.params),
             ran_params=extraction.params if extraction.algorithm != insp.requested else {},
             charts=charts,
@@ -940,7 +1032,7 @@ def overlay_file(
     insp = inspect(
         source, url=url, content_type=content_type, algorithm=algorithm, params=params, layout=layout
     )
-    css = (STATIC_DIR / "overlay.css").read_text(encoding="utf-8")
+    css = (STATIC_DIR / "overlay-panel.css").read_text(encoding="utf-8")
     links = OverlayLinks(url=url or "", original=_safe_url(url, None) if url else None, form_action=None)
     page, _ = overlay_page(insp, links, algorithms(), inline_css=css)
     return page

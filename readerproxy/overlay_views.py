@@ -4,8 +4,9 @@ Thin handlers like the rest of server.py: they make a `ReadRequest`, ask the `Re
 inspection or a comparison, and build the page with the pure functions of `overlay.py` and
 `compare.py`. That building runs in an extraction worker (bounded by the deadline and killable like
 /read), so what it is given is picklable: the module-level `OverlayBuild` and `CompareContext`
-below (`blocks=1` of the API needs no inspection: the extraction job adds the blocks itself). The overlay page gets its own CSP: the page's styles and fonts from its own site,
-images from anywhere, scripts only from /static/.
+below (`blocks=1` of the API needs no inspection: the extraction job adds the blocks itself). The
+overlay page gets its own CSP, which its sandboxed frame (the page) inherits: no script at all, the
+page's styles and fonts from its own site, images from anywhere.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .overlay import Inspection, OverlayLinks, overlay_csp, overlay_page, templa
 from .render import link_target, preferences
 
 #: The static files templates/overlay.html links (their versioned URLs are worked out in the server).
-OVERLAY_ASSETS = ("overlay.css", "overlay.js")
+OVERLAY_ASSETS = ("overlay-panel.css",)
 
 
 @dataclass(frozen=True, slots=True)

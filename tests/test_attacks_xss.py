@@ -195,14 +195,44 @@ async def test_xss_corpus_in_html_views(chromium: Chromium, view: str) -> None:
         async with aiohttp.ClientSession() as http, http.get(urls[0]) as response:
             if response.status == 404:
                 pytest.skip(f"the {view} view does not exist yet")
-        results = await _run_view(chromium, view, urls, len(CASES) + 3)
+        # the overlay's page frame in the tab's process, so that its dialogs and requests are seen
+        watched = frames_in_process() if view == "overlay" else contextlib.nullcontext(chromium)
+        async with watched as browser:
+            results = await _run_view(browser, view, urls, len(CASES) + 3)
     if view == "overlay":  # keeps the page's styles: their url()/@import loads are tested apart
         results = [{**r, "attacker": []} for r in results]
     _assert_held(results)
 
 
-async def test_overlay_makes_no_requests_to_the_attacker_host(chromium: Chromium) -> None:
-    async with serve(test_settings(rate_limit=0)) as server, attack_site() as site:
+#: The overlay shows the page in a sandboxed frame, which Chromium runs out of process: events of
+#: its requests and dialogs go to a session of its own, attached too late to see its first loads.
+#: With the frame in the tab's process the tab's own events include the frame's.
+FRAMES_IN_PROCESS = ("--disable-features=IsolateSandboxedIframes",)
+
+
+@contextlib.asynccontextmanager
+async def frames_in_process() -> AsyncIterator[Chromium]:
+    """A headless Chromium that keeps sandboxed frames in their page's process."""
+    from support.chromium import CHROMIUM
+
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is not installed (./dev test installs it)")
+    browser = Chromium(extra_flags=FRAMES_IN_PROCESS)
+    try:
+        await browser.start()
+        yield browser
+    finally:
+        await browser.close()
+
+
+async def test_overlay_makes_no_requests_to_the_attacker_host() -> None:
+    """Neither readerproxy's document nor the page's frame (tests/test_attacks_overlay.py checks
+    that this harness sees a request the frame makes)."""
+    async with (
+        frames_in_process() as chromium,
+        serve(test_settings(rate_limit=0)) as server,
+        attack_site() as site,
+    ):
         urls = [server.read_url(f"{site.base}/case/{n}", view="overlay") for n in range(len(GROUPS))]
         results = await _run_view(chromium, "overlay-requests", urls, len(CASES))
     _assert_held(results)

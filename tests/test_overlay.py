@@ -14,10 +14,12 @@ from support.reader_server import RunningServer
 from support.upstream import Upstream
 
 from readerproxy.overlay import (
+    FRAME_SANDBOX,
     OverlayLinks,
     _safe_css,
     block_marks,
     blocks_json,
+    frame_csp,
     inspect,
     overlay_csp,
     overlay_page,
@@ -42,9 +44,15 @@ ALGORITHMS = (
 )
 
 
+def _frame(page: str) -> str:
+    """The document of the overlay's page frame (its srcdoc), or the page itself when it has none."""
+    frame = LexborHTMLParser(page).css_first("iframe#rpo-frame")
+    return (frame.attributes.get("srcdoc") or "") if frame is not None else page
+
+
 def _marked_blocks(page: str) -> set[int]:
     ids: set[int] = set()
-    for node in LexborHTMLParser(page).css(".rpo-mark"):
+    for node in LexborHTMLParser(_frame(page)).css(".rpo-mark"):
         ids.update(int(i) for i in (node.attributes.get("data-rpo-blocks") or "").split())
     return ids
 
@@ -70,21 +78,35 @@ def test_page_is_sanitised() -> None:
     page, _ = overlay_page(
         insp, OverlayLinks(url="https://example.org/a"), {"heuristic": ""}, asset=lambda n: n
     )
-    tree = LexborHTMLParser(page)
-    scripts = [n.attributes.get("src") for n in tree.css("script")]
-    assert scripts == ["overlay.js"]  # ours only
-    assert not tree.css("base, meta[http-equiv=refresh i], iframe, object, embed")
-    assert not tree.css(".rpo-page form, .rpo-page svg")  # the page's (our panel has its own)
+    shell = LexborHTMLParser(page)
+    assert not shell.css("script") and not shell.css(".rpo-mark, .rpo-page")  # no script, no page markup
+    assert [n.attributes.get("href") for n in shell.css('link[rel="stylesheet"]')] == ["overlay-panel.css"]
+    assert not shell.css("style")  # no page CSS in readerproxy's document
+    [frame] = shell.css("iframe")
+    assert frame.attributes.get("id") == "rpo-frame"
+    sandbox = (frame.attributes.get("sandbox") or "").split()
+    assert "allow-scripts" not in sandbox and "allow-same-origin" not in sandbox
+    title = shell.css_first("title")
+    assert title is not None and title.text().startswith("Harmless fixture page")
+    tree = LexborHTMLParser(_frame(page))
+    assert not tree.css("script, base, meta[http-equiv=refresh i], iframe, object, embed, form, svg")
+    csp = tree.css_first('meta[http-equiv="Content-Security-Policy"]')
+    assert csp is not None and "script-src 'none'" in (csp.attributes.get("content") or "")
+    assert "'self'" not in (csp.attributes.get("content") or "")
     for node in tree.css("*"):
         for name, value in node.attributes.items():
             assert not name.lower().startswith("on"), (node.tag, name)
             assert "javascript:" not in (value or "").lower(), (node.tag, name, value)
-    title = tree.css_first("title")
-    assert title is not None and title.text().startswith("Harmless fixture page")
+    for link in tree.css("a[href]"):  # no bare fragment: it would resolve against readerproxy's address
+        assert not (link.attributes.get("href") or "").startswith("#"), link.attributes
+        assert link.attributes.get("target") == "_top"
+    cards = tree.css(".rpo-badge + .rpo-fc")
+    assert cards and "words" in cards[0].text() and "link density" in cards[0].text()
     sheets = [n.attributes.get("href") for n in tree.css('link[rel="stylesheet"]')]
     assert "https://example.org/fixture.css" in sheets  # the page's own stylesheet, absolute
-    assert "rgb(128, 0, 128)" in page  # and its inline style
-    assert 'url("https://example.org/pixel.png")' in page  # with its URLs made absolute
+    frame_html = _frame(page)
+    assert "rgb(128, 0, 128)" in frame_html  # and its inline style
+    assert 'url("https://example.org/pixel.png")' in frame_html  # with its URLs made absolute
 
 
 def test_blocks_json_has_paths_and_signals() -> None:
@@ -117,7 +139,8 @@ def test_cli_writes_a_self_contained_overlay(tmp_path: Path) -> None:
     )
     page = out.read_text()
     tree = LexborHTMLParser(page)
-    assert not tree.css("script") and tree.css("svg.rpo-chart") and tree.css(".rpo-mark")
+    assert not tree.css("script") and tree.css("svg.rpo-chart") and tree.css("iframe[sandbox][srcdoc]")
+    assert LexborHTMLParser(_frame(page)).css(".rpo-mark")
     csp = tree.css_first('meta[http-equiv="Content-Security-Policy"]')
     assert csp is not None and "script-src 'none'" in (csp.attributes["content"] or "")
     assert not tree.css('link[href*="/static/"]')  # our CSS is inline
@@ -194,3 +217,39 @@ def test_styles_load_nothing_from_other_sites() -> None:
         page_site(site),
     )
     assert [sheet.href for sheet in styles] == ["https://www.example.com/own.css"]
+
+
+def test_the_page_is_in_a_sandboxed_frame_with_its_own_csp() -> None:
+    """readerproxy's document holds the panel and a sandboxed `<iframe srcdoc>`; the page's markup and
+    CSS are only in the frame, whose links leave the overlay (no `#x` resolving to our address)."""
+    hostile = (
+        b"<html><head><title>T</title><style>#rpo-panel{display:none}</style>"
+        b'<style>p{color:red}</style></head><body style="display:none"><article><h1>T</h1><p>'
+        + b"words here " * 60
+        + b"<a href='#sec'>jump</a> <a href='/x'>x</a></p></article></body></html>"
+    )
+    insp = inspect(hostile, url="https://www.example.org/story?a=1", algorithm="heuristic")
+    page, _ = overlay_page(insp, OverlayLinks(url="https://www.example.org/story?a=1"), {}, asset=str)
+    shell = LexborHTMLParser(page)
+    assert "display:none" not in page.split("<iframe")[0]  # nothing of the page before the frame
+    assert not shell.css("style") and shell.css_first("#rpo-panel") is not None
+    [frame] = shell.css("iframe")
+    assert frame.attributes.get("sandbox") == FRAME_SANDBOX == "allow-top-navigation-by-user-activation"
+    inner = LexborHTMLParser(frame.attributes.get("srcdoc") or "")
+    hrefs = [(a.attributes.get("href"), a.attributes.get("target")) for a in inner.css("a")]
+    assert hrefs == [
+        ("https://www.example.org/story?a=1#sec", "_top"),
+        ("https://www.example.org/x", "_top"),
+    ]
+    assert "#rpo-panel{display:none}" in (inner.css("style")[0].text())  # kept, but only in the frame
+    body = inner.css_first("body")
+    assert body is not None and body.attributes.get("style") == "display:none"
+    csp = inner.css_first('meta[http-equiv="Content-Security-Policy"]')
+    assert csp is not None and csp.attributes.get("content") == frame_csp("https://www.example.org/story")
+    assert frame_csp("https://www.example.org/") == (
+        "default-src 'none'; script-src 'none'; style-src 'unsafe-inline' http://example.org:* "
+        "https://example.org:* http://*.example.org:* https://*.example.org:*; img-src http: https: data:; "
+        "font-src http://example.org:* https://example.org:* http://*.example.org:* https://*.example.org:* "
+        "data:; form-action 'none'; base-uri 'none'; frame-src 'none'; object-src 'none'"
+    )
+    assert "script-src 'none'" in overlay_csp("https://www.example.org/")  # no script in ours either

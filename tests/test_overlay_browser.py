@@ -1,18 +1,24 @@
 """Overlay and compare pages in a real headless Chromium, at phone (375 px) and desktop (1280 px) width.
 
-- no horizontal overflow at either width;
+The overlay is readerproxy's own document (the panel) with the page in a sandboxed `<iframe srcdoc>`;
+Chromium runs that frame out of process, so the tests attach to it (`Framed`) to look inside.
+
+- no horizontal overflow at either width, in the overlay or in its frame;
+- the frame is sandboxed without allow-scripts or allow-same-origin, and the panel is beside it;
 - every scored block is outlined: the union of `data-rpo-blocks` over the page's marks equals the
   blocks of the same extraction (from `/api/extract?blocks=1`);
 - a fixture whose own scripts (inline, external, handlers, `javascript:` URLs, srcdoc iframe, SVG
   onload, meta refresh, base) would change the title or write into the page shows they did not run,
   while its stylesheets (linked and inline) still apply;
-- the charts are drawn (SVG with a size), hovering a block shows its features (our one script);
+- the charts are drawn (SVG with a size); hovering a block or tapping its badge shows its features
+  (CSS only: no script runs anywhere in the overlay);
 - compare lists every registered algorithm.
 Screenshots go to artifacts/screenshots/overlay-*.png.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,7 +27,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
-from support.chromium import SCREENSHOTS, Chromium
+from support.chromium import SCREENSHOTS, Chromium, Page
 from support.reader_server import serve, serve_app, test_settings
 from support.upstream import PNG_BYTES, Upstream
 
@@ -32,35 +38,121 @@ pytestmark = pytest.mark.browser
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 VIEWPORTS = ((375, 812, True), (1280, 800, False))
 
-MEASURE = """
+#: Measured in readerproxy's document: the panel, the frame, the charts.
+MEASURE_SHELL = """
+(() => {
+  const panel = document.getElementById('rpo-panel');
+  const rect = panel ? panel.getBoundingClientRect() : null;
+  const frame = document.getElementById('rpo-frame');
+  const box = frame ? frame.getBoundingClientRect() : null;
+  const charts = [...document.querySelectorAll('svg.rpo-chart')].map(s => s.getBoundingClientRect().width);
+  const inPanel = (x, y) => { const e = document.elementFromPoint(x, y); return !!e && !!panel && panel.contains(e); };
+  return {
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+    innerHeight: window.innerHeight,
+    title: document.title,
+    shellScripts: document.querySelectorAll('script').length,
+    shellIframes: document.querySelectorAll('iframe').length,
+    sandbox: frame ? frame.getAttribute('sandbox') : null,
+    frame: box ? {x: box.x, y: box.y, width: box.width, height: box.height} : null,
+    panel: rect ? {x: rect.x, y: rect.y, width: rect.width, height: rect.height} : null,
+    panelWidth: rect ? rect.width : 0,
+    panelVisible: !!rect && rect.height > 40 && rect.top < window.innerHeight
+      && getComputedStyle(panel).visibility === 'visible' && getComputedStyle(panel).display !== 'none',
+    panelOnTop: !!rect && inPanel(rect.x + rect.width / 2, rect.y + Math.min(rect.height, window.innerHeight - rect.y) / 2),
+    panelText: panel ? panel.innerText.slice(0, 200) : '',
+    charts: charts,
+  };
+})()
+"""
+#: Measured inside the page's frame: the marks, what the page's scripts would have done, its styles.
+MEASURE_FRAME = """
 (() => {
   const ids = new Set();
   document.querySelectorAll('.rpo-mark').forEach(m =>
     (m.getAttribute('data-rpo-blocks') || '').split(' ').filter(Boolean).forEach(i => ids.add(Number(i))));
-  const panel = document.getElementById('rpo-panel');
-  const rect = panel ? panel.getBoundingClientRect() : null;
-  const charts = [...document.querySelectorAll('svg.rpo-chart')].map(s => s.getBoundingClientRect().width);
   const h1 = document.querySelector('h1');
   const story = document.querySelector('.story');
   return {
-    scrollWidth: document.documentElement.scrollWidth,
-    innerWidth: window.innerWidth,
+    frameScrollWidth: document.documentElement.scrollWidth,
+    frameInnerWidth: window.innerWidth,
+    origin: String(self.origin),
     blocks: [...ids].sort((a, b) => a - b),
     marks: document.querySelectorAll('.rpo-mark').length,
-    title: document.title,
-    pwned: !!document.getElementById('pwned'),
-    scripts: document.querySelectorAll('script:not([src*="/static/overlay.js"])').length,
+    pwned: !!document.getElementById('pwned') || document.title !== '',
+    scripts: document.querySelectorAll('script').length,
     iframes: document.querySelectorAll('iframe').length,
     jsLinks: [...document.querySelectorAll('a[href]')].filter(a => /^\\s*javascript:/i.test(a.getAttribute('href'))).length,
     handlers: [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(a => /^on/i.test(a.name))).length,
-    panelWidth: rect ? rect.width : 0,
-    panelVisible: !!rect && rect.height > 40 && rect.top < window.innerHeight,
-    charts: charts,
     h1Color: h1 ? getComputedStyle(h1).color : '',
     storyBorder: story ? getComputedStyle(story).borderLeftColor : '',
   };
 })()
 """
+
+
+class Framed:
+    """A tab that also attaches to the out-of-process frames of its page (the overlay's sandboxed
+    frame), so a test can evaluate inside the frame."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.browser = page.browser
+        self._attached = page.browser.subscribe("Target.attachedToTarget", page.session)
+        self._frame: str | None = None
+
+    @classmethod
+    async def open(cls, chromium: Chromium) -> Framed:
+        framed = cls(await chromium.new_page())
+        await framed.page.send(
+            "Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True}
+        )
+        return framed
+
+    async def navigate(self, url: str) -> None:
+        """Navigate the tab and take the frame the new page made."""
+        self._frame = None
+        await self.page.navigate(url)
+        deadline = asyncio.get_running_loop().time() + 10
+        while True:
+            while not self._attached.empty():
+                event = self._attached.get_nowait()
+                if event.get("targetInfo", {}).get("type") == "iframe":
+                    self._frame = event["sessionId"]
+            if self._frame is not None or asyncio.get_running_loop().time() > deadline:
+                break
+            with contextlib.suppress(asyncio.TimeoutError):
+                event = await asyncio.wait_for(self._attached.get(), 0.5)
+                if event.get("targetInfo", {}).get("type") == "iframe":
+                    self._frame = event["sessionId"]
+        assert self._frame is not None, "the overlay's page frame was not attached"
+
+    async def evaluate(self, expression: str) -> Any:
+        return await self.page.evaluate(expression)
+
+    async def evaluate_in_frame(self, expression: str) -> Any:
+        assert self._frame is not None
+        result = await self.browser.send(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=self._frame
+        )
+        if "exceptionDetails" in result:
+            raise AssertionError(f"{expression!r} raised {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    async def frame_offset(self) -> tuple[float, float]:
+        """Where the frame's viewport starts in the tab."""
+        box = await self.evaluate(
+            "(() => { const r = document.getElementById('rpo-frame').getBoundingClientRect();"
+            " return [r.x, r.y]; })()"
+        )
+        return float(box[0]), float(box[1])
+
+    async def mouse(self, kind: str, x: float, y: float) -> None:
+        params: dict[str, Any] = {"type": kind, "x": x, "y": y}
+        if kind != "mouseMoved":
+            params.update(button="left", clickCount=1)
+        await self.page.send("Input.dispatchMouseEvent", params)
 
 
 @contextlib.asynccontextmanager
@@ -101,15 +193,17 @@ async def scored_blocks(base: str, url: str, algorithm: str) -> int:
 
 
 async def measure(browser: Chromium, url: str, name: str) -> list[dict[str, Any]]:
-    page = await browser.new_page()
+    framed = await Framed.open(browser)
+    page = framed.page
     results = []
     for width, height, mobile in VIEWPORTS:
         await page.set_viewport(width, height, mobile)
         await page.set_color_scheme("light")
-        await page.navigate(url)
-        measured = await page.evaluate(MEASURE)
+        await framed.navigate(url)
+        measured = await framed.evaluate(MEASURE_SHELL)
+        measured.update(await framed.evaluate_in_frame(MEASURE_FRAME))
         shot = await page.screenshot(SCREENSHOTS / f"overlay-{name}-{width}x{height}.png")
-        results.append({**measured, "width": width, "shot": shot})
+        results.append({**measured, "width": width, "mobile": mobile, "shot": shot})
     return results
 
 
@@ -117,8 +211,20 @@ def check_fits(results: list[dict[str, Any]], n_blocks: int) -> None:
     for r in results:
         where = f"{r['width']}px"
         assert r["scrollWidth"] <= r["innerWidth"], f"horizontal overflow at {where}"
+        assert r["frameScrollWidth"] <= r["frameInnerWidth"], f"horizontal overflow in the frame at {where}"
         assert r["blocks"] == list(range(n_blocks)), f"outlined blocks != scored blocks at {where}"
-        assert r["panelVisible"], f"panel not visible at {where}"
+        assert r["panelVisible"] and r["panelOnTop"], f"panel not visible at {where}"
+        assert r["shellScripts"] == 0 and r["shellIframes"] == 1 and r["origin"] == "null"
+        sandbox = (r["sandbox"] or "").split()
+        assert r["sandbox"] is not None and "allow-scripts" not in sandbox
+        assert "allow-same-origin" not in sandbox
+        frame, panel = r["frame"], r["panel"]
+        if r["mobile"]:  # a bottom sheet under the frame
+            assert frame["width"] == r["innerWidth"] and panel["y"] >= frame["y"] + frame["height"] - 1
+            assert frame["height"] >= r["innerHeight"] * 0.45
+        else:  # a side column beside it
+            assert panel["x"] >= frame["x"] + frame["width"] - 1 and 300 <= panel["width"] <= 420
+            assert frame["height"] == r["innerHeight"]
         assert r["charts"] and min(r["charts"]) > 250, (
             f"charts missing or too small at {where}: {r['charts']}"
         )
@@ -170,19 +276,52 @@ async def test_overlay_outlines_every_block_at_phone_and_desktop(
         )
 
 
-async def test_hover_shows_features(chromium: Chromium, upstream: Upstream) -> None:
+BADGE = """
+(() => {
+  const badge = document.querySelector('.rpo-mark.rpo-k > .rpo-badge');
+  badge.scrollIntoView({block: 'center'});
+  const r = badge.getBoundingClientRect();
+  return {x: r.x + r.width / 2, y: r.y + r.height / 2};
+})()
+"""
+CARD = """
+(() => {
+  const card = document.querySelector('.rpo-mark.rpo-k > .rpo-badge + .rpo-fc');
+  const r = card.getBoundingClientRect();
+  return {shown: getComputedStyle(card).display === 'block' && r.width > 50 && r.height > 40,
+          text: card.innerText};
+})()
+"""
+
+
+async def test_hover_and_tap_show_features(chromium: Chromium, upstream: Upstream) -> None:
+    """Without any script: hovering a badge's block shows its card; tapping the badge (focus) too."""
     upstream.require_datasets()
     async with serve(test_settings()) as server:
-        page = await chromium.new_page()
-        await page.set_viewport(375, 812, True)
-        await page.navigate(server.read_url(upstream.url("/rd/mozilla-1"), algo="heuristic", view="overlay"))
-        card = await page.evaluate(
-            "(() => { const m = document.querySelector('.rpo-mark.rpo-k');"
-            " m.dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));"
-            " const c = document.getElementById('rpo-card'); return {hidden: c.hidden, text: c.innerText}; })()"
-        )
-        await page.screenshot(SCREENSHOTS / "overlay-hover-375x812.png")
-        assert not card["hidden"] and "words" in card["text"] and "link density" in card["text"]
+        framed = await Framed.open(chromium)
+        for width, height, mobile in VIEWPORTS:
+            await framed.page.set_viewport(width, height, mobile)
+            await framed.navigate(
+                server.read_url(upstream.url("/rd/mozilla-1"), algo="heuristic", view="overlay")
+            )
+            hidden = await framed.evaluate_in_frame(CARD)
+            assert not hidden["shown"]
+            badge = await framed.evaluate_in_frame(BADGE)
+            x0, y0 = await framed.frame_offset()
+            await framed.mouse("mouseMoved", x0 + badge["x"], y0 + badge["y"])
+            hovered = await framed.evaluate_in_frame(CARD)
+            await framed.page.screenshot(SCREENSHOTS / f"overlay-hover-{width}x{height}.png")
+            assert hovered["shown"], hovered
+            assert "words" in hovered["text"] and "link density" in hovered["text"]
+            await framed.mouse("mouseMoved", 1, 1)  # away (the frame's top left corner)
+            await framed.mouse("mousePressed", x0 + badge["x"], y0 + badge["y"])
+            await framed.mouse("mouseReleased", x0 + badge["x"], y0 + badge["y"])
+            await framed.mouse("mouseMoved", 1, 1)
+            tapped = await framed.evaluate_in_frame(CARD)
+            focused = await framed.evaluate_in_frame(
+                "document.activeElement && document.activeElement.className"
+            )
+            assert "rpo-badge" in (focused or "") and tapped["shown"], (focused, tapped)
 
 
 async def test_compare_lists_every_algorithm(chromium: Chromium, upstream: Upstream) -> None:
