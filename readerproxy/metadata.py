@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .dates import ld_objects, publication_day
 from .document import OPEN, TEXT, Document, indices_of
 from .readability_rules import UNLIKELY_ROLES, unlikely_by_class_id
 
@@ -76,6 +77,8 @@ class Metadata:
     lang: str | None = None
     dir: str | None = None
     next_page_url: str | None = None  # the next page of a multi-page article (pagination.py)
+    date: str | None = None  # the day of publication, YYYY-MM-DD, from every source (dates.py)
+    author: str | None = None  # the author's name(s) alone: no "By", date, role or site (author_names)
 
 
 def squash(value: str) -> str:
@@ -255,6 +258,60 @@ def _ld_title(ld: dict[str, Any], doc: Document) -> str | None:
     return _clean(headline) if isinstance(headline, str) else None
 
 
+_SITE_SEPARATOR = re.compile(r"\s+[|\-–—·•:»/]\s+|\s*[|·•»]\s*")
+
+
+def _site_words(doc: Document, site_name: str | None) -> set[str]:
+    """Lower-case word sets that name the site: its og:site_name and its host's labels."""
+    words: set[str] = set()
+    if site_name:
+        words.add(re.sub(r"\W+", "", site_name.casefold()))
+    host = (doc.url or "").split("//", 1)[-1].split("/", 1)[0].split(":", 1)[0].casefold()
+    for label in host.split("."):
+        if label not in ("www", "com", "org", "net", "co", "uk", "io", "de", "blog", "en"):
+            words.add(label)
+    return {w for w in words if len(w) > 2}
+
+
+def without_site_name(title: str, doc: Document, site_name: str | None) -> str:
+    """The title without the site's name at either end, whatever separates them ("X | GraphQL",
+    "AWS CloudFormation - X", "X — Greenhouse Studio"): a part is the site's when its letters hold
+    the site's name or a label of the page's host (or the reverse)."""
+    parts = _SITE_SEPARATOR.split(title)
+    if len(parts) < 2:
+        return title
+    site = _site_words(doc, site_name)
+
+    def is_site(part: str) -> bool:
+        letters = re.sub(r"\W+", "", part.casefold())
+        return bool(letters) and any(w in letters or letters in w for w in site)
+
+    separators = [m.group(0) for m in _SITE_SEPARATOR.finditer(title)]
+    while len(parts) > 1 and is_site(parts[-1]):
+        parts.pop()
+        separators.pop()
+    while len(parts) > 1 and is_site(parts[0]):
+        parts.pop(0)
+        separators.pop(0)
+    kept = parts[0]
+    for separator, part in zip(separators, parts[1:], strict=False):
+        kept += separator + part
+    return kept.strip() or title
+
+
+def headline(title: str, doc: Document) -> str:
+    """The page's own headline when it has one that says the same as the title: the first <h1>
+    sharing most of its words with the title (the title is then the headline plus the site's
+    name, or a shortened form of it)."""
+    for node in doc.tree.css("h1")[:3]:
+        text = squash(node.text(separator=" ") or "")
+        if not 2 <= len(text) <= 200:
+            continue
+        if _similarity(title, text) >= 0.6 or _similarity(text, title) >= 0.6:
+            return text
+    return title
+
+
 # --- Byline from the page -------------------------------------------------------------------------
 
 
@@ -311,6 +368,95 @@ def page_byline(doc: Document) -> str | None:
         if name is not None:
             return squash(name.text() or "") or None
         return text
+    return None
+
+
+# --- The author's name alone -----------------------------------------------------------------------
+
+#: Words that open a byline before the name, in several languages ("By", "Written by", "Von", "Par").
+_BYLINE_LEAD = re.compile(
+    r"^(?i:(?:written|posted|published|reviewed|edited|authored|story|words|text|photos?)\s+)?"
+    r"(?i:by|von|par|por|di|door|av|af|przez|автор)(?:\b|(?=[A-Z]))\s*:?\s*"
+    r"|^(?i:author|autor|auteur|autore)\b\s*:?\s*",
+)
+#: Where a byline's name ends: a separator, a date, "Published"/"Updated"/"on <date>", a role line.
+_BYLINE_END = re.compile(
+    r"\s+[|·•–—]\s*|\s*-\s*(?=\w+\.?\s+\d)|\s+-\s+|\s*[|·•]|\s+(?:on|am|le|el)\s+\w+\.?\s+\d"
+    r"|\s+(?:published|updated|last updated|posted|reviewed|fact checked|read time|min read)\b"
+    r"|\s*\d{1,4}[./-]\d{1,2}[./-]\d{1,4}",
+    re.I,
+)
+#: Texts that stand where a name should be and are not one.
+_NOT_A_NAME = re.compile(
+    r"^(?:by|author|authors|the author|about the author|about|admin|administrator|staff|guest|"
+    r"anonymous|unknown|posted|written|published|updated|last updated|share|follow|\d+\s*mins?\s+read)$",
+    re.I,
+)
+
+
+def person_names(raw: str | None, site: str | None = None) -> str | None:
+    """The name(s) in a byline: without "By"/"Written by", and cut where a date, a separator or a
+    "Published …" line begins; never a URL, a date, a placeholder ("Author"), or the site's own
+    name standing in for a person."""
+    if not raw:
+        return None
+    text = squash(html_lib.unescape(raw))
+    if "://" in text or text.startswith("www.") or "@" in text:
+        return None
+    for _ in range(2):
+        text = _BYLINE_LEAD.sub("", text).strip(" :,-–—|")
+    end = _BYLINE_END.search(text)
+    if end:
+        text = text[: end.start()]
+    text = text.strip(" :,-–—|·")
+    if not text or _NOT_A_NAME.match(text) or len(text) > 80 or len(text.split()) > 10:
+        return None
+    if sum(ch.isdigit() for ch in text) > 2:  # a date or a count, not a name
+        return None
+    return text
+
+
+def _element_author(doc: Document) -> str | None:
+    """A name marked up as the author: `rel=author`, `itemprop=author` (its `name` part), or an
+    element classed as the author's name, read with spaces between its parts."""
+    for node in doc.tree.css(
+        '[itemprop~="author"] [itemprop~="name"], [rel~="author"], [itemprop~="author"], '
+        '[class*="author-name" i], [class*="author__name" i], [class*="authorname" i], '
+        '[class*="byline__name" i], [class*="byline-name" i]'
+    ):
+        text = node.attributes.get("content") or node.text(separator=" ") or ""
+        name = squash(text)
+        if 0 < len(name) < 100:
+            return name
+    return None
+
+
+def _any_author(value: Any) -> str | None:
+    """A JSON-LD `author` as a string too (schema.org allows Text), which Readability.js skips."""
+    if isinstance(value, str) and "://" not in value:
+        return _clean(value)
+    return _ld_author(value)
+
+
+def author_names(doc: Document, ld: dict[str, Any], meta: dict[str, str], site: str | None) -> str | None:
+    """The author, most trusted source first: the article's JSON-LD `author`, `<meta>` author keys,
+    author markup in the page, then Readability's byline element; each cleaned by
+    `person_names`, and the first that is a name wins."""
+    candidates = [
+        _ld_author(ld.get("author")),
+        next((found for item in ld_objects(doc) if (found := _any_author(item.get("author")))), None),
+        meta.get("author"),
+        meta.get("dc:creator"),
+        meta.get("dcterm:creator"),
+        meta.get("parsely-author"),
+        _element_author(doc),
+    ]
+    byline = page_byline(doc)
+    candidates.append(byline)
+    for candidate in candidates:
+        name = person_names(candidate, site)
+        if name:
+            return name
     return None
 
 
@@ -503,8 +649,10 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
     root = article_root(doc, selection)
     if not excerpt:
         excerpt = first_paragraph(doc, selection, text)
+    title = _clean(unescape(title)) or ""
+    title = without_site_name(title, doc, _clean(unescape(site_name)))
     return Metadata(
-        title=_clean(unescape(title)) or "",
+        title=title,
         byline=_clean(unescape(byline)),
         published=_clean(unescape(published)),
         site_name=_clean(unescape(site_name)),
@@ -513,4 +661,6 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
         lang=doc.lang,
         dir=article_dir(doc, root),
         next_page_url=next_page_url(doc, selection),
+        date=publication_day(doc),
+        author=author_names(doc, ld, meta, _clean(unescape(site_name))),
     )

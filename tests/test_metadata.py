@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from readerproxy import extract
 from readerproxy.document import parse
 from readerproxy.metadata import clean_title, extract_metadata
 
@@ -142,7 +145,9 @@ def test_readability_set_fields(shared_datasets: Path) -> None:
     results = {
         r.name: r.accuracy for r in evaluate_metadata(load_dataset(str(shared_datasets / "readability")))
     }
-    assert results["title"] >= 0.96
+    # 0.938 since 2026-11-26: titles lose the site's name whatever the separator (issue 30), which
+    # Readability.js keeps on 8 of these pages ("How to Build a Terrarium | eHow", "… - Breitbart").
+    assert results["title"] >= 0.93
     for name in ("byline", "excerpt", "dir", "readerable"):
         assert results[name] >= 0.9, (name, results[name])
 
@@ -162,3 +167,76 @@ def test_squash_is_the_regex_whitespace_rule() -> None:
     for _ in range(20_000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
         assert squash(text) == re.sub(r"\s+", " ", text).strip(), repr(text)
+
+
+# --- author and title on the modern web ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        ("By Sarah Schwartz — November 18, 2025", "Sarah Schwartz"),
+        ("Written By: Cazzy Magennis Last Updated: August 1, 2025", "Cazzy Magennis"),
+        ("BySummer Swann-June 12, 2025", "Summer Swann"),
+        ("By Reyan Perumal Published on July 18, 2025", "Reyan Perumal"),
+        ("David Jackson - FullStack Editorial Team", "David Jackson"),
+        ("Author Escalon", "Escalon"),
+        ("Von Anna Müller", "Anna Müller"),
+        ("Manoj Jain and Jagpreet Chhatwal", "Manoj Jain and Jagpreet Chhatwal"),
+        ("https://example.org/user/megan", None),
+        ("Updated on November 20, 2025", None),
+        ("The Author", None),
+        ("By", None),
+        ("5mins read", None),
+        (None, None),
+    ],
+)
+def test_person_names(raw: str | None, name: str | None) -> None:
+    from readerproxy.metadata import person_names
+
+    assert person_names(raw) == name
+
+
+def test_author_from_json_ld_text_and_markup() -> None:
+    ld = (
+        '<script type="application/ld+json">{"@context":"https://schema.org","@type":"WebPage",'
+        '"author":"Swoogo"}</script>'
+    )
+    page = f"<html><head><title>T</title>{ld}</head><body><p>{'Words here. ' * 30}</p></body></html>"
+    assert extract(page).metadata.author == "Swoogo"
+    marked = (
+        "<html><head><title>T</title></head><body><div class='byline'>Written by"
+        "<a rel='author' href='/a'>Ana <b>Writer</b></a></div>"
+        f"<p>{'Words here. ' * 30}</p></body></html>"
+    )
+    assert extract(marked).metadata.author == "Ana Writer"
+
+
+@pytest.mark.parametrize(
+    ("title", "site", "url", "expected"),
+    [
+        ("What is GraphQL? | GraphQL", None, "https://graphql.org/learn/", "What is GraphQL?"),
+        (
+            "Template anatomy - AWS CloudFormation",
+            "AWS CloudFormation",
+            "https://docs.aws.amazon.com/x",
+            "Template anatomy",
+        ),
+        (
+            "Greenhouse Studio — How to design a room",
+            None,
+            "https://greenhousestudio.com/x",
+            "How to design a room",
+        ),
+        (
+            "Machine learning, explained | MIT Sloan",
+            "MIT Sloan",
+            "https://mitsloan.mit.edu/x",
+            "Machine learning, explained",
+        ),
+    ],
+)
+def test_title_without_the_site_name(title: str, site: str | None, url: str, expected: str) -> None:
+    meta = f'<meta property="og:site_name" content="{site}">' if site else ""
+    page = f"<html><head><title>{title}</title>{meta}</head><body><p>{'Words here. ' * 30}</p></body></html>"
+    assert extract(page, url=url).metadata.title == expected
