@@ -49,6 +49,9 @@ WIDTHS = ("narrow", "medium", "wide")
 SPACINGS = ("tight", "normal", "loose")
 #: Every query key that sets a reader preference (remembered in a cookie `rp_<key>`).
 PREFERENCE_KEYS = ("theme", "size", "lite", "links", "font", "width", "spacing")
+#: Preferences that static/reader.js applies in the page at once (attributes on <html> that the
+#: stylesheet reads, and the same cookies); lite and links change the markup, so they reload.
+INSTANT_KEYS = ("theme", "size", "font", "width", "spacing")
 COOKIE_PREFIX = "rp_"
 COOKIE_MAX_AGE = 365 * 24 * 3600
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
@@ -447,9 +450,13 @@ class Renderer:
 
         def choices(
             key: str, values: Iterable[Any], labels: Mapping[Any, str]
-        ) -> list[tuple[str, str, bool]]:
+        ) -> tuple[str, list[tuple[str, str, bool, str]]]:
             current = getattr(prefs, key)
-            return [(labels[value], with_prefs(**{key: value}), value == current) for value in values]
+            options = [
+                (labels[value], with_prefs(**{key: value}), value == current, str(value).lower())
+                for value in values
+            ]
+            return key, options
 
         size_index = SIZES.index(prefs.size)
         title = display_title(article.get("title"), article.get("site_name"), original)
@@ -462,7 +469,9 @@ class Renderer:
                         title,
                         article.get("byline"),
                         dated=bool(
-                            article.get("published") or re.search(r"\d{4}", article.get("byline") or "")
+                            article.get("published")
+                            or article.get("date")
+                            or re.search(r"\d{4}", article.get("byline") or "")
                         ),
                     )
                 )
@@ -470,12 +479,12 @@ class Renderer:
         lang = article.get("lang") or guess_lang(article.get("text"))
         rtl = article.get("dir") == "rtl"
         groups = [
-            ("Theme", choices("theme", THEMES, {t: t.capitalize() for t in THEMES})),
-            ("Font", choices("font", FONTS, {"serif": "Serif", "sans": "Sans"})),
-            ("Width", choices("width", WIDTHS, {w: w.capitalize() for w in WIDTHS})),
-            ("Line spacing", choices("spacing", SPACINGS, {s: s.capitalize() for s in SPACINGS})),
-            ("Images", choices("lite", (False, True), {False: "Show", True: "Hide (Lite)"})),
-            ("Links open", choices("links", LINK_MODES, {"reader": "In reader", "original": "On the site"})),
+            ("Theme", *choices("theme", THEMES, {t: t.capitalize() for t in THEMES})),
+            ("Font", *choices("font", FONTS, {"serif": "Serif", "sans": "Sans"})),
+            ("Width", *choices("width", WIDTHS, {w: w.capitalize() for w in WIDTHS})),
+            ("Line spacing", *choices("spacing", SPACINGS, {s: s.capitalize() for s in SPACINGS})),
+            ("Images", *choices("lite", (False, True), {False: "Show", True: "Hide (Lite)"})),
+            ("Links open", *choices("links", LINK_MODES, {"reader": "In reader", "original": "On the site"})),
         ]
         if algorithms is None:
             algorithms = algorithm_descriptions()
@@ -489,12 +498,18 @@ class Renderer:
             prefs=prefs,
             original=original,
             host=display_host(original),
-            published=display_date(article.get("published")),
+            published=display_date(article.get("published") or article.get("date")),
             score=_score(article.get("score")),
             groups=groups,
+            instant=INSTANT_KEYS,
+            cookie_max_age=COOKIE_MAX_AGE,
+            sizes=SIZES,
+            size_labels=[SIZE_LABELS[size] for size in SIZES],
             size_label=SIZE_LABELS[prefs.size],
             smaller=with_prefs(size=SIZES[size_index - 1]) if size_index > 0 else None,
             larger=with_prefs(size=SIZES[size_index + 1]) if size_index < len(SIZES) - 1 else None,
+            smaller_size=SIZES[size_index - 1] if size_index > 0 else None,
+            larger_size=SIZES[size_index + 1] if size_index < len(SIZES) - 1 else None,
             url=url,
             algorithm=algorithm,
             algorithms=algorithms,

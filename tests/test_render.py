@@ -11,6 +11,8 @@ from selectolax.lexbor import LexborHTMLParser
 
 from readerproxy.api import algorithms, extract
 from readerproxy.render import (
+    COOKIE_MAX_AGE,
+    INSTANT_KEYS,
     PREFERENCE_KEYS,
     Preferences,
     Renderer,
@@ -123,7 +125,7 @@ def test_reader_page_shows_metadata_content_and_badge(renderer: Renderer) -> Non
     assert root is not None
     assert root.attributes["data-theme"] == "sepia" and root.attributes["data-size"] == "l"
     assert root.attributes["lang"] == "en" and root.attributes["dir"] == "ltr"
-    assert data["title"] == "A Fine Article - Example Site"
+    assert data["title"] == "A Fine Article"  # the site's name cut from <title> (metadata.without_site_name)
     assert tree.css_first("article.reader h1").text() == "A Fine Article"  # the site's name is shown above it
     assert len(tree.css("h1")) == 1
     assert tree.css_first(".byline").text() == "Ada Lovelace"
@@ -197,6 +199,35 @@ def test_reader_page_preference_links_and_rtl(renderer: Renderer) -> None:
     assert parse_qs(urlsplit(themes["Markdown"]["url"][0]).query) == {} and themes["Markdown"]["format"] == [
         "md"
     ]
+
+
+def test_reader_page_marks_what_the_script_applies_at_once(renderer: Renderer) -> None:
+    """Theme, size, font, width and spacing links carry data-pref/data-value for static/reader.js (it
+    applies them in the page); lite and links change the markup, so theirs stay plain links. The
+    controls that need the script (Listen, the player, the progress bar) start hidden."""
+    tree = LexborHTMLParser(renderer.reader_page(_article(ARTICLE), Preferences(size="xl", theme="dark")))
+    marked = {
+        (a.attributes["data-pref"], a.attributes["data-value"]) for a in tree.css(".prefs a[data-pref]")
+    }
+    assert {key for key, _ in marked} == set(INSTANT_KEYS) == {"theme", "size", "font", "width", "spacing"}
+    assert ("theme", "sepia") in marked and ("size", "l") in marked and ("size", "xl") not in marked
+    for a in tree.css(".prefs a[data-pref]"):
+        key, value = a.attributes["data-pref"], a.attributes["data-value"]
+        assert parse_qs(urlsplit(a.attributes["href"] or "").query)[key or ""] == [value]
+    reloading = tree.css('[aria-label="Images"] a, [aria-label="Links open"] a')
+    assert len(reloading) == 4 and not [a for a in reloading if "data-pref" in a.attributes]
+
+    def attributes(selector: str) -> dict[str, str | None]:
+        node = tree.css_first(selector)
+        assert node is not None, selector
+        return node.attributes
+
+    row = attributes(".size-row")
+    assert row["data-sizes"] == "s m l xl" and (row["data-labels"] or "").endswith("|Extra large")
+    assert attributes(".prefs-panel")["data-max-age"] == str(COOKIE_MAX_AGE)
+    for selector in ("#rp-listen", "#rp-player", ".progress", ".keys-row"):
+        assert "hidden" in attributes(selector), selector
+    assert attributes("#rp-player")["dir"] == "ltr"  # media controls are not mirrored
 
 
 def test_reader_page_of_an_empty_extraction(renderer: Renderer) -> None:
