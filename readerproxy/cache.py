@@ -52,13 +52,27 @@ class CacheBackend(Protocol):
     async def close(self) -> None: ...
 
 
+#: The largest share of a cache's bound one entry may take (the memory layer and the SQLite file).
+ENTRY_SHARE = 16
+
+
 class MemoryLRU(LRU[str, bytes]):
-    """The in-process layer: str keys, bytes values, bounded by their total size (see `lru.LRU`)."""
+    """The in-process layer: str keys, bytes values, bounded by their total size (see `lru.LRU`).
+
+    `open_cache` gives the server's one a per-entry cap of 1/ENTRY_SHARE of the bound (4 MB of the
+    default 64 MB): a few big pages (hostile ones, typically) would otherwise push every other page
+    and result out, and reads that were cache hits would need a fetch and an extraction again.
+    Such entries still go to the backend (SQLite, Redis) when there is one.
+    """
 
     def __init__(
-        self, max_bytes: int = 64 * 1024 * 1024, clock: Callable[[], float] = time.monotonic
+        self,
+        max_bytes: int = 64 * 1024 * 1024,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        max_entry_bytes: int | None = None,
     ) -> None:
-        super().__init__(max_bytes, bytes_size, clock)
+        super().__init__(max_bytes, bytes_size, clock, max_entry_bytes=max_entry_bytes)
 
 
 def is_corruption(exc: sqlite3.DatabaseError) -> bool:
@@ -69,22 +83,38 @@ def is_corruption(exc: sqlite3.DatabaseError) -> bool:
     return "not a database" in message or "malformed" in message or "encrypted" in message
 
 
+#: The default bound of the SQLite cache file (`--cache-max-bytes`).
+DEFAULT_SQLITE_BYTES = 1024 * 1024 * 1024
+
+
 class SQLiteBackend:
     """SQLite file (WAL, short busy timeout); blocking calls run in a thread via asyncio.to_thread.
 
     The connection is opened lazily and dropped after any error, so a file that was corrupt, locked or
     read-only is simply opened again on the next attempt once it has been fixed.
+
+    Bounded: the pages the database uses (`PRAGMA page_count` less the free list, times the page
+    size: every row, index and table, read in O(1) from the file's header) stay within `max_bytes`.
+    After a write that takes them past it, the oldest rows (first stored: the lowest rowids, as
+    `INSERT OR REPLACE` gives a replaced row a new one) are deleted in growing batches until they
+    are back under 90 % of it; freed pages are reused, so the file stops growing at about `max_bytes`. Every
+    process sharing the file checks after its own writes, so the bound holds for all of them. A
+    value over 1/ENTRY_SHARE of the bound is not stored.
     """
 
     name = "sqlite"
     BUSY_TIMEOUT_MS = 200
     PURGE_EVERY = 200  # sets between deletions of expired rows
+    EVICT_BATCH = 256  # at most this many oldest rows deleted by one statement
+    LOW_WATER = 0.9  # eviction stops under this share of the bound
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, max_bytes: int = DEFAULT_SQLITE_BYTES) -> None:
         self.path = Path(path).expanduser()
+        self.max_bytes = max_bytes
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._sets = 0
+        self.evicted = 0  # rows deleted to keep the bound
 
     @property
     def location(self) -> str:
@@ -125,6 +155,8 @@ class SQLiteBackend:
                 conn.execute(f"PRAGMA busy_timeout = {self.BUSY_TIMEOUT_MS}")
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
+                # the write-ahead log is cut back to this after a checkpoint (it counts on disk too)
+                conn.execute(f"PRAGMA journal_size_limit = {min(self.max_bytes // ENTRY_SHARE, 64 << 20)}")
                 conn.execute(
                     "CREATE TABLE IF NOT EXISTS cache "
                     "(key TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at REAL)"
@@ -172,6 +204,9 @@ class SQLiteBackend:
         expires_at = None if ttl is None else time.time() + ttl
         self._sets += 1
         purge = self._sets % self.PURGE_EVERY == 0
+        if len(value) > self.max_bytes // ENTRY_SHARE:  # too big a share of the file: not kept
+            self._delete(key)
+            return
 
         def op(conn: sqlite3.Connection) -> None:
             conn.execute(
@@ -182,8 +217,36 @@ class SQLiteBackend:
                 conn.execute(
                     "DELETE FROM cache WHERE expires_at IS NOT NULL AND expires_at <= ?", (time.time(),)
                 )
+            if self._used_bytes(conn) > self.max_bytes:
+                self._evict(conn)
 
         self._run(op)
+
+    @staticmethod
+    def _used_bytes(conn: sqlite3.Connection) -> int:
+        """Bytes of the database's pages in use (not on the free list): O(1), from the header."""
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+        return int((pages - free) * size)
+
+    def _evict(self, conn: sqlite3.Connection) -> None:
+        """Delete the oldest rows until the used pages are under LOW_WATER of the bound."""
+        target = self.max_bytes * self.LOW_WATER
+        batch = 1  # doubled while still over: a few statements, and never more than twice what was needed
+        while self._used_bytes(conn) > target:
+            deleted = conn.execute(
+                "DELETE FROM cache WHERE rowid IN (SELECT rowid FROM cache ORDER BY rowid LIMIT ?)",
+                (batch,),
+            ).rowcount
+            if deleted <= 0:
+                return
+            self.evicted += deleted
+            batch = min(batch * 2, self.EVICT_BATCH)
+
+    def used_bytes(self) -> int:
+        """Bytes of the database's pages in use (blocking)."""
+        return self._run(self._used_bytes)
 
     def _delete(self, key: str) -> None:
         self._run(lambda conn: conn.execute("DELETE FROM cache WHERE key = ?", (key,)))
@@ -225,10 +288,15 @@ class SQLiteBackend:
 
 
 class RedisBackend:
-    """Redis via redis-py's asyncio client; keys are prefixed, TTLs become PX expiries."""
+    """Redis via redis-py's asyncio client; keys are prefixed, TTLs become PX expiries.
+
+    Every key expires: a value stored without a TTL gets `MAX_TTL`, locks their own. Redis's
+    memory is bounded by its own `maxmemory` with `maxmemory-policy allkeys-lru` (docs/security.md).
+    """
 
     name = "redis"
     PREFIX = "readerproxy:"
+    MAX_TTL = 7 * 86400.0  # seconds a value stored without a TTL is kept
 
     def __init__(self, url: str, timeout: float = 1.0) -> None:
         from redis.asyncio import Redis
@@ -243,7 +311,7 @@ class RedisBackend:
         return None if value is None else bytes(value)
 
     async def set(self, key: str, value: bytes, ttl: float | None) -> None:
-        px = None if ttl is None else max(1, int(ttl * 1000))
+        px = max(1, int((self.MAX_TTL if ttl is None else ttl) * 1000))
         await self._redis.set(self.PREFIX + key, value, px=px)
 
     async def delete(self, key: str) -> None:
@@ -441,12 +509,14 @@ def open_cache(
     *,
     memory_bytes: int = 64 * 1024 * 1024,
     retry_interval: float = 2.0,
+    max_bytes: int = DEFAULT_SQLITE_BYTES,
 ) -> LayeredCache:
-    """A LayeredCache from a spec (see `parse_cache_spec`)."""
+    """A LayeredCache from a spec (see `parse_cache_spec`); `max_bytes` bounds a SQLite file."""
     parsed = parse_cache_spec(spec)
     backend: CacheBackend | None = None
     if parsed.kind == "sqlite":
-        backend = SQLiteBackend(parsed.target)
+        backend = SQLiteBackend(parsed.target, max_bytes=max_bytes)
     elif parsed.kind == "redis":
         backend = RedisBackend(parsed.target)
-    return LayeredCache(MemoryLRU(memory_bytes), backend, on_event, retry_interval=retry_interval)
+    memory = MemoryLRU(memory_bytes, max_entry_bytes=memory_bytes // ENTRY_SHARE)
+    return LayeredCache(memory, backend, on_event, retry_interval=retry_interval)

@@ -60,6 +60,10 @@ class DecompressionError(ValueError):
     """Compressed input that is corrupt or expands beyond the allowed size."""
 
 
+class DecompressionTooLarge(DecompressionError):
+    """Compressed input that expands beyond the allowed size."""
+
+
 @dataclass(frozen=True, slots=True)
 class Decoded:
     """Text of a page and how its encoding was decided."""
@@ -213,7 +217,7 @@ def gunzip_capped(data: bytes, max_size: int = DEFAULT_MAX_DECOMPRESSED) -> byte
     except zlib.error as exc:
         raise DecompressionError(f"corrupt gzip data: {exc}") from exc
     if len(out) > max_size or decompressor.unconsumed_tail:
-        raise DecompressionError(f"decompressed size exceeds {max_size} bytes")
+        raise DecompressionTooLarge(f"decompressed size exceeds {max_size} bytes")
     if not decompressor.eof:
         raise DecompressionError("truncated or corrupt gzip data")
     return out
@@ -227,6 +231,7 @@ def maybe_gunzip(data: bytes, max_size: int = DEFAULT_MAX_DECOMPRESSED) -> bytes
 __all__ = [
     "Decoded",
     "DecompressionError",
+    "DecompressionTooLarge",
     "charset_from_content_type",
     "charset_from_meta",
     "decode_html",

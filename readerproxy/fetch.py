@@ -169,9 +169,29 @@ def validate_url(url: str) -> str:
         raise bad_url(f"invalid host name: {exc}", url) from exc
     if ":" in host:
         host = f"[{host}]"
+    else:
+        check_host_name(host, url)
     default_port = 80 if scheme == "http" else 443
     netloc = host if port in (None, default_port) else f"{host}:{port}"
     return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+#: DNS limits (RFC 1035 2.3.4): a label of 1 to 63 octets, a name of at most 253 (without the final dot).
+MAX_LABEL = 63
+MAX_NAME = 253
+
+
+def check_host_name(host: str, url: str | None) -> None:
+    """A host name (already ASCII) the resolver can take: bad_url 400 for an empty label ("a..b") or
+    one over 63 characters, or a name over 253, which `getaddrinfo` would refuse with a UnicodeError."""
+    name = host[:-1] if host.endswith(".") else host
+    if len(name) > MAX_NAME:
+        raise bad_url(f"invalid host name: longer than {MAX_NAME} characters", url)
+    for label in name.split("."):
+        if not label:
+            raise bad_url("invalid host name: an empty label (two dots in a row)", url)
+        if len(label) > MAX_LABEL:
+            raise bad_url(f"invalid host name: a label longer than {MAX_LABEL} characters", url)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -404,8 +424,12 @@ class BodyDecoder:
         return b"".join(self.parts)
 
 
-async def read_body(response: aiohttp.ClientResponse, url: str, settings: FetchSettings) -> bytes:
-    """Stream the body: wire size capped at max_bytes, decoded by BodyDecoder with its own caps."""
+async def read_body(
+    response: aiohttp.ClientResponse, url: str, settings: FetchSettings, *, page: bool = True
+) -> bytes:
+    """Stream the body: wire size capped at max_bytes, decoded by BodyDecoder with its own caps;
+    a `page` (HTML, not a subresource) that is gzip again once decoded is unwrapped here too, under
+    the same caps (`unwrap_gzip`), so no later step ever decompresses a fetched page."""
     declared = response.content_length
     if declared is not None and declared > settings.max_bytes:
         raise too_large(f"the page is larger than {settings.max_bytes} bytes", url)
@@ -414,7 +438,33 @@ async def read_body(response: aiohttp.ClientResponse, url: str, settings: FetchS
         if decoder.wire + len(chunk) > settings.max_bytes:
             raise too_large(f"the page is larger than {settings.max_bytes} bytes", url)
         decoder.feed(chunk)
-    return decoder.finish()
+    body = decoder.finish()
+    if page and body[:2] == GZIP_MAGIC:
+        body = await asyncio.to_thread(unwrap_gzip, body, settings, url)
+    return body
+
+
+#: The first bytes of a gzip stream.
+GZIP_MAGIC = b"\x1f\x8b"
+#: gzip layers inside the Content-Encoding that are undone (a page gzipped twice is a misconfigured
+#: server or a bomb: its inner layer expanded without any cap before this).
+MAX_GZIP_LAYERS = 2
+
+
+def unwrap_gzip(body: bytes, settings: FetchSettings, url: str) -> bytes:
+    """`body` with its gzip layers undone, each through a `BodyDecoder` (the decoded-size and
+    expansion caps hold for every layer: 413); more than MAX_GZIP_LAYERS is a 502. Blocking: the
+    server calls it in a thread."""
+    for _ in range(MAX_GZIP_LAYERS):
+        if body[:2] != GZIP_MAGIC:
+            return body
+        decoder = BodyDecoder("gzip", settings, url)
+        for start in range(0, len(body), CHUNK_BYTES):
+            decoder.feed(body[start : start + CHUNK_BYTES])
+        body = decoder.finish()
+    if body[:2] == GZIP_MAGIC:
+        raise FetchError("upstream", 502, "the page is compressed more times than it can be read", url)
+    return body
 
 
 def header_map(response: aiohttp.ClientResponse) -> dict[str, str]:
@@ -518,6 +568,8 @@ class Fetcher:
             if is_refusal(exc.os_error):
                 raise refused(str(exc.os_error), original) from exc
             raise FetchError("upstream", 502, f"could not connect to {exc.host}", original) from exc
+        except UnicodeError as exc:  # a host name the resolver's IDNA codec refuses
+            raise bad_url(f"invalid host name: {exc}", original) from exc
         except aiohttp.TooManyRedirects as exc:
             raise FetchError("upstream", 502, "too many redirects", original) from exc
         except (aiohttp.ClientError, OSError) as exc:
@@ -589,7 +641,7 @@ class Fetcher:
             )
         if html_only:
             check_content_type(content_type, original, final)
-        body = await read_body(response, original, self.settings)
+        body = await read_body(response, original, self.settings, page=html_only)
         if not body.strip():
             raise FetchError(
                 "empty",

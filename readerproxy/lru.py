@@ -25,9 +25,17 @@ class LRU(Generic[K, V]):
     ENTRY_OVERHEAD = ENTRY_OVERHEAD
 
     def __init__(
-        self, max_bytes: int, sizeof: Callable[[K, V], int], clock: Callable[[], float] = time.monotonic
+        self,
+        max_bytes: int,
+        sizeof: Callable[[K, V], int],
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        max_entry_bytes: int | None = None,
     ) -> None:
         self.max_bytes = max_bytes
+        #: An entry charged more than this is not kept (None: up to the whole bound), so one big
+        #: value cannot push out everything else.
+        self.max_entry_bytes = max_bytes if max_entry_bytes is None else min(max_entry_bytes, max_bytes)
         self.sizeof = sizeof
         self.clock = clock
         self.total_bytes = 0
@@ -70,10 +78,11 @@ class LRU(Generic[K, V]):
         return max(0.0, entry[1] - self.clock())
 
     def set(self, key: K, value: V, ttl: float | None = None) -> None:
-        """Store, evicting least recently used entries until the total fits; too-big values are not kept."""
+        """Store, evicting least recently used entries until the total fits; values over
+        `max_entry_bytes` are not kept (and the key's older value is dropped)."""
         self.delete(key)
         size = self.sizeof(key, value) + ENTRY_OVERHEAD
-        if size > self.max_bytes or (ttl is not None and ttl <= 0):
+        if size > self.max_entry_bytes or (ttl is not None and ttl <= 0):
             return
         self._sets += 1
         self._entries[key] = (value, None if ttl is None else self.clock() + ttl, size, self._sets)

@@ -11,13 +11,15 @@ the layered cache, the page store and the worker processes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import functools
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+import typing
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,7 +27,7 @@ from typing import Any, TypeVar
 from .browser import BrowserService, BrowserUnavailable
 from .cache import LayeredCache, open_cache, parse_cache_spec
 from .compare import Comparison, compare_page_source
-from .errors import RequestError
+from .errors import ReaderproxyError, RequestError
 from .extraction import Extractor, get_extractor, params_dict, registry
 from .fetch import FetchedPage, Fetcher, FetchError, canonical_url
 from .layout import LayoutSnapshot
@@ -42,6 +44,8 @@ T = TypeVar("T")
 #: The address a page posted without a URL is rendered at (nothing is ever fetched from it).
 BLANK_PAGE_URL = "http://page.invalid/"
 RESULT_VERSION = 3  # bump when the cached result's shape changes
+#: Extraction failures that are the page's doing: such a page is not kept in the cache.
+HOSTILE_KINDS = frozenset({"extraction_timeout", "extraction_failed", "too_large", "render_too_large"})
 
 #: An address typed without a scheme: a host name with a dot, an optional port, then a path.
 _SCHEMELESS = re.compile(
@@ -86,11 +90,7 @@ class ReadResult:
 
 
 #: Query keys of the server's own (request options and reader preferences): never algorithm parameters.
-#: `model` (a weights file of the learned scorer) is a path on the server's disk: library, CLI and
-#: eval only, never taken from a request.
-NOT_PARAMETERS = frozenset(
-    {"url", "algo", "format", "refresh", "view", "blocks", "render", "model", *PREFERENCE_KEYS}
-)
+NOT_PARAMETERS = frozenset({"url", "algo", "format", "refresh", "view", "blocks", "render", *PREFERENCE_KEYS})
 
 
 @functools.lru_cache(maxsize=1)
@@ -103,15 +103,54 @@ def _parameter_owners() -> dict[str, frozenset[str]]:
     return {name: frozenset(algos) for name, algos in owners.items()}
 
 
+def _names_a_file(hint: Any) -> bool:
+    """Whether a parameter's type is free text or a path (`str`, `Path`, or an optional one): such a
+    value can name a file on the server (`model`, the learned scorer's weights)."""
+    if hint in (str, Path):
+        return True
+    return any(arg in (str, Path) for arg in typing.get_args(hint))
+
+
+@functools.lru_cache(maxsize=1)
+def server_only_parameters() -> frozenset[str]:
+    """Algorithm parameters a request may never set: every one typed as free text or a path.
+
+    Nothing from a request may name a file on the server: its error would tell whether the file
+    exists, and reading `/dev/stdin` or a FIFO would block. These parameters stay open to the
+    library, the command line and `readerproxy eval`; numbers, flags and named choices are what a
+    request may set.
+    """
+    names: set[str] = set()
+    for extractor in registry().values():
+        hints = typing.get_type_hints(extractor.params_type)
+        names.update(
+            f.name for f in dataclasses.fields(extractor.params_type) if _names_a_file(hints[f.name])
+        )
+    return frozenset(names)
+
+
+def check_request_params(params: Iterable[str]) -> None:
+    """RequestError (400) for a parameter a request may not set (`server_only_parameters`); the
+    message is the same whatever its value, so it tells nothing about the server's files."""
+    refused = sorted(set(params) & server_only_parameters())
+    if refused:
+        raise RequestError(
+            f"parameter {', '.join(refused)} names a file on the server and cannot be set by a request "
+            "(the command line and the library take it)"
+        )
+
+
 def algorithm_params(query: Mapping[str, str], algorithm: str) -> dict[str, str]:
     """The algorithm parameters among a request's query keys.
 
     A key that is a parameter of the chosen algorithm is taken; a key that only other algorithms
     take is an error naming them (a typo or a wrong `algo`); a key no algorithm knows is ignored, so
-    links that carry `utm_source` or `fbclid` still work.
+    links that carry `utm_source` or `fbclid` still work. A key naming a server file (`model`) is
+    an error whatever the algorithm (`check_request_params`).
     """
     owners = _parameter_owners()
     params: dict[str, str] = {}
+    check_request_params(query.keys())
     for key, value in query.items():
         takers = owners.get(key)
         if takers is None or key in NOT_PARAMETERS:
@@ -130,6 +169,15 @@ def _params_signature(params: object) -> str:
     """Sorted name=value pairs of an extractor's (frozen, hashable) parameters."""
     values = params_dict(params)
     return ",".join(f"{k}={values[k]}" for k in sorted(values))
+
+
+def result_version(page: FetchedPage) -> str:
+    """The version of a page a cached result was computed from (`pages.page_version`), except that
+    a page with a validator keeps its version when a 304 revalidates it: the site said the body is
+    unchanged, so the result is too, and a cached read needs no extraction worker for it."""
+    if page.etag or page.last_modified:
+        return f"{page.final_url}|{page.etag or ''}|{page.last_modified or ''}|{len(page.body)}"
+    return page_version(page)
 
 
 def result_key(url: str, request: ReadRequest, extractor: Extractor[Any], params: object) -> str:
@@ -175,8 +223,12 @@ class Reader:
         )
         try:
             await workers.start()
+            await asyncio.to_thread(self._load_defaults)
             cache = open_cache(
-                settings.cache, on_event=self.metrics.cache_event, memory_bytes=settings.memory_cache_bytes
+                settings.cache,
+                on_event=self.metrics.cache_event,
+                memory_bytes=settings.memory_cache_bytes,
+                max_bytes=settings.cache_max_bytes,
             )
             self.fetcher, self.cache, self.workers = fetcher, cache, workers
             self.browser = BrowserService(settings.browser_settings(), fetcher)
@@ -192,6 +244,14 @@ class Reader:
                 await cache.close()
             await fetcher.close()
 
+    def _load_defaults(self) -> None:
+        """Every algorithm's default parameters made once, in a thread at start-up: whatever files
+        they read (the learned scorer's weights, read once per process) are read off the event loop,
+        and a request never opens a file (`server_only_parameters` keeps requests from naming one)."""
+        for name in registry():
+            with contextlib.suppress(RequestError):
+                self.resolve(name)
+
     @functools.lru_cache(maxsize=1024)  # noqa: B019 (one Reader per server; parameters are immutable)
     def resolve(self, name: str, params: tuple[tuple[str, str], ...] = ()) -> tuple[Extractor[Any], object]:
         """The extractor (the default when `name` is empty) and its parameters, or a RequestError."""
@@ -202,7 +262,9 @@ class Reader:
             raise RequestError(str(exc)) from None
 
     def resolve_request(self, name: str, params: Mapping[str, Any]) -> tuple[Extractor[Any], object]:
-        """`resolve` for parameters of any value type (the JSON API passes numbers)."""
+        """`resolve` for parameters of any value type (the JSON API passes numbers), from a request:
+        a parameter naming a server file is refused (`check_request_params`)."""
+        check_request_params(params.keys())
         try:
             return self.resolve(name, tuple(sorted((str(k), str(v)) for k, v in params.items())))
         except RequestError:
@@ -223,7 +285,7 @@ class Reader:
         page_source = self._memory_source(self.pages.key(url)) if page_status == "hit" else None
         fetch_ms = (time.perf_counter() - began) * 1000
         key = result_key(url, request, extractor, params)
-        version = page_version(page)
+        version = result_version(page)
         data: dict[str, Any] | None = None
         result_status = "miss"
         sources: tuple[tuple[str, int], ...] = ()
@@ -233,10 +295,16 @@ class Reader:
             result_source = self._memory_source(key) if data is not None else None
             if page_source is not None and result_source is not None:
                 sources = (page_source, result_source)
-        if data is None:
-            data = await self.flights.run(
-                key + "#" + version, lambda: self._compute(key, version, page, request, extractor, params)
-            )
+        if data is None and (request.render or extractor.needs_browser):
+            # not in a shared flight, which would outlive its callers: a render stops with its client
+            async with self._forgetting_hostile(url):
+                data = await self._compute(key, version, page, request, extractor, params)
+        elif data is None:
+            async with self._forgetting_hostile(url):
+                data = await self.flights.run(
+                    key + "#" + version,
+                    lambda: self._compute(key, version, page, request, extractor, params),
+                )
         data = dict(data)
         data["url"] = url
         data["cache"] = {"page": page_status, "result": result_status}
@@ -248,6 +316,19 @@ class Reader:
             sources=sources,
             fresh_until=self.pages.fresh_until(page) if sources else 0.0,
         )
+
+    @contextlib.asynccontextmanager
+    async def _forgetting_hostile(self, url: str) -> AsyncIterator[None]:
+        """A page whose extraction failed for the page's own sake (past the deadline, crashed the
+        worker, too large: `HOSTILE_KINDS`) is dropped from the cache, memory and backend: it
+        would only take the room of pages that can be read, and the next request for it fetches
+        it again (under the fetch's own limits) rather than finding it cached."""
+        try:
+            yield
+        except ReaderproxyError as exc:
+            if exc.kind in HOSTILE_KINDS and self.cache is not None and self.pages is not None:
+                await self.cache.delete(self.pages.key(url))
+            raise
 
     def _memory_source(self, key: str) -> tuple[str, int] | None:
         assert self.cache is not None
@@ -389,24 +470,27 @@ class Reader:
         extractor, params = self.resolve_request(request.algorithm, request.params)
         self.check_browser(extractor, request.render)
         page, _ = await self._page(url, request.refresh)
-        body, content_type, layout, _ = await self._rendered(
-            page.body, page.final_url, page.content_type, extractor, request.render
-        )
-        return await self._in_worker(
-            Call(
-                inspect_and_finish,
-                (body, page.final_url, content_type, extractor.name, params, layout, finish),
+        async with self._forgetting_hostile(url):
+            body, content_type, layout, _ = await self._rendered(
+                page.body, page.final_url, page.content_type, extractor, request.render
             )
-        )
+            return await self._in_worker(
+                Call(
+                    inspect_and_finish,
+                    (body, page.final_url, content_type, extractor.name, params, layout, finish),
+                )
+            )
 
     async def compare(self, request: ReadRequest, finish: Callable[[Comparison], T]) -> T:
         """`finish` of every registered algorithm run on the page (parsed once)."""
         if self.pages is None:
             raise RuntimeError("Reader used outside of opened()")
-        page, _ = await self._page(target_url(request.url), request.refresh)
-        return await self._in_worker(
-            Call(compare_and_finish, (page.body, page.final_url, page.content_type, finish))
-        )
+        url = target_url(request.url)
+        page, _ = await self._page(url, request.refresh)
+        async with self._forgetting_hostile(url):
+            return await self._in_worker(
+                Call(compare_and_finish, (page.body, page.final_url, page.content_type, finish))
+            )
 
     async def _in_worker(self, call: Call) -> T:
         """Overlay, compare and blocks work in the worker pool: the same deadline, kill and

@@ -25,6 +25,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web, web_protocol
 
@@ -32,10 +33,11 @@ from . import __version__
 from . import _speedups as speedups
 from .api import algorithms, unavailable_algorithms
 from .article import markdown_document
+from .browser import CONNECTED
 from .compression import CODINGS, Encoded, negotiate
 from .convert import parse_flag
 from .errors import ReaderproxyError, RequestError
-from .fetch import FetchError, validate_url
+from .fetch import GZIP_MAGIC, FetchError, unwrap_gzip, validate_url
 from .limits import RateLimited, RateLimiter
 from .lru import LRU
 from .metrics import Metrics
@@ -81,7 +83,9 @@ ERROR_TITLES = {
     "browser_unavailable": "Visual rendering is unavailable",
     "render_timeout": "The page took too long to render",
     "render_failed": "The page could not be rendered",
+    "render_too_large": "The rendered page is too large",
     "rate_limited": "Too many requests",
+    "shutting_down": "The server is restarting",
     "bad_request": "Bad request",
     "not_found": "Not found",
     "internal": "Something went wrong",
@@ -106,16 +110,55 @@ RENDERED = web.AppKey("rendered", LRU[RenderedKey, Encoded])
 READY = web.AppKey("ready", ReadyPages)
 STATIC = web.AppKey("static", dict[str, Encoded])
 CREDENTIALS = web.AppKey("credentials", str)  # "USER:PASS" of --auth / --auth-file, read once
+#: Seconds a client is asked to wait by the 503 of a request cut short by shutdown.
+SHUTDOWN_RETRY_AFTER = 5
+#: Seconds the requests cut short at shutdown are given to send their 503.
+SHUTDOWN_ANSWER_SECONDS = 2.0
+
+
+class Drain:
+    """The requests in flight (their handlers' tasks), for a shutdown that lets them finish.
+
+    On SIGTERM the server stops listening, closes idle connections and sets `stopping`: a request
+    that still arrives (on a kept-alive connection) is answered 503 at once. The requests in flight
+    get `--shutdown-timeout` seconds to finish; those still running are then cancelled and answered
+    503 with Retry-After (`drain_middleware`), never a 500 or a connection closed without a status.
+    """
+
+    def __init__(self) -> None:
+        self.stopping = False
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.cut_short: set[asyncio.Task[Any]] = set()
+
+    async def finish(self, timeout: float) -> int:
+        """Wait up to `timeout` seconds for the requests in flight; cut short those still running
+        and wait (briefly) for their 503s to go out. How many were cut short."""
+        self.stopping = True
+        running = set(self.tasks)
+        if running:
+            _, running = await asyncio.wait(running, timeout=timeout)
+        # only handlers still working are cut short; a task past its handler is sending its answer
+        cut = [task for task in running if task in self.tasks]
+        for task in cut:
+            self.cut_short.add(task)
+            task.cancel()
+        if running:
+            await asyncio.wait(running, timeout=SHUTDOWN_ANSWER_SECONDS)
+        return len(cut)
+
+
+DRAIN = web.AppKey("drain", Drain)
 
 
 def create_app(settings: Settings) -> web.Application:
     """The reader server's application; resources open on startup and close on cleanup."""
     metrics = Metrics()
     app = web.Application(
-        middlewares=[metrics_middleware, error_middleware, limits_middleware],
+        middlewares=[metrics_middleware, drain_middleware, error_middleware, limits_middleware],
         client_max_size=settings.fetch.max_bytes,
     )
     app[SETTINGS] = settings
+    app[DRAIN] = Drain()
     app[METRICS] = metrics
     app[READER] = Reader(settings, metrics)
     app[RENDERER] = Renderer(settings.templates_dir, settings.static_dir)
@@ -170,9 +213,9 @@ async def proxy_pac(request: web.Request) -> web.Response:
         raise web.HTTPNotFound(reason="proxy mode is off (--proxy-port)")
     from .proxy import pac_file
 
-    host = (request.url.host or settings.host) if request.host else settings.host
     return web.Response(
-        text=pac_file(host, settings.proxy_port), content_type="application/x-ns-proxy-autoconfig"
+        text=pac_file(request.headers.get("Host"), settings.proxy_port, settings.host),
+        content_type="application/x-ns-proxy-autoconfig",
     )
 
 
@@ -227,10 +270,46 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
 
 
 @web.middleware
+async def drain_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Shutdown (`Drain`): a request arriving while the server stops, or one cut short after the
+    shutdown timeout, is answered 503 `shutting_down` with Retry-After and the connection closed."""
+    drain = request.app[DRAIN]
+    if drain.stopping:
+        return _shutting_down(request)
+    task = asyncio.current_task()
+    assert task is not None
+    drain.tasks.add(task)
+    try:
+        response = await handler(request)
+    except asyncio.CancelledError:
+        if task not in drain.cut_short:
+            raise
+        task.uncancel()  # our cancellation, answered here: the connection writes the 503
+        return _shutting_down(request)
+    finally:
+        drain.tasks.discard(task)
+    if task in drain.cut_short:  # cancelled, and some layer made its own answer of that
+        if task.cancelling():
+            task.uncancel()
+        return _shutting_down(request)
+    return response
+
+
+def _shutting_down(request: web.Request) -> web.Response:
+    response = error_response(
+        request, 503, "shutting_down", "the server is restarting; try again in a few seconds", None
+    )
+    response.headers["Retry-After"] = str(SHUTDOWN_RETRY_AFTER)
+    response.force_close()
+    return response
+
+
+@web.middleware
 async def limits_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The per-client token bucket (429 + Retry-After) on the routes that fetch or extract; the
     client's address is also what the extraction pool shares its workers by (`workers.CLIENT`)."""
     CLIENT.set(request.remote or "")
+    CONNECTED.set(lambda: request.transport is not None)  # a render stops when its client goes
     if request.path.startswith(LIMITED_PREFIXES):
         try:
             request.app[LIMITER].take(request.remote or "")
@@ -300,9 +379,21 @@ def error_response(
         return web.json_response(body, status=status)
     prefs, _ = preferences(request.query, request.cookies)
     page = request.app[RENDERER].error_page(
-        status, error_title(kind, upstream_status), _sentence(message), prefs, original
+        status, error_title(kind, upstream_status), _sentence(message), prefs, _splittable(original)
     )
     return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
+
+
+def _splittable(url: str | None) -> str | None:
+    """The URL an error page may link back to: None for one `urlsplit` cannot take (`http://[::1/`),
+    whose bad_url page would otherwise fail while it is made."""
+    if url is None:
+        return None
+    try:
+        urlsplit(url)
+    except ValueError:
+        return None
+    return url
 
 
 def _sentence(message: str) -> str:
@@ -406,10 +497,10 @@ async def read(request: web.Request) -> web.Response:
         if fresh and coding and result.identity:  # the client of a miss got the quick variant
             asyncio.get_running_loop().call_soon(_keep_full_quality, rendered, key, page, coding)
         if changed:
+            # Not HttpOnly: static/reader.js writes the same cookies when it applies a change in the
+            # page (they hold only display preferences).
             for name, value in prefs.cookies().items():
-                response.set_cookie(
-                    name, value, max_age=COOKIE_MAX_AGE, path="/", samesite="Lax", httponly=True
-                )
+                response.set_cookie(name, value, max_age=COOKIE_MAX_AGE, path="/", samesite="Lax")
         elif not fresh and result.sources and isinstance(response.body, bytes):  # all from memory
             headers = {**SECURITY_HEADERS, **response.headers, "X-Cache": result.cache}
             ready_page = ReadyPage(response.body, headers, result.sources, result.fresh_until)
@@ -480,6 +571,8 @@ async def api_extract_post(request: web.Request) -> web.Response:
         raise RequestError("POST the page's HTML as the request body")
     if url is not None:
         url = validate_url(url)
+    if isinstance(body, bytes) and body[:2] == GZIP_MAGIC:  # gzip: undone under the fetch's caps
+        body = await _gunzipped(body, request.app[SETTINGS], url)
     reader = request.app[READER]
     extractor, settings = reader.resolve_request(algorithm, params)
     render = parse_flag(query.get("render"))
@@ -492,6 +585,17 @@ async def api_extract_post(request: web.Request) -> web.Response:
     response = _json(request, data)
     response.headers["X-Cache"] = "miss"
     return response
+
+
+async def _gunzipped(body: bytes, settings: Settings, url: str | None) -> bytes:
+    """A posted gzip body decoded in a thread with the fetch's decoded-size and expansion caps (413),
+    as a fetched page is; a corrupt one is the request's fault (400)."""
+    try:
+        return await asyncio.to_thread(unwrap_gzip, body, settings.fetch, url or "")
+    except FetchError as exc:
+        if exc.kind == "too_large":
+            raise FetchError(exc.kind, exc.status, exc.message, url) from None
+        raise RequestError(f"the posted body is not valid gzip ({exc.message})") from None
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -640,8 +744,8 @@ def _run_workers(settings: Settings) -> None:
         for process in processes:
             if process.is_alive() and process.pid is not None:
                 os.kill(process.pid, signal.SIGTERM)
-        for process in processes:
-            process.join(timeout=5.0)
+        for process in processes:  # each lets its requests finish (`Drain`), then stops
+            process.join(timeout=settings.shutdown_timeout + 5.0)
             if process.is_alive():
                 process.kill()
                 process.join()
@@ -663,15 +767,18 @@ async def _serve_until_stopped(
     settings: Settings, *, reuse_port: bool = False, announce: bool = True
 ) -> None:
     app = create_app(settings)
-    # keepalive_timeout also bounds the wait for a new connection's first request line and headers
+    # keepalive_timeout also bounds the wait for a new connection's first request line and headers;
+    # the runner's own shutdown wait is short: `Drain` has let the requests in flight finish by then
     runner = web.AppRunner(
-        app, access_log=None, handle_signals=False, keepalive_timeout=settings.header_timeout
+        app,
+        access_log=None,
+        handle_signals=False,
+        keepalive_timeout=settings.header_timeout,
+        shutdown_timeout=1.0,
     )
     await runner.setup()
     _harden_protocol(runner)
-    site = web.TCPSite(
-        runner, settings.host, settings.port, shutdown_timeout=3.0, reuse_port=reuse_port or None
-    )
+    site = web.TCPSite(runner, settings.host, settings.port, reuse_port=reuse_port or None)
     await site.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -694,11 +801,25 @@ async def _serve_until_stopped(
     try:
         await stop.wait()
     finally:
-        log.info("stopping")
-        workers = app[READER].workers
-        if workers is not None:  # stop extractions first: in-flight requests get a 503 at once
-            await workers.close()
-        await runner.cleanup()
+        await _stop(runner, app, settings.shutdown_timeout)
+
+
+async def _stop(runner: web.AppRunner, app: web.Application, timeout: float) -> None:
+    """Stop serving: no new connections, idle ones closed, requests in flight given `timeout`
+    seconds and then answered 503 (`Drain`); then the workers, the resources and the rest."""
+    drain = app[DRAIN]
+    log.info("stopping: %d requests in flight get up to %g s to finish", len(drain.tasks), timeout)
+    for site in list(runner.sites):
+        await site.stop()  # the listening sockets are closed: new connections are refused
+    if runner.server is not None:
+        runner.server.pre_shutdown()  # idle kept-alive connections close; busy ones after their answer
+    cut = await drain.finish(timeout)
+    if cut:
+        log.warning("stopping: %d requests still running after %g s were answered 503", cut, timeout)
+    workers = app[READER].workers
+    if workers is not None:
+        await workers.close()
+    await runner.cleanup()
 
 
 class _HardenedHandler(web_protocol.RequestHandler):

@@ -60,6 +60,7 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption("allow_private", "allow fetching loopback and private addresses (local testing only)"),
     ServeOption("default_algorithm", "algorithm used when a request names none", "NAME"),
     ServeOption("memory_cache_bytes", "bytes of the in-process cache in front of the backend", "BYTES"),
+    ServeOption("cache_max_bytes", "bytes the SQLite cache file may use (oldest out first)", "BYTES"),
     ServeOption("page_ttl", "seconds a fetched page stays fresh without Cache-Control/Expires", "SECONDS"),
     ServeOption("max_ttl", "upper bound in seconds on any upstream freshness", "SECONDS"),
     ServeOption("result_ttl", "seconds an extraction result is kept", "SECONDS"),
@@ -80,6 +81,11 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption("rate_burst", "requests a client may make at once before the rate limit applies", "N"),
     ServeOption("header_timeout", "seconds a connection may take to send its request headers", "SECONDS"),
     ServeOption(
+        "shutdown_timeout",
+        "seconds requests in flight may take to finish on SIGTERM; then they get 503 + Retry-After",
+        "SECONDS",
+    ),
+    ServeOption(
         "proxy_port", "also listen as a browser proxy on this port (proxy mode; off by default)", "PORT"
     ),
     ServeOption(
@@ -99,6 +105,14 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption("browser", "Chromium for algorithm visual and render=1 (started on first use)", "PATH"),
     ServeOption("browser_pages", "pages the browser renders at once", "N"),
     ServeOption("render_timeout", "seconds a page may take to render in the browser (504)", "SECONDS"),
+    ServeOption("render_max_bytes", "bytes of subresources one rendered page may receive", "BYTES"),
+    ServeOption("render_max_requests", "requests one rendered page may make; more are failed", "N"),
+    ServeOption("render_max_elements", "elements a rendered DOM may have (413 past it)", "N"),
+    ServeOption("render_queue", "renders that may wait for a browser page; more get 503 + Retry-After", "N"),
+    ServeOption(
+        "render_per_client", "browser pages one client address may hold at once (0: half the pages)", "N"
+    ),
+    ServeOption("render_max_memory", "resident bytes of one browser page process (killed past it)", "BYTES"),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
@@ -130,6 +144,7 @@ class Settings:
     cache: str = field(default_factory=default_cache_spec)  # memory | sqlite:PATH | redis://HOST:PORT/DB
     fetch: FetchSettings = field(default_factory=FetchSettings)
     memory_cache_bytes: int = 64 * 1024 * 1024  # the in-process LRU in front of the backend
+    cache_max_bytes: int = 1024 * 1024 * 1024  # the SQLite file's bound (oldest entries evicted first)
     page_ttl: float = 300.0  # freshness of a fetched page without Cache-Control/Expires, seconds
     max_ttl: float = 86400.0  # upper bound on any upstream freshness, seconds
     result_ttl: float = 86400.0  # extraction results (keyed by the page version they came from)
@@ -142,6 +157,7 @@ class Settings:
     rate_limit: float = 20.0  # token bucket per client address on /read and /api/*: requests per second
     rate_burst: int = 100  # the bucket's size (0 rate: no limit)
     header_timeout: float = 10.0  # seconds to receive a request's headers (slowloris clients)
+    shutdown_timeout: float = 5.0  # on SIGTERM: in-flight requests finish within this, or get 503
     default_algorithm: str = "auto"
     templates_dir: Path | None = None  # None: the templates shipped with the package
     static_dir: Path | None = None  # None: the static files shipped with the package
@@ -159,12 +175,30 @@ class Settings:
     browser: str = "/usr/bin/chromium"
     browser_pages: int = 2
     render_timeout: float = 15.0
+    render_max_bytes: int = 4 * 1024 * 1024
+    render_max_requests: int = 100
+    render_max_elements: int = 200_000
+    render_queue: int = 8
+    render_per_client: int = 0
+    render_max_memory: int = 1024 * 1024 * 1024
 
     def browser_settings(self) -> BrowserSettings:
-        """The browser service's settings (ValueError for a pool size or timeout out of range)."""
+        """The browser service's settings (ValueError for a pool size, timeout or budget out of
+        range); the rendered DOM's HTML has the fetch's size cap."""
         from .browser import BrowserSettings
 
-        return BrowserSettings(executable=self.browser, pages=self.browser_pages, timeout=self.render_timeout)
+        return BrowserSettings(
+            executable=self.browser,
+            pages=self.browser_pages,
+            timeout=self.render_timeout,
+            max_bytes=self.render_max_bytes,
+            max_requests=self.render_max_requests,
+            max_html_bytes=self.fetch.max_bytes,
+            max_elements=self.render_max_elements,
+            queue=self.render_queue,
+            per_client=self.render_per_client,
+            max_memory=self.render_max_memory,
+        )
 
     @property
     def allow_private(self) -> bool:
@@ -215,11 +249,22 @@ def check_open_proxy(settings: Settings) -> None:
     """A proxy on a non-loopback address needs --auth (or an explicit --insecure-open-proxy)."""
     if settings.proxy_port is None or settings.auth or settings.auth_file or settings.insecure_open_proxy:
         return
-    if settings.host not in ("127.0.0.1", "::1", "localhost") and not settings.host.startswith("127."):
-        raise SettingsError(
-            f"refusing to run an open proxy on {settings.host}: give --auth USER:PASS "
-            "(or --insecure-open-proxy if you really mean it)"
-        )
+    import ipaddress
+
+    host = settings.host.strip()
+    if host.lower() != "localhost":
+        try:  # one address, parsed as such: "127.0.0.1 0.0.0.0" or "127.evil" are not loopback
+            loopback = ipaddress.ip_address(host[1:-1] if host.startswith("[") else host).is_loopback
+        except ValueError:
+            raise SettingsError(
+                f"--host {settings.host!r} is not a single IP address (or localhost): the proxy "
+                "cannot tell whether it is loopback; give one address, or --auth USER:PASS"
+            ) from None
+        if not loopback:
+            raise SettingsError(
+                f"refusing to run an open proxy on {settings.host}: give --auth USER:PASS "
+                "(or --insecure-open-proxy if you really mean it)"
+            )
 
 
 def check_cache_spec(spec: str) -> None:

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+from .decoding import DecompressionError, DecompressionTooLarge
 from .errors import ReaderproxyError
 from .layout import LayoutSnapshot
 from .limits import KeyedSemaphores
@@ -215,6 +216,10 @@ def _answer(job: Job | Call) -> tuple[tuple[Any, ...], object]:
         return ("error", exc.kind, exc.status, exc.message, _peak_rss()), None
     except MemoryError:
         return ("error", "too_large", 413, "the page needs too much memory to extract", _peak_rss()), None
+    except DecompressionTooLarge as exc:  # a gzip body past its cap: the page's fault, not ours
+        return ("error", "too_large", 413, f"the page is too large: {exc}", _peak_rss()), None
+    except DecompressionError as exc:  # a corrupt gzip body (posted: fetched pages are unwrapped)
+        return ("error", "bad_request", 400, f"the page is not valid gzip: {exc}", _peak_rss()), None
     except Exception as exc:
         return ("crash", f"{type(exc).__name__}: {exc}", _peak_rss()), None
 

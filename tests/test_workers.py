@@ -149,7 +149,10 @@ async def test_parameters_out_of_range_are_400(http: aiohttp.ClientSession, quer
 
 
 def test_sigterm_stops_the_server_and_its_workers_within_seconds() -> None:
-    process, base = start_server_process("--cache", "memory", "--extract-timeout", "60")
+    # the hostile extraction is given --shutdown-timeout to finish, then answered 503 and its worker killed
+    process, base = start_server_process(
+        "--cache", "memory", "--extract-timeout", "60", "--shutdown-timeout", "1"
+    )
     try:
         import urllib.request
 
