@@ -158,8 +158,13 @@ async def test_every_spelling_is_refused_by_read_api_and_proxy(label: str, host:
     else:
         assert read == (403, "refused"), (label, read)
         assert page[0] == 403 and "not allowed" in page[1], (label, page[0])
-    # the proxy: 403 "That address is not allowed"; 400 for a request line with credentials
-    assert proxied.startswith("HTTP/1.1 400" if "@" in host else "HTTP/1.1 403"), (label, proxied)
+    # the proxy: 403 "That address is not allowed"; 400 for a request line with credentials, and
+    # (since the proxy reads HTTP/1.1 with h11) for a request line that is not ASCII: a browser
+    # sends a full-width host as punycode, so such a line is malformed before it is an address.
+    if "@" in host or not host.isascii():
+        assert proxied.startswith("HTTP/1.1 400"), (label, proxied)
+    else:
+        assert proxied.startswith("HTTP/1.1 403"), (label, proxied)
 
 
 @pytest.fixture
