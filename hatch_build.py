@@ -27,6 +27,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,11 @@ def source_hash(source: Path = SOURCE) -> str:
     return hashlib.sha256(source.read_bytes()).hexdigest()
 
 
-def compile_native(target: Path, source: Path = SOURCE) -> None:
+def compile_native(target: Path, source: Path = SOURCE, extra_args: Sequence[str] = ()) -> None:
     """Compile and link `source` into the extension module `target` (CC, CFLAGS, CCSHARED, LDSHARED of
-    `sysconfig`, as distutils did; the environment's CC, if set, replaces the compiler). Raises
-    OSError or CalledProcessError when that fails."""
+    `sysconfig`, as distutils did; the environment's CC, if set, replaces the compiler). `extra_args`
+    go to both the compiler and the linker (the tests' builds: `-DREADERPROXY_NO_DLFCN`, the
+    sanitizers). Raises OSError or CalledProcessError when that fails."""
     config = sysconfig.get_config_var
     include = sysconfig.get_paths()["include"]
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -57,6 +59,7 @@ def compile_native(target: Path, source: Path = SOURCE) -> None:
             "-ffp-contract=off",
             f"-I{include}",
             f'-DREADERPROXY_NATIVE_SOURCE_HASH="{source_hash(source)}"',
+            *extra_args,
             "-c",
             str(source),
             "-o",
@@ -65,7 +68,13 @@ def compile_native(target: Path, source: Path = SOURCE) -> None:
         subprocess.run(compile_cmd, check=True, capture_output=True, text=True)
         # Link to a temporary name and rename: a running interpreter that mapped the old module keeps it.
         partial = target.with_name(target.name + ".partial")
-        link_cmd = [*shlex.split(config("LDSHARED") or "cc -shared"), str(obj), "-o", str(partial)]
+        link_cmd = [
+            *shlex.split(config("LDSHARED") or "cc -shared"),
+            *extra_args,
+            str(obj),
+            "-o",
+            str(partial),
+        ]
         subprocess.run(link_cmd, check=True, capture_output=True, text=True)
         partial.replace(target)
 

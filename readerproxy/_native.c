@@ -40,8 +40,6 @@
  *     document._tag_spans reads them: up to the first ">" when that is regular, else as the regular
  *     expression document._TOKEN matches from the "<" (token_end below follows its backtracking).
  *
- * count_lt(html) -> int: html.count("<") (nesting.cap_depth's first check).
- *
  * tags_in_source(html, names) -> list: which of the names some "<" of the page is followed by
  *     (document._tags_in_source; its comment below).
  *
@@ -55,7 +53,9 @@
  * walk(root, n_elements, void_tags) -> tuple | None
  *     scan's fields for the tree `root` (a selectolax LexborNode, the <html> element) belongs to, read from
  *     the tree through Lexbor's own functions instead of from its serialisation (see the comment at
- *     native_walk). lexbor_setup(path, node_type) finds those functions once.
+ *     native_walk). lexbor_setup(path, node_type) finds those functions once (through dlfcn: without
+ *     <dlfcn.h>, or built with -DREADERPROXY_NO_DLFCN, it answers False and HAVE_WALK is 0; the other
+ *     kernels are unchanged).
  *
  * No threads. One piece of global state: the Lexbor functions lexbor_setup finds (and the LexborNode type).
  * Bad arguments raise TypeError or ValueError.
@@ -1414,22 +1414,6 @@ done:
     return result;
 }
 
-/* count_lt(html) -> int
- *     html.count("<"), faster on strings of two or four bytes per character (next_ascii's memchr).
- */
-static PyObject *native_count_lt(PyObject *module, PyObject *html) {
-    if (!PyUnicode_Check(html)) {
-        PyErr_SetString(PyExc_TypeError, "count_lt: html must be a str");
-        return NULL;
-    }
-    const int kind = PyUnicode_KIND(html);
-    const void *data = PyUnicode_DATA(html);
-    const Py_ssize_t len = PyUnicode_GET_LENGTH(html);
-    Py_ssize_t count = 0;
-    for (Py_ssize_t i = 0; (i = next_ascii(kind, data, i, len, '<')) >= 0; i++) count++;
-    return PyLong_FromSsize_t(count);
-}
-
 /* tags_in_source(html, names) -> list
  *     Those of `names` (lower-case ASCII str) that follow some "<" of `html`, ASCII case aside, in the
  *     order given. Reference: document._tags_in_source (a regular expression, ASCII-case-insensitive).
@@ -2144,16 +2128,40 @@ static struct {
     int ready;
 } lxb;
 
+/* dlopen and dlsym find Lexbor's functions. A platform without <dlfcn.h> (or a build with
+ * -DREADERPROXY_NO_DLFCN) loses only the walk: lexbor_setup then answers False, walk declines every page, and
+ * every other kernel builds as before. READERPROXY_HAVE_DLFCN says which (also the module's HAVE_WALK). */
+#if defined(READERPROXY_NO_DLFCN)
+#define READERPROXY_HAVE_DLFCN 0
+#elif defined(__has_include)
+#if __has_include(<dlfcn.h>)
+#define READERPROXY_HAVE_DLFCN 1
+#else
+#define READERPROXY_HAVE_DLFCN 0
+#endif
+#elif defined(__unix__) || defined(__APPLE__)
+#define READERPROXY_HAVE_DLFCN 1
+#else
+#define READERPROXY_HAVE_DLFCN 0
+#endif
+#if READERPROXY_HAVE_DLFCN
 #include <dlfcn.h>
+#endif
 
 /* lexbor_setup(path, node_type) -> bool: find Lexbor's functions in the already loaded module at `path`
  * (selectolax.lexbor) and remember `node_type` (selectolax's LexborNode), the only argument walk takes a tree
- * from. False (and walk declines every page) when the module is not loaded or lacks one of the functions. */
+ * from. False (and walk declines every page) when the module is not loaded or lacks one of the functions, or
+ * where there is no dlfcn. The caller (document._walk_setup) still checks the walk against the scan on a page
+ * of its own before it uses it. */
 static PyObject *lexbor_node_type;
 static PyObject *native_lexbor_setup(PyObject *module, PyObject *args) {
     const char *name;
     PyObject *node_type;
     if (!PyArg_ParseTuple(args, "sO!:lexbor_setup", &name, &PyType_Type, &node_type)) return NULL;
+    lxb.ready = 0;
+#if !READERPROXY_HAVE_DLFCN
+    Py_RETURN_FALSE;
+#else
     void *handle = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
     if (handle == NULL) Py_RETURN_FALSE;
     struct {
@@ -2172,7 +2180,6 @@ static PyObject *native_lexbor_setup(PyObject *module, PyObject *args) {
         {(void **)&lxb.text_content, "lxb_dom_node_text_content"},
         {(void **)&lxb.destroy_text, "lxb_dom_document_destroy_text_noi"},
     };
-    lxb.ready = 0;
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
         if ((*wanted[i].slot = dlsym(handle, wanted[i].symbol)) == NULL) {
             dlclose(handle);
@@ -2182,6 +2189,7 @@ static PyObject *native_lexbor_setup(PyObject *module, PyObject *args) {
     Py_XSETREF(lexbor_node_type, Py_NewRef(node_type));
     lxb.ready = 1;
     Py_RETURN_TRUE;
+#endif
 }
 
 enum { LXB_ELEMENT = 1, LXB_TEXT = 3, LXB_COMMENT = 8, LXB_DOCUMENT = 9 };
@@ -2460,7 +2468,6 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"count_lt", native_count_lt, METH_O, "count_lt(html): html.count('<')."},
     {"tags_in_source", native_tags_in_source, METH_VARARGS,
      "tags_in_source(html, names): the names (lower-case ASCII) that follow some '<' of html, case aside."},
     {"lexbor_setup", native_lexbor_setup, METH_VARARGS,
@@ -2502,7 +2509,8 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__native(void) {
     PyObject *module = PyModule_Create(&module_def);
-    if (module != NULL && PyModule_AddStringConstant(module, "SOURCE_HASH", READERPROXY_NATIVE_SOURCE_HASH) < 0)
+    if (module != NULL && (PyModule_AddStringConstant(module, "SOURCE_HASH", READERPROXY_NATIVE_SOURCE_HASH) < 0 ||
+                           PyModule_AddIntConstant(module, "HAVE_WALK", READERPROXY_HAVE_DLFCN) < 0))
         Py_CLEAR(module);
     return module;
 }

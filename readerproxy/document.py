@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import html as html_lib
+import logging
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -762,9 +763,80 @@ def _scan_fast(serialised: str, tag: list[str]) -> _Scan | None:
     )
 
 
-#: Whether `_native.walk` can read Lexbor's tree: the kernels are built and Lexbor's functions were
-#: found in selectolax's module (`_native.lexbor_setup`).
-_WALK = bool(native is not None and native.lexbor_setup(selectolax.lexbor.__file__ or "", LexborNode))
+#: The page `_walk_setup` reads both ways before it lets `parse` use the walk: attributes (quoted,
+#: escaped, valueless, repeated, namespaced), text escapes and named references, comments, void
+#: elements, nested tables and lists, an anchor around elements, lines in `<pre>`, SVG, and text
+#: outside ASCII (two-, three- and four-byte UTF-8).
+_WALK_CHECK_PAGE = (
+    "<!DOCTYPE html><html lang=fr><head><title>Caf\u00e9 &amp; cr\u00e8me</title>"
+    "<meta charset=utf-8><link rel=stylesheet href='a.css'></head>"
+    "<body class='page home' id=top><!-- a comment > with a bracket -->"
+    "<div role=main data-x='a \"quoted\" &amp; <escaped> \u00a0value' data-flag>"
+    "<h1 id=title class=headline>Un caf\u00e9 \u2603 &eacute;t\u00e9 \U0001f600 \u65e5\u672c\u8a9e</h1>"
+    "<p>One &amp; two &lt;three&gt;&nbsp;four<br>five<img src='x.png' alt='\u00e9'><hr>"
+    "<a href='/x' class=link>in <b>bold</b>\nand <i>italic</i></a> after<!--x-->text</p>"
+    "<table class=outer><tr><td>1<table class=inner><tr><td>\u00e9</td><td>2</td></tr></table></td>"
+    "<td><input type=checkbox checked><wbr></td></tr></table>"
+    "<ul><li>a<ul><li class=x class=y>b</li></ul></li><li role=note>c</li></ul>"
+    "<pre>\n\nline one\n  line two\n</pre>"
+    "<svg viewBox='0 0 1 1'><image xlink:href='x'></image><path d='M0 0'/></svg>"
+    "<textarea>a &lt; b</textarea></div></body></html>"
+)
+
+
+def _walk_setup() -> bool:
+    """Whether `parse` may use `_native.walk`: the kernels are built, Lexbor's functions were found
+    in selectolax's module (`_native.lexbor_setup`), and the walk of `_WALK_CHECK_PAGE`, cleaned as
+    `parse` cleans it, gives exactly the scan of its serialisation (every field, with the id, class
+    and role of every element as `node.attributes` gives them). This guards against a selectolax or
+    Lexbor that renamed or changed what the walk relies on (the functions it calls through `dlsym`,
+    `LexborNode.mem_id`): where anything differs or fails, the walk stays off, with one logged
+    warning, and `parse` serialises and scans, which gives the same documents."""
+    if native is None:
+        return False
+    try:
+        if not hasattr(LexborNode, "mem_id"):  # the node's address, which the walk reads
+            problem: str | None = "LexborNode has no mem_id"
+        elif not native.lexbor_setup(selectolax.lexbor.__file__ or "", LexborNode):
+            if not getattr(native, "HAVE_WALK", True):
+                return False  # built without dlfcn: no walk, as intended
+            problem = "Lexbor's functions were not found in selectolax's module"
+        else:
+            problem = _walk_check(_WALK_CHECK_PAGE)
+    except Exception as exc:  # any failure of the set-up falls back, never reaches a caller
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem is None:
+        return True
+    logging.getLogger(__name__).warning(
+        "readerproxy: the C walk of Lexbor's tree is off (selectolax %s): %s; parse serialises and scans",
+        getattr(selectolax, "__version__", "?"),
+        problem,
+    )
+    return False
+
+
+def _walk_check(page: str) -> str | None:
+    """None when `_native.walk` and `_native.scan` read `page` (cleaned as `parse` cleans it) the
+    same way, field by field; else what differs."""
+    assert native is not None
+    capped = cap_depth(page).html
+    tree = LexborHTMLParser(capped)
+    _clean(tree, _read_before_cleaning(tree, capped))
+    elements = tree.css("*")
+    root = tree.root
+    walked = native.walk(root, len(elements), VOID_TAGS) if root is not None else None
+    scanned = native.scan(tree.html or "", len(elements), VOID_TAGS)
+    if walked is None or scanned is None:
+        return f"the {'walk' if walked is None else 'scan'} declined the check page"
+    if walked[:10] != scanned[:10] or walked[-1] != scanned[-1]:
+        return "the walk's linear view differs from the scan's"
+    ident, classes, role, unsure = walked[10:14]
+    if unsure:
+        return "the walk left elements unsure"
+    for name, values in (("id", ident), ("class", classes), ("role", role)):
+        if values != [node.attributes.get(name) for node in elements]:
+            return f"the walk's {name} values differ from the nodes'"
+    return None
 
 
 def _walk_native(tree: LexborHTMLParser, n_elements: int) -> _Scan | None:
@@ -818,6 +890,10 @@ def _wrap_scan(fields: tuple[Any, ...]) -> _Scan:
         unsure=unsure,
         tag=names,
     )
+
+
+#: Whether `parse` uses `_native.walk` (`_walk_setup`, run once at import).
+_WALK = _walk_setup()
 
 
 def _scan(serialised: str, tag: list[str]) -> _Scan:

@@ -28,8 +28,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._speedups import native
-
 #: Deepest nesting kept, as in Blink's HTML parser.
 MAX_DEPTH = 512
 
@@ -164,18 +162,9 @@ def _tokens(html: str) -> Iterator[tuple[int, int, str, bool]]:
         yield match.start(), position, name, closing
 
 
-def _count_lt(html: str) -> int:
-    """`html.count("<")`; for speed, the C kernel `count_lt` when built (about four times faster on
-    pages stored with two bytes per character, most of them)."""
-    if native is not None:
-        count: int = native.count_lt(html)
-        return count
-    return html.count("<")
-
-
 def cap_depth(html: str, limit: int = MAX_DEPTH) -> Capped:
     """The markup with start tags beyond `limit` levels (and their end tags) dropped."""
-    if _count_lt(html) <= max(limit, QUICK_TAGS) or rough_depth(html) <= limit:
+    if html.count("<") <= max(limit, QUICK_TAGS) or rough_depth(html) <= limit:
         return Capped(html, 0)
     out: list[str] = []
     kept: list[str] = []  # names of the open counted elements that were written

@@ -7,12 +7,13 @@ import contextlib
 import functools
 import importlib
 import importlib.util
+import logging
 import os
 import random
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -20,13 +21,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+import selectolax.lexbor
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 import readerproxy.learn.blocks as learn_blocks
 import readerproxy.learn.model as model_module
-from readerproxy import _speedups, document, nesting
+from readerproxy import _speedups, document
 from readerproxy.document import (
     VOID_TAGS,
     _clean,
@@ -345,17 +347,6 @@ def test_tags_in_source_finds_what_the_regular_expression_finds(html: str) -> No
     assert _compiled().tags_in_source(html, names) == expected
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet="<a é\u013c\u3c3c😀\U0001003c", max_size=80))
-def test_count_lt_counts_like_str_count(html: str) -> None:
-    assert _compiled().count_lt(html) == html.count("<")
-
-
-def test_count_lt_rejects_what_is_not_a_str(native: ModuleType) -> None:
-    with pytest.raises(TypeError):
-        native.count_lt(b"<p>")
-
-
 def test_tags_in_source_on_every_kind_of_string_and_bad_arguments(native: ModuleType) -> None:
     for filler in ("", "é", "☃", "😀", "\u013c\u3c3c"):  # the last ones hold the byte of "<"
         html = filler * 7 + "<p>" + filler + "<SCRIPT>x</script><Sty"
@@ -610,6 +601,140 @@ def test_walk_takes_only_a_lexbor_node(native: ModuleType) -> None:
     assert native.walk(paragraph, 1, VOID_TAGS)[3] == ["", "hi", ""]  # a subtree of a document
     paragraph.decompose()
     assert native.walk(paragraph, 1, VOID_TAGS) is None  # no document above it
+
+
+@pytest.fixture
+def walk_setup(native: ModuleType, caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """For tests that break `_walk_setup`: afterwards Lexbor's functions and node type are set up
+    again with the real ones (lexbor_setup keeps them in the C module)."""
+    caplog.set_level(logging.WARNING, logger="readerproxy.document")
+    yield caplog
+    assert native.lexbor_setup(selectolax.lexbor.__file__ or "", LexborNode)
+    assert document._walk_setup()
+
+
+def _walk_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "C walk of Lexbor's tree is off" in r.getMessage()]
+
+
+def test_the_walk_is_on_after_its_self_check(walk_setup: pytest.LogCaptureFixture) -> None:
+    assert document._WALK and document._walk_setup()
+    assert document._walk_check(document._WALK_CHECK_PAGE) is None
+    assert _assert_walk_is_the_scan(document._WALK_CHECK_PAGE)  # the check page is one the walk answers
+    assert _walk_warnings(walk_setup) == []
+
+
+def _with_walk(native: ModuleType, walk: Callable[..., Any]) -> SimpleNamespace:
+    """The kernels with `walk` replaced."""
+    return SimpleNamespace(**{**{name: getattr(native, name) for name in dir(native)}, "walk": walk})
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda fields: (fields[0], fields[1], bytearray(fields[2][:-1]) + b"\x7f", *fields[3:]),  # a length
+        lambda fields: (*fields[:3], [*fields[3][:-1], "x"], *fields[4:]),  # a text
+        lambda fields: (*fields[:11], ["changed", *fields[11][1:]], *fields[12:]),  # a class value
+        lambda fields: (*fields[:-1], ["div", *fields[-1][1:]]),  # a tag name
+        lambda fields: None,  # declined
+    ],
+)
+def test_a_walk_that_differs_from_the_scan_on_the_check_page_stays_off(
+    native: ModuleType,
+    walk_setup: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    change: Callable[[Any], Any],
+) -> None:
+    """As a selectolax whose Lexbor changed what a function returns would make it: one warning, and
+    `parse` gives the document the scan gives."""
+    monkeypatch.setattr(document, "native", _with_walk(native, lambda *args: change(native.walk(*args))))
+    assert document._walk_setup() is False
+    assert len(_walk_warnings(walk_setup)) == 1
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        "no mem_id",  # renamed upstream: walk raises AttributeError
+        "walk raises OSError",
+        "lexbor_setup raises",
+        "no lexbor_setup",
+        "Lexbor's functions not found",
+        "LexborNode has no mem_id",
+    ],
+)
+def test_every_failure_of_the_walks_set_up_falls_back(
+    native: ModuleType, walk_setup: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    kernels = _with_walk(native, native.walk)
+    if failure == "no mem_id":
+
+        def walk(root: Any, *args: Any) -> Any:
+            raise AttributeError("'selectolax.lexbor.LexborNode' object has no attribute 'mem_id'")
+
+        kernels.walk = walk
+    elif failure == "walk raises OSError":
+        kernels.walk = lambda *args: (_ for _ in ()).throw(OSError("dlsym"))
+    elif failure == "lexbor_setup raises":
+        kernels.lexbor_setup = lambda *args: (_ for _ in ()).throw(RuntimeError("changed"))
+    elif failure == "no lexbor_setup":
+        del kernels.lexbor_setup
+    elif failure == "Lexbor's functions not found":
+        kernels.lexbor_setup = lambda *args: False
+    else:
+        monkeypatch.setattr(document, "LexborNode", type("LexborNode", (), {}))
+    monkeypatch.setattr(document, "native", kernels)
+    assert document._walk_setup() is False
+    assert len(_walk_warnings(walk_setup)) == 1
+    monkeypatch.setattr(document, "_WALK", False)
+    page = "<p id=a class='b c'>x &amp; y</p>"
+    doc = parse(page)
+    assert doc.tokens.text == parse(page).tokens.text and doc.classes[-1] == "b c"
+
+
+def test_a_build_without_dlfcn_turns_the_walk_off_without_a_warning(
+    native: ModuleType, walk_setup: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kernels = _with_walk(native, native.walk)
+    kernels.lexbor_setup, kernels.HAVE_WALK = (lambda *args: False), 0
+    monkeypatch.setattr(document, "native", kernels)
+    assert document._walk_setup() is False
+    assert _walk_warnings(walk_setup) == []
+
+
+def test_a_missing_selectolax_module_only_turns_the_walk_off(
+    native: ModuleType, walk_setup: pytest.LogCaptureFixture
+) -> None:
+    assert native.lexbor_setup("/nonexistent/lexbor.so", LexborNode) is False  # not loaded: no dlopen
+    assert native.walk(LexborHTMLParser("<p>x</p>").root, 4, VOID_TAGS) is None
+    assert _walk_warnings(walk_setup) == []
+
+
+def test_without_dlfcn_only_the_walk_is_lost(native: ModuleType, tmp_path: Path) -> None:
+    """Built with -DREADERPROXY_NO_DLFCN (as where there is no <dlfcn.h>), the module builds and
+    imports, every other kernel answers, and lexbor_setup answers False: the walk declines."""
+    hook = _hatch_build()
+    target = tmp_path / "readerproxy" / hook.MODULE_NAME
+    hook.compile_native(target, extra_args=["-DREADERPROXY_NO_DLFCN"])
+    check = (
+        "import importlib.util, sys\n"
+        "from selectolax.lexbor import LexborHTMLParser, LexborNode\n"
+        "spec = importlib.util.spec_from_file_location('readerproxy._native', sys.argv[1])\n"
+        "n = importlib.util.module_from_spec(spec); spec.loader.exec_module(n)\n"
+        "import selectolax.lexbor as lx\n"
+        "print(n.HAVE_WALK, n.lexbor_setup(lx.__file__, LexborNode))\n"
+        "print(n.walk(LexborHTMLParser('<p>x</p>').root, 4, frozenset()))\n"
+        "print(n.scan('<p>x</p>', ['p'], frozenset())[3])\n"
+        "print(sorted(k for k in dir(n) if not k.startswith('_')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", check, str(target)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:3] == ["0 False", "None", "['', 'x', '']"]
+    assert lines[3] == str(sorted(k for k in dir(native) if not k.startswith("_")))
+    assert native.HAVE_WALK == 1
 
 
 @pytest.mark.slow
@@ -1461,7 +1586,7 @@ def test_the_native_kernels_are_used_when_built(native: ModuleType) -> None:
     if os.environ.get("READERPROXY_PURE", "") not in ("", "0"):
         pytest.skip("READERPROXY_PURE is set")
     assert _speedups.native is native and document.native is native and model_module.native is native
-    assert heuristic.native is native and learn_blocks.native is native and nesting.native is native
+    assert heuristic.native is native and learn_blocks.native is native
     assert _speedups.describe() == "yes"
     assert _speedups.source_hash() == native.SOURCE_HASH
 
