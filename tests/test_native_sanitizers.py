@@ -31,7 +31,7 @@ SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-san
 #: Every page is parsed (the walk, the scan and the kernels of `parse`); one page in this many is also
 #: extracted (the kernels of the element and block features and the model), to stay within a few
 #: minutes under the sanitisers: the kernels that follow pointers through Lexbor's tree or a string
-#: run on every page, the array kernels on a third of them.
+#: run on every page, the array kernels on a tenth of them.
 EXTRACT_EVERY = 10
 
 #: What the child interpreter runs: argv[1] is the sanitised module, argv[2] EXTRACT_EVERY, argv[3:]
