@@ -24,6 +24,10 @@ class Article:
     url: str | None = None
     timings: dict[str, float] = field(default_factory=dict)  # decode, parse, extract, render: ms
     readerable: bool | None = None  # is the page an article at all (None: not checked)
+    page_kind: str = (
+        ""  # article, forum, product, listing, collection, documentation, service ("": not decided)
+    )
+    page_kind_confidence: float = 0.0  # the probability of `page_kind` (`pagekind.page_kind`)
 
     @property
     def word_count(self) -> int:
@@ -55,7 +59,11 @@ class Article:
             "lang": m.lang,
             "dir": m.dir,
             "next_page_url": m.next_page_url,
+            "date": m.date,
+            "author": m.author,
             "readerable": self.readerable,
+            "page_kind": self.page_kind,
+            "page_kind_confidence": self.page_kind_confidence,
             "text": self.text,
             "html": self.html,
             "word_count": length.words,

@@ -1,4 +1,4 @@
-"""Command line: `readerproxy extract|algorithms|eval|bench|train|serve`."""
+"""Command line: `readerproxy extract|algorithms|eval|bench|train|pagekind|serve`."""
 
 from __future__ import annotations
 
@@ -171,6 +171,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     return train.run_train(args)
 
 
+def cmd_pagekind(args: argparse.Namespace) -> int:
+    from .evaluation import pagekind_eval  # lightgbm (train extra) is imported where used
+
+    return pagekind_eval.run(args)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from .evaluation import cli as evaluation_cli  # needs the bench extra: imported where used
 
@@ -290,6 +296,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train_arguments.add_arguments(p)
     p.set_defaults(handler=cmd_train)
+
+    from .evaluation import pagekind_eval
+
+    p = sub.add_parser(
+        "pagekind",
+        help="fit the page-kind model (train) or measure it out of fold on wcxb-dev (eval) (extra: train)",
+    )
+    pagekind_eval.add_arguments(p)
+    p.set_defaults(handler=cmd_pagekind)
 
     p = sub.add_parser(
         "serve",

@@ -28,6 +28,7 @@ from .extraction import Extraction, Extractor, get_extractor
 from .layout import LayoutSnapshot, align
 from .metadata import extract_metadata
 from .output import LinkRewriter, render_html, render_text
+from .pagekind import page_kind
 from .readerable import is_probably_readerable
 from .structured import missing_description
 
@@ -85,6 +86,8 @@ def render(
         fragment += "".join(f"<p>{html_lib.escape(line, quote=False)}</p>" for line in supplement)
     readerable = is_probably_readerable(doc)
     rendered = time.perf_counter()
+    kind = page_kind(doc, extraction.selection)
+    decided = time.perf_counter()
     return Article(
         text=text,
         html=fragment,
@@ -94,10 +97,13 @@ def render(
         metadata=metadata,
         url=doc.url,
         readerable=readerable,
+        page_kind=kind.kind,
+        page_kind_confidence=kind.confidence,
         timings={
             **(timings or {}),
             "extract": round(extraction.elapsed_ms, 3),
             "render": round((rendered - began) * 1000, 3),
+            "page_kind": round((decided - rendered) * 1000, 3),
         },
     )
 
