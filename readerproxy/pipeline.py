@@ -14,6 +14,7 @@ phases, each a named function that can also be called on its own:
 
 from __future__ import annotations
 
+import functools
 import html as html_lib
 import time
 from collections.abc import Mapping
@@ -86,8 +87,6 @@ def render(
         fragment += "".join(f"<p>{html_lib.escape(line, quote=False)}</p>" for line in supplement)
     readerable = is_probably_readerable(doc)
     rendered = time.perf_counter()
-    kind = page_kind(doc, extraction.selection)
-    decided = time.perf_counter()
     return Article(
         text=text,
         html=fragment,
@@ -96,14 +95,12 @@ def render(
         extraction=extraction,
         metadata=metadata,
         url=doc.url,
-        readerable=readerable,
-        page_kind=kind.kind,
-        page_kind_confidence=kind.confidence,
+        readability_check=readerable,
+        decide_kind=functools.partial(page_kind, doc, extraction.selection),
         timings={
             **(timings or {}),
             "extract": round(extraction.elapsed_ms, 3),
             "render": round((rendered - began) * 1000, 3),
-            "page_kind": round((decided - rendered) * 1000, 3),
         },
     )
 

@@ -210,6 +210,22 @@ def _without_fragment(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, ""))
 
 
+#: How the reader view names a page kind that is not an article ("This looks like a product page").
+KIND_NOTES = {
+    "product": "a product page",
+    "listing": "a list of links to other pages",
+    "collection": "a category or catalogue page",
+    "service": "a company's or service's page",
+}
+
+
+def kind_note(article: Mapping[str, Any]) -> str | None:
+    """The note for a page the page-kind decision says does not read well as a reader view."""
+    if article.get("readerable") is False:
+        return KIND_NOTES.get(article.get("page_kind") or "")
+    return None
+
+
 def display_date(value: str | None) -> str | None:
     """An ISO 8601 date as '12 March 2024'; anything else as given (shortened)."""
     if not value:
@@ -499,6 +515,7 @@ class Renderer:
             original=original,
             host=display_host(original),
             published=display_date(article.get("published") or article.get("date")),
+            kind_note=kind_note(article),
             score=_score(article.get("score")),
             groups=groups,
             instant=INSTANT_KEYS,

@@ -21,6 +21,7 @@ from readerproxy.render import (
     display_date,
     display_title,
     guess_lang,
+    kind_note,
     link_rewriter,
     load_static,
     preferences,
@@ -382,3 +383,29 @@ def test_the_reader_view_links_to_the_next_page_through_the_reader(renderer: Ren
     for bad in ("javascript:alert(1)", None, "/relative"):
         page = LexborHTMLParser(renderer.reader_page({**article, "next_page_url": bad}, Preferences()))
         assert page.css_first(".next-page") is None
+
+
+def test_a_page_that_is_no_article_says_so_at_the_top(renderer: Renderer) -> None:
+    """The page-kind decision reaches the reader view: a product page is shown with a note naming
+    its kind and the original one tap away; an article gets no note."""
+    assert kind_note({"readerable": False, "page_kind": "product"}) == "a product page"
+    assert kind_note({"readerable": True, "page_kind": "article"}) is None
+    assert (
+        kind_note({"readerable": False, "page_kind": ""}) is None
+    )  # Readability's check alone: no kind to name
+    product = {
+        "title": "Moon Silver",
+        "html": "<p>$168.00</p>",
+        "text": "$168.00",
+        "readerable": False,
+        "page_kind": "product",
+        "page_kind_confidence": 0.99,
+        "url": "https://shop.example/p/1",
+    }
+    page = renderer.reader_page(product, Preferences())
+    tree = LexborHTMLParser(page)
+    note = tree.css_first("p.kind-note")
+    assert note is not None and "product page" in note.text()
+    assert note.css_first("a").attributes["href"] == "https://shop.example/p/1"
+    article = {**product, "readerable": True, "page_kind": "article"}
+    assert LexborHTMLParser(renderer.reader_page(article, Preferences())).css_first("p.kind-note") is None
