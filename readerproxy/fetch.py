@@ -29,7 +29,7 @@ import time
 import zlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import IO, Any, cast
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import aiohttp
@@ -40,6 +40,11 @@ from aiohttp.resolver import DefaultResolver
 from .errors import ReaderproxyError
 from .limits import FetchSlots
 
+try:  # zstd content-encoding (browsers offer it): the optional `zstandard` binding, no stdlib zstd on 3.11
+    import zstandard
+except ImportError:  # pragma: no cover - a base install without it offers upstream only what it decodes
+    zstandard = None  # type: ignore[assignment]
+
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 #: Below this decoded size the expansion ratio is not checked (small, repetitive pages compress very well).
@@ -47,6 +52,10 @@ RATIO_CHECK_FLOOR = 1024 * 1024
 CHUNK_BYTES = 64 * 1024
 #: Largest piece of output one decoder step may produce, so the caps are checked at a fine grain.
 DECODE_STEP = 256 * 1024
+#: The content-codings BodyDecoder decodes: the only ones offered upstream (`Accept-Encoding`).
+DECODABLE_ENCODINGS: tuple[str, ...] = ("gzip", "deflate", "br") + (("zstd",) if zstandard else ())
+#: Largest zstd window accepted (RFC 9659 §3: 8 MB for HTTP; a larger one is refused, not allocated).
+ZSTD_MAX_WINDOW = 8 * 1024 * 1024
 #: Headers never kept in a FetchedPage (they must not be shared through the cache).
 DROPPED_HEADERS = frozenset({"set-cookie", "set-cookie2"})
 
@@ -352,6 +361,7 @@ class BodyDecoder:
         self.parts: list[bytes] = []
         self._zlib: Any = None
         self._brotli: Any = None
+        self._zstd: Any = None
         self._raw_deflate_tried = False
         if self.encoding in ("gzip", "x-gzip"):
             self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -359,6 +369,12 @@ class BodyDecoder:
             self._zlib = zlib.decompressobj(zlib.MAX_WBITS)  # zlib-wrapped; raw deflate tried on failure
         elif self.encoding == "br":
             self._brotli = brotli.Decompressor()
+        elif self.encoding == "zstd" and zstandard is not None:
+            # a writer that hands its output over in DECODE_STEP pieces, each through _emit's caps
+            # (an exception there stops the decoder: a bomb is never decoded whole)
+            self._zstd = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW).stream_writer(
+                cast("IO[bytes]", _ZstdSink(self)), write_size=DECODE_STEP, closefd=False
+            )
         elif self.encoding not in ("", "identity"):
             raise FetchError("upstream", 502, f"unsupported content-encoding {self.encoding!r}", url)
 
@@ -369,6 +385,12 @@ class BodyDecoder:
             self._feed_zlib(chunk)
         elif self._brotli is not None:
             self._feed_brotli(chunk)
+        elif self._zstd is not None:
+            self.consumed = self.wire  # the writer takes all it is given
+            try:
+                self._zstd.write(chunk)
+            except zstandard.ZstdError as exc:
+                raise FetchError("upstream", 502, f"corrupt zstd body: {exc}", self.url) from exc
         else:
             self.consumed = self.wire
             self._emit(chunk)
@@ -422,6 +444,17 @@ class BodyDecoder:
             if not self._zlib.eof:
                 raise FetchError("upstream", 502, f"truncated {self.encoding} body", self.url)
         return b"".join(self.parts)
+
+
+class _ZstdSink:
+    """Where the zstd writer puts its output: straight into BodyDecoder._emit (and its caps)."""
+
+    def __init__(self, decoder: BodyDecoder) -> None:
+        self.decoder = decoder
+
+    def write(self, data: bytes) -> int:
+        self.decoder._emit(bytes(data))
+        return len(data)
 
 
 async def read_body(
@@ -589,7 +622,7 @@ class Fetcher:
         assert self._session is not None
         headers = {
             "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
-            "Accept-Encoding": "gzip, deflate, br",
+            "Accept-Encoding": ", ".join(DECODABLE_ENCODINGS),
         }
         if etag:
             headers["If-None-Match"] = etag

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import time
 import tracemalloc
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from support.chromium import CHROMIUM, Chromium, Page
 from support.upstream import Upstream
 from test_proxy import RunningProxy, running_proxy
+from test_proxy_transport import Site, serve_site
 
 from readerproxy.proxy.addons import MARKER
 from readerproxy.proxy.tls import CertificateAuthority
@@ -177,3 +179,78 @@ async def test_407_without_credentials_then_the_page_with_them(upstream: Upstrea
             await asyncio.sleep(0.1)
         assert "The Upstream Test Article" in await text_of(page)
     assert proxy.metric("refused") >= 1
+
+
+# ---- transport: interception that spares, WebSockets, zstd, slow pages ----------------------------
+
+
+@pytest.fixture
+async def site(tmp_path: Path) -> AsyncIterator[Site]:
+    """The transport tests' site (`tests/test_proxy_transport.py`) on http and https."""
+    async with serve_site(tmp_path / "site") as running:
+        yield running
+
+
+async def wait_for_title(page: Page, prefix: str, seconds: float = 10.0) -> str:
+    title = ""
+    for _ in range(int(seconds / 0.05)):
+        title = str(await page.evaluate("document.title"))
+        if title.startswith(prefix):
+            break
+        await asyncio.sleep(0.05)
+    return title
+
+
+async def test_ws_and_wss_through_interception(site: Site, tmp_path: Path) -> None:
+    ca = CertificateAuthority.load_or_create(tmp_path / "ca")
+    async with (
+        running_proxy(ca=ca, upstream_ca=site.ca_file) as proxy,
+        browser_through(proxy, f"--ignore-certificate-errors-spki-list={ca.spki_sha256}") as (_, page),
+    ):
+        await page.navigate(site.https("/ws-page"))  # wss inside the intercepted tunnel
+        assert await wait_for_title(page, "echo") == "echo: hello over https:"
+        # Chromium sends ws:// through CONNECT too: plain HTTP inside a tunnel is met without TLS
+        await page.navigate(site.http("/ws-page"))
+        assert await wait_for_title(page, "echo") == "echo: hello over http:"
+
+
+async def test_ignore_hosts_keeps_the_upstream_certificate(site: Site, tmp_path: Path) -> None:
+    ca = CertificateAuthority.load_or_create(tmp_path / "ca")
+    spkis = f"{ca.spki_sha256},{site.ca_spki}"
+    async with (
+        running_proxy(ca=ca, upstream_ca=site.ca_file, ignore_hosts="secure.test") as proxy,
+        browser_through(proxy, f"--ignore-certificate-errors-spki-list={spkis}") as (browser, page),
+    ):
+        await page.send("Network.enable")
+        responses = browser.subscribe("Network.responseReceived", page.session)
+        await page.navigate(site.https("/article"))
+        assert "Copyright the upstream site" in await text_of(page)  # not read
+        event = await asyncio.wait_for(responses.get(), 10)
+    issuer = event["response"]["securityDetails"]["issuer"]
+    assert issuer == "readerproxy transport test CA", issuer  # the site's own, not readerproxy's
+
+
+async def test_zstd_page_becomes_a_reader_view(site: Site) -> None:
+    async with running_proxy() as proxy, browser_through(proxy) as (_, page):
+        await page.navigate(site.http("/zstd"))
+        text = await text_of(page)
+    assert "The Upstream Test Article" in text and "Copyright the upstream site" not in text
+    assert proxy.metric("reader_view") >= 1
+
+
+async def test_trickling_page_starts_to_render_within_1_5_s(site: Site) -> None:
+    async with running_proxy() as proxy, browser_through(proxy) as (_, page):
+        started = time.monotonic()
+        await page.send("Page.navigate", {"url": site.http("/trickle?s=4")})
+        shown = None
+        while time.monotonic() - started < 6:
+            if await page.evaluate("!!document.getElementById('first')"):
+                shown = time.monotonic() - started
+                break
+            await asyncio.sleep(0.02)
+        assert shown is not None and shown < 1.5, shown
+        for _ in range(200):  # and the rest of the page as it comes
+            if "Copyright the upstream site" in await text_of(page):
+                break
+            await asyncio.sleep(0.05)
+        assert "Copyright the upstream site" in await text_of(page)

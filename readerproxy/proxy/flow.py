@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import ipaddress
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -211,7 +212,8 @@ def request_from_h11(
         parts_ = urlsplit(target)
     except ValueError as exc:
         raise BadRequest(400, f"malformed request target: {exc}") from exc
-    if parts_.scheme.lower() != "http" or not parts_.netloc or "@" in parts_.netloc:
+    # ws:// is http:// for a WebSocket handshake (as some clients send it to a proxy)
+    if parts_.scheme.lower() not in ("http", "ws") or not parts_.netloc or "@" in parts_.netloc:
         raise BadRequest(400, "the proxy takes absolute http:// request targets (use CONNECT for https)")
     hostname, port = split_authority(parts_.netloc, 80)
     check_request_host(hostname, strict=False)
@@ -313,3 +315,17 @@ def prefers_html(accept: str | None) -> bool:
         if q > best_q:
             best_q, best = q, media.lower()
     return best in ("text/html", "application/xhtml+xml")
+
+
+def offered_encodings(headers: Sequence[tuple[str, str]], decodable: Sequence[str]) -> str | None:
+    """The browser's `Accept-Encoding` cut to the codings readerproxy decodes (with their q-values);
+    None when the browser sent none. A coding the reader view could not decode is never offered."""
+    values = [value for key, value in headers if key.lower() == "accept-encoding"]
+    if not values:
+        return None
+    kept = []
+    for item in ",".join(values).split(","):
+        coding = item.split(";", 1)[0].strip().lower()
+        if coding in decodable or coding == "identity":
+            kept.append(item.strip())
+    return ", ".join(kept) if kept else "identity"

@@ -14,7 +14,9 @@ nothing after a CONNECT head is consumed before the tunnel takes the socket over
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import socket
 from collections.abc import AsyncIterator, Sequence
 
 import h11
@@ -71,6 +73,45 @@ def _host_line(first_line: bytes) -> bytes | None:
         return None
     authority = match.group(1).split(b"/", 1)[0]
     return b"Host: " + authority + b"\r\n" if authority else None
+
+
+#: The first byte of a TLS connection from the client: a handshake record (RFC 8446 §5.1).
+TLS_HANDSHAKE = 0x16
+
+
+async def client_starts_tls(writer: asyncio.StreamWriter, timeout: float) -> bool:
+    """Whether the first byte a client sends into an accepted CONNECT tunnel opens a TLS handshake.
+
+    Browsers also tunnel plain protocols through a proxy (Chromium sends `ws://` WebSockets through
+    CONNECT): those must not be met with TLS. The byte is peeked at (MSG_PEEK on the socket while
+    the transport's reading is paused), so nothing is consumed: on True the caller starts TLS on the
+    still-paused transport (`start_tls` resumes it), on False reading resumes for plain HTTP.
+    TimeoutError when the client sends nothing within `timeout` seconds.
+    """
+    transport = writer.transport
+    raw = writer.get_extra_info("socket")
+    if raw is None or not isinstance(transport, asyncio.ReadTransport):
+        return True
+    loop = asyncio.get_running_loop()
+    transport.pause_reading()
+    # a duplicate descriptor: the loop watches the transport's own, and its socket object forbids recv
+    with socket.socket(fileno=os.dup(raw.fileno())) as peek:
+        readable: asyncio.Future[None] = loop.create_future()
+
+        def ready() -> None:
+            if not readable.done():
+                readable.set_result(None)
+
+        loop.add_reader(peek.fileno(), ready)
+        try:
+            await asyncio.wait_for(readable, timeout)
+        finally:
+            loop.remove_reader(peek.fileno())
+        first = peek.recv(1, socket.MSG_PEEK)
+    if first and first[0] == TLS_HANDSHAKE:
+        return True
+    transport.resume_reading()
+    return False
 
 
 class ClientConnection:
