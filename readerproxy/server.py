@@ -171,6 +171,11 @@ def create_app(settings: Settings) -> web.Application:
     app.cleanup_ctx.append(_reader_resources)
     if settings.proxy_port is not None:  # proxy mode: its own listener (readerproxy/proxy/server.py says why)
         app.cleanup_ctx.append(_proxy_resources)
+        # the landing page points proxy clients at http://readerproxy/ (readerproxy/proxy/setup.py)
+        app[RENDERER].env.globals["proxy_mode"] = {
+            "port": settings.proxy_port,
+            "intercepting": settings.intercept_https,
+        }
     if settings.auth or settings.auth_file:
         from .proxy.addons import configured_credentials
 
@@ -793,6 +798,14 @@ async def _serve_until_stopped(
             f"{f'{settings.workers} workers; ' if settings.workers > 1 else ''}Ctrl+C stops)",
             flush=True,
         )
+        if settings.proxy_port is not None:
+            reach = "ADDRESS" if host in ("0.0.0.0", "::") else shown  # any of this machine's
+            print(
+                f"proxy mode: set {reach}:{settings.proxy_port} as the browser's or phone's proxy "
+                f"(or the PAC file http://{reach}:{port}/proxy.pac), then open http://readerproxy/ "
+                "through it to set up: certificate, preferences, site rules",
+                flush=True,
+            )
     # Everything imported and built so far lives for the whole process: keep it out of the garbage
     # collector's scans (shorter pauses, a steadier p99 under load).
     gc.collect()

@@ -102,6 +102,21 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption(
         "upstream_ca", "extra CA certificates (PEM) trusted for upstream HTTPS in proxy mode", "FILE"
     ),
+    ServeOption(
+        "intercept_hosts",
+        "with --intercept-https, decrypt only these hosts (globs, or regexes on host:port; see README)",
+        "PATTERNS",
+    ),
+    ServeOption("ignore_hosts", "never decrypt these hosts: a plain tunnel (patterns as above)", "PATTERNS"),
+    ServeOption(
+        "reader_wait",
+        "seconds a page's body may take to arrive before it streams through as the original",
+        "SECONDS",
+    ),
+    ServeOption(
+        "upgrade_https",
+        "for plain-HTTP clients: fetch https:// when a site redirects there, serve it over http",
+    ),
     ServeOption("browser", "Chromium for algorithm visual and render=1 (started on first use)", "PATH"),
     ServeOption("browser_pages", "pages the browser renders at once", "N"),
     ServeOption("render_timeout", "seconds a page may take to render in the browser (504)", "SECONDS"),
@@ -171,6 +186,10 @@ class Settings:
     upstream_ca: Path | None = None
     reader_hosts: tuple[str, ...] = ()  # config only: always the reader view (a list, or "a.com,b.org")
     direct_hosts: tuple[str, ...] = ()  # config only: never the reader view
+    intercept_hosts: tuple[str, ...] = ()  # decrypt only these (patterns: proxy/intercept.py)
+    ignore_hosts: tuple[str, ...] = ()  # never decrypt these (and never `direct_hosts`)
+    reader_wait: float = 1.0  # a navigation not in whole by then streams through as the original
+    upgrade_https: bool = False  # http:// redirected to its https:// is fetched and served over http
     # The browser service (browser.py): started on the first `visual` or render=1 request.
     browser: str = "/usr/bin/chromium"
     browser_pages: int = 2

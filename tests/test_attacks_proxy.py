@@ -24,7 +24,7 @@ import pytest
 from support.reader_server import free_port, serve, start_server_process, stop_process, test_settings
 from support.upstream import Upstream
 
-from readerproxy.proxy import ProxyServer, pac_file
+from readerproxy.proxy import ProxyServer, pac_file, pac_text
 from readerproxy.proxy.flow import valid_host
 from readerproxy.proxy.tls import CertificateAuthority
 from readerproxy.server import METRICS, READER, RENDERER
@@ -330,15 +330,15 @@ async def test_pac_file_never_copies_a_hostile_host(host: str, http: aiohttp.Cli
     ):
         assert r.status == 200
         text = await r.text()
-    assert f'return "PROXY 127.0.0.1:{port}";' in text
-    assert "alert" not in text and "<" not in text and text.count('"') == 2
+    assert text == pac_text("127.0.0.1", port)  # the hostile host changed nothing
+    assert "alert" not in text and "<" not in text
 
 
 def test_pac_file_uses_a_valid_host() -> None:
-    assert '"PROXY reader.test:8081"' in pac_file("reader.test:8080", 8081, "127.0.0.1")
-    assert '"PROXY [::1]:8081"' in pac_file("[::1]:8080", 8081, "127.0.0.1")
-    assert '"PROXY 192.0.2.1:8081"' in pac_file("192.0.2.1", 8081, "127.0.0.1")
-    assert '"PROXY 127.0.0.1:8081"' in pac_file(None, 8081, "127.0.0.1")
+    assert '"PROXY reader.test:8081; DIRECT"' in pac_file("reader.test:8080", 8081, "127.0.0.1")
+    assert '"PROXY [::1]:8081; DIRECT"' in pac_file("[::1]:8080", 8081, "127.0.0.1")
+    assert '"PROXY 192.0.2.1:8081; DIRECT"' in pac_file("192.0.2.1", 8081, "127.0.0.1")
+    assert '"PROXY 127.0.0.1:8081; DIRECT"' in pac_file(None, 8081, "127.0.0.1")
 
 
 # ---- item 13: the open-proxy check parses the bind address --------------------------------------

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..render import Renderer
     from ..settings import Settings
 
-__all__ = ["ProxyServer", "pac_file", "proxy_listener"]
+__all__ = ["ProxyServer", "pac_file", "pac_text", "proxy_listener"]
 
 log = logging.getLogger("readerproxy.proxy")
 
@@ -56,17 +56,45 @@ async def proxy_listener(
 
 
 def pac_file(host_header: str | None, port: int, fallback: str) -> str:
-    """A proxy auto-config file sending every http and https request through this proxy.
+    """The PAC file of the reader server's `/proxy.pac` (see `pac_text`).
 
     The proxy's host is the one the browser used to fetch the PAC file (its `Host` header, without
     the port) when that is a valid host name or IP literal, else `fallback` (the configured
-    `--host`): nothing else from the request reaches the JavaScript, and the string is written as
-    a JSON literal besides.
+    `--host`): nothing else from the request reaches the JavaScript.
     """
-    host = pac_host(host_header) or fallback
-    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    proxy = json.dumps(f"PROXY {host}:{port}").replace("<", "\\u003c")
-    return f"function FindProxyForURL(url, host) {{\n  return {proxy};\n}}\n"
+    return pac_text(pac_host(host_header) or fallback, port)
+
+
+def pac_text(host: str, port: int) -> str:
+    """A proxy auto-config file: `DIRECT` for loopback, private and link-local addresses and plain
+    host names (but never for readerproxy's own setup names, which only the proxy answers), else
+    `PROXY host:port; DIRECT` (straight to the site when the proxy is down).
+
+    Only IP literals are tested against networks (`isInNet` on a name would resolve it, slowly);
+    `host` is written as a JSON literal, `<` escaped.
+    """
+    from .setup import SETUP_HOSTS
+
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    proxy = json.dumps(f"PROXY {shown}:{port}; DIRECT").replace("<", "\\u003c")
+    setup = " || ".join(f"host == {json.dumps(name)}" for name in SETUP_HOSTS)
+    return f"""function FindProxyForURL(url, host) {{
+  host = host.toLowerCase();
+  if ({setup}) return {proxy};
+  if ((isPlainHostName(host) && host.indexOf(":") == -1) || host == "localhost" || dnsDomainIs(host, ".localhost"))
+    return "DIRECT";
+  if (/^\\d+\\.\\d+\\.\\d+\\.\\d+$/.test(host)) {{
+    if (isInNet(host, "127.0.0.0", "255.0.0.0") || isInNet(host, "10.0.0.0", "255.0.0.0") ||
+        isInNet(host, "172.16.0.0", "255.240.0.0") || isInNet(host, "192.168.0.0", "255.255.0.0") ||
+        isInNet(host, "169.254.0.0", "255.255.0.0") || isInNet(host, "0.0.0.0", "255.0.0.0"))
+      return "DIRECT";
+  }}
+  var v6 = host.replace(/^\\[|\\]$/g, "");
+  if (v6.indexOf(":") >= 0 && (v6 == "::1" || /^f[cd][0-9a-f]{{2}}:/.test(v6) || /^fe[89ab][0-9a-f]:/.test(v6)))
+    return "DIRECT";
+  return {proxy};
+}}
+"""
 
 
 def pac_host(host_header: str | None) -> str | None:

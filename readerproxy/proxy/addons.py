@@ -23,12 +23,13 @@ import binascii
 import hmac
 import re
 from collections.abc import Sequence
+from html import escape as html_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from ..fetch import BodyDecoder, FetchError, media_type
-from ..render import Preferences
+from ..render import Preferences, preferences
 from .flow import Flow, Outcome, Response, header, prefers_html
 
 if TYPE_CHECKING:
@@ -36,9 +37,15 @@ if TYPE_CHECKING:
     from ..reader import Reader
     from ..render import Renderer
     from ..settings import Settings
+    from .store import Client, ProxyStore
 
 #: The way-back marker: a query item on the original's URL in every proxied reader view.
 MARKER = "readerproxy-original=1"
+#: The marker of the way back to the reader view from an original page (`setup.bookmarklet`).
+READER_MARKER = "readerproxy-reader=1"
+#: The names the proxy answers itself (`setup.py`); the first is the one shown.
+SETUP_HOSTS = ("readerproxy", "readerproxy.internal")
+SETUP_ORIGIN = f"http://{SETUP_HOSTS[0]}"
 #: Path prefix the proxy answers itself on every host (the reader view's stylesheet and script).
 ASSET_PREFIX = "/.readerproxy/"
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -51,7 +58,13 @@ SECURITY_HEADERS = [
     ("X-Content-Type-Options", "nosniff"),
     ("Referrer-Policy", "no-referrer"),
 ]
-_ROOT_LINKS = re.compile(r'\b(href|src|action)="/(read\b|static/)')
+_STATIC_LINKS = re.compile(r'\b(href|src)="/static/')
+_READ_LINKS = re.compile(r'\bhref="/read\?')
+_READ_FORMS = re.compile(r'\baction="/read"')
+_HOME_LINKS = re.compile(r'\bhref="/"')
+#: Preference links that static/reader.js applies in the page: in proxy views they navigate, so the
+#: choice reaches the proxy, which keeps it for the client.
+_INSTANT = re.compile(r'(<a\b[^>]*?)\sdata-pref="[^"]*"')
 
 
 class Addon:
@@ -145,13 +158,13 @@ def host_matches(host: str, patterns: Sequence[str]) -> bool:
     return any(host == pattern or host.endswith("." + pattern) for pattern in patterns)
 
 
-def strip_marker(path: str) -> tuple[str, bool]:
-    """The path without the way-back marker, and whether it was there."""
+def strip_marker(path: str, marker: str = MARKER) -> tuple[str, bool]:
+    """The path without the way-back marker (or another), and whether it was there."""
     base, sep, query = path.partition("?")
     if not sep:
         return path, False
     items = query.split("&")
-    kept = [item for item in items if item != MARKER]
+    kept = [item for item in items if item != marker]
     if len(kept) == len(items):
         return path, False
     return (f"{base}?{'&'.join(kept)}" if kept else base), True
@@ -165,19 +178,52 @@ def with_marker(url: str) -> str:
 
 
 class RulesAddon(Addon):
-    """`reader_hosts` (always the reader view) and `direct_hosts` (never) from the config; the marker."""
+    """Whether a page may become a reader view: the markers (the way back to the original, once;
+    the way back to the reader view, once), readerproxy's own pages (never), the site rules chosen
+    in the browser (`store.ProxyStore`), then `reader_hosts` (always the reader view) and
+    `direct_hosts` (never) from the config."""
 
-    def __init__(self, always: Sequence[str], never: Sequence[str]) -> None:
+    def __init__(
+        self,
+        always: Sequence[str],
+        never: Sequence[str],
+        store: ProxyStore | None = None,
+        own_port: int | None = None,
+        own_hosts: Sequence[str] = (),
+    ) -> None:
         self.always = tuple(always)
         self.never = tuple(never)
+        self.store = store
+        self.own_port = own_port
+        self.own_hosts = frozenset(("127.0.0.1", "localhost", "::1", *own_hosts))
+
+    def is_own(self, flow: Flow) -> bool:
+        """A request for the reader server itself (on an address of this machine)."""
+        request = flow.request
+        if request.port != self.own_port:
+            return False
+        local = flow.notes.get("local")
+        local_host = str(local[0]).removeprefix("::ffff:") if isinstance(local, tuple) and local else None
+        return request.host in self.own_hosts or request.host == local_host or request.host.startswith("127.")
 
     async def request(self, flow: Flow) -> None:
         request = flow.request
         request.path, marked = strip_marker(request.path)
-        if marked or host_matches(request.host, self.never):
+        request.path, wanted = strip_marker(request.path, READER_MARKER)
+        if self.is_own(flow) or request.host in SETUP_HOSTS or marked:
             flow.reader_rule = "never"
-        elif host_matches(request.host, self.always):
+        elif wanted:
             flow.reader_rule = "always"
+        else:
+            rule = (
+                await self.store.rule_for(request.host)
+                if self.store is not None and is_navigation(flow)
+                else None
+            )
+            if rule == "original" or (rule is None and host_matches(request.host, self.never)):
+                flow.reader_rule = "never"
+            elif rule == "reader" or host_matches(request.host, self.always):
+                flow.reader_rule = "always"
 
 
 # ---- the reader view ----------------------------------------------------------------------------
@@ -203,18 +249,71 @@ def is_article(data: dict[str, Any], rule: str | None) -> bool:
 
 
 def same_origin_links(page: str) -> str:
-    """Root-relative /read and /static/ links of the reader page moved under ASSET_PREFIX."""
-    return _ROOT_LINKS.sub(lambda m: f'{m.group(1)}="{ASSET_PREFIX}{m.group(2)}', page)
+    """A reader-server page made for a proxied origin: its stylesheet and script under ASSET_PREFIX
+    on the same origin; its /read links (preferences, formats, algorithms) and home link to
+    `http://readerproxy/`, which every client of the proxy reaches (the reader server's own
+    address may not be reachable, and on a phone 127.0.0.1 is the phone); preference links that
+    navigate there rather than change the page alone (see `_INSTANT`)."""
+    page = _STATIC_LINKS.sub(lambda m: f'{m.group(1)}="{ASSET_PREFIX}static/', page)
+    page = _READ_LINKS.sub(f'href="{SETUP_ORIGIN}/view?', page)
+    page = _READ_FORMS.sub(f'action="{SETUP_ORIGIN}/read"', page)
+    page = _HOME_LINKS.sub(f'href="{SETUP_ORIGIN}/"', page)
+    return _INSTANT.sub(r"\1", page)
+
+
+def site_choices(page: str, url: str, host: str) -> str:
+    """The reader view's "Original" choices for this site: this time (the way-back marker) or
+    always (a site rule kept at `http://readerproxy/rules`), in the preferences panel and at the
+    article's foot."""
+    name = host.removeprefix("www.")
+    always = f"{SETUP_ORIGIN}/rules/set?" + urlencode({"host": name, "rule": "original", "back": url})
+    once = html_escape(with_marker(url))
+    always = html_escape(always)
+    label = html_escape(name)
+    row = (
+        f'<div class="prefs-row site-row" role="group" aria-label="This site">'
+        f'<span class="prefs-label">{label}</span>'
+        f'<a class="chip" href="{once}" rel="noopener noreferrer">Original this time</a>'
+        f'<a class="chip" href="{always}" rel="noopener noreferrer">Always original</a>'
+        f'<a class="chip" href="{SETUP_ORIGIN}/rules">Site rules</a></div>'
+    )
+    page = page.replace('<p class="prefs-row keys-row"', row + '<p class="prefs-row keys-row"', 1)
+    foot = (
+        f'<a class="original always" href="{always}" rel="noopener noreferrer">'
+        f"Always the original on {label}</a>"
+    )
+    return page.replace("</footer>", foot + "</footer>", 1)
 
 
 class ReaderAddon(Addon):
     """The reader view for article navigations, through `Reader` (extraction) and `Renderer` (page)."""
 
-    def __init__(self, reader: Reader, renderer: Renderer, settings: Settings, reader_base: str) -> None:
+    def __init__(
+        self,
+        reader: Reader,
+        renderer: Renderer,
+        settings: Settings,
+        reader_base: str,
+        store: ProxyStore | None = None,
+        user: str | None = None,
+    ) -> None:
         self.reader = reader
         self.renderer = renderer
         self.settings = settings
-        self.reader_base = reader_base  # the reader server, for the preference links
+        self.reader_base = reader_base  # the reader server (reached as http://readerproxy/ by clients)
+        self.store = store
+        self.user = user  # the proxy login's user name with --auth: the key of its preferences
+
+    def client(self, flow: Flow) -> Client:
+        from .store import Client
+
+        address = flow.client.rpartition(":")[0] or flow.client
+        return Client(address.strip("[]"), self.user)
+
+    async def preferences(self, flow: Flow) -> Preferences:
+        """The client's stored preferences (`http://readerproxy/`), else the defaults."""
+        stored = await self.store.preferences(self.client(flow)) if self.store is not None else {}
+        return preferences({}, stored)[0]
 
     async def request(self, flow: Flow) -> None:
         request = flow.request
@@ -235,9 +334,9 @@ class ReaderAddon(Addon):
                     ],
                     asset.body,
                 )
-        else:  # /read?… (preference and format links): the reader server answers those
+        else:  # /read?… (preference and format links): http://readerproxy/ answers those
             flow.response = Response(
-                302, "Found", [("Location", self.reader_base + "/" + rest), ("Content-Length", "0")], b""
+                302, "Found", [("Location", SETUP_ORIGIN + "/" + rest), ("Content-Length", "0")], b""
             )
         flow.outcome = Outcome.READER
 
@@ -269,6 +368,7 @@ class ReaderAddon(Addon):
             )
             decoder.feed(body)
             page = decoder.finish()
+            prefs = await self.preferences(flow)
             extractor, params = self.reader.resolve_request(self.settings.default_algorithm, {})
             data = await self.reader.extract_bytes(
                 page,
@@ -276,7 +376,7 @@ class ReaderAddon(Addon):
                 header(upstream.headers, "content-type"),
                 extractor,
                 params,
-                images=True,
+                images=prefs.images,
                 reader_links=False,
             )
         except FetchError as exc:  # a corrupt or oversized encoding: leave the page to the browser
@@ -286,9 +386,8 @@ class ReaderAddon(Addon):
             return
         data["url"] = url
         data["final_url"] = with_marker(url)  # the reader page's "Original" links: the way back
-        html = same_origin_links(self.renderer.reader_page(data, Preferences(), extractor.name)).encode(
-            "utf-8"
-        )
+        page_html = same_origin_links(self.renderer.reader_page(data, prefs, extractor.name))
+        html = site_choices(page_html, url, flow.request.host).encode("utf-8")
         cookies = [(key, value) for key, value in upstream.headers if key.lower() == "set-cookie"]
         flow.response = Response(
             200,

@@ -28,12 +28,15 @@ from collections.abc import AsyncIterator
 from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 import h11
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from ..fetch import (
+    DECODABLE_ENCODINGS,
+    REDIRECT_STATUSES,
     AddressRefused,
     FetchError,
     FetchSettings,
@@ -68,10 +71,16 @@ from .flow import (
     Request,
     Response,
     end_to_end,
+    header,
+    offered_encodings,
     request_from_h11,
     with_via,
 )
-from .http1 import BodyTooLarge, ClientConnection
+from .http1 import HEAD_TIMEOUT, BodyTooLarge, ClientConnection, client_starts_tls
+from .intercept import InterceptPolicy
+from .setup import SetupAddon, config_rules, user_of
+from .store import ProxyStore
+from .upgrade import UpgradeFailed, is_websocket, relay
 
 if TYPE_CHECKING:
     from ..metrics import Metrics
@@ -145,10 +154,25 @@ class ProxyServer:
         self.renderer = renderer
         self.ca = ca
         self.resolver = ProxyResolver(parse_resolve(settings.resolve), settings.fetch.allow_private)
+        self.policy = InterceptPolicy.from_settings(
+            settings.intercept_hosts, settings.ignore_hosts, host_list(settings.direct_hosts)
+        )
+        #: How long an article navigation's body may take before it streams through as the original.
+        self.reader_wait = max(float(settings.reader_wait), 0.0)
+        self.upstream_tls: ssl.SSLContext | None = None
+        credentials = configured_credentials(settings)
+        self.store = ProxyStore(reader.cache)  # preferences and site rules chosen in the browser
         self.addons: list[Addon] = [
-            AuthAddon(configured_credentials(settings)),
-            RulesAddon(host_list(settings.reader_hosts), host_list(settings.direct_hosts)),
-            ReaderAddon(reader, renderer, settings, reader_base(settings)),
+            AuthAddon(credentials),
+            SetupAddon(settings, renderer, self.store, ca, config_rules(settings)),
+            RulesAddon(
+                host_list(settings.reader_hosts),
+                host_list(settings.direct_hosts),
+                self.store,
+                own_port=settings.port,
+                own_hosts=(settings.host,),
+            ),
+            ReaderAddon(reader, renderer, settings, reader_base(settings), self.store, user_of(credentials)),
             MetricsAddon(metrics),
         ]
         self.server: asyncio.Server | None = None
@@ -164,6 +188,7 @@ class ProxyServer:
         )
         if self.settings.upstream_ca:
             upstream_tls.load_default_certs()
+        self.upstream_tls = upstream_tls
         connector = aiohttp.TCPConnector(
             resolver=self.resolver,
             socket_factory=None if self.fetch.allow_private else guarded_socket,
@@ -223,10 +248,15 @@ class ProxyServer:
 
     # ---- one browser connection -------------------------------------------------------------
     async def _connection(
-        self, conn: ClientConnection, client: str, tunnel: tuple[str, int] | None = None
+        self,
+        conn: ClientConnection,
+        client: str,
+        tunnel: tuple[str, int] | None = None,
+        scheme: str = "https",
     ) -> None:
         """Requests one after another while the connection is kept alive; `tunnel` is the (host,
-        port) of an intercepted CONNECT, whose requests come in origin form over TLS."""
+        port) of an intercepted CONNECT, whose requests come in origin form, over TLS (`scheme`
+        https) or, when the client spoke plain HTTP into the tunnel, as http."""
         while True:
             try:
                 event = await conn.next_request()
@@ -234,7 +264,7 @@ class ProxyServer:
                     return
                 request = request_from_h11(
                     event,
-                    default_scheme="https",
+                    default_scheme=scheme,
                     default_host=tunnel[0] if tunnel else None,
                     default_port=tunnel[1] if tunnel else None,
                 )
@@ -243,6 +273,7 @@ class ProxyServer:
                 self._count(Outcome.REFUSED)
                 return
             flow = Flow(client, request)
+            flow.notes["local"] = conn.writer.get_extra_info("sockname")  # the address the client reached
             if tunnel:
                 flow.notes["in_tunnel"] = True
             if not await self._handle(flow, conn) or not conn.next_cycle():
@@ -296,7 +327,7 @@ class ProxyServer:
             await self._write_simple(conn, simple_response(status, reason, f"{exc}\n"))
             return
         writer = conn.writer
-        if self.ca is not None:
+        if self.ca is not None and self.policy.intercepts(request.host, request.port):
             if conn.trailing_data:  # TLS cannot start over bytes already read
                 flow.outcome = Outcome.REFUSED
                 await self._refuse(conn, 400, "data was sent before the tunnel was established")
@@ -309,10 +340,16 @@ class ProxyServer:
                 return
             writer.write(conn.accept_tunnel_head())
             await writer.drain()
-            await writer.start_tls(context)
             flow.outcome = None  # the requests inside are counted one by one
-            inner = ClientConnection(conn.reader, writer)
-            await self._connection(inner, flow.client, tunnel=(request.host, request.port))
+            try:
+                secure = await client_starts_tls(writer, HEAD_TIMEOUT)
+            except TimeoutError:
+                return
+            if secure:
+                await writer.start_tls(context)
+            inner = ClientConnection(conn.reader, writer)  # plain HTTP inside: ws:// from Chromium
+            scheme = "https" if secure else "http"
+            await self._connection(inner, flow.client, tunnel=(request.host, request.port), scheme=scheme)
             return
         try:
             up_reader, up_writer = await asyncio.wait_for(
@@ -364,11 +401,18 @@ class ProxyServer:
                 f"the request body is larger than {limit} bytes",
                 url,
             )
+        if is_websocket(request):
+            return await self._upgrade(flow, conn)
         if _has_body(request) and conn.expects_continue():
             await conn.send_continue()
         headers = [
-            (k, v) for k, v in with_via(end_to_end(request.headers)) if k.lower() not in ("host", "expect")
+            (k, v)
+            for k, v in with_via(end_to_end(request.headers))
+            if k.lower() not in ("host", "expect", "accept-encoding")
         ]
+        # only codings readerproxy decodes, so that a page it would read never comes in another one
+        if (encodings := offered_encodings(request.headers, DECODABLE_ENCODINGS)) is not None:
+            headers.append(("Accept-Encoding", encodings))
         body_error: list[BaseException] = []
         body = _request_body(conn, limit, body_error) if _has_body(request) else None
         try:
@@ -381,18 +425,115 @@ class ProxyServer:
                 compress=None,
                 skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding"),
             ) as up:
-                flow.response = Response(
-                    up.status,
-                    up.reason or "",
-                    [(k.decode("latin-1"), v.decode("latin-1")) for k, v in up.raw_headers],
-                )
-                for addon in self.addons:
-                    await addon.response_headers(flow)
-                return await self._answer(flow, up, conn)
+                if (secure := self._https_upgrade(request, up)) is not None:
+                    up.release()
+                    async with self.session.request(
+                        request.method,
+                        secure,
+                        headers=headers,
+                        allow_redirects=False,
+                        compress=None,
+                        skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding"),
+                    ) as up_secure:
+                        return await self._respond(flow, up_secure, conn, upgraded=True)
+                return await self._respond(flow, up, conn)
         except _Sent:
             return False
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             return await self._upstream_failed(flow, conn, exc, body_error[0] if body_error else None)
+
+    async def _respond(
+        self, flow: Flow, up: aiohttp.ClientResponse, conn: ClientConnection, *, upgraded: bool = False
+    ) -> bool:
+        """The site's answer head to the addons, then the answer to the browser (`_answer`).
+        `upgraded`: fetched over https for an http:// request (`--upgrade-https`), so an `https://`
+        Location is given back as `http://`, which the client can follow (and the proxy upgrade)."""
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in up.raw_headers]
+        if upgraded:
+            headers = [(k, _plain_http(v) if k.lower() == "location" else v) for k, v in headers]
+        flow.response = Response(up.status, up.reason or "", headers)
+        if upgraded:
+            flow.notes["upgraded_https"] = True
+        for addon in self.addons:
+            await addon.response_headers(flow)
+        return await self._answer(flow, up, conn)
+
+    def _https_upgrade(self, request: Request, up: aiohttp.ClientResponse) -> str | None:
+        """With `--upgrade-https`: the https:// URL to fetch instead, when the site redirects this
+        http:// GET or HEAD to the https:// of the same host, path and query (as FrogFind and
+        macproxy do for old clients that speak no TLS); else None."""
+        if (
+            not self.settings.upgrade_https
+            or request.scheme != "http"
+            or request.method not in ("GET", "HEAD")
+            or _has_body(request)
+            or up.status not in REDIRECT_STATUSES
+        ):
+            return None
+        location = header([(k, v) for k, v in up.headers.items()], "location")
+        if not location:
+            return None
+        try:
+            target = urljoin(request.url, location)
+            parts = urlsplit(target)
+            check_host(target, self.fetch)
+        except (ValueError, FetchError):
+            return None
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        if parts.scheme != "https" or (parts.hostname or "") != request.host or path != request.path:
+            return None
+        return target
+
+    async def _upgrade(self, flow: Flow, conn: ClientConnection) -> bool:
+        """A WebSocket handshake (ws, or wss inside an intercepted tunnel) on a connection of its own
+        to the address the SSRF guard allows; on 101, the bytes piped both ways (`upgrade.relay`).
+        The browser connection ends with it."""
+        request = flow.request
+        secure = request.scheme == "https"
+        try:
+            address = await self._guarded_address(request.host, request.port)
+            up_reader, up_writer = await asyncio.wait_for(
+                asyncio.open_connection(
+                    address,
+                    request.port,
+                    ssl=self.upstream_tls if secure else None,
+                    server_hostname=request.host if secure else None,
+                ),
+                self.fetch.connect_timeout,
+            )
+        except (AddressRefused, FetchError) as exc:
+            flow.outcome = Outcome.REFUSED
+            await self._error_page(flow, conn, 403, "That address is not allowed", str(exc), request.url)
+            return False
+        except ssl.SSLCertVerificationError as exc:
+            flow.outcome = Outcome.ERROR
+            message = f"The certificate of {request.host} could not be verified ({exc.verify_message})"
+            await self._error_page(
+                flow, conn, 502, "The site's certificate is not valid", message, request.url
+            )
+            return False
+        except (OSError, TimeoutError) as exc:
+            flow.outcome = Outcome.REFUSED if is_refusal(exc) else Outcome.ERROR
+            status, title = (
+                (403, "That address is not allowed")
+                if is_refusal(exc)
+                else (502, "The site could not be reached")
+            )
+            await self._error_page(
+                flow, conn, status, title, f"could not connect to {request.host}", request.url
+            )
+            return False
+        try:
+            timeout = max(self.fetch.read_timeout, 10.0)
+            status = await relay(conn, request, up_reader, up_writer, timeout)
+            flow.outcome = Outcome.PASSED
+            flow.notes["websocket"] = status
+        except UpgradeFailed as exc:
+            flow.outcome = Outcome.ERROR
+            await self._error_page(flow, conn, 502, "The site did not answer properly", str(exc), request.url)
+        finally:
+            up_writer.close()
+        return False
 
     async def _upstream_failed(
         self, flow: Flow, conn: ClientConnection, exc: Exception, body_error: BaseException | None
@@ -465,13 +606,8 @@ class ProxyServer:
             )
         buffered: list[bytes] = []
         if flow.wants_body:
-            size = 0
-            async for chunk in up.content.iter_chunked(CHUNK):
-                buffered.append(chunk)
-                size += len(chunk)
-                if size > self.fetch.max_bytes:
-                    break  # too large to read: stream it through as it is
-            else:
+            complete = await self._collect(flow, up, buffered)
+            if complete:  # else: too large, or too slow: it streams through as it is, below
                 body = b"".join(buffered)
                 for addon in self.addons:
                     await addon.response(flow, body)
@@ -501,6 +637,33 @@ class ProxyServer:
             flow.error = f"upstream body: {type(exc).__name__}"
             raise _Sent from exc
         return request.keep_alive
+
+    async def _collect(self, flow: Flow, up: aiohttp.ClientResponse, buffered: list[bytes]) -> bool:
+        """Read the body the reader addon asked for into `buffered`; True when it came in whole.
+
+        False, with what has arrived so far in `buffered`, when it grows past the size cap or has
+        not ended within `reader_wait` seconds of its head: a slow page is never held back, it
+        streams through as the original (`flow.notes["streamed"]` says why).
+        """
+        size = 0
+        deadline = asyncio.get_running_loop().time() + self.reader_wait
+        while True:
+            wait = asyncio.timeout_at(deadline)
+            try:
+                async with wait:
+                    chunk = await up.content.readany()
+            except TimeoutError:
+                if not wait.expired():
+                    raise  # the client library's own read timeout
+                flow.notes["streamed"] = "slow"
+                return False
+            if not chunk:
+                return True
+            buffered.append(chunk)
+            size += len(chunk)
+            if size > self.fetch.max_bytes:
+                flow.notes["streamed"] = "large"
+                return False
 
     # ---- writing answers --------------------------------------------------------------------
     async def _write_simple(
@@ -545,6 +708,11 @@ class ProxyServer:
 
 class _Sent(Exception):
     """The answer was partly sent when upstream failed: the connection can only be closed."""
+
+
+def _plain_http(location: str) -> str:
+    """An absolute `https://` Location as `http://` (anything else as it is)."""
+    return "http://" + location[8:] if location[:8].lower() == "https://" else location
 
 
 def _has_body(request: Request) -> bool:

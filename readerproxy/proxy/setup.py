@@ -1,0 +1,535 @@
+"""`http://readerproxy/`: the proxy's own pages, answered by the proxy to any client that uses it.
+
+The name is never resolved (as mitmproxy's `mitm.it` is not): a browser sends every request for it
+to its proxy, and `SetupAddon` answers. `readerproxy.internal` is the same with a dot, for clients
+that send plain host names direct. The pages:
+
+- `/`: the setup page (phone first): the CA in every format a device takes (`/ca.pem`, DER
+  `/ca.crt` and `/ca.cer`, the iOS profile `/readerproxy.mobileconfig`), steps per platform, the
+  fingerprint, how to remove it and what trusting it means; the PAC file; the client's reading
+  preferences; the site rules; a bookmarklet that brings the reader view back on an original page.
+- `/proxy.pac`: the PAC file, pointing at the address the client reached the proxy on.
+- `/view?url=…&theme=…`: the target of every preference link in the proxy's reader views: the
+  choice is stored for the client (`store.ProxyStore`), then the page is shown again.
+- `/rules`, `/rules/set?host=…&rule=reader|original|none`: the site rules, listed and edited.
+- `/reader?url=…`: the way back from an original page (the bookmarklet): that page as a reader view.
+- `/read…`, `/api/…`, `/static/…`: the reader server itself, reached through the proxy with the
+  proxy's login (one login per client) and the client's stored preferences.
+
+Choices are changed by GET (links work in every reader view, whose CSP allows no script of ours);
+a change is accepted only from a top-level navigation, so another site's images or fetches cannot
+make one.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import plistlib
+import uuid
+from collections.abc import Mapping, Sequence
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+import aiohttp
+
+from ..render import COOKIE_MAX_AGE, COOKIE_PREFIX, PREFERENCE_KEYS, preferences
+from .addons import (
+    READER_MARKER,
+    SETUP_HOSTS,
+    SETUP_ORIGIN,
+    Addon,
+    configured_credentials,
+    reader_base,
+    simple_response,
+)
+from .flow import Flow, Outcome, Response, header, valid_host
+from .store import CLIENT_COOKIE, RULES, Client, ProxyStore, new_client_cookie, valid_client_cookie
+
+if TYPE_CHECKING:
+    from cryptography import x509
+
+    from ..render import Preferences, Renderer
+    from ..settings import Settings
+    from .tls import CertificateAuthority
+
+PAGE_CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
+PAGE_HEADERS = [
+    ("Content-Security-Policy", PAGE_CSP),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+    ("Cache-Control", "no-store"),
+]
+#: Reader server paths reached through `http://readerproxy/`.
+GATEWAY_PATHS = ("/read", "/api/", "/static/", "/favicon.")
+#: Response headers of the reader server passed on by the gateway.
+GATEWAY_HEADERS = frozenset(
+    {
+        "content-type",
+        "cache-control",
+        "content-security-policy",
+        "x-content-type-options",
+        "referrer-policy",
+        "content-disposition",
+        "x-cache",
+        "location",
+        "set-cookie",
+        "retry-after",
+    }
+)
+
+
+def is_setup_host(host: str) -> bool:
+    return host.lower().rstrip(".") in SETUP_HOSTS
+
+
+# ---- the certificate in the formats devices take -----------------------------------------------
+
+
+def fingerprint(cert: x509.Certificate) -> str:
+    """The certificate's SHA-256 fingerprint, as devices show it (AA:BB:…)."""
+    from cryptography.hazmat.primitives import hashes
+
+    return cert.fingerprint(hashes.SHA256()).hex(":").upper()
+
+
+def common_name(cert: x509.Certificate) -> str:
+    """The certificate's subject common name (what devices list it as)."""
+    from cryptography.x509.oid import NameOID
+
+    names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    return str(names[0].value) if names else cert.subject.rfc4514_string()
+
+
+def der(cert: x509.Certificate) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
+    return cert.public_bytes(serialization.Encoding.DER)
+
+
+def mobileconfig(cert: x509.Certificate) -> bytes:
+    """An iOS/iPadOS configuration profile installing the CA (a `com.apple.security.root` payload
+    carrying the DER certificate); its identifiers follow from the certificate, so downloading it
+    again gives the same profile."""
+    digest = fingerprint(cert).replace(":", "").lower()
+    name = "readerproxy local CA"
+    payload = {
+        "PayloadType": "com.apple.security.root",
+        "PayloadVersion": 1,
+        "PayloadIdentifier": f"org.readerproxy.ca.{digest[:16]}.cert",
+        "PayloadUUID": str(uuid.uuid5(uuid.NAMESPACE_URL, f"readerproxy-ca-cert:{digest}")).upper(),
+        "PayloadDisplayName": name,
+        "PayloadDescription": "Lets readerproxy show reader views of HTTPS pages on this device.",
+        "PayloadCertificateFileName": "readerproxy-ca.cer",
+        "PayloadContent": der(cert),
+    }
+    profile = {
+        "PayloadType": "Configuration",
+        "PayloadVersion": 1,
+        "PayloadIdentifier": f"org.readerproxy.ca.{digest[:16]}",
+        "PayloadUUID": str(uuid.uuid5(uuid.NAMESPACE_URL, f"readerproxy-ca:{digest}")).upper(),
+        "PayloadDisplayName": name,
+        "PayloadDescription": (
+            "The certificate authority of your readerproxy. Remove this profile to stop trusting it."
+        ),
+        "PayloadOrganization": "readerproxy",
+        "PayloadRemovalDisallowed": False,
+        "PayloadContent": [payload],
+    }
+    return plistlib.dumps(profile, fmt=plistlib.FMT_XML)
+
+
+def certificate_downloads(ca: CertificateAuthority) -> dict[str, tuple[bytes, str, str]]:
+    """Path → (body, content type, file name) of each format of the CA certificate."""
+    from .tls import pem
+
+    cert = ca.cert
+    return {
+        "/ca.pem": (pem(cert), "application/x-pem-file", "readerproxy-ca.pem"),
+        "/ca.crt": (der(cert), "application/x-x509-ca-cert", "readerproxy-ca.crt"),
+        "/ca.cer": (der(cert), "application/pkix-cert", "readerproxy-ca.cer"),
+        "/readerproxy.mobileconfig": (
+            mobileconfig(cert),
+            "application/x-apple-aspen-config",
+            "readerproxy.mobileconfig",
+        ),
+    }
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+
+
+def proxy_address(flow: Flow, settings: Settings) -> tuple[str, int]:
+    """The proxy's address as this client reached it (the connection's local end), else --host."""
+    local = flow.notes.get("local")
+    if isinstance(local, tuple) and len(local) >= 2 and local[0] not in ("0.0.0.0", "::"):
+        host = str(local[0]).removeprefix("::ffff:")
+        return host, int(local[1])
+    host = settings.host if settings.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    return host, int(settings.proxy_port or 0)
+
+
+def cookies_of(flow: Flow) -> dict[str, str]:
+    """The request's cookies by name (the first of each)."""
+    jar: dict[str, str] = {}
+    for key, value in flow.request.headers:
+        if key.lower() != "cookie":
+            continue
+        for item in value.split(";"):
+            name, sep, val = item.strip().partition("=")
+            if sep and name and name not in jar:
+                jar[name] = val
+    return jar
+
+
+def user_of(credentials: str | None) -> str | None:
+    return credentials.partition(":")[0] if credentials else None
+
+
+def is_top_level(flow: Flow) -> bool:
+    """A navigation the user made (or a client that says nothing about it): a change may be made."""
+    mode = header(flow.request.headers, "sec-fetch-mode")
+    dest = header(flow.request.headers, "sec-fetch-dest")
+    return (mode in (None, "navigate")) and (dest in (None, "document"))
+
+
+def page_url(value: str | None) -> str | None:
+    """An http(s) URL with a valid host, else None."""
+    if not value:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname or not valid_host(parts.hostname):
+        return None
+    return value
+
+
+def with_query_item(url: str, item: str) -> str:
+    base, sep, fragment = url.partition("#")
+    joined = f"{base}&{item}" if "?" in base else f"{base}?{item}"
+    return joined + (sep + fragment if sep else "")
+
+
+def redirect(location: str, headers: Sequence[tuple[str, str]] = ()) -> Response:
+    return Response(
+        303,
+        "See Other",
+        [("Location", location), ("Cache-Control", "no-store"), ("Content-Length", "0"), *headers],
+        b"",
+    )
+
+
+def preference_cookies(values: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Set-Cookie headers mirroring the stored preferences on the readerproxy origin."""
+    return [
+        ("Set-Cookie", f"{name}={value}; Path=/; Max-Age={COOKIE_MAX_AGE}; SameSite=Lax")
+        for name, value in values.items()
+    ]
+
+
+def bookmarklet() -> str:
+    """A javascript: URL showing the current page as a reader view through the proxy."""
+    return (
+        "javascript:void(location.href='" + SETUP_ORIGIN + "/reader?url='+encodeURIComponent(location.href))"
+    )
+
+
+class SetupAddon(Addon):
+    """Answers every request for `SETUP_HOSTS` (see the module's docstring)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        renderer: Renderer,
+        store: ProxyStore,
+        ca: CertificateAuthority | None,
+        config_rules: Mapping[str, Sequence[str]],
+    ) -> None:
+        self.settings = settings
+        self.renderer = renderer
+        self.store = store
+        self.ca = ca
+        self.config_rules = config_rules
+        self.credentials = configured_credentials(settings)
+        self.downloads = certificate_downloads(ca) if ca is not None else {}
+        self.reader_base = reader_base(settings)  # where the gateway reaches the reader server
+
+    def client(self, flow: Flow) -> Client:
+        """Who this flow is from (see `store.Client`)."""
+        address = flow.client.rpartition(":")[0] or flow.client
+        cookie = valid_client_cookie(cookies_of(flow).get(CLIENT_COOKIE))
+        return Client(address.strip("[]"), user_of(self.credentials), cookie)
+
+    async def request(self, flow: Flow) -> None:
+        request = flow.request
+        if not is_setup_host(request.host):
+            return
+        flow.outcome = Outcome.READER
+        flow.reader_rule = "never"
+        if request.method == "CONNECT":
+            flow.response = simple_response(
+                400, "Bad Request", f"Open {SETUP_ORIGIN}/ (plain http): it is answered by the proxy.\n"
+            )
+            return
+        if request.method not in ("GET", "HEAD"):
+            flow.response = simple_response(
+                405, "Method Not Allowed", "GET only.\n", [("Allow", "GET, HEAD")]
+            )
+            return
+        path, _, query_string = request.path.partition("?")
+        query = dict(parse_qsl(query_string, keep_blank_values=True))
+        client = self.client(flow)
+        response = await self.answer(flow, path, query, client)
+        if client.user is None and client.cookie is None:  # name this client from now on
+            response.headers.append(
+                (
+                    "Set-Cookie",
+                    f"{CLIENT_COOKIE}={new_client_cookie()}; Path=/; Max-Age={COOKIE_MAX_AGE}; "
+                    "SameSite=Lax; HttpOnly",
+                )
+            )
+        if request.method == "HEAD":
+            response.body = b""
+        flow.response = response
+
+    async def answer(self, flow: Flow, path: str, query: dict[str, str], client: Client) -> Response:
+        """The answer for one path of the setup host."""
+        if path in ("", "/"):
+            return await self.setup_page(flow, client)
+        if path in self.downloads:
+            body, content_type, name = self.downloads[path]
+            return Response(
+                200,
+                "OK",
+                [
+                    ("Content-Type", content_type),
+                    ("Content-Disposition", f'attachment; filename="{name}"'),
+                    ("Cache-Control", "no-store"),
+                    ("X-Content-Type-Options", "nosniff"),
+                ],
+                body,
+            )
+        if path in ("/ca.pem", "/ca.crt", "/ca.cer", "/readerproxy.mobileconfig"):
+            return simple_response(
+                404,
+                "Not Found",
+                "HTTPS interception is off (--intercept-https): there is no CA to install.\n",
+            )
+        if path == "/proxy.pac":
+            from . import pac_text
+
+            host, port = proxy_address(flow, self.settings)
+            return simple_response(
+                200,
+                "OK",
+                pac_text(host, port),
+                [("Cache-Control", "no-store")],
+                content_type="application/x-ns-proxy-autoconfig",
+            )
+        if path == "/view":
+            return await self.view(flow, query, client)
+        if path == "/prefs":
+            return await self.save_prefs(flow, query, client, query.get("back"))
+        if path == "/rules":
+            return await self.rules_page(flow, client)
+        if path == "/rules/set":
+            return await self.set_rule(flow, query)
+        if path == "/reader":
+            return self.way_back(query)
+        if path.startswith(GATEWAY_PATHS):
+            return await self.gateway(flow, client)
+        return simple_response(404, "Not Found", "No such page here.\n")
+
+    # ---- preferences ----------------------------------------------------------------------------
+    async def view(self, flow: Flow, query: dict[str, str], client: Client) -> Response:
+        """A preference link of a proxied reader view: store the choice, show the page again.
+        Anything else a reader view links to under /read (formats, algorithms, the overlay) is
+        the reader server's."""
+        url = page_url(query.get("url"))
+        others = set(query) - {"url", *PREFERENCE_KEYS}
+        if url is None or others:
+            return redirect(f"{SETUP_ORIGIN}/read?{urlencode(query)}")
+        return await self.save_prefs(flow, query, client, url)
+
+    async def save_prefs(
+        self, flow: Flow, query: Mapping[str, str], client: Client, back: str | None
+    ) -> Response:
+        """Store the preferences in `query` (over the stored ones), then go `back`."""
+        target = page_url(back) or f"{SETUP_ORIGIN}/#prefs"
+        if not is_top_level(flow):
+            return simple_response(403, "Forbidden", "Preferences change from a page you open only.\n")
+        stored = await self.store.preferences(client)
+        prefs, changed = preferences(query, stored)
+        values = prefs.cookies()
+        if changed:
+            await self.store.save_preferences(client, values)
+        return redirect(target, preference_cookies(values))
+
+    async def client_prefs(self, client: Client) -> Preferences:
+        return preferences({}, await self.store.preferences(client))[0]
+
+    # ---- site rules -------------------------------------------------------------------------------
+    async def set_rule(self, flow: Flow, query: dict[str, str]) -> Response:
+        host = (query.get("host") or "").strip().lower().rstrip(".").removeprefix("www.")
+        rule = query.get("rule") or ""
+        back = page_url(query.get("back"))
+        if not is_top_level(flow):
+            return simple_response(403, "Forbidden", "Rules change from a page you open only.\n")
+        if not host or not valid_host(host) or rule not in (*RULES, "none"):
+            return simple_response(400, "Bad Request", "Give host=NAME and rule=reader|original|none.\n")
+        await self.store.set_rule(host, None if rule == "none" else rule)
+        if back is not None:
+            back_host = (urlsplit(back).hostname or "").lower()
+            if back_host == host or back_host.endswith("." + host):
+                return redirect(back)
+        return redirect(f"{SETUP_ORIGIN}/rules")
+
+    def way_back(self, query: dict[str, str]) -> Response:
+        """The bookmarklet's target: the page as a reader view, once."""
+        url = page_url(query.get("url"))
+        if url is None:
+            return redirect(f"{SETUP_ORIGIN}/")
+        if url.startswith("https:") and self.ca is None:  # the proxy cannot see inside: the reader server
+            return redirect(f"{SETUP_ORIGIN}/read?url={quote(url, safe='')}")
+        return redirect(with_query_item(url, READER_MARKER))
+
+    async def rules_page(self, flow: Flow, client: Client) -> Response:
+        rules = sorted((await self.store.rules()).items())
+        return self.page(
+            "rules.html",
+            await self.client_prefs(client),
+            rules=rules,
+            config_rules=self.config_rules,
+        )
+
+    # ---- the setup page ---------------------------------------------------------------------------
+    async def setup_page(self, flow: Flow, client: Client) -> Response:
+        host, port = proxy_address(flow, self.settings)
+        shown = f"[{host}]" if ":" in host else host
+        prefs = await self.client_prefs(client)
+        cert: dict[str, Any] | None = None
+        if self.ca is not None:
+            ca_cert = self.ca.cert
+            cert = {
+                "fingerprint": fingerprint(ca_cert),
+                "subject": common_name(ca_cert),
+                "expires": ca_cert.not_valid_after_utc.date().isoformat(),
+            }
+        from ..render import FONTS, LINK_MODES, SIZE_LABELS, SIZES, SPACINGS, THEMES, WIDTHS
+
+        choices = [
+            ("theme", "Theme", [(t, t.capitalize()) for t in THEMES]),
+            ("size", "Text size", [(s, SIZE_LABELS[s]) for s in SIZES]),
+            ("font", "Font", [("serif", "Serif"), ("sans", "Sans")] if FONTS else []),
+            ("width", "Width", [(w, w.capitalize()) for w in WIDTHS]),
+            ("spacing", "Line spacing", [(s, s.capitalize()) for s in SPACINGS]),
+            ("lite", "Images", [("0", "Show"), ("1", "Hide (Lite)")]),
+            (
+                "links",
+                "Links open",
+                [(m, {"reader": "In reader", "original": "On the site"}[m]) for m in LINK_MODES],
+            ),
+        ]
+        current = prefs.cookies()
+        return self.page(
+            "setup.html",
+            prefs,
+            proxy_host=shown,
+            proxy_port=port,
+            origin=SETUP_ORIGIN,
+            alias=f"http://{SETUP_HOSTS[1]}",
+            pac_url=f"{SETUP_ORIGIN}/proxy.pac",
+            reader_pac_url=f"http://{shown}:{urlsplit(self.reader_base).port or 80}/proxy.pac",
+            intercepting=self.ca is not None,
+            cert=cert,
+            auth=self.credentials is not None,
+            choices=[(key, label, options, current[COOKIE_PREFIX + key]) for key, label, options in choices],
+            rules_count=len(await self.store.rules()),
+            bookmarklet=bookmarklet(),
+            year=datetime.date.today().year,
+        )
+
+    def page(self, template: str, prefs: Preferences, **context: Any) -> Response:
+        html = self.renderer.env.get_template(template).render(prefs=prefs, **context)
+        return Response(
+            200, "OK", [("Content-Type", "text/html; charset=utf-8"), *PAGE_HEADERS], html.encode("utf-8")
+        )
+
+    # ---- the reader server through the proxy ----------------------------------------------------
+    async def gateway(self, flow: Flow, client: Client) -> Response:
+        """A reader server route, with the proxy's login and the client's stored preferences (the
+        browser's own rp_* cookies on this origin, when they differ, are the newer choice)."""
+        request = flow.request
+        path = request.path
+        if path.startswith("/static/"):
+            name = path.removeprefix("/static/").partition("?")[0]
+            asset = self.renderer.static.get(name)
+            if asset is None:
+                return simple_response(404, "Not Found", "No such file.\n")
+            return Response(
+                200,
+                "OK",
+                [
+                    ("Content-Type", asset.content_type),
+                    ("Cache-Control", "public, max-age=31536000, immutable"),
+                ],
+                asset.body,
+            )
+        stored = await self.store.preferences(client)
+        browser = {
+            k: v for k, v in cookies_of(flow).items() if k.startswith(COOKIE_PREFIX) and k != CLIENT_COOKIE
+        }
+        merged = {**stored, **browser}
+        if browser and merged != stored and is_top_level(flow):
+            values = preferences({}, merged)[0].cookies()
+            await self.store.save_preferences(client, values)
+            merged = values
+        headers = {"Accept": header(request.headers, "accept") or "*/*", "Accept-Encoding": "identity"}
+        if language := header(request.headers, "accept-language"):
+            headers["Accept-Language"] = language
+        if merged:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in merged.items())
+        if self.credentials is not None:
+            headers["Authorization"] = "Basic " + base64.b64encode(self.credentials.encode()).decode()
+        base = self.reader_base
+        try:
+            async with (
+                aiohttp.ClientSession(trust_env=False, auto_decompress=False) as session,
+                session.request(
+                    request.method, base + path, headers=headers, allow_redirects=False
+                ) as answer,
+            ):
+                body = await answer.read()
+                kept: list[tuple[str, str]] = []
+                saved: dict[str, str] = {}
+                for key, value in answer.headers.items():
+                    name = key.lower()
+                    if name not in GATEWAY_HEADERS:
+                        continue
+                    if name == "location" and value.startswith(base):
+                        value = SETUP_ORIGIN + value[len(base) :]
+                    if name == "set-cookie":
+                        cookie_name, _, rest = value.partition("=")
+                        if cookie_name.startswith(COOKIE_PREFIX):
+                            saved[cookie_name] = rest.partition(";")[0]
+                    kept.append((key, value))
+                if saved and is_top_level(flow):
+                    await self.store.save_preferences(
+                        client, preferences({}, {**merged, **saved})[0].cookies()
+                    )
+                reason = answer.reason or HTTPStatus(answer.status).phrase
+                return Response(answer.status, reason, kept, body)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            return simple_response(
+                502, "Bad Gateway", f"The reader server did not answer: {type(exc).__name__}.\n"
+            )
+
+
+def config_rules(settings: Settings) -> dict[str, tuple[str, ...]]:
+    """The site rules of the config file (`reader_hosts`, `direct_hosts`), listed on /rules."""
+    from .addons import host_list
+
+    return {"reader": host_list(settings.reader_hosts), "original": host_list(settings.direct_hosts)}
