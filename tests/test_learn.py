@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -11,8 +12,11 @@ import pytest
 from readerproxy import extract
 from readerproxy.cli import main
 from readerproxy.document import parse, ranges_mask
+from readerproxy.errors import RequestError
 from readerproxy.evaluation.datasets import Page, datasets_root
 from readerproxy.evaluation.oof import OutOfFold
+from readerproxy.evaluation.runner import AlgorithmSpec, ablation_rules, ablation_specs
+from readerproxy.extraction import get_extractor
 from readerproxy.extractors import learned as learned_module
 from readerproxy.extractors.auto import first_extractor
 from readerproxy.extractors.heuristic import (
@@ -24,11 +28,16 @@ from readerproxy.extractors.heuristic import (
 )
 from readerproxy.extractors.learned import (
     GALLERY_LEVELS,
+    PAGE_CONDITIONS,
+    POST_RULES,
+    LearnedParams,
+    PageKinds,
     choice_blocks,
     comment_section,
     embedded_posts,
     gallery_section,
     other_articles,
+    post_rule,
     repeated_captions,
     says_product,
     teaser_blocks,
@@ -43,7 +52,14 @@ from readerproxy.learn.blocks import (
 )
 from readerproxy.learn.folds import fold_of_site, site_of_host, site_of_page
 from readerproxy.learn.labels import CONTENT_OVERLAP, block_texts, label_blocks
-from readerproxy.learn.model import SHIPPED_MODEL, TreeModel, from_lightgbm_dump, load_model
+from readerproxy.learn.model import (
+    SHIPPED_MODEL,
+    TreeModel,
+    code_feature_hash,
+    feature_list_hash,
+    from_lightgbm_dump,
+    load_model,
+)
 from readerproxy.learn.train import average_trees
 from readerproxy.reader import algorithm_params
 
@@ -477,6 +493,17 @@ def test_train_runs_end_to_end_on_a_few_pages(tmp_path: Path, capsys: pytest.Cap
     assert main([*args]) == 0  # from the cache: the same weights (fixed seed, deterministic)
     assert out.read_bytes() == first
     assert load_model(str(out)).first.features == FEATURES
+    provenance = load_model(str(out)).provenance
+    assert provenance is not None and provenance.made_by == "readerproxy train"
+    assert provenance.features == code_feature_hash() and provenance.parameters["rounds"] == 5
+    assert {name: record["pages"] for name, record in provenance.datasets.items()} == {
+        "scrapinghub": 4,
+        "readability": 4,
+        "wcxb-dev": 4,
+    }
+    fold = load_model(str(tmp_path / "fold-1.npz")).provenance
+    assert fold is not None and (fold.parameters["fold"], fold.parameters["folds"]) == (1, 2)
+    assert provenance.parameters["fold"] is None
     capsys.readouterr()
     assert (
         main(
@@ -505,6 +532,9 @@ def test_train_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_a_request_cannot_name_a_model_file() -> None:
     query = {"url": "http://127.0.0.1/", "model": "/etc/passwd", "threshold": "0.6"}
+    with pytest.raises(RequestError, match="parameter model names a file on the server"):
+        algorithm_params(query, "learned")
+    del query["model"]
     assert algorithm_params(query, "learned") == {"threshold": "0.6"}
 
 
@@ -784,3 +814,140 @@ def test_embedded_posts_inside_the_root_are_kept(monkeypatch: pytest.MonkeyPatch
     assert "Follow us" not in text  # the sidebar's post is outside the heuristic's root
     text = extract(EMBED_PAGE, algorithm="learned", keep_embeds="false").text
     assert "half a million dollars" not in text and "Sentence 29 of the article" in text
+
+
+# --- The post-rules as a table, and --ablate ---------------------------------------------------------
+
+
+#: (rule, page, parameters) where the rule fires: switching it off changes the extracted text.
+FIRING = [
+    ("teasers", TEASERS_PAGE, EVERY_BLOCK),
+    ("other_articles", _feed_page(3, 90), EVERY_BLOCK),
+    ("wide_only", WIDE_ONLY_PAGE, {**EVERY_BLOCK, "wide_only_threshold": "1"}),
+    ("choices", WIDE_ONLY_PAGE, EVERY_BLOCK),
+    ("caption_repeats", CAPTIONS_PAGE, {}),
+    ("gallery", GALLERY_PAGE, {"gallery_threshold": "1"}),
+]
+
+
+@pytest.mark.parametrize(("name", "page", "params"), FIRING, ids=[case[0] for case in FIRING])
+def test_the_rule_table_is_what_runs(
+    monkeypatch: pytest.MonkeyPatch, name: str, page: str, params: dict[str, str]
+) -> None:
+    rule = post_rule(name)
+    on = extract(page, algorithm="learned", **params).text
+    off = extract(page, algorithm="learned", **{**params, rule.parameter: rule.off_text}).text
+    assert on != off  # the rule fires on this page
+    # The same page with the rule taken out of the table: what --ablate's parameter gives.
+    monkeypatch.setattr(learned_module, "POST_RULES", tuple(r for r in POST_RULES if r.name != name))
+    assert extract(page, algorithm="learned", **params).text == off
+
+
+def test_every_rule_has_a_parameter_an_off_value_and_known_conditions() -> None:
+    fields = {f.name: f for f in dataclasses.fields(LearnedParams)}
+    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 14
+    assert len({rule.parameter for rule in POST_RULES}) == len(POST_RULES)
+    for rule in POST_RULES:
+        assert rule.parameter in fields and rule.active(LearnedParams()), rule.name
+        off = get_extractor("auto").make_params({rule.parameter: rule.off_text})
+        assert not rule.active(off), rule.name
+        for condition in rule.when:
+            assert condition.removeprefix("not ") in PAGE_CONDITIONS, (rule.name, condition)
+    with pytest.raises(ValueError, match="valid: heuristic_prior, related_heading"):
+        post_rule("gallerie")
+
+
+def test_page_kinds_hold_their_conditions() -> None:
+    kinds = PageKinds(article=True, product=False, discussion=False, root=True)
+    assert kinds.holds(()) and kinds.holds(("article", "root")) and kinds.holds(("not product",))
+    assert not kinds.holds(("product",)) and not kinds.holds(("article", "not root"))
+
+
+@pytest.mark.skipif(datasets_root() is None, reason="../shared/datasets is not present")
+def test_eval_ablate_reports_each_rule_off(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["eval", "--dataset", "scrapinghub", "--limit", "3", "--no-progress"]
+    assert main([*base, "--algo", "auto", "--ablate", "gallery,choices", "--ablate", "short_page"]) == 0
+    out = capsys.readouterr().out
+    for label in ("auto:gallery_threshold=none", "auto:cut_choices=false", "auto:short_page_chars=0"):
+        assert label in out
+    rows = [line for line in out.splitlines() if line.startswith("auto - ")]
+    assert [row.split("|")[0].strip() for row in rows] == [
+        "auto - gallery",
+        "auto - choices",
+        "auto - short_page",
+    ]
+    counts = [[int(n) for n in row.split("|")[1].split()] for row in rows]  # pages, pages changed
+    assert all(pages == 3 and 0 <= changed <= 3 for pages, changed in counts)
+    assert main([*base, "--algo", "auto", "--ablate", "nope"]) == 2
+    assert "unknown post-rule 'nope'" in capsys.readouterr().err
+    assert main([*base, "--algo", "density", "--ablate", "gallery"]) == 2
+    assert "--ablate needs" in capsys.readouterr().err
+
+
+def test_ablation_specs_replace_a_rule_parameter_the_spec_sets() -> None:
+    specs = [
+        AlgorithmSpec("auto", (("gallery_threshold", "0.7"), ("threshold", "0.6"))),
+        AlgorithmSpec("density"),
+    ]
+    (ablation,) = ablation_specs(specs, ablation_rules(["gallery"]))
+    assert ablation.ablated == AlgorithmSpec("auto", (("threshold", "0.6"), ("gallery_threshold", "none")))
+    assert ablation_rules(["all"]) == [rule.name for rule in POST_RULES]
+
+
+# --- Provenance ------------------------------------------------------------------------------------
+
+
+def test_the_shipped_model_carries_its_provenance() -> None:
+    provenance = load_model().provenance
+    assert provenance is not None
+    assert (
+        provenance.features == code_feature_hash() == feature_list_hash(FEATURES, FEATURES + CONTEXT_FEATURES)
+    )
+    assert len(provenance.commit) == 40 and provenance.lightgbm and provenance.numpy
+    assert set(provenance.datasets) == {"scrapinghub", "readability", "wcxb-dev"}
+    assert all(
+        len(record["sha256"]) == 64 and record["pages"] > 100 for record in provenance.datasets.values()
+    )
+    assert provenance.parameters["rounds"] == 100 and provenance.parameters["bags"] == 2
+    assert provenance.parameters["boosting"]["deterministic"] is True
+
+
+def test_a_model_made_for_other_features_is_refused_at_load(tmp_path: Path) -> None:
+    model = load_model()
+    assert model.provenance is not None
+    copy = tmp_path / "copy.npz"
+    model.save(copy)
+    assert load_model(str(copy)).provenance == model.provenance
+    other = tmp_path / "other.npz"
+    dataclasses.replace(model, provenance=dataclasses.replace(model.provenance, features="0" * 16)).save(
+        other
+    )
+    with pytest.raises(
+        ValueError, match=r"made for feature list 0{16}, this code computes [0-9a-f]{16}; retrain"
+    ):
+        load_model(str(other))
+    with pytest.raises(ValueError, match="made for feature list"):
+        extract(SYNTHETIC, algorithm="learned", model=str(other))
+    # A file written before provenance existed still loads (its feature names are checked).
+    bare = tmp_path / "bare.npz"
+    dataclasses.replace(model, provenance=None).save(bare)
+    assert load_model(str(bare)).provenance is None
+
+
+@pytest.mark.skipif(datasets_root() is None, reason="../shared/datasets is not present")
+def test_train_stamp_adds_provenance_and_leaves_the_trees(tmp_path: Path) -> None:
+    pytest.importorskip("lightgbm", reason="the train extra (lightgbm) is not installed")
+    bare = tmp_path / "bare.npz"
+    dataclasses.replace(load_model(), provenance=None).save(bare)
+    args = ["train", "--stamp", "--out", str(bare), "--datasets", "scrapinghub", "--limit", "5"]
+    assert main(args) == 0
+    stamped = load_model(str(bare))
+    assert stamped.provenance is not None and stamped.provenance.made_by == "readerproxy train --stamp"
+    assert stamped.provenance.datasets["scrapinghub"]["pages"] == 5
+    shipped = load_model()
+    for stage in ("first", "second"):
+        for name in ("feature", "threshold", "left", "right", "value", "roots"):
+            assert np.array_equal(
+                getattr(getattr(stamped, stage), name), getattr(getattr(shipped, stage), name)
+            )
+    assert main(["train", "--stamp", "--out", str(tmp_path / "none.npz")]) == 2

@@ -38,6 +38,15 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         help="out-of-fold scores: algorithms with a `model` parameter use, on each page, the fold "
         "model of `readerproxy train` (in DIR) that never saw the page's site",
     )
+    parser.add_argument(
+        "--ablate",
+        metavar="RULE",
+        action="append",
+        default=[],
+        help="also run each algorithm that has auto's post-rules (auto, learned) with RULE off, and "
+        "report the difference; repeatable, comma-separated, or `all` (the rules: "
+        "extractors/learned.py POST_RULES, docs/rules.md)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 

@@ -93,6 +93,49 @@ def parse_specs(text: str) -> list[AlgorithmSpec]:
     return unique
 
 
+def ablation_rules(names: Iterable[str]) -> list[str]:
+    """The post-rules named in `--ablate` values (comma lists, `all`), in table order, each once;
+    ValueError naming the valid rules."""
+    from ..extractors.learned import POST_RULES, post_rule
+
+    wanted: set[str] = set()
+    for item in (part.strip() for value in names for part in value.split(",")):
+        if item == "all":
+            wanted.update(rule.name for rule in POST_RULES)
+        elif item:
+            wanted.add(post_rule(item).name)
+    return [rule.name for rule in POST_RULES if rule.name in wanted]
+
+
+@dataclass(frozen=True, slots=True)
+class Ablation:
+    """One spec run again with one post-rule off: `ablated` is `base` with the rule's parameter at
+    its off value."""
+
+    base: AlgorithmSpec
+    rule: str
+    ablated: AlgorithmSpec
+
+
+def ablation_specs(specs: Sequence[AlgorithmSpec], rules: Sequence[str]) -> list[Ablation]:
+    """For every spec whose extractor runs auto's post-rules, one spec per rule with that rule off;
+    ValueError when rules are asked for and no spec has them."""
+    from ..extractors.learned import LearnedParams, post_rule
+
+    ablations: list[Ablation] = []
+    for spec in specs:
+        if spec.external or get_extractor(spec.name).params_type is not LearnedParams:
+            continue
+        for name in rules:
+            rule = post_rule(name)
+            params = tuple((k, v) for k, v in spec.params if k != rule.parameter)
+            ablated = AlgorithmSpec(spec.name, (*params, (rule.parameter, rule.off_text)))
+            ablations.append(Ablation(spec, name, ablated))
+    if rules and not ablations:
+        raise ValueError("--ablate needs an algorithm that runs auto's post-rules (auto, learned) in --algo")
+    return ablations
+
+
 # --- Predictions ----------------------------------------------------------------------------------
 
 

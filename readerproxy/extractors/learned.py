@@ -4,65 +4,18 @@ Steps: run `auto`'s first extractor (the DOM heuristic after Readability.js's un
 removal, Berg 2020 §5–6); describe every text holder that owns text by the features of
 `learn.blocks` (the heuristic's own answer among them); score them with the shipped tree ensemble
 (`learn.model`, trained by `readerproxy train`); keep the blocks whose probability of being content
-reaches `threshold` (or `heuristic_threshold` for blocks the heuristic keeps: its answer is a prior
-the trees lower only when they are fairly sure), and `outside_threshold` for blocks outside the
-heuristic's article root (the main region: a sidebar's borderline blocks, p ≈ 0.5 on lwn-1 under the first model, stay
-out). Out of fold, 0.7 against none: ScrapingHub 0.940 → 0.946, Readability 0.969 → 0.970,
-WCXB dev 0.837 → 0.833 with that model (chosen among none, 0.6, 0.7, 0.8 on these sets; docs/benchmarks.md).
-The rule holds only where the root holds a block: a root around no text (6 % of the training
-pages: the heuristic picked an empty or text-less element) says nothing about what is outside it.
-On a page that says it is an article, blocks outside the root after a comment section's heading are
-dropped (`comment_section`; out of fold it changes one ScrapingHub page, a blog's open thread:
-ScrapingHub 0.951 → 0.953, Readability and WCXB unchanged). A page with less text than `short_page_chars`
-(200 characters, auto's `MIN_CHARS`) is kept whole: there is nothing to cut, and a tree's call on a three-word block
-there is noise (Readability's `js-link-replacement` lost one of its three words to a retrained
-model; six pages of the three sets are that short; a rule added after seeing that page). On a
-page that says it is a product (`says_product`) the rule outside the root does not hold: the
-heuristic looks for an article, and a shop page's specifications outside its root are not a
-sidebar (REI's features and specs at p 0.5–0.6 were dropped; chosen on these sets' out-of-fold
-scores, a selection effect). On such a page, unless it also says it is an article (a review of a
-product is an article), blocks inside a container of customer reviews (`review_section`: an id or
-class naming reviews or a review service's widget) are dropped (`cut_reviews`): the trees keep
-shoppers' reviews at p 0.4–0.7 inside the main region, and product references leave them out
-(out of fold, WCXB products 0.595 → 0.620, nothing else changes; docs/benchmarks.md). On such a
-page a kept block whose text repeats an earlier kept block's is dropped too (`repeated_blocks`,
-`cut_repeats`): shops ship the description twice, for narrow and wide screens, and show one (WCXB
-products 0.620 → 0.630; not on other pages: Readability's test pages repeat paragraphs in their
-references, 0.973 → 0.942 with the rule everywhere). On a page
-that says it is an article, the heuristic's prior does not reach past a heading that opens a list of
-other pages ("Related articles", "More from ...", after the first h1: `after_related_heading`):
-the blocks after it need `threshold` like any other (`related_prior` restores the prior). Teasers
-inside the article's container, which the heuristic keeps, sat at p 0.3–0.5 (Washington Examiner's
-"More Washington Examiner"); out of fold ScrapingHub 0.959 → 0.962, Readability 0.973 → 0.972, WCXB
-unchanged (chosen among 0.4, 0.5 and no gate on page type from the trainer's proxy on these sets: a
-selection effect). On a page that says it is an article, blocks in a photo gallery (the block or one
-of its `GALLERY_LEVELS` nearest ancestors has a class or id naming a gallery, slideshow, slider,
-carousel or lightbox, and it is not the page's `html`, `body` or `main` or a wrapper of half the
-page's text: `gallery_section`) need `gallery_threshold` (0.8): a gallery repeats its captions for
-each view, with "Caption" and "Close", and the trees keep them at p 0.5–0.8 inside the article's
-container (out of fold ScrapingHub 0.962 → 0.964, Readability 0.972 → 0.973, WCXB unchanged; the
-levels and the threshold chosen among {0, 2, 4, 8} × {0.7, 0.8, 0.9} from the trainer's proxy on
-these sets: a selection effect). As block features for the trees the same class words gained nothing
-beyond a retraining's noise (docs/benchmarks.md).
-Three rules from what a reader sees, on every page: blocks inside an element shown on wide screens
-only (`wide_only_section`: Bootstrap's `visible-lg`/`hidden-xs`/`d-none d-md-block`, Tailwind's
-`hidden md:block`, Foundation's `show-for-large`) need `wide_only_threshold` (0.9), since a page's
-content is what it shows on a phone too; a drop-down list's options are dropped (`choice_blocks`,
-as Readability.js removes `select`); a caption that repeats an earlier kept caption word for word is
-dropped (`repeated_captions`). Out of fold (learn-quality3's fold models): ScrapingHub 0.964 →
-0.967 (three pages up, none down), Readability 0.973 → 0.972 (its references keep repeated
-captions: four pages by 0.001–0.03), WCXB 0.858 equal.
-On a page that says it is an article (and not a discussion), two more: linked excerpts cut short
-with an ellipsis, three or more of them, are teasers of other pages (`teaser_blocks`: a "Breaking
-news" ticker beside the story); and when the page has several <article> elements, the one keeping
-the most words is the story and the small ones beside it are cards of a feed (`other_articles`).
-Social posts quoted inside the heuristic's root (`embedded_posts`: a blockquote that X, Instagram
-or TikTok's script turns into a post) are kept: they are part of the story. Out of fold
-(learn-quality3's fold models), one page each on ScrapingHub: teasers 0.967 → 0.968, other
-articles 0.968 → 0.970, embeds 0.970 → 0.971; Readability 0.972 equal (embeds: one page −0.02);
-WCXB 0.858 equal, per type within 0.001.
-Where that keeps too little text, the answer is
-`auto-heuristic`'s chain (heuristic, then accb, then all text), so a reader never gets an empty page.
+reaches `threshold`; then run the post-rules of `POST_RULES`, in order, each on the pages its
+conditions name (what the page says it is, from its JSON-LD and `og:type`, and whether the
+heuristic's article root holds a block) and only while its parameter is not its "off" value.
+
+The rules are data: `POST_RULES` is one table of `PostRule`s (name, page conditions, parameter and
+its off value, function), and `extract_learned` runs exactly that table. `readerproxy eval --ablate
+RULE` runs `auto` with a rule off (its parameter at its off value) beside `auto` and reports the
+difference. How each rule and its parameter were chosen, with the out-of-fold scores before and
+after and the dates, is in docs/rules.md.
+
+Where the rules keep too little text, the answer is `auto-heuristic`'s chain (heuristic, then accb,
+then all text), so a reader never gets an empty page.
 
 `auto` is this extractor with its defaults (registered twice: `learned` names it when it is asked
 for by name, and is what `auto` reports when the scorer's selection is the answer, so the badge
@@ -72,7 +25,9 @@ reads "auto via learned" or "auto via heuristic" after a fallback).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -426,6 +381,269 @@ def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     return doc.within(_section_containers(doc, named), elements)
 
 
+# --- The post-rules, as one table ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PageKinds:
+    """What a page says it is (page-wide block features) and whether the heuristic's root holds a
+    block: the conditions a post-rule may require (`PostRule.when`)."""
+
+    article: bool  # JSON-LD Article types or `og:type` article (`says_article`)
+    product: bool  # JSON-LD Product/Offer types or `og:type` product (`says_product`)
+    discussion: bool  # JSON-LD DiscussionForumPosting and the like (`says_discussion`)
+    root: bool  # the heuristic's article root holds at least one block
+
+    def holds(self, when: tuple[str, ...]) -> bool:
+        """Whether every condition of `when` holds ("article", or "not article" for its negation)."""
+        for condition in when:
+            negated = condition.startswith("not ")
+            if bool(getattr(self, condition[4:] if negated else condition)) == negated:
+                return False
+        return True
+
+
+#: The conditions a rule's `when` may name (each also as "not NAME").
+PAGE_CONDITIONS = ("article", "product", "discussion", "root")
+
+
+@dataclass(frozen=True, slots=True)
+class RulePage:
+    """What the post-rules read of one page, computed once before the first rule."""
+
+    doc: Document
+    blocks: learn_blocks.PageBlocks
+    probability: np.ndarray  # float64 per block: the trees' probability of "content"
+    outside: np.ndarray  # bool per block: outside the heuristic's article root
+    params: LearnedParams
+
+
+#: A rule's function: (the page, the blocks kept so far, the rule's parameter value) -> blocks kept.
+RuleFunction = Callable[[RulePage, np.ndarray, Any], np.ndarray]
+
+
+@dataclass(frozen=True, slots=True)
+class PostRule:
+    """One post-rule of `auto`: it runs on a page where every condition of `when` holds
+    (`PageKinds.holds`) and its parameter (a field of `LearnedParams`) is not `off`."""
+
+    name: str
+    when: tuple[str, ...]  # page conditions, all required: names of `PAGE_CONDITIONS`, or "not NAME"
+    parameter: str  # the `LearnedParams` field that sets the rule (a threshold, a switch, a size)
+    off: bool | int | None  # the parameter's value that turns the rule off
+    apply: RuleFunction
+    does: str  # what it does, in one line
+
+    def active(self, params: LearnedParams) -> bool:
+        """Whether the parameters leave the rule on."""
+        return bool(getattr(params, self.parameter) != self.off)
+
+    @property
+    def off_text(self) -> str:
+        """The off value as a parameter string (`auto:PARAMETER=OFF_TEXT`)."""
+        if self.off is None:
+            return "none"
+        if isinstance(self.off, bool):
+            return "true" if self.off else "false"
+        return str(self.off)
+
+
+def _column(page: RulePage, name: str) -> np.ndarray:
+    return page.blocks.features[:, learn_blocks.FEATURES.index(name)]
+
+
+def _heuristic_prior(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
+    return keep | ((_column(page, "heuristic_selected") > 0) & (page.probability >= threshold))
+
+
+def _related_heading(page: RulePage, keep: np.ndarray, _related_prior: bool) -> np.ndarray:
+    return keep & (~after_related_heading(page.blocks.features) | (page.probability >= page.params.threshold))
+
+
+def _outside_root(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
+    return keep & (~page.outside | (page.probability >= threshold))
+
+
+def _comment_section(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~comment_section(page.blocks.features, page.outside)
+
+
+def _embedded_posts(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep | (~page.outside & embedded_posts(page.doc, page.blocks.elements))
+
+
+def _teasers(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~teaser_blocks(page.doc, page.blocks)
+
+
+def _other_articles(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~other_articles(page.doc, page.blocks, keep)
+
+
+def _gallery(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
+    return keep & (~gallery_section(page.doc, page.blocks.elements) | (page.probability >= threshold))
+
+
+def _wide_only(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
+    return keep & (~wide_only_section(page.doc, page.blocks.elements) | (page.probability >= threshold))
+
+
+def _caption_repeats(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~repeated_captions(page.doc, page.blocks, keep)
+
+
+def _choices(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~choice_blocks(page.doc, page.blocks.elements)
+
+
+def _reviews(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~review_section(page.doc, page.blocks.elements)
+
+
+def _repeats(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~repeated_blocks(page.doc, page.blocks, keep)
+
+
+def _short_page(page: RulePage, keep: np.ndarray, chars: int) -> np.ndarray:
+    if selected_chars(page.doc, page.doc.body_mask) < chars:
+        return np.ones(len(keep), dtype=bool)  # shorter than the least an article has: nothing to cut
+    return keep
+
+
+#: `auto`'s post-rules, run in this order after the trees' `threshold` (docs/rules.md: why each
+#: rule, its parameter and its place, with the scores that chose them).
+POST_RULES: tuple[PostRule, ...] = (
+    PostRule(
+        name="heuristic_prior",
+        when=(),
+        parameter="heuristic_threshold",
+        off=None,
+        apply=_heuristic_prior,
+        does="blocks the heuristic keeps need only heuristic_threshold (its answer is a prior)",
+    ),
+    PostRule(
+        name="related_heading",
+        when=("article",),
+        parameter="related_prior",
+        off=True,
+        apply=_related_heading,
+        does="after a heading opening a list of other pages, the heuristic's prior no longer holds",
+    ),
+    PostRule(
+        name="outside_root",
+        when=("root", "not product"),
+        parameter="outside_threshold",
+        off=None,
+        apply=_outside_root,
+        does="blocks outside the heuristic's article root need outside_threshold",
+    ),
+    PostRule(
+        name="comment_section",
+        when=("root", "article"),
+        parameter="cut_comments",
+        off=False,
+        apply=_comment_section,
+        does="blocks outside the root after a comment section's heading are dropped",
+    ),
+    PostRule(
+        name="embedded_posts",
+        when=("root",),
+        parameter="keep_embeds",
+        off=False,
+        apply=_embedded_posts,
+        does="social posts quoted inside the root are kept",
+    ),
+    PostRule(
+        name="teasers",
+        when=("article",),
+        parameter="cut_teasers",
+        off=False,
+        apply=_teasers,
+        does="three or more linked excerpts cut short with an ellipsis are dropped",
+    ),
+    PostRule(
+        name="other_articles",
+        when=("article", "not discussion"),
+        parameter="cut_other_articles",
+        off=False,
+        apply=_other_articles,
+        does="<article>s keeping under half the words of the main one are dropped",
+    ),
+    PostRule(
+        name="gallery",
+        when=("article",),
+        parameter="gallery_threshold",
+        off=None,
+        apply=_gallery,
+        does="blocks in a photo gallery need gallery_threshold",
+    ),
+    PostRule(
+        name="wide_only",
+        when=(),
+        parameter="wide_only_threshold",
+        off=None,
+        apply=_wide_only,
+        does="blocks shown on wide screens only need wide_only_threshold",
+    ),
+    PostRule(
+        name="caption_repeats",
+        when=(),
+        parameter="cut_caption_repeats",
+        off=False,
+        apply=_caption_repeats,
+        does="a kept caption repeating an earlier kept caption is dropped",
+    ),
+    PostRule(
+        name="choices",
+        when=(),
+        parameter="cut_choices",
+        off=False,
+        apply=_choices,
+        does="the options of drop-down lists are dropped",
+    ),
+    PostRule(
+        name="reviews",
+        when=("product", "not article"),
+        parameter="cut_reviews",
+        off=False,
+        apply=_reviews,
+        does="blocks inside a container of customer reviews are dropped",
+    ),
+    PostRule(
+        name="repeats",
+        when=("product", "not article"),
+        parameter="cut_repeats",
+        off=False,
+        apply=_repeats,
+        does="a kept block repeating an earlier kept block is dropped",
+    ),
+    PostRule(
+        name="short_page",
+        when=(),
+        parameter="short_page_chars",
+        off=0,
+        apply=_short_page,
+        does="a page with less text than short_page_chars is kept whole",
+    ),
+)
+
+
+def post_rule(name: str) -> PostRule:
+    """The rule of `POST_RULES` named `name`; ValueError naming the valid ones."""
+    for rule in POST_RULES:
+        if rule.name == name:
+            return rule
+    raise ValueError(f"unknown post-rule {name!r}; valid: {', '.join(rule.name for rule in POST_RULES)}")
+
+
+def run_post_rules(page: RulePage, kinds: PageKinds, keep: np.ndarray) -> np.ndarray:
+    """The blocks kept after every rule of `POST_RULES` that holds on the page, in order."""
+    for rule in POST_RULES:
+        if rule.active(page.params) and kinds.holds(rule.when):
+            keep = rule.apply(page, keep, getattr(page.params, rule.parameter))
+    return keep
+
+
 REFERENCE = (
     "Friedman 2001 (gradient boosting), Wolpert 1992 (stacking), over features of Berg 2020, "
     "Weninger et al. 2010, Kohlschütter et al. 2010 and DANAg's Filter 3; trained by `readerproxy train`; "
@@ -446,48 +664,23 @@ REFERENCE = (
     reference=REFERENCE,
 )
 def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
-    """Score the heuristic's blocks with the model and keep those above the threshold."""
+    """Score the heuristic's blocks with the model, keep those above the threshold, then run the
+    post-rules of `POST_RULES` that hold on the page."""
     extractor, heuristic_params = first_extractor()
     heuristic = extractor.run(doc, heuristic_params)
     blocks = learn_blocks.page_blocks(doc, heuristic)
     model = learn_model.load_model(params.model)
     probability = model.probability(blocks.features, blocks.parent, blocks.grandparent)
     keep = probability >= params.threshold
-    # What the page says it is, and the heuristic's root: read once, for the rules below.
-    article, product = says_article(blocks.features), says_product(blocks.features)
     outside = blocks.features[:, learn_blocks.FEATURES.index("in_heuristic_root")] <= 0
-    has_root = not outside.all()
-    if params.heuristic_threshold is not None:
-        by_heuristic = blocks.features[:, learn_blocks.FEATURES.index("heuristic_selected")] > 0
-        keep |= by_heuristic & (probability >= params.heuristic_threshold)
-    if not params.related_prior and article:
-        keep &= ~after_related_heading(blocks.features) | (probability >= params.threshold)
-    if params.outside_threshold is not None and has_root and not product:
-        keep &= ~outside | (probability >= params.outside_threshold)
-    if params.cut_comments and has_root:
-        keep &= ~comment_section(blocks.features, outside)
-    if params.keep_embeds and has_root:
-        keep |= ~outside & embedded_posts(doc, blocks.elements)
-    if params.cut_teasers and article:
-        keep &= ~teaser_blocks(doc, blocks)
-    if params.cut_other_articles and article and not says_discussion(blocks.features):
-        keep &= ~other_articles(doc, blocks, keep)
-    if params.gallery_threshold is not None and article:
-        keep &= ~gallery_section(doc, blocks.elements) | (probability >= params.gallery_threshold)
-    if params.wide_only_threshold is not None:
-        keep &= ~wide_only_section(doc, blocks.elements) | (probability >= params.wide_only_threshold)
-    if params.cut_caption_repeats:
-        keep &= ~repeated_captions(doc, blocks, keep)
-    if params.cut_choices:
-        keep &= ~choice_blocks(doc, blocks.elements)
-    if product and not article:
-        if params.cut_reviews:
-            keep &= ~review_section(doc, blocks.elements)
-        if params.cut_repeats:
-            keep &= ~repeated_blocks(doc, blocks, keep)
+    kinds = PageKinds(
+        article=says_article(blocks.features),
+        product=says_product(blocks.features),
+        discussion=says_discussion(blocks.features),
+        root=not outside.all(),
+    )
+    keep = run_post_rules(RulePage(doc, blocks, probability, outside, params), kinds, keep)
     auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)
-    if selected_chars(doc, doc.body_mask) < params.short_page_chars:
-        keep[:] = True  # a page shorter than the least an article has: nothing to cut
     selection = block_selection(doc, blocks.holder, blocks.elements[keep])
     if selected_chars(doc, selection) < enough_chars(doc, auto):
         fallback = fall_back(doc, auto, first=heuristic)

@@ -31,3 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--limit", type=int, default=None, help="first N pages of each dataset")
     parser.add_argument("--no-cache", action="store_true", help="recompute features and labels")
+    parser.add_argument(
+        "--stamp",
+        action="store_true",
+        help="train nothing: add the provenance record to the model at --out (its trees unchanged; "
+        "commit: the file's last change)",
+    )

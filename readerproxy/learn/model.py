@@ -2,7 +2,10 @@
 
 A model file (`.npz`) holds the nodes of every tree in one table (`feature`, `threshold`, `left`,
 `right`, `value`; a leaf points to itself), each tree's root, the initial score and the names of the features it was trained on, which
-must equal `blocks.FEATURES`. Prediction walks all trees for all blocks at once, a few numpy gathers
+must equal `blocks.FEATURES`, and since 2026-11-26 its `Provenance` (a JSON string under
+`provenance`: the training commit, the lightgbm and numpy versions, a hash of each dataset's page ids
+and ground-truth files, the hash of the ordered feature names and the training parameters). A file
+whose feature-list hash is not the code's is refused at load. Prediction walks all trees for all blocks at once, a few numpy gathers
 per level (Friedman 2001's additive model: the sum of the trees' leaf values is the log-odds).
 
 For speed the file's tables are repacked once at load (`TreeModel.__post_init__`): both children of a
@@ -21,6 +24,9 @@ summed by numpy as before.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,6 +173,65 @@ def complete_trees(model: TreeModel) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return feature, threshold, np.ascontiguousarray(model.value[nodes], dtype=np.float64)
 
 
+#: Key of a model file's provenance record (a JSON string, written by `readerproxy train`).
+PROVENANCE_KEY = "provenance"
+
+
+def feature_list_hash(first: Sequence[str], second: Sequence[str]) -> str:
+    """The version of a feature list: SHA-256 (16 hex digits) of both stages' ordered feature names."""
+    text = json.dumps([list(first), list(second)], separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def code_feature_hash() -> str:
+    """`feature_list_hash` of the features this code computes (`blocks.FEATURES`, `CONTEXT_FEATURES`)."""
+    from .blocks import CONTEXT_FEATURES, FEATURES  # here: learn.blocks imports this module's users
+
+    return feature_list_hash(FEATURES, FEATURES + CONTEXT_FEATURES)
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a model file comes from: enough to retrain it and to know when it no longer fits the code.
+
+    `datasets` maps each training set's name to {"pages": n, "sha256": hash of its page ids and
+    ground-truth files} (`learn.provenance.dataset_hash`); `parameters` holds the boosting settings,
+    rounds, bags, seed, inner folds, page limit and, for a fold model, the fold it never saw.
+    """
+
+    features: str  # feature_list_hash of the names the model was trained on
+    commit: str  # git commit of the training code ("" when unknown)
+    dirty: bool  # the training tree had uncommitted changes under readerproxy/
+    lightgbm: str  # version of the training library ("" when unknown)
+    numpy: str
+    datasets: dict[str, dict[str, Any]]
+    parameters: dict[str, Any]
+    made_by: str  # "readerproxy train", or "readerproxy train --stamp" for a record added afterwards
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {name: getattr(self, name) for name in self.__dataclass_fields__}, sort_keys=True, indent=1
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Provenance:
+        """The record of `to_json`; ValueError when it is not one."""
+        try:
+            data = json.loads(text)
+            return cls(
+                features=str(data["features"]),
+                commit=str(data["commit"]),
+                dirty=bool(data["dirty"]),
+                lightgbm=str(data["lightgbm"]),
+                numpy=str(data["numpy"]),
+                datasets=dict(data["datasets"]),
+                parameters=dict(data["parameters"]),
+                made_by=str(data["made_by"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"unreadable provenance ({exc!r})") from None
+
+
 @dataclass(frozen=True, slots=True)
 class BlockScorer:
     """Two stages (stacked generalisation, Wolpert 1992): the first scores each block on its own
@@ -175,6 +240,7 @@ class BlockScorer:
 
     first: TreeModel
     second: TreeModel
+    provenance: Provenance | None = None  # None for a file written before provenance was recorded
 
     def probability(self, x: np.ndarray, parent: np.ndarray, grandparent: np.ndarray) -> np.ndarray:
         from .blocks import FEATURES, context_features
@@ -187,6 +253,8 @@ class BlockScorer:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("wb") as out:
             arrays = {**self.first.arrays("first_"), **self.second.arrays("second_")}
+            if self.provenance is not None:
+                arrays[PROVENANCE_KEY] = np.array(self.provenance.to_json())
             save: Any = np.savez_compressed  # its keyword `allow_pickle` confuses mypy about **arrays
             save(out, **arrays)
 
@@ -238,12 +306,17 @@ def from_lightgbm_dump(dump: dict[str, Any]) -> TreeModel:
 
 @functools.lru_cache(maxsize=16)
 def load_model(path: str = "") -> BlockScorer:
-    """The scorer at `path` ("" = the shipped one), read once per path; ValueError if unusable."""
+    """The scorer at `path` ("" = the shipped one), read once per path; ValueError if unusable: a
+    file that cannot be read, or one made for other features than this code computes (by its
+    provenance's feature-list hash, and by the feature names it stores)."""
     source = Path(path) if path else SHIPPED_MODEL
     try:
         with np.load(source, allow_pickle=False) as data:
+            provenance = (
+                Provenance.from_json(str(data[PROVENANCE_KEY])) if PROVENANCE_KEY in data.files else None
+            )
             scorer = BlockScorer(
-                TreeModel.from_arrays(data, "first_"), TreeModel.from_arrays(data, "second_")
+                TreeModel.from_arrays(data, "first_"), TreeModel.from_arrays(data, "second_"), provenance
             )
     except (OSError, KeyError, ValueError, IndexError) as exc:
         raise ValueError(f"model {str(source)!r}: cannot load block model ({exc})") from None
@@ -252,6 +325,11 @@ def load_model(path: str = "") -> BlockScorer:
         FEATURES,
     )  # here: learn.blocks imports the extractors, which import this module
 
+    if provenance is not None and provenance.features != code_feature_hash():
+        raise ValueError(
+            f"model {str(source)!r}: made for feature list {provenance.features}, this code computes "
+            f"{code_feature_hash()}; retrain with `readerproxy train`"
+        )
     if scorer.first.features != FEATURES or scorer.second.features != FEATURES + CONTEXT_FEATURES:
         raise ValueError(
             f"model {str(source)!r}: trained on other features; retrain with `readerproxy train`"

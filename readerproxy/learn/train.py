@@ -12,11 +12,18 @@ runs deterministic, single-threaded, with a fixed seed. Writes
 Features and labels are cached in `--oof-dir/blocks-cache.npz` (keyed by the feature names and the
 datasets) so a second run fits only. The training library (lightgbm) is the `train` extra; the
 shipped model is evaluated in numpy (`model.TreeModel`).
+
+Every model file written records its `model.Provenance` (`learn.provenance`): the commit, the
+lightgbm and numpy versions, the datasets' hashes, the feature-list hash and `training_parameters`.
+`--stamp` adds that record to an existing model file (`--out`) without training, as was done for
+the model shipped on 2026-11-23 (stamped 2026-11-26): its commit is then the last change to the
+file, its library versions and dataset hashes those of when it was stamped.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -34,7 +41,8 @@ from .arguments import BAGS, ROUNDS
 from .blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
 from .folds import fold_of_site, site_of_page
 from .labels import CONTENT_OVERLAP, label_blocks
-from .model import BlockScorer, TreeModel, from_lightgbm_dump
+from .model import BlockScorer, TreeModel, from_lightgbm_dump, load_model
+from .provenance import dataset_records, last_change, make_provenance, stamp, training_commit
 
 #: LightGBM settings: small trees, shrinkage, row and feature subsampling (Friedman 2002).
 BOOSTING: dict[str, Any] = {
@@ -233,8 +241,38 @@ def context_matrix(training: TrainingSet, first: np.ndarray) -> np.ndarray:
     return np.hstack([training.x, context])
 
 
+#: Inner site folds of `fit`: the second stage learns from first-stage probabilities out of them.
+INNER_FOLDS = 3
+
+
+def training_parameters(
+    seed: int,
+    rounds: int,
+    bags: int,
+    limit: int | None,
+    folds: int | None = None,
+    fold: int | None = None,
+) -> dict[str, Any]:
+    """The settings that made a model, for its provenance: LightGBM's (`BOOSTING`; bag k runs with
+    seed + k), rounds, bags, inner folds, the page limit, and for a fold model the fold it never saw."""
+    return {
+        "boosting": dict(BOOSTING),
+        "rounds": rounds,
+        "bags": bags,
+        "seed": seed,
+        "inner_folds": INNER_FOLDS,
+        "limit": limit,
+        "folds": folds,
+        "fold": fold,
+    }
+
+
 def fit(
-    training: TrainingSet, seed: int = 0, rounds: int = ROUNDS, inner_folds: int = 3, bags: int = BAGS
+    training: TrainingSet,
+    seed: int = 0,
+    rounds: int = ROUNDS,
+    inner_folds: int = INNER_FOLDS,
+    bags: int = BAGS,
 ) -> BlockScorer:
     """Both stages on `training`. The second stage learns from first-stage probabilities that are
     themselves out-of-fold (inner folds by site), as it will see on pages it has never seen."""
@@ -318,6 +356,30 @@ def write_manifest(path: Path, training: TrainingSet, folds: int, seed: int, bag
     path.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
 
 
+def run_stamp(args: argparse.Namespace, datasets: tuple[str, ...]) -> int:
+    """`readerproxy train --stamp`: add a provenance record to the model at `--out`, trees untouched."""
+    if not args.out.is_file():
+        print(f"readerproxy train: --stamp: no model file {args.out}", file=sys.stderr)
+        return 2
+    try:
+        records = dataset_records(datasets, args.limit)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"readerproxy train: {exc}", file=sys.stderr)
+        return 2
+    parameters = training_parameters(args.seed, args.rounds, args.bags, args.limit)
+    commit = last_change(args.out)
+    provenance = make_provenance(records, parameters, "readerproxy train --stamp", (commit, False))
+    stamp(args.out, provenance)
+    load_model.cache_clear()
+    try:
+        load_model(str(args.out))
+    except ValueError as exc:
+        print(f"readerproxy train: --stamp: {exc}", file=sys.stderr)
+        return 1
+    print(f"stamped {args.out}: commit {commit or '(unknown)'}, features {provenance.features}")
+    return 0
+
+
 def run_train(args: argparse.Namespace) -> int:
     if not 2 <= args.folds <= 20 or not 1 <= args.rounds <= 5000 or not 1 <= args.bags <= 4:
         print(
@@ -326,6 +388,8 @@ def run_train(args: argparse.Namespace) -> int:
         )
         return 2
     datasets = tuple(name.strip() for name in args.datasets.split(",") if name.strip())
+    if args.stamp:
+        return run_stamp(args, datasets)
     began = time.perf_counter()
     cache = None if args.no_cache else args.oof_dir / "blocks-cache.npz"
     try:
@@ -341,9 +405,16 @@ def run_train(args: argparse.Namespace) -> int:
         f"({time.perf_counter() - began:.1f} s)"
     )
     probability, models = cross_validate(training, args.folds, args.seed, args.rounds, args.bags)
+    records, commit = dataset_records(datasets, args.limit), training_commit()
+
+    def with_provenance(model: BlockScorer, fold: int | None) -> BlockScorer:
+        folds = None if fold is None else args.folds
+        parameters = training_parameters(args.seed, args.rounds, args.bags, args.limit, folds, fold)
+        return dataclasses.replace(model, provenance=make_provenance(records, parameters, commit=commit))
+
     args.oof_dir.mkdir(parents=True, exist_ok=True)
     for fold, model in enumerate(models):
-        model.save(args.oof_dir / f"fold-{fold}.npz")
+        with_provenance(model, fold).save(args.oof_dir / f"fold-{fold}.npz")
     write_manifest(args.oof_dir / "manifest.json", training, args.folds, args.seed, args.bags)
     heuristic = training.x[:, FEATURES.index("heuristic_selected")] > 0
     print("out-of-fold block selection (token F1 against the labels, mean over pages):")
@@ -352,7 +423,7 @@ def run_train(args: argparse.Namespace) -> int:
         learned = proxy_score(training, probability >= 0.5, pages)
         base = proxy_score(training, heuristic, pages)
         print(f"  {name:<12} learned {learned.f1:.3f}  heuristic {base.f1:.3f}  ({len(pages)} pages)")
-    fit(training, args.seed, args.rounds, bags=args.bags).save(args.out)
+    with_provenance(fit(training, args.seed, args.rounds, bags=args.bags), None).save(args.out)
     print(
         f"wrote {args.out}, {args.folds} fold models in {args.oof_dir} ({time.perf_counter() - began:.1f} s)"
     )

@@ -1,0 +1,63 @@
+"""Training is reproducible: a retraining on a small fixed subset gives the committed trees exactly.
+
+The first `PAGES` ScrapingHub pages (sorted ids), `ROUNDS` boosting rounds, one bag, seed 0, with
+`learn.train.BOOSTING` (deterministic, one thread, row-wise): both stages are compared, array by
+array, with `tests/fixtures/learn_reproducible.npz`. A difference means that the features, the
+labels, the folds or the training library changed what the same pages teach; when that is meant,
+rewrite the fixture with `.venv/bin/python tests/test_learn_reproducible.py` and say why in the
+commit. The fixture's provenance names the dataset hash and the lightgbm version it was made with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from readerproxy.evaluation.datasets import datasets_root, load_dataset
+from readerproxy.learn.model import BlockScorer, load_model
+
+FIXTURE = Path(__file__).parent / "fixtures" / "learn_reproducible.npz"
+DATASET = "scrapinghub"
+PAGES = 40
+ROUNDS = 20
+SEED = 0
+BAGS = 1
+
+
+def retrain() -> BlockScorer:
+    """Both stages fitted on the fixed subset, with their provenance."""
+    from readerproxy.learn.provenance import dataset_records, make_provenance
+    from readerproxy.learn.train import collect, fit, training_parameters
+
+    training = collect((DATASET,), PAGES)
+    scorer = fit(training, SEED, ROUNDS, bags=BAGS)
+    parameters = training_parameters(SEED, ROUNDS, BAGS, PAGES)
+    provenance = make_provenance(dataset_records((DATASET,), PAGES), parameters, commit=("", False))
+    return dataclasses.replace(scorer, provenance=provenance)
+
+
+@pytest.mark.skipif(datasets_root() is None, reason="../shared/datasets is not present")
+def test_retraining_on_a_fixed_subset_gives_the_committed_trees() -> None:
+    pytest.importorskip("lightgbm", reason="the train extra (lightgbm) is not installed")
+    from readerproxy.learn.provenance import dataset_hash
+
+    committed = load_model(str(FIXTURE))
+    assert committed.provenance is not None
+    recorded = committed.provenance.datasets[DATASET]["sha256"]
+    assert dataset_hash(load_dataset(DATASET, PAGES)) == recorded, "the dataset changed, not the code"
+    again = retrain()
+    for stage in ("first", "second"):
+        ours, theirs = getattr(again, stage), getattr(committed, stage)
+        assert ours.features == theirs.features, stage
+        for name in ("feature", "threshold", "left", "right", "value", "roots"):
+            assert np.array_equal(getattr(ours, name), getattr(theirs, name)), (stage, name)
+        assert ours.init == theirs.init and ours.max_depth == theirs.max_depth, stage
+
+
+if __name__ == "__main__":  # rewrite the fixture (a deliberate change of what training makes)
+    retrain().save(FIXTURE)
+    print(f"wrote {FIXTURE}", file=sys.stderr)
