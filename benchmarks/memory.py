@@ -43,10 +43,10 @@ sys.path.insert(0, str(REPO / "tests"))
 from support.reader_server import free_port, start_server_process, stop_process  # noqa: E402
 
 from readerproxy.api import to_text  # noqa: E402
-from readerproxy.evaluation.datasets import load_dataset  # noqa: E402
-from readerproxy.pages import DecodedMemo  # noqa: E402
-from readerproxy.ready import READY_PAGES_BYTES  # noqa: E402
-from readerproxy.server import RENDERED_PAGES_BYTES  # noqa: E402
+from readerproxy.research.datasets import load_dataset  # noqa: E402
+from readerproxy.web.page_cache import DecodedMemo  # noqa: E402
+from readerproxy.web.ready_pages import READY_PAGES_BYTES  # noqa: E402
+from readerproxy.web.server import RENDERED_PAGES_BYTES  # noqa: E402
 
 MIB = 1024 * 1024
 

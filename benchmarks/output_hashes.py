@@ -33,12 +33,12 @@ from typing import Any
 import numpy as np
 
 from readerproxy.api import to_text
-from readerproxy.document import Document, parse
-from readerproxy.evaluation.datasets import load_dataset
-from readerproxy.extraction import Extraction, get_extractor
-from readerproxy.metadata import extract_metadata
-from readerproxy.output import fit_under_header, render_html, render_text
-from readerproxy.readerable import is_probably_readerable
+from readerproxy.engine.document import Document, parse
+from readerproxy.engine.extraction import Extraction, get_extractor
+from readerproxy.engine.metadata import extract_metadata
+from readerproxy.engine.output import fit_under_header, render_html, render_text
+from readerproxy.engine.readerable import is_probably_readerable
+from readerproxy.research.datasets import load_dataset
 
 #: (algorithm, parameter overrides): every registered extractor, then the variants the evaluation runs.
 CONFIGS: list[tuple[str, dict[str, Any]]] = [

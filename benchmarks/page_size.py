@@ -15,9 +15,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from readerproxy.extraction import get_extractor
-from readerproxy.pipeline import process
-from readerproxy.render import Preferences, Renderer, link_rewriter
+from readerproxy.engine.extraction import get_extractor
+from readerproxy.engine.pipeline import process
+from readerproxy.web.templating import Preferences, Renderer, link_rewriter
 
 DATASETS = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
 

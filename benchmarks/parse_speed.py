@@ -4,7 +4,7 @@
 
 For every page of each dataset (decoded to text once, outside the timings), in one process:
 
-- `readerproxy.document.parse(text, url)` (the Document every extractor reads) against
+- `readerproxy.engine.document.parse(text, url)` (the Document every extractor reads) against
   selectolax's `LexborHTMLParser(text)` alone (the C parse it starts from);
 - `readerproxy.extract(text, url, algorithm="auto")` (everything: parse, extraction, metadata,
   HTML and text output) against `trafilatura.extract(text, url=url)` with its defaults.
@@ -36,7 +36,7 @@ from selectolax.lexbor import LexborHTMLParser
 from timing import dataset_options, decoded_pages, load_tree, timed
 
 import readerproxy
-from readerproxy.document import parse
+from readerproxy.engine.document import parse
 
 
 def measure(

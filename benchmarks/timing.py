@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from readerproxy.api import to_text
-from readerproxy.evaluation.datasets import load_dataset
+from readerproxy.research.datasets import load_dataset
 
 
 def dataset_options(parser: argparse.ArgumentParser, repeat: int) -> None:

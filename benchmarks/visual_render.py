@@ -22,10 +22,10 @@ import time
 import numpy as np
 
 from readerproxy.api import to_text
-from readerproxy.browser import BrowserService, BrowserSettings
-from readerproxy.evaluation.datasets import load_dataset
-from readerproxy.pipeline import process
-from readerproxy.reader import BLANK_PAGE_URL
+from readerproxy.engine.pipeline import process
+from readerproxy.research.datasets import load_dataset
+from readerproxy.web.browser import BrowserService, BrowserSettings
+from readerproxy.web.reader import BLANK_PAGE_URL
 
 
 async def sequential(pages: list[tuple[str, str | None]]) -> tuple[list[float], list[float]]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .article import Article
-from .extraction import registry
-from .pipeline import decode, process
+from readerproxy.engine.article import Article
+from readerproxy.engine.extraction import registry
+from readerproxy.engine.pipeline import decode, process
 
 __all__ = ["Article", "algorithms", "extract", "to_text", "unavailable_algorithms"]
 

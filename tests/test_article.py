@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from readerproxy import extract
-from readerproxy.article import markdown_document
-from readerproxy.metadata import Metadata
+from readerproxy.engine.article import markdown_document
+from readerproxy.engine.metadata import Metadata
 
 
 def test_to_dict_keeps_every_metadata_field() -> None:

@@ -1,4 +1,4 @@
-"""Attacks on the browser service (readerproxy/browser.py) by the pages it renders and the clients
+"""Attacks on the browser service (readerproxy/web/browser.py) by the pages it renders and the clients
 that ask for renders, with the real Chromium; every page and server is on loopback.
 
 - a page whose script fetches a large resource of its own host again and again receives at most
@@ -27,15 +27,15 @@ import pytest
 from aiohttp import web
 from support.reader_server import RunningServer, serve, serve_app, test_settings
 
-from readerproxy.browser import (
+from readerproxy.web.appkeys import READER
+from readerproxy.web.browser import (
     BrowserService,
     BrowserSettings,
     BrowserUnavailable,
     RenderFailed,
     RenderTooLarge,
 )
-from readerproxy.fetch import Fetcher, FetchSettings
-from readerproxy.server import READER
+from readerproxy.web.fetch import Fetcher, FetchSettings
 
 pytestmark = pytest.mark.browser
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from readerproxy.extraction import get_extractor, registry
-from readerproxy.workers import ExtractionTimeout, Job, WorkerPool
+from readerproxy.engine.extraction import get_extractor, registry
+from readerproxy.web.workers import ExtractionTimeout, Job, WorkerPool
 
 DEADLINE = 5.0
 RESULTS = Path(__file__).resolve().parent.parent / "artifacts" / "attacks"

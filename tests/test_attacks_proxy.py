@@ -27,8 +27,8 @@ from support.upstream import Upstream
 from readerproxy.proxy import ProxyServer, pac_file, pac_text
 from readerproxy.proxy.flow import valid_host
 from readerproxy.proxy.tls import CertificateAuthority
-from readerproxy.server import METRICS, READER, RENDERER
-from readerproxy.settings import SettingsError, load_settings
+from readerproxy.web.server import METRICS, READER, RENDERER
+from readerproxy.web.settings import SettingsError, load_settings
 
 MAX_BYTES = 10 * 1024 * 1024  # settings.fetch.max_bytes, the default
 LONG_LABEL = "a" * 300 + ".test"

@@ -1,4 +1,4 @@
-"""The browser service (readerproxy/browser.py) with the real Chromium: the pool bound, a crash and
+"""The browser service (readerproxy/web/browser.py) with the real Chromium: the pool bound, a crash and
 the restart after it, a missing browser, and the SSRF guard on what a rendered page asks for."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import pytest
 from support.reader_server import REPO, serve, test_settings
 from support.upstream import Upstream
 
-from readerproxy.browser import BrowserService, BrowserSettings
-from readerproxy.fetch import Fetcher, FetchSettings
-from readerproxy.server import READER
+from readerproxy.web.browser import BrowserService, BrowserSettings
+from readerproxy.web.fetch import Fetcher, FetchSettings
+from readerproxy.web.server import READER
 
 pytestmark = pytest.mark.browser
 
@@ -209,7 +209,7 @@ async def test_a_rendered_script_cannot_reach_an_address_past_the_interception(
 async def test_a_page_the_browser_cannot_load_is_a_502_not_an_unavailable_browser(
     upstream: Upstream, chromium_path: str
 ) -> None:
-    from readerproxy.browser import RenderFailed
+    from readerproxy.web.browser import RenderFailed
 
     async with _service(chromium_path) as service:
         with pytest.raises(RenderFailed) as failed:

@@ -15,18 +15,13 @@ from pathlib import Path
 import pytest
 from support.redis_server import RedisServer
 
-from readerproxy.cache import (
-    LayeredCache,
-    MemoryLRU,
-    SQLiteBackend,
-    open_cache,
-)
+from readerproxy.web.cache import LayeredCache, MemoryLRU, SQLiteBackend, open_cache
 
 Events = list[tuple[str, str]]
 
 
 def cache_warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "readerproxy.cache" and r.levelno == logging.WARNING]
+    return [r for r in caplog.records if r.name == "readerproxy.web.cache" and r.levelno == logging.WARNING]
 
 
 async def test_sqlite_persists_across_instances(tmp_path: Path) -> None:

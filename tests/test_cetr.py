@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import readerproxy
-from readerproxy.document import parse
-from readerproxy.extraction import get_extractor
-from readerproxy.extractors.cetr import (
+from readerproxy.engine.document import parse
+from readerproxy.engine.extraction import get_extractor
+from readerproxy.engine.extractors.cetr import (
     content_clusters,
     derivative,
     explained_variance,
@@ -19,7 +19,7 @@ from readerproxy.extractors.cetr import (
     smooth,
     tag_ratio,
 )
-from readerproxy.numeric import gaussian_kernel
+from readerproxy.engine.numeric import gaussian_kernel
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VARIANTS = ("cetr", "cetr-km", "cetr-tm")

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from readerproxy.charts import MAX_POINTS, charts_for, nice_ticks, svg
-from readerproxy.overlay import inspect
+from readerproxy.web.charts import MAX_POINTS, charts_for, nice_ticks, svg
+from readerproxy.web.overlay import inspect
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SVG = "{http://www.w3.org/2000/svg}"

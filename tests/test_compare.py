@@ -10,8 +10,8 @@ from selectolax.lexbor import LexborHTMLParser
 from support.reader_server import RunningServer
 from support.upstream import Upstream
 
-from readerproxy.compare import algorithm_names, compare_page_source
-from readerproxy.extraction import registry
+from readerproxy.engine.extraction import registry
+from readerproxy.web.compare import algorithm_names, compare_page_source
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -10,7 +10,7 @@ import pytest
 from support.reader_server import RunningServer
 from support.upstream import Upstream
 
-from readerproxy.compression import BROTLI_QUALITY, MIN_SIZE, Encoded, compress, negotiate
+from readerproxy.web.compression import BROTLI_QUALITY, MIN_SIZE, Encoded, compress, negotiate
 
 
 @pytest.mark.parametrize(
@@ -110,7 +110,7 @@ async def test_reader_page_json_and_static_files_are_compressed_as_accepted(
 async def test_a_cached_reader_page_is_compressed_once(
     reader_server: RunningServer, upstream: Upstream
 ) -> None:
-    from readerproxy.server import RENDERED
+    from readerproxy.web.server import RENDERED
 
     target = upstream.url("/cached/compressed-once")
     first = await _raw_get(reader_server.read_url(target), "br")

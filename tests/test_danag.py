@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import readerproxy
-from readerproxy.document import parse
-from readerproxy.extraction import get_extractor
-from readerproxy.extractors.danag import (
+from readerproxy.engine.document import parse
+from readerproxy.engine.extraction import get_extractor
+from readerproxy.engine.extractors.danag import (
     main_content_area,
     naive_smoothing,
     refine_boundaries,

@@ -1,11 +1,11 @@
-"""The publication day from every place a page states it (`readerproxy.dates`)."""
+"""The publication day from every place a page states it (`readerproxy.engine.dates`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from readerproxy.dates import parse_day, publication_day
-from readerproxy.document import parse
+from readerproxy.engine.dates import parse_day, publication_day
+from readerproxy.engine.document import parse
 
 BODY = "<p>" + "Words of the article that make it long enough to read. " * 10 + "</p>"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from readerproxy.cli import main
-from readerproxy.evaluation import runner
-from readerproxy.evaluation.datasets import DATASETS_ENV
+from readerproxy.research import runner
+from readerproxy.research.datasets import DATASETS_ENV
 
 
 @pytest.fixture

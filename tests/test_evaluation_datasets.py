@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from readerproxy.evaluation import datasets
-from readerproxy.evaluation.datasets import detect_layout, load_dataset, visible_text
+from readerproxy.research import datasets
+from readerproxy.research.datasets import detect_layout, load_dataset, visible_text
 
 PAGE = "<html><head><title>T</title></head><body><nav>Menu</nav><p>Body text here.</p></body></html>"
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from readerproxy.evaluation.metrics import (
+from readerproxy.research.metrics import (
     Score,
     ShingleCounts,
     bag_of_words_score,

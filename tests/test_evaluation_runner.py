@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from readerproxy import pipeline
-from readerproxy.document import Document
-from readerproxy.document import parse as real_parse
-from readerproxy.evaluation import runner
-from readerproxy.evaluation.datasets import load_dataset
-from readerproxy.evaluation.runner import AlgorithmSpec, evaluate, parse_spec, parse_specs
-from readerproxy.extraction import registry
+from readerproxy.engine import pipeline
+from readerproxy.engine.document import Document
+from readerproxy.engine.document import parse as real_parse
+from readerproxy.engine.extraction import registry
+from readerproxy.research import runner
+from readerproxy.research.datasets import load_dataset
+from readerproxy.research.runner import AlgorithmSpec, evaluate, parse_spec, parse_specs
 
 ARTICLE = " ".join(f"Sentence number {i} tells the story of the river and the town." for i in range(30))
 PAGE = f"""<html><head><title>River story</title></head><body>

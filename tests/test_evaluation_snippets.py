@@ -6,8 +6,8 @@ import gzip
 import json
 from pathlib import Path
 
-from readerproxy.evaluation.cli import SnippetCounts, count_snippets
-from readerproxy.evaluation.datasets import Page, load_dataset
+from readerproxy.research.cli import SnippetCounts, count_snippets
+from readerproxy.research.datasets import Page, load_dataset
 
 
 def test_snippets_count_with_and_without_after_whitespace_normalisation() -> None:

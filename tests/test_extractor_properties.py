@@ -1,6 +1,6 @@
 """Properties every registered extractor keeps, on arbitrary bytes and broken HTML (hypothesis).
 
-The extractors are read from `readerproxy.extraction.registry()`, so an algorithm added later is
+The extractors are read from `readerproxy.engine.extraction.registry()`, so an algorithm added later is
 covered without touching this file. Through `readerproxy.extract` an extractor must never raise on
 any input, its text must be a subsequence of the document's text in document order, and the same
 input must give the same output.
@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 import readerproxy
 from readerproxy.api import to_text
-from readerproxy.decoding import DecompressionError
-from readerproxy.document import parse
-from readerproxy.extraction import registry
+from readerproxy.engine.decoding import DecompressionError
+from readerproxy.engine.document import parse
+from readerproxy.engine.extraction import registry
 
 GZIP_MAGIC = b"\x1f\x8b"
 EXTRACTORS = sorted(registry())

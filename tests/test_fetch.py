@@ -22,9 +22,9 @@ from support.upstream import (
     bomb_body,
 )
 
-from readerproxy import fetch as fetch_module
-from readerproxy.decoding import decode_html
-from readerproxy.fetch import (
+from readerproxy.engine.decoding import decode_html
+from readerproxy.web import fetch as fetch_module
+from readerproxy.web.fetch import (
     AddressRefused,
     FetchedPage,
     Fetcher,

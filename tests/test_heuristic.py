@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 
 from readerproxy import extract
-from readerproxy.document import TEXT, Document, parse
-from readerproxy.evaluation.datasets import datasets_root, load_dataset
-from readerproxy.extraction import get_extractor
-from readerproxy.extractors.heuristic import (
+from readerproxy.engine.document import TEXT, Document, parse
+from readerproxy.engine.extraction import get_extractor
+from readerproxy.engine.extractors.heuristic import (
     CAPTION_BIT,
     CLASS_WORDS,
     TEXT_HOLDERS,
@@ -30,6 +29,7 @@ from readerproxy.extractors.heuristic import (
     is_unlikely_candidate,
     tag_ids,
 )
+from readerproxy.research.datasets import datasets_root, load_dataset
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -233,7 +233,7 @@ def test_factored_hint_patterns_match_exactly_where_the_flat_word_lists_do() -> 
     import random
     import re
 
-    from readerproxy.extractors.heuristic import (
+    from readerproxy.engine.extractors.heuristic import (
         NEGATIVE_HINTS,
         NEGATIVE_WORDS,
         POSITIVE_HINTS,

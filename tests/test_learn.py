@@ -11,22 +11,18 @@ import pytest
 
 from readerproxy import extract
 from readerproxy.cli import main
-from readerproxy.document import parse, ranges_mask
-from readerproxy.errors import RequestError
-from readerproxy.evaluation.datasets import Page, datasets_root
-from readerproxy.evaluation.oof import OutOfFold
-from readerproxy.evaluation.runner import AlgorithmSpec, ablation_rules, ablation_specs
-from readerproxy.extraction import get_extractor
-from readerproxy.extractors import learned as learned_module
-from readerproxy.extractors.auto import first_extractor
-from readerproxy.extractors.heuristic import (
+from readerproxy.engine.document import parse, ranges_mask
+from readerproxy.engine.extraction import get_extractor
+from readerproxy.engine.extractors import learned as learned_module
+from readerproxy.engine.extractors.auto import first_extractor
+from readerproxy.engine.extractors.heuristic import (
     CAPTION_BIT,
     CLASS_WORDS,
     WIDE_ONLY_BIT,
     class_value_bits,
     wide_only,
 )
-from readerproxy.extractors.learned import (
+from readerproxy.engine.extractors.learned import (
     GALLERY_LEVELS,
     PAGE_CONDITIONS,
     POST_RULES,
@@ -43,16 +39,14 @@ from readerproxy.extractors.learned import (
     teaser_blocks,
     wide_only_section,
 )
-from readerproxy.learn.blocks import (
+from readerproxy.engine.learn.blocks import (
     CONTEXT_FEATURES,
     FEATURES,
     _containing,
     context_features,
     page_blocks,
 )
-from readerproxy.learn.folds import fold_of_site, site_of_host, site_of_page
-from readerproxy.learn.labels import CONTENT_OVERLAP, block_texts, label_blocks
-from readerproxy.learn.model import (
+from readerproxy.engine.learn.model import (
     SHIPPED_MODEL,
     TreeModel,
     code_feature_hash,
@@ -60,8 +54,14 @@ from readerproxy.learn.model import (
     from_lightgbm_dump,
     load_model,
 )
-from readerproxy.learn.train import average_trees
-from readerproxy.reader import algorithm_params
+from readerproxy.errors import RequestError
+from readerproxy.research.datasets import Page, datasets_root
+from readerproxy.research.oof import OutOfFold
+from readerproxy.research.runner import AlgorithmSpec, ablation_rules, ablation_specs
+from readerproxy.research.training.folds import fold_of_site, site_of_host, site_of_page
+from readerproxy.research.training.labels import CONTENT_OVERLAP, block_texts, label_blocks
+from readerproxy.research.training.train import average_trees
+from readerproxy.web.reader import algorithm_params
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("*.html"))
 ARTICLE = " ".join(
@@ -100,7 +100,7 @@ def test_features_are_finite_and_one_row_per_text_holder(path: Path) -> None:
 def test_page_blocks_refuses_to_leave_a_feature_row_unwritten(monkeypatch: pytest.MonkeyPatch) -> None:
     """The matrix starts as np.empty: a column function that forgets a feature must fail loudly,
     not hand the trees whatever the memory held (and not only under asserts)."""
-    import readerproxy.learn.blocks as blocks
+    import readerproxy.engine.learn.blocks as blocks
 
     written = blocks.section_columns
 

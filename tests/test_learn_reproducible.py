@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from readerproxy.evaluation.datasets import datasets_root, load_dataset
-from readerproxy.learn.model import BlockScorer, load_model
+from readerproxy.engine.learn.model import BlockScorer, load_model
+from readerproxy.research.datasets import datasets_root, load_dataset
 
 FIXTURE = Path(__file__).parent / "fixtures" / "learn_reproducible.npz"
 DATASET = "scrapinghub"
@@ -30,8 +30,8 @@ BAGS = 1
 
 def retrain() -> BlockScorer:
     """Both stages fitted on the fixed subset, with their provenance."""
-    from readerproxy.learn.provenance import dataset_records, make_provenance
-    from readerproxy.learn.train import collect, fit, training_parameters
+    from readerproxy.research.training.provenance import dataset_records, make_provenance
+    from readerproxy.research.training.train import collect, fit, training_parameters
 
     training = collect((DATASET,), PAGES)
     scorer = fit(training, SEED, ROUNDS, bags=BAGS)
@@ -43,7 +43,7 @@ def retrain() -> BlockScorer:
 @pytest.mark.skipif(datasets_root() is None, reason="../shared/datasets is not present")
 def test_retraining_on_a_fixed_subset_gives_the_committed_trees() -> None:
     pytest.importorskip("lightgbm", reason="the train extra (lightgbm) is not installed")
-    from readerproxy.learn.provenance import dataset_hash
+    from readerproxy.research.training.provenance import dataset_hash
 
     committed = load_model(str(FIXTURE))
     assert committed.provenance is not None

@@ -13,7 +13,7 @@ import pytest
 from support.reader_server import TEST_FETCH, serve, serve_process, test_settings
 from support.upstream import Upstream
 
-from readerproxy.limits import Busy, FetchSlots, RateLimited, RateLimiter
+from readerproxy.web.limits import Busy, FetchSlots, RateLimited, RateLimiter
 
 
 def test_token_bucket_allows_a_burst_then_refuses_with_retry_after() -> None:

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import readerproxy
-from readerproxy.document import parse
-from readerproxy.extraction import get_extractor
-from readerproxy.extractors.lineblock import (
+from readerproxy.engine.document import parse
+from readerproxy.engine.extraction import get_extractor
+from readerproxy.engine.extractors.lineblock import (
     LineBlockParams,
     LineBlocks,
     get_line_blocks,
@@ -19,7 +19,7 @@ from readerproxy.extractors.lineblock import (
     thresholds,
     title_keywords,
 )
-from readerproxy.linkfilters import BodyLines
+from readerproxy.engine.linkfilters import BodyLines
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NAV_ARTICLE = (FIXTURES / "nav_article.html").read_text()

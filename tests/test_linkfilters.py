@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import readerproxy
-from readerproxy.document import OPEN, TEXT, Document, parse
-from readerproxy.linkfilters import (
+from readerproxy.engine.document import OPEN, TEXT, Document, parse
+from readerproxy.engine.linkfilters import (
     LinkFilter,
     body_lines,
     filter_links,

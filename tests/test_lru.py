@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from readerproxy.cache import MemoryLRU
-from readerproxy.lru import LRU
+from readerproxy.web.cache import MemoryLRU
+from readerproxy.web.lru import LRU
 
 
 class FakeClock:

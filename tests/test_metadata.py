@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from readerproxy import extract
-from readerproxy.document import parse
-from readerproxy.metadata import clean_title, extract_metadata
+from readerproxy.engine.document import parse
+from readerproxy.engine.metadata import clean_title, extract_metadata
 
 
 def test_json_ld_wins() -> None:
@@ -139,8 +139,8 @@ def test_lead_image_falls_back_to_the_first_article_image() -> None:
 
 def test_readability_set_fields(shared_datasets: Path) -> None:
     """Per-field exact match against Readability's expected-metadata.json stays at the targets."""
-    from readerproxy.evaluation.datasets import load_dataset
-    from readerproxy.evaluation.metadata_eval import evaluate_metadata
+    from readerproxy.research.datasets import load_dataset
+    from readerproxy.research.metadata_eval import evaluate_metadata
 
     results = {
         r.name: r.accuracy for r in evaluate_metadata(load_dataset(str(shared_datasets / "readability")))
@@ -157,7 +157,7 @@ def test_squash_is_the_regex_whitespace_rule() -> None:
     import re
     import sys
 
-    from readerproxy.metadata import squash
+    from readerproxy.engine.text import squash
 
     everything = "".join(map(chr, range(sys.maxunicode + 1)))
     spaces = re.findall(r"\s", everything)
@@ -192,7 +192,7 @@ def test_squash_is_the_regex_whitespace_rule() -> None:
     ],
 )
 def test_person_names(raw: str | None, name: str | None) -> None:
-    from readerproxy.metadata import person_names
+    from readerproxy.engine.metadata import person_names
 
     assert person_names(raw) == name
 

@@ -23,7 +23,7 @@ from types import ModuleType
 
 import pytest
 
-from readerproxy.evaluation.datasets import datasets_root
+from readerproxy.research.datasets import datasets_root
 
 REPO = Path(__file__).resolve().parent.parent
 SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
@@ -43,13 +43,13 @@ spec = importlib.util.spec_from_file_location("readerproxy._native", sys.argv[1]
 san = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(san)
 
-import readerproxy.document as document
-import readerproxy.extractors.heuristic as heuristic
-import readerproxy.learn.blocks as blocks
-import readerproxy.learn.model as model
-from readerproxy.evaluation.datasets import load_dataset
-from readerproxy.extraction import get_extractor
-from readerproxy.extractors.learned import first_extractor
+import readerproxy.engine.document as document
+import readerproxy.engine.extractors.heuristic as heuristic
+import readerproxy.engine.learn.blocks as blocks
+import readerproxy.engine.learn.model as model
+from readerproxy.research.datasets import load_dataset
+from readerproxy.engine.extraction import get_extractor
+from readerproxy.engine.extractors.learned import first_extractor
 
 for module in (document, heuristic, blocks, model):
     module.native = san

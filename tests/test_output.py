@@ -6,8 +6,14 @@ import re
 
 import numpy as np
 
-from readerproxy.document import parse
-from readerproxy.output import drop_dead_jump_links, html_to_markdown, render_html, render_text, sanitize
+from readerproxy.engine.document import parse
+from readerproxy.engine.output import (
+    drop_dead_jump_links,
+    html_to_markdown,
+    render_html,
+    render_text,
+    sanitize,
+)
 
 PAGE = """<html><body>
 <nav><a href="/home">Home</a></nav>
@@ -139,7 +145,7 @@ def test_media_inside_the_selected_range_are_kept() -> None:
 # Reader view fixes: srcset, lazy images, layout tables, lite captions, jump links, header repeats.
 
 
-from readerproxy.output import fit_under_header, parse_srcset  # noqa: E402
+from readerproxy.engine.output import fit_under_header, parse_srcset  # noqa: E402
 
 
 def test_srcset_is_split_as_the_html_standard_says() -> None:
@@ -296,7 +302,7 @@ def test_preference_links_query_is_urlencode_of_every_preference() -> None:
     from dataclasses import replace
     from urllib.parse import parse_qsl
 
-    from readerproxy.render import COOKIE_PREFIX, Preferences
+    from readerproxy.web.templating import COOKIE_PREFIX, Preferences
 
     prefs = Preferences()
     for changed in (prefs, replace(prefs, theme="dark", lite=True), replace(prefs, width="wide")):
@@ -309,7 +315,7 @@ def test_plain_paths_are_joined_exactly_as_urljoin_does() -> None:
     import random
     from urllib.parse import urljoin
 
-    from readerproxy.output import _PLAIN_PATH, _origin
+    from readerproxy.engine.output import _PLAIN_PATH, _origin
 
     rng = random.Random(5)
     alphabet = [*"abAZ09/._-~%!$&'()*+,;=:@?#\\ \t\u00fc", "/.", "/..", "//", "./", "../"]
@@ -330,7 +336,7 @@ def test_plain_absolute_urls_come_back_from_urljoin_unchanged() -> None:
     import random
     from urllib.parse import urljoin
 
-    from readerproxy.output import _PLAIN_ABSOLUTE
+    from readerproxy.engine.output import _PLAIN_ABSOLUTE
 
     rng = random.Random(7)
     alphabet = [*"abAZ09/._-~%!$&'()*+,;=:@?#\\[] \t\n\x00\x7f\u00fc", "//", "/..", "?#", "#", ":80"]
@@ -371,7 +377,7 @@ def test_plain_absolute_urls_come_back_from_urljoin_unchanged() -> None:
 def test_srcsets_without_parentheses_split_as_the_standard_steps_do() -> None:
     import random
 
-    from readerproxy.output import _parse_srcset_by_character, parse_srcset
+    from readerproxy.engine.output import _parse_srcset_by_character, parse_srcset
 
     rng = random.Random(11)
     alphabet = [*"ab1w2x, ,,\t\n\u00a0\u2003/.:", "320w", "1.5x", "https://e.example/c_fill,f_auto/x.jpg"]
@@ -387,7 +393,7 @@ def test_srcsets_without_parentheses_split_as_the_standard_steps_do() -> None:
 def test_collapse_spaces_is_the_whitespace_rule_of_render_text() -> None:
     import random
 
-    from readerproxy.output import _WS, collapse_spaces
+    from readerproxy.engine.output import _WS, collapse_spaces
 
     rng = random.Random(3)
     alphabet = [
@@ -416,7 +422,7 @@ def test_srcsets_with_parentheses_split_as_the_standard_steps_do() -> None:
     regular expression; it must split as the standard's steps one character at a time do."""
     import random
 
-    from readerproxy.output import _parse_srcset_by_character, parse_srcset
+    from readerproxy.engine.output import _parse_srcset_by_character, parse_srcset
 
     rng = random.Random(5)
     alphabet = [

@@ -13,7 +13,7 @@ from selectolax.lexbor import LexborHTMLParser
 from support.reader_server import RunningServer
 from support.upstream import Upstream
 
-from readerproxy.overlay import (
+from readerproxy.web.overlay import (
     FRAME_SANDBOX,
     OverlayLinks,
     _safe_css,

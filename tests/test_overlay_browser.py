@@ -31,7 +31,7 @@ from support.chromium import SCREENSHOTS, Chromium, Page
 from support.reader_server import serve, serve_app, test_settings
 from support.upstream import PNG_BYTES, Upstream
 
-from readerproxy.compare import algorithm_names
+from readerproxy.web.compare import algorithm_names
 
 pytestmark = pytest.mark.browser
 

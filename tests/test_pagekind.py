@@ -1,4 +1,4 @@
-"""The page-kind decision (`readerproxy.pagekind`): the shipped model, its features, its evaluation."""
+"""The page-kind decision (`readerproxy.engine.pagekind`): the shipped model, its features, its evaluation."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 
 from readerproxy import extract
-from readerproxy.document import parse
-from readerproxy.evaluation.datasets import datasets_root
-from readerproxy.pagekind import (
+from readerproxy.engine.document import parse
+from readerproxy.engine.pagekind import (
     FEATURES,
     KINDS,
     SHIPPED_MODEL,
@@ -22,6 +21,7 @@ from readerproxy.pagekind import (
     readerable,
     url_features,
 )
+from readerproxy.research.datasets import datasets_root
 
 #: Out-of-fold accuracy on wcxb-dev reported for the shipped features and settings
 #: (`readerproxy pagekind eval`; docs/benchmarks.md).
@@ -132,7 +132,7 @@ def test_the_recorded_out_of_fold_accuracy_holds() -> None:
 def test_out_of_fold_on_a_fixed_subset(tmp_path: Path) -> None:
     """The evaluation end to end on every fourth wcxb-dev page (the whole set takes minutes)."""
     pytest.importorskip("lightgbm", reason="the train extra (lightgbm) is not installed")
-    from readerproxy.evaluation import pagekind_eval
+    from readerproxy.research import pagekind_eval
 
     pages = pagekind_eval.collect(every=4, sets=("wcxb-dev",))
     result = pagekind_eval.report(pages, pagekind_eval.out_of_fold(pages, rounds=200))

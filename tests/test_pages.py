@@ -11,9 +11,9 @@ import pytest
 from support.upstream import Upstream
 from test_cache import FailingBackend
 
-from readerproxy.cache import LayeredCache, MemoryLRU, open_cache
-from readerproxy.fetch import Fetcher, FetchError, FetchSettings, validate_url
-from readerproxy.pages import PageStore, freshness
+from readerproxy.web.cache import LayeredCache, MemoryLRU, open_cache
+from readerproxy.web.fetch import Fetcher, FetchError, FetchSettings, validate_url
+from readerproxy.web.page_cache import PageStore, freshness
 
 
 @pytest.mark.parametrize(

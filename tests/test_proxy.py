@@ -28,8 +28,8 @@ from readerproxy.proxy import ProxyServer
 from readerproxy.proxy.addons import MARKER, strip_marker, with_marker
 from readerproxy.proxy.flow import BadRequest, parse_request_head, prefers_html
 from readerproxy.proxy.tls import CertificateAuthority, describe
-from readerproxy.server import METRICS, READER, RENDERER
-from readerproxy.settings import Settings, SettingsError, load_settings
+from readerproxy.web.server import METRICS, READER, RENDERER
+from readerproxy.web.settings import Settings, SettingsError, load_settings
 
 HTML_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 RESOLVE = "news.test:127.0.0.1,secure.test:127.0.0.1,wrong.test:127.0.0.1"

@@ -25,10 +25,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from support.upstream import ARTICLE_HTML, ARTICLE_TITLE
 from test_proxy import HTML_ACCEPT, RunningProxy, running_proxy
 
-from readerproxy.fetch import DECODABLE_ENCODINGS, BodyDecoder, FetchError, FetchSettings
 from readerproxy.proxy.flow import offered_encodings
 from readerproxy.proxy.intercept import HostPattern, InterceptPolicy, split_patterns
 from readerproxy.proxy.tls import CertificateAuthority, key_pem, make_ca, make_leaf, pem, spki_sha256
+from readerproxy.web.fetch import DECODABLE_ENCODINGS, BodyDecoder, FetchError, FetchSettings
 
 TRICKLE_PIECES = 8
 

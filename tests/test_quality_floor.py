@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from readerproxy.evaluation.datasets import datasets_root, load_dataset
-from readerproxy.evaluation.oof import OutOfFold
-from readerproxy.evaluation.runner import AlgorithmSpec, evaluate
+from readerproxy.research.datasets import datasets_root, load_dataset
+from readerproxy.research.oof import OutOfFold
+from readerproxy.research.runner import AlgorithmSpec, evaluate
 
 FOLDS = Path(__file__).parent / "fixtures" / "folds"
 #: How far below a figure a score may fall.

@@ -22,7 +22,7 @@ from support.chromium import SCREENSHOTS, Chromium, Page
 from support.reader_server import serve, test_settings
 from support.upstream import Upstream
 
-from readerproxy.render import COOKIE_MAX_AGE
+from readerproxy.web.templating import COOKIE_MAX_AGE
 
 pytestmark = pytest.mark.browser
 

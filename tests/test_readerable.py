@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from selectolax.lexbor import LexborNode
 
-from readerproxy.document import parse
-from readerproxy.readerable import (
+from readerproxy.engine.document import parse
+from readerproxy.engine.readerable import (
     MAX_LINK_DENSITY,
     MIN_SCORE,
     MIN_SIBLING_SCORE,

@@ -16,8 +16,8 @@ from selectolax.lexbor import LexborHTMLParser
 from support.reader_server import RunningServer, serve, test_settings
 from support.upstream import Upstream
 
-from readerproxy.ready import ENTRY_EXTRA, ReadyPage, ReadyPages, Sources
-from readerproxy.server import CSP
+from readerproxy.web.ready_pages import ENTRY_EXTRA, ReadyPage, ReadyPages, Sources
+from readerproxy.web.server import CSP
 
 KEY = ("/read?url=x", None, "br")
 SOURCES: Sources = (("page:x", 7), ("result:x", 8))

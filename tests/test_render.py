@@ -10,7 +10,7 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser
 
 from readerproxy.api import algorithms, extract
-from readerproxy.render import (
+from readerproxy.web.templating import (
     COOKIE_MAX_AGE,
     INSTANT_KEYS,
     PREFERENCE_KEYS,
@@ -148,7 +148,7 @@ def test_reader_page_shows_metadata_content_and_badge(renderer: Renderer) -> Non
 
 def test_reader_page_links_go_through_reader_when_rewritten(renderer: Renderer) -> None:
     url = "https://example.com/a/page.html"
-    from readerproxy.pipeline import process
+    from readerproxy.engine.pipeline import process
 
     article = process(ARTICLE, url=url, algorithm="density", rewrite_link=link_rewriter(url, "density"))
     data = article.to_dict() | {"final_url": url}

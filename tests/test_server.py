@@ -15,8 +15,8 @@ from support.reader_server import RunningServer, serve, test_settings
 from support.upstream import ARTICLE_TITLE, WRONG_CHARSET_TEXT, Upstream
 
 from readerproxy import _speedups as speedups
-from readerproxy.reader import Reader, ReadRequest, result_key
-from readerproxy.server import CSP
+from readerproxy.web.reader import Reader, ReadRequest, result_key
+from readerproxy.web.server import CSP
 
 API_FIELDS = {
     "url",
@@ -477,7 +477,7 @@ async def test_the_default_algorithm_setting_is_used(upstream: Upstream, http: a
 async def test_an_address_without_a_scheme_is_read_as_https(
     reader_server: RunningServer, http: aiohttp.ClientSession
 ) -> None:
-    from readerproxy.reader import target_url
+    from readerproxy.web.reader import target_url
 
     assert target_url("example.com/story?id=1") == "https://example.com/story?id=1"
     assert target_url("Example.COM") == "https://example.com/"

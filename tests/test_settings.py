@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from readerproxy.fetch import FetchSettings
-from readerproxy.settings import Settings, SettingsError, data_dir, default_cache_spec, load_settings
+from readerproxy.web.fetch import FetchSettings
+from readerproxy.web.settings import Settings, SettingsError, data_dir, default_cache_spec, load_settings
 
 
 def test_defaults_are_loopback_8080_sqlite_in_the_user_data_dir(tmp_path: Path) -> None:
@@ -20,7 +20,8 @@ def test_defaults_are_loopback_8080_sqlite_in_the_user_data_dir(tmp_path: Path) 
 def test_data_dir_falls_back_to_home() -> None:
     assert data_dir({"HOME": "/home/ada"}) == Path("/home/ada/.local/share/readerproxy")
     assert (
-        default_cache_spec({"HOME": "/home/ada"}) == "sqlite:/home/ada/.local/share/readerproxy/cache.sqlite3"
+        default_cache_spec({"HOME": "/home/ada"})
+        == "sqlite:/home/ada/.local/share/readerproxy/web/cache.sqlite3"
     )
 
 

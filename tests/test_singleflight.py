@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from readerproxy.singleflight import SingleFlight
+from readerproxy.web.singleflight import SingleFlight
 
 # ---- SingleFlight ------------------------------------------------------------------------------------
 

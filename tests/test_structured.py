@@ -7,8 +7,8 @@ import json
 from selectolax.lexbor import LexborHTMLParser
 
 from readerproxy import extract
-from readerproxy.document import parse
-from readerproxy.structured import MIN_WORDS, missing_description, product_description
+from readerproxy.engine.document import parse
+from readerproxy.engine.structured import MIN_WORDS, missing_description, product_description
 
 DESCRIPTION = (
     "This kettle boils a full litre in under three minutes, keeps the water hot for an hour and switches "

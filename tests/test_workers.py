@@ -17,9 +17,9 @@ import pytest
 from support.reader_server import serve, start_server_process, test_settings
 from support.upstream import Upstream
 
-from readerproxy.extraction import get_extractor
-from readerproxy.server import READER
-from readerproxy.workers import CLIENT, Call, ExtractionTimeout, Job, Overloaded, WorkerPool
+from readerproxy.engine.extraction import get_extractor
+from readerproxy.web.server import READER
+from readerproxy.web.workers import CLIENT, Call, ExtractionTimeout, Job, Overloaded, WorkerPool
 
 ARTICLE = (
     "<html><body><article><h1>T</h1>"

@@ -24,10 +24,10 @@ from .flow import valid_host
 from .server import ProxyServer, load_ca
 
 if TYPE_CHECKING:
-    from ..metrics import Metrics
-    from ..reader import Reader
-    from ..render import Renderer
-    from ..settings import Settings
+    from readerproxy.web.metrics import Metrics
+    from readerproxy.web.reader import Reader
+    from readerproxy.web.settings import Settings
+    from readerproxy.web.templating import Renderer
 
 __all__ = ["ProxyServer", "pac_file", "pac_text", "proxy_listener"]
 

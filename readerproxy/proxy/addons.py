@@ -28,15 +28,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-from ..fetch import BodyDecoder, FetchError, media_type
-from ..render import Preferences, preferences
+from readerproxy.web.fetch import BodyDecoder, FetchError, media_type
+from readerproxy.web.templating import Preferences, preferences
+
 from .flow import Flow, Outcome, Response, header, prefers_html
 
 if TYPE_CHECKING:
-    from ..metrics import Metrics
-    from ..reader import Reader
-    from ..render import Renderer
-    from ..settings import Settings
+    from readerproxy.web.metrics import Metrics
+    from readerproxy.web.reader import Reader
+    from readerproxy.web.settings import Settings
+    from readerproxy.web.templating import Renderer
+
     from .store import Client, ProxyStore
 
 #: The way-back marker: a query item on the original's URL in every proxied reader view.
@@ -241,7 +243,7 @@ def is_navigation(flow: Flow) -> bool:
 
 
 def is_article(data: dict[str, Any], rule: str | None) -> bool:
-    """The readerable check's answer (`readerproxy.readerable`, in the result as `readerable`, which
+    """The readerable check's answer (`readerproxy.engine.readerable`, in the result as `readerable`, which
     the pipeline always sets); `always` hosts need only some text."""
     if rule == "always":
         return bool((data.get("text") or "").strip())

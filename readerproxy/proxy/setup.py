@@ -34,7 +34,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import aiohttp
 
-from ..render import COOKIE_MAX_AGE, COOKIE_PREFIX, PREFERENCE_KEYS, preferences
+from readerproxy.web.templating import COOKIE_MAX_AGE, COOKIE_PREFIX, PREFERENCE_KEYS, preferences
+
 from .addons import (
     READER_MARKER,
     SETUP_HOSTS,
@@ -50,8 +51,9 @@ from .store import CLIENT_COOKIE, RULES, Client, ProxyStore, new_client_cookie, 
 if TYPE_CHECKING:
     from cryptography import x509
 
-    from ..render import Preferences, Renderer
-    from ..settings import Settings
+    from readerproxy.web.settings import Settings
+    from readerproxy.web.templating import Preferences, Renderer
+
     from .tls import CertificateAuthority
 
 PAGE_CSP = (
@@ -418,7 +420,7 @@ class SetupAddon(Addon):
                 "subject": common_name(ca_cert),
                 "expires": ca_cert.not_valid_after_utc.date().isoformat(),
             }
-        from ..render import FONTS, LINK_MODES, SIZE_LABELS, SIZES, SPACINGS, THEMES, WIDTHS
+        from readerproxy.web.templating import FONTS, LINK_MODES, SIZE_LABELS, SIZES, SPACINGS, THEMES, WIDTHS
 
         choices = [
             ("theme", "Theme", [(t, t.capitalize()) for t in THEMES]),

@@ -9,18 +9,18 @@ from pathlib import Path
 import numpy as np
 
 from readerproxy import extract
-from readerproxy.document import parse
-from readerproxy.extractors.auto import first_extractor
-from readerproxy.extractors.learned import (
+from readerproxy.engine.document import parse
+from readerproxy.engine.extractors.auto import first_extractor
+from readerproxy.engine.extractors.learned import (
     after_related_heading,
     repeated_blocks,
     review_section,
     says_article,
     says_product,
 )
-from readerproxy.learn.blocks import page_blocks
-from readerproxy.learn.labels import block_texts
-from readerproxy.learn.model import BlockScorer, load_model
+from readerproxy.engine.learn.blocks import page_blocks
+from readerproxy.engine.learn.model import BlockScorer, load_model
+from readerproxy.research.training.labels import block_texts
 
 DESCRIPTION = " ".join(
     f"Point {i}: the kettle boils a full litre of water in under three minutes and switches itself off."

@@ -1,4 +1,4 @@
-"""Headless Chromium for the browser tests, on the product's DevTools client (`readerproxy.browser`).
+"""Headless Chromium for the browser tests, on the product's DevTools client (`readerproxy.web.browser`).
 
 The browser is started with a fresh profile and a host resolver that maps every host but 127.0.0.1
 to NOTFOUND, so a page under test can never reach the internet (images of dataset pages simply
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from readerproxy.browser import DevToolsBrowser, DevToolsError
+from readerproxy.web.browser import DevToolsBrowser, DevToolsError
 
 __all__ = ["CHROMIUM", "SCREENSHOTS", "Chromium", "DevToolsError", "Page"]
 

@@ -1,0 +1,696 @@
+"""auto and learned: the heuristic's blocks re-scored by gradient-boosted trees trained on labelled pages.
+
+Steps: run `auto`'s first extractor (the DOM heuristic after Readability.js's unlikely-candidate
+removal, Berg 2020 §5–6); describe every text holder that owns text by the features of
+`learn.blocks` (the heuristic's own answer among them); score them with the shipped tree ensemble
+(`learn.model`, trained by `readerproxy train`); keep the blocks whose probability of being content
+reaches `threshold`; then run the post-rules of `POST_RULES`, in order, each on the pages its
+conditions name (what the page says it is, from its JSON-LD and `og:type`, and whether the
+heuristic's article root holds a block) and only while its parameter is not its "off" value.
+
+The rules are data: `POST_RULES` is one table of `PostRule`s (name, page conditions, parameter and
+its off value, function), and `extract_learned` runs exactly that table. `readerproxy eval --ablate
+RULE` runs `auto` with a rule off (its parameter at its off value) beside `auto` and reports the
+difference. How each rule and its parameter were chosen, with the out-of-fold scores before and
+after and the dates, is in docs/rules.md.
+
+Where the rules keep too little text, the answer is `auto-heuristic`'s chain (heuristic, then accb,
+then all text), so a reader never gets an empty page.
+
+`auto` is this extractor with its defaults (registered twice: `learned` names it when it is asked
+for by name, and is what `auto` reports when the scorer's selection is the answer, so the badge
+reads "auto via learned" or "auto via heuristic" after a fallback).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from readerproxy.engine.convert import check_range
+from readerproxy.engine.document import TEXT, Document, indices_of
+from readerproxy.engine.extraction import Extraction, params_dict, register
+
+# Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
+from readerproxy.engine.learn import blocks as learn_blocks
+from readerproxy.engine.learn import model as learn_model
+
+from .auto import MIN_CHARS, MIN_SHARE, AutoParams, enough_chars, fall_back, first_extractor, selected_chars
+from .heuristic import CAPTION_BIT, CLASS_WORDS, WIDE_ONLY_BIT, features_of, holder_blocks
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedParams:
+    """Ranges: threshold and heuristic_threshold in [0, 1]; min_chars and short_page_chars in [0, 10_000_000]; min_share in [0, 1]; model is a
+    path to a `.npz` written by `readerproxy train` ("" = the weights shipped with the package)."""
+
+    threshold: float = 0.5  # probability of "content" at which a block is kept
+    heuristic_threshold: float | None = 0.3  # blocks the heuristic keeps need only this (None: threshold)
+    outside_threshold: float | None = 0.7  # blocks outside the heuristic's article root need this
+    cut_comments: bool = True  # on an article, drop what follows a comment heading outside the root
+    cut_reviews: bool = True  # on a product page, drop the customer reviews' containers
+    cut_repeats: bool = True  # on a product page, drop a kept block that repeats an earlier one
+    gallery_threshold: float | None = 0.8  # on an article, blocks in a gallery need this (None: off)
+    wide_only_threshold: float | None = 0.9  # blocks shown on wide screens only need this (None: off)
+    cut_caption_repeats: bool = True  # drop a caption that repeats an earlier kept caption
+    cut_choices: bool = True  # drop the options of drop-down lists (`CHOICE_TAGS`)
+    cut_teasers: bool = True  # on an article, drop linked excerpts cut short with an ellipsis
+    cut_other_articles: bool = True  # on an article, drop the small <article>s beside the main one
+    keep_embeds: bool = True  # keep social posts quoted inside the heuristic's article root
+    related_prior: bool = False  # on an article, the heuristic's prior holds after a related heading too
+    short_page_chars: int = MIN_CHARS  # a page with less text than this is kept whole
+    model: str = ""
+    min_chars: int = MIN_CHARS
+    min_share: float = MIN_SHARE
+
+    def __post_init__(self) -> None:
+        check_range("threshold", self.threshold, 0, 1)
+        if self.heuristic_threshold is not None:
+            check_range("heuristic_threshold", self.heuristic_threshold, 0, 1)
+        if self.outside_threshold is not None:
+            check_range("outside_threshold", self.outside_threshold, 0, 1)
+        if self.gallery_threshold is not None:
+            check_range("gallery_threshold", self.gallery_threshold, 0, 1)
+        if self.wide_only_threshold is not None:
+            check_range("wide_only_threshold", self.wide_only_threshold, 0, 1)
+        check_range("min_chars", self.min_chars, 0, 10_000_000)
+        check_range("short_page_chars", self.short_page_chars, 0, 10_000_000)
+        check_range("min_share", self.min_share, 0, 1)
+        learn_model.load_model(self.model)  # ValueError naming the file if it cannot be used
+
+
+def block_selection(doc: Document, holder: np.ndarray, chosen_elements: np.ndarray) -> np.ndarray:
+    """Token mask of the text holders `chosen_elements` (their own text and inline markup)."""
+    t = doc.tokens
+    chosen = np.zeros(len(doc.elements), dtype=bool)
+    chosen[chosen_elements] = True
+    owner = np.where(t.element >= 0, t.element, 0)
+    return chosen[holder[owner]] & (t.element >= 0) & doc.body_mask
+
+
+def _page_says(features: np.ndarray, *columns: str) -> bool:
+    """Whether any of the page-wide feature `columns` is set (the same on every row: read row 0)."""
+    return len(features) > 0 and any(features[0, learn_blocks.FEATURES.index(c)] > 0 for c in columns)
+
+
+def says_product(features: np.ndarray) -> bool:
+    """Whether the page says it is a product (JSON-LD Product/Offer types or an `og:type` with
+    "product"): there the heuristic's root, an article finder's answer, does not mark a sidebar, and
+    the rule for blocks outside it does not hold."""
+    return _page_says(features, "ld_product", "og_product")
+
+
+def comment_section(features: np.ndarray, outside: np.ndarray) -> np.ndarray:
+    """The blocks of an article page's reader comments: after a heading that opens a comment section
+    ("12 Comments", "Leave a Reply": `learn.blocks.COMMENT_HEADING`) and outside the heuristic's
+    article root, on a page that says it is an article (JSON-LD Article types or `og:type`
+    article). A rule rather than the trees' call: few training pages have such a section, and the
+    trees keep the comments at p ≈ 0.85 although the heading feature is set. Forums and Q&A pages
+    (no article type) keep their posts."""
+    column = learn_blocks.FEATURES.index
+    after = features[:, column("after_comment_heading")] > 0
+    article = (features[:, column("ld_article")] > 0) | (features[:, column("og_article")] > 0)
+    return after & outside & article
+
+
+#: An id or class naming a shop's customer reviews, or a review service's widget (Yotpo, Okendo,
+#: Judge.me, Stamped, Bazaarvoice, Trustpilot, Feefo, Reevoo); "preview" is not a review.
+REVIEW_CONTAINER = re.compile(
+    r"(?:review|yotpo|okendo|judgeme|stamped-|bazaarvoice|bv[-_]|trustpilot|feefo|reevoo)"
+)  # searched in lower case; "preview" and a "bv" inside a word are left out after the search
+#: Elements that never count as a reviews container (a theme may name the whole page after them).
+_PAGE_TAGS = frozenset(("html", "body", "main"))
+#: A container holding at least this share of the page's text is the page, not its reviews section.
+REVIEW_MAX_SHARE = 0.5
+
+
+def says_article(features: np.ndarray) -> bool:
+    """Whether the page says it is an article (JSON-LD Article types or `og:type` article)."""
+    return _page_says(features, "ld_article", "og_article")
+
+
+def says_discussion(features: np.ndarray) -> bool:
+    """Whether the page says it is a discussion (JSON-LD DiscussionForumPosting and the like)."""
+    return _page_says(features, "ld_discussion")
+
+
+#: The main <article> holds at least this share of the kept words, or `other_articles` says nothing.
+MAIN_ARTICLE_MIN_SHARE = 0.4
+#: Another <article> is another story when it keeps less than this share of the main one's words.
+OTHER_ARTICLE_MAX_SHARE = 0.5
+
+
+def other_articles(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
+    """Per block, whether it lies in an <article> element that is another story: on a page with
+    several, the one whose blocks keep the most words is the article (when it keeps at least
+    `MAIN_ARTICLE_MIN_SHARE` of all kept words), and one keeping less than `OTHER_ARTICLE_MAX_SHARE`
+    of its words is a card of a feed or a "You may like" list (HTML: an <article> is a self-contained
+    composition, so one beside the story is not part of it). A block counts in its innermost
+    <article>; blocks outside every <article> are left alone. Called on pages that say they are an
+    article and not a discussion: a thread's posts are <article>s of one conversation."""
+    which = np.full(len(blocks.elements), -1, dtype=np.int64)
+    starts = doc.start[blocks.elements]
+    articles = indices_of(doc.tag, "article")
+    other = np.zeros(len(blocks.elements), dtype=bool)
+    if len(articles) < 2:
+        return other
+    for article in articles:  # document order: an inner <article> comes later and overwrites
+        which[(starts >= doc.start[article]) & (starts <= doc.end[article])] = article
+    inside = which >= 0
+    if len(np.unique(which[inside])) < 2:
+        return other
+    words = blocks.own_words * keep
+    names, slot = np.unique(which[inside], return_inverse=True)
+    mass = np.bincount(slot, weights=words[inside], minlength=len(names))
+    main = int(np.argmax(mass))
+    if mass[main] <= 0 or mass[main] < MAIN_ARTICLE_MIN_SHARE * words.sum():
+        return other
+    small = (mass < OTHER_ARTICLE_MAX_SHARE * mass[main]) & (np.arange(len(names)) != main)
+    other[np.flatnonzero(inside)] = small[slot]
+    return other
+
+
+def after_related_heading(features: np.ndarray) -> np.ndarray:
+    """Per block, whether a heading that opens a list of other pages ("Related articles", "More
+    from ...": `learn.blocks.RELATED_HEADING`) comes before it, after the page's first h1."""
+    return features[:, learn_blocks.FEATURES.index("after_related_heading")] > 0
+
+
+#: Blocks of fewer words are never dropped as repeats (a table's "Yes", a price, a size).
+REPEAT_MIN_WORDS = 4
+
+
+def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
+    """Per block, whether it is kept (`keep`) and its own text (whitespace normalised, at least
+    `REPEAT_MIN_WORDS` words) repeats that of an earlier kept block; a shorter block counts only
+    inside a copy (after a longer block that repeats). Shops often ship a product's description and
+    details twice, one copy for narrow screens and one for wide ones, and show one; a reader needs it
+    once, and a table's repeated "Yes" or a price stays."""
+    seen: set[str] = set()
+    repeated = np.zeros(len(keep), dtype=bool)
+    in_copy = False  # whether the last kept block of REPEAT_MIN_WORDS words or more was a repeat
+    for block, raw in learn_blocks.own_texts(doc, blocks, keep).items():
+        words = raw.split()
+        text = " ".join(words)
+        if len(words) >= REPEAT_MIN_WORDS:
+            in_copy = repeated[block] = text in seen
+        else:
+            repeated[block] = in_copy and text in seen
+        seen.add(text)
+    return repeated
+
+
+#: The class of a blockquote that a social network's script turns into an embedded post (X/Twitter,
+#: Instagram, TikTok, Reddit, Bluesky, Mastodon, Threads); the blockquote holds the post's text.
+_EMBED_CLASS = re.compile(
+    r"twitter-tweet|twitter-video|instagram-media|tiktok-embed|reddit-card|bluesky-embed|mastodon-embed|"
+    r"text-post-media"
+)
+
+
+def embedded_posts(doc: Document, elements: np.ndarray) -> np.ndarray:
+    """Per block (`elements`), whether it lies inside a quoted social post (`_EMBED_CLASS` on a
+    blockquote). An article quotes posts as part of its story ("a whole lot of people noticed:"
+    then the tweets); the trees, which see a short block of links and handles that the heuristic
+    did not pick, keep them at p 0.3-0.5. `extract_learned` keeps them inside the heuristic's root."""
+    named = [
+        index
+        for index in indices_of(doc.tag, "blockquote")
+        if (classes := doc.classes[index]) and _EMBED_CLASS.search(classes)
+    ]
+    return doc.within(named, elements)
+
+
+#: A block's text ending in one of these was cut short ("[…]" and "[...]" end in one too).
+_ELLIPSES = ("...", "…", "…]", "...]")
+#: A page needs this many cut excerpts for them to be a list of teasers.
+TEASER_MIN_BLOCKS = 3
+
+
+def teaser_blocks(doc: Document, blocks: learn_blocks.PageBlocks) -> np.ndarray:
+    """Per block, whether it is one of a list's teasers of other pages: its text holds a link and
+    more (a headline and an excerpt; a link alone, as in a menu, is not read) and ends with an
+    ellipsis (an excerpt cut short), and the page has at least `TEASER_MIN_BLOCKS` such blocks. An article's own paragraphs are not cut short; a "Latest
+    news" ticker or a "More stories" list is (its headline linked, its first lines, then "...").
+    The trees keep such items at p 0.8-0.95 when they sit beside the article: they read like its
+    paragraphs. Only on a page that says it is an article: a listing's excerpts are its content."""
+    t = doc.tokens
+    teaser = np.zeros(len(blocks.elements), dtype=bool)
+    density = blocks.features[:, learn_blocks.FEATURES.index("link_density")]
+    linked = np.flatnonzero((density > 0) & (density < 1))  # a link and an excerpt beside it
+    if len(linked) < TEASER_MIN_BLOCKS:
+        return teaser
+    # For speed, vectorised: the page's visible text tokens found once, and for each linked block
+    # the last of them before its end (a binary search); that is the block's own last word when the
+    # text holder owning it is the block (a nested block's text ends the element otherwise: not a
+    # teaser).
+    elements = blocks.elements[linked]
+    visible = np.flatnonzero((t.kind == TEXT) & (t.chars > 0))
+    if len(visible) == 0:
+        return teaser
+    final = visible[np.maximum(np.searchsorted(visible, doc.end[elements], side="right") - 1, 0)]
+    owner = t.element[final]
+    owned = (final >= doc.start[elements]) & (final <= doc.end[elements]) & (owner >= 0)
+    owned &= blocks.holder[np.maximum(owner, 0)] == elements
+    text = t.text
+    cut = [text[token].rstrip().endswith(_ELLIPSES) for token in final[owned].tolist()]
+    teaser[linked[owned]] = cut
+    if teaser.sum() < TEASER_MIN_BLOCKS:
+        teaser[:] = False
+    return teaser
+
+
+#: A drop-down list's elements: its options are a form's choices (sort orders, currencies, a
+#: mobile copy of a menu), never what a reader reads. Readability.js removes `select` from the article
+#: too (`_prepArticle`).
+CHOICE_TAGS = frozenset(("select", "option", "optgroup", "datalist"))
+
+
+def choice_blocks(doc: Document, elements: np.ndarray) -> np.ndarray:
+    """Per block (`elements`), whether it is inside a drop-down list (`CHOICE_TAGS`: a `select` or
+    `datalist` with its options)."""
+    # An option outside a select or datalist is not a drop-down's: pages without one are done.
+    return doc.within(indices_of(doc.tag, "select") + indices_of(doc.tag, "datalist"), elements)
+
+
+#: Tags of captions; an element whose class or id has "caption" in it is one too (WordPress's
+#: `wp-caption-text`, `image-caption`, `caption` spans).
+CAPTION_TAGS = frozenset(("figcaption", "caption"))
+
+
+def repeated_captions(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
+    """Per block, whether it is a kept caption (`CAPTION_TAGS`, or "caption" in its class or id)
+    whose text (at least `REPEAT_MIN_WORDS` words) repeats an earlier kept caption's. Blogs caption
+    every photo of a series with the same line (the event, the photographer); a reader needs it once.
+    Paragraphs are left alone: Readability's test pages repeat them in their references."""
+    tags = doc.tag
+    named = (features_of(doc).class_words[blocks.elements] & CAPTION_BIT) > 0
+    caption = keep & (
+        named | np.array([tags[e] in CAPTION_TAGS for e in blocks.elements.tolist()], dtype=bool)
+    )
+    repeated = np.zeros(len(keep), dtype=bool)
+    if caption.sum() < 2:
+        return repeated
+    seen: set[str] = set()
+    for block, raw in learn_blocks.own_texts(doc, blocks, caption).items():
+        words = raw.split()
+        if len(words) >= REPEAT_MIN_WORDS:
+            text = " ".join(words)
+            repeated[block] = text in seen
+            seen.add(text)
+    return repeated
+
+
+def wide_only_section(doc: Document, elements: np.ndarray) -> np.ndarray:
+    """Per block (`elements`), whether it lies inside an element shown on wide screens only
+    (`wide_only`): a page's main content is what it shows on a phone too, and what it hides there
+    is its sidebars, rails and desktop ads (a responsive theme's widget column of categories, tags
+    and archives inside the article's row). The trees keep such blocks at p 0.6-0.8 when they sit
+    inside the heuristic's root, so they need `wide_only_threshold`."""
+    return doc.within(np.flatnonzero(features_of(doc).class_words & WIDE_ONLY_BIT), elements)
+
+
+#: Levels searched above a block (the block itself is level 0) for a gallery's container.
+GALLERY_LEVELS = 8
+_GALLERY_BIT = 1 << list(CLASS_WORDS).index("gallery")
+
+
+def gallery_section(doc: Document, elements: np.ndarray) -> np.ndarray:
+    """Per block (`elements`), whether it or one of its `GALLERY_LEVELS` nearest ancestors has a class
+    or id naming a gallery, slideshow, slider, carousel or lightbox (`heuristic.CLASS_WORDS`, matched
+    once per class/id combination by the heuristic's memo). A photo gallery beside an article repeats
+    its captions for each view, with "Caption" and "Close" buttons; the trees keep them at p 0.5-0.8
+    inside the article's container. As for reviews (`review_section`), the page's `html`, `body` and
+    `main` and a container of at least `REVIEW_MAX_SHARE` of the page's text are not a gallery: themes
+    flag whole pages and articles (`penci-enable-lightbox`, WordPress's post classes)."""
+    galleries = _section_containers(doc, np.flatnonzero(features_of(doc).class_words & _GALLERY_BIT))
+    if len(galleries) == 0:
+        return np.zeros(len(elements), dtype=bool)
+    named = np.zeros(len(doc.elements), dtype=bool)
+    named[galleries] = True
+    inside = named[elements]
+    node = doc.parent[elements]
+    for _ in range(GALLERY_LEVELS):
+        up = np.maximum(node, 0)  # the root's parent is -1: read again, nothing new
+        inside |= named[up] & (node >= 0)
+        node = doc.parent[up]
+    return inside
+
+
+def _section_containers(doc: Document, named: np.ndarray) -> np.ndarray:
+    """Of the elements `named` (indices, ascending) as a section (reviews, a gallery), those that can
+    be one: not the page's own `html`, `body` or `main`, and holding less than `REVIEW_MAX_SHARE` of
+    the page's text (themes and shops put such names on whole pages and articles)."""
+    if len(named) == 0:
+        return np.zeros(0, dtype=np.int64)
+    chosen = np.array([e for e in named.tolist() if doc.tag[e] not in _PAGE_TAGS], dtype=np.int64)
+    return chosen[doc.subtree_chars[chosen] < REVIEW_MAX_SHARE * selected_chars(doc, doc.body_mask)]
+
+
+def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
+    """Per block (`elements`), whether it lies inside a container of customer reviews: an element
+    whose id or class says so (`REVIEW_CONTAINER`), not the page's own `html`, `body` or `main`, and
+    holding less than `REVIEW_MAX_SHARE` of the page's text. Shops mark their review widgets this
+    way (and so do the services that make them); the shopper's opinions are not the product's
+    description, and references of product pages leave them out, as trafilatura's class-name rules
+    do for ratings (Barbaresi 2021, §3: boilerplate removal by element attributes)."""
+    # One search over every element's id and class in lower case, a line each: a search per
+    # element, or one that ignores case or starts with a look-behind, costs ten times more.
+    lines = [f"{ident or ''} {classes or ''}" for ident, classes in zip(doc.ident, doc.classes, strict=True)]
+    joined = "\n".join(lines).lower()
+    starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
+    found = [
+        at
+        for at in (match.start() for match in REVIEW_CONTAINER.finditer(joined))
+        if not (at > 0 and (joined[at - 1] == "p" or (joined[at] == "b" and joined[at - 1].isalnum())))
+    ]
+    if not found:
+        return np.zeros(len(elements), dtype=bool)
+    named = np.unique(np.searchsorted(starts, found, side="right") - 1)
+    return doc.within(_section_containers(doc, named), elements)
+
+
+# --- The post-rules, as one table ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PageKinds:
+    """What a page says it is (page-wide block features) and whether the heuristic's root holds a
+    block: the conditions a post-rule may require (`PostRule.when`)."""
+
+    article: bool  # JSON-LD Article types or `og:type` article (`says_article`)
+    product: bool  # JSON-LD Product/Offer types or `og:type` product (`says_product`)
+    discussion: bool  # JSON-LD DiscussionForumPosting and the like (`says_discussion`)
+    root: bool  # the heuristic's article root holds at least one block
+
+    def holds(self, when: tuple[str, ...]) -> bool:
+        """Whether every condition of `when` holds ("article", or "not article" for its negation)."""
+        for condition in when:
+            negated = condition.startswith("not ")
+            if bool(getattr(self, condition[4:] if negated else condition)) == negated:
+                return False
+        return True
+
+
+#: The conditions a rule's `when` may name (each also as "not NAME").
+PAGE_CONDITIONS = ("article", "product", "discussion", "root")
+
+
+@dataclass(frozen=True, slots=True)
+class RulePage:
+    """What the post-rules read of one page, computed once before the first rule."""
+
+    doc: Document
+    blocks: learn_blocks.PageBlocks
+    probability: np.ndarray  # float64 per block: the trees' probability of "content"
+    outside: np.ndarray  # bool per block: outside the heuristic's article root
+    params: LearnedParams
+
+
+#: A rule's function: (the page, the blocks kept so far, the rule's parameter value) -> blocks kept.
+RuleFunction = Callable[[RulePage, np.ndarray, Any], np.ndarray]
+
+
+@dataclass(frozen=True, slots=True)
+class PostRule:
+    """One post-rule of `auto`: it runs on a page where every condition of `when` holds
+    (`PageKinds.holds`) and its parameter (a field of `LearnedParams`) is not `off`."""
+
+    name: str
+    when: tuple[str, ...]  # page conditions, all required: names of `PAGE_CONDITIONS`, or "not NAME"
+    parameter: str  # the `LearnedParams` field that sets the rule (a threshold, a switch, a size)
+    off: bool | int | None  # the parameter's value that turns the rule off
+    apply: RuleFunction
+    does: str  # what it does, in one line
+
+    def active(self, params: LearnedParams) -> bool:
+        """Whether the parameters leave the rule on."""
+        return bool(getattr(params, self.parameter) != self.off)
+
+    @property
+    def off_text(self) -> str:
+        """The off value as a parameter string (`auto:PARAMETER=OFF_TEXT`)."""
+        if self.off is None:
+            return "none"
+        if isinstance(self.off, bool):
+            return "true" if self.off else "false"
+        return str(self.off)
+
+
+def _column(page: RulePage, name: str) -> np.ndarray:
+    return page.blocks.features[:, learn_blocks.FEATURES.index(name)]
+
+
+def _heuristic_prior(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
+    return keep | ((_column(page, "heuristic_selected") > 0) & (page.probability >= threshold))
+
+
+def _related_heading(page: RulePage, keep: np.ndarray, _related_prior: bool) -> np.ndarray:
+    return keep & (~after_related_heading(page.blocks.features) | (page.probability >= page.params.threshold))
+
+
+def _outside_root(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
+    return keep & (~page.outside | (page.probability >= threshold))
+
+
+def _comment_section(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~comment_section(page.blocks.features, page.outside)
+
+
+def _embedded_posts(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep | (~page.outside & embedded_posts(page.doc, page.blocks.elements))
+
+
+def _teasers(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~teaser_blocks(page.doc, page.blocks)
+
+
+def _other_articles(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~other_articles(page.doc, page.blocks, keep)
+
+
+def _gallery(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
+    return keep & (~gallery_section(page.doc, page.blocks.elements) | (page.probability >= threshold))
+
+
+def _wide_only(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
+    return keep & (~wide_only_section(page.doc, page.blocks.elements) | (page.probability >= threshold))
+
+
+def _caption_repeats(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~repeated_captions(page.doc, page.blocks, keep)
+
+
+def _choices(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~choice_blocks(page.doc, page.blocks.elements)
+
+
+def _reviews(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~review_section(page.doc, page.blocks.elements)
+
+
+def _repeats(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
+    return keep & ~repeated_blocks(page.doc, page.blocks, keep)
+
+
+def _short_page(page: RulePage, keep: np.ndarray, chars: int) -> np.ndarray:
+    if selected_chars(page.doc, page.doc.body_mask) < chars:
+        return np.ones(len(keep), dtype=bool)  # shorter than the least an article has: nothing to cut
+    return keep
+
+
+#: `auto`'s post-rules, run in this order after the trees' `threshold` (docs/rules.md: why each
+#: rule, its parameter and its place, with the scores that chose them).
+POST_RULES: tuple[PostRule, ...] = (
+    PostRule(
+        name="heuristic_prior",
+        when=(),
+        parameter="heuristic_threshold",
+        off=None,
+        apply=_heuristic_prior,
+        does="blocks the heuristic keeps need only heuristic_threshold (its answer is a prior)",
+    ),
+    PostRule(
+        name="related_heading",
+        when=("article",),
+        parameter="related_prior",
+        off=True,
+        apply=_related_heading,
+        does="after a heading opening a list of other pages, the heuristic's prior no longer holds",
+    ),
+    PostRule(
+        name="outside_root",
+        when=("root", "not product"),
+        parameter="outside_threshold",
+        off=None,
+        apply=_outside_root,
+        does="blocks outside the heuristic's article root need outside_threshold",
+    ),
+    PostRule(
+        name="comment_section",
+        when=("root", "article"),
+        parameter="cut_comments",
+        off=False,
+        apply=_comment_section,
+        does="blocks outside the root after a comment section's heading are dropped",
+    ),
+    PostRule(
+        name="embedded_posts",
+        when=("root",),
+        parameter="keep_embeds",
+        off=False,
+        apply=_embedded_posts,
+        does="social posts quoted inside the root are kept",
+    ),
+    PostRule(
+        name="teasers",
+        when=("article",),
+        parameter="cut_teasers",
+        off=False,
+        apply=_teasers,
+        does="three or more linked excerpts cut short with an ellipsis are dropped",
+    ),
+    PostRule(
+        name="other_articles",
+        when=("article", "not discussion"),
+        parameter="cut_other_articles",
+        off=False,
+        apply=_other_articles,
+        does="<article>s keeping under half the words of the main one are dropped",
+    ),
+    PostRule(
+        name="gallery",
+        when=("article",),
+        parameter="gallery_threshold",
+        off=None,
+        apply=_gallery,
+        does="blocks in a photo gallery need gallery_threshold",
+    ),
+    PostRule(
+        name="wide_only",
+        when=(),
+        parameter="wide_only_threshold",
+        off=None,
+        apply=_wide_only,
+        does="blocks shown on wide screens only need wide_only_threshold",
+    ),
+    PostRule(
+        name="caption_repeats",
+        when=(),
+        parameter="cut_caption_repeats",
+        off=False,
+        apply=_caption_repeats,
+        does="a kept caption repeating an earlier kept caption is dropped",
+    ),
+    PostRule(
+        name="choices",
+        when=(),
+        parameter="cut_choices",
+        off=False,
+        apply=_choices,
+        does="the options of drop-down lists are dropped",
+    ),
+    PostRule(
+        name="reviews",
+        when=("product", "not article"),
+        parameter="cut_reviews",
+        off=False,
+        apply=_reviews,
+        does="blocks inside a container of customer reviews are dropped",
+    ),
+    PostRule(
+        name="repeats",
+        when=("product", "not article"),
+        parameter="cut_repeats",
+        off=False,
+        apply=_repeats,
+        does="a kept block repeating an earlier kept block is dropped",
+    ),
+    PostRule(
+        name="short_page",
+        when=(),
+        parameter="short_page_chars",
+        off=0,
+        apply=_short_page,
+        does="a page with less text than short_page_chars is kept whole",
+    ),
+)
+
+
+def post_rule(name: str) -> PostRule:
+    """The rule of `POST_RULES` named `name`; ValueError naming the valid ones."""
+    for rule in POST_RULES:
+        if rule.name == name:
+            return rule
+    raise ValueError(f"unknown post-rule {name!r}; valid: {', '.join(rule.name for rule in POST_RULES)}")
+
+
+def run_post_rules(page: RulePage, kinds: PageKinds, keep: np.ndarray) -> np.ndarray:
+    """The blocks kept after every rule of `POST_RULES` that holds on the page, in order."""
+    for rule in POST_RULES:
+        if rule.active(page.params) and kinds.holds(rule.when):
+            keep = rule.apply(page, keep, getattr(page.params, rule.parameter))
+    return keep
+
+
+REFERENCE = (
+    "Friedman 2001 (gradient boosting), Wolpert 1992 (stacking), over features of Berg 2020, "
+    "Weninger et al. 2010, Kohlschütter et al. 2010 and DANAg's Filter 3; trained by `readerproxy train`; "
+    "out-of-fold scores in docs/benchmarks.md"
+)
+
+
+@register(
+    "auto",
+    "Blocks of the DOM heuristic re-scored by shipped gradient-boosted trees, with auto-heuristic's fallbacks.",
+    LearnedParams,
+    reference=REFERENCE,
+)
+@register(
+    "learned",
+    "The learned block scorer of auto (the same extractor, by its own name).",
+    LearnedParams,
+    reference=REFERENCE,
+)
+def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
+    """Score the heuristic's blocks with the model, keep those above the threshold, then run the
+    post-rules of `POST_RULES` that hold on the page."""
+    extractor, heuristic_params = first_extractor()
+    heuristic = extractor.run(doc, heuristic_params)
+    blocks = learn_blocks.page_blocks(doc, heuristic)
+    model = learn_model.load_model(params.model)
+    probability = model.probability(blocks.features, blocks.parent, blocks.grandparent)
+    keep = probability >= params.threshold
+    outside = blocks.features[:, learn_blocks.FEATURES.index("in_heuristic_root")] <= 0
+    kinds = PageKinds(
+        article=says_article(blocks.features),
+        product=says_product(blocks.features),
+        discussion=says_discussion(blocks.features),
+        root=not outside.all(),
+    )
+    keep = run_post_rules(RulePage(doc, blocks, probability, outside, params), kinds, keep)
+    auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)
+    selection = block_selection(doc, blocks.holder, blocks.elements[keep])
+    if selected_chars(doc, selection) < enough_chars(doc, auto):
+        fallback = fall_back(doc, auto, first=heuristic)
+        fallback.signals["learned_probability"] = probability
+        return fallback
+    per_element = np.zeros(len(doc.elements))
+    per_element[blocks.elements] = probability
+    kept = np.zeros(len(doc.elements), dtype=bool)
+    kept[blocks.elements] = keep
+    out_blocks = holder_blocks(doc, blocks.elements, per_element, kept)
+    weight = blocks.own_words
+    confidence = float((probability * weight)[keep].sum() / max(weight[keep].sum(), 1.0))
+    return Extraction(
+        blocks=out_blocks,
+        selection=selection,
+        signals={"learned_probability": probability, "threshold": np.array([params.threshold])},
+        score=confidence,
+        algorithm="learned",  # what produced the selection, under `auto` too
+        params=params_dict(params),
+    )

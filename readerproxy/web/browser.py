@@ -1,0 +1,1030 @@
+"""A browser service: one headless Chromium per server process, driven over the DevTools protocol.
+
+The visually based solution of Berg 2020 (§6.1) needs what a person sees: each element's box, its
+visibility and its colours, which only a rendering engine knows. `render=1` needs the same browser
+to run a page's scripts before extraction. `BrowserService.render(...)` does both:
+
+1. **One long-lived browser, started lazily.** Debian's `/usr/bin/chromium` (or `--browser PATH`),
+   started on the first render, restarted on the next render after it died, closed with the server.
+   `./dev serve` never needs it; a missing or failing browser is a `BrowserUnavailable` (503,
+   "visual rendering is unavailable: <reason>") at once.
+2. **A bounded pool of pages.** At most `pages` renders at a time (an asyncio semaphore); each
+   render gets a fresh browser context (no cookies, storage or cache shared between pages) and one
+   tab, closed afterwards; each render has a deadline (`RenderTimeout`, 504), after which an
+   unresponsive browser is killed.
+3. **No network of its own.** Chromium is started with `--host-resolver-rules="MAP * ~NOTFOUND"`, so
+   it cannot resolve any name, and every request is intercepted with the DevTools `Fetch` domain:
+   the page's document request is fulfilled with the bytes readerproxy already fetched; a stylesheet
+   (and with JavaScript on, a script, XHR or fetch) on the page's own host is fetched through
+   readerproxy's `Fetcher`, with its SSRF guard and size caps (GET only); images only when asked
+   for; everything else (other hosts, fonts, media, frames) fails. What the `Fetch` domain does not
+   see (WebSockets) resolves nothing either, and is sent to a proxy address where nothing listens.
+4. **JavaScript off unless asked for** (`Emulation.setScriptExecutionDisabled`); DevTools'
+   own `Runtime.evaluate` still runs, which is how the snapshot is read.
+5. **The snapshot.** One script numbers every element with a `data-rp` attribute, reads its box,
+   visibility, colours and font size into one JSON array, and serialises the rendered DOM; see
+   `layout.py` for how the rows are mapped onto the parsed `Document`.
+6. **A budget per render.** What a page may make readerproxy do is bounded: `max_requests`
+   intercepted requests (further ones are failed unfetched), and `max_bytes` of subresource
+   answers delivered to it through the `Fetcher`: an answer that would pass the budget is failed,
+   not delivered, and once `max_bytes` have been read (delivered or not) nothing more is fetched;
+   at most `FETCHES_PER_RENDER` fetches are under way at once, so what is read stays within
+   `max_bytes` plus a few fetch caps. The rendered DOM may have at most `max_elements` elements
+   and `max_html_bytes` of serialised HTML, both checked inside the page before anything is
+   serialised (`RenderTooLarge`, 413), and DevTools messages are capped (`MAX_MESSAGE_BYTES`).
+   V8's heap is capped by `--js-flags`, and a page process whose resident size passes
+   `max_memory` (the DOM a script builds is no V8 heap) is killed: its tab crashes, which fails
+   that render at once and leaves the browser and other pages running. WebRTC's
+   constructors are removed from every frame before the page's scripts run (besides the flags
+   that keep its UDP from going anywhere but the proxy that is not there).
+7. **Fair shares and a bounded queue.** One client address (`workers.CLIENT`) holds at most
+   `per_client` pages at once (half the pool, at least one, by default) and at most half the
+   queue; at most `queue` renders wait for a page. Past either the render is `workers.Overloaded`
+   (503 with Retry-After) at once. A render whose client goes away (`CONNECTED`, which the server
+   sets per request) or whose caller is cancelled stops within `CLIENT_POLL` seconds, closes its
+   tab and gives its page back; a browser that dies fails every render in it at once
+   (`BrowserUnavailable`), without waiting for the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import itertools
+import json
+import logging
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from readerproxy.engine.layout import LayoutSnapshot
+from readerproxy.errors import ReaderproxyError
+
+from .fetch import Fetcher, FetchError
+from .limits import KeyedSemaphores
+from .workers import CLIENT, Overloaded
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+DEFAULT_EXECUTABLE = "/usr/bin/chromium"
+#: Flags of every browser we start. The resolver maps every name to NOTFOUND: the browser reaches
+#: nothing by itself, every request it makes is answered (or failed) through `Fetch`.
+FLAGS = (
+    "--headless",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-dev-shm-usage",
+    "--mute-audio",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    # http pages stay http: the document we fulfil is the one asked for (no upgrade to https first)
+    "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable",
+    # What `Fetch` does not intercept (WebSockets) finds no address either (the rule above maps IP
+    # literals too); as a second line it goes to a proxy that is not there, loopback included, and
+    # WebRTC may not use UDP directly.
+    "--proxy-server=http://127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--enforce-webrtc-ip-permission-check",
+    # V8's heap of a page is bounded: a script that allocates without end fails (or its tab
+    # crashes, `Inspector.targetCrashed`) instead of growing the browser by gigabytes
+    "--js-flags=--max-old-space-size=256",
+)
+START_TIMEOUT = 20.0
+#: Seconds a DevTools command may take outside a render (closing tabs, shutting down).
+COMMAND_TIMEOUT = 10.0
+#: Resource types fetched for a page on its own host (`Fetch.requestPaused` resourceType).
+STYLE_TYPES = frozenset({"Stylesheet"})
+SCRIPT_TYPES = frozenset({"Script", "XHR", "Fetch"})
+IMAGE_TYPES = frozenset({"Image"})
+#: Whether the client of the current request is still connected (the server sets it per request;
+#: unset, a render runs to its end). A render whose client has gone is stopped (`ClientGone`).
+CONNECTED: ContextVar[Callable[[], bool] | None] = ContextVar("readerproxy_connected", default=None)
+#: Seconds between two looks at the memory of the browser's page processes while pages are open.
+MEMORY_POLL = 0.5
+#: Seconds between two looks at whether a render's client is still connected.
+CLIENT_POLL = 0.25
+#: Subresources fetched at once for one render (what is read but not yet delivered stays bounded).
+FETCHES_PER_RENDER = 4
+#: Bytes one DevTools message may have (a snapshot within the DOM caps is far below it).
+MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+#: Run in every frame before its scripts (JavaScript on): no WebRTC, so a page's script cannot send
+#: STUN or TURN packets, which no request interception sees.
+NO_WEBRTC_SCRIPT = """
+(() => {
+  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel",
+      "RTCRtpSender", "RTCRtpReceiver", "RTCRtpTransceiver", "RTCIceCandidate",
+      "RTCSessionDescription", "RTCDtlsTransport", "RTCIceTransport", "RTCSctpTransport",
+      "RTCEncodedAudioFrame", "RTCEncodedVideoFrame", "RTCError", "RTCErrorEvent",
+      "RTCPeerConnectionIceEvent", "RTCPeerConnectionIceErrorEvent", "RTCDataChannelEvent",
+      "RTCTrackEvent", "RTCDTMFSender", "RTCDTMFToneChangeEvent", "RTCCertificate"]) {
+    try { delete globalThis[name]; } catch (e) {}
+    try { Object.defineProperty(globalThis, name, {value: undefined, configurable: false, writable: false}); }
+    catch (e) {}
+  }
+})();
+"""
+
+
+class BrowserUnavailable(ReaderproxyError):
+    """The browser is missing or failed: visual rendering cannot be done now."""
+
+    kind = "browser_unavailable"
+    status = 503
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"visual rendering is unavailable: {reason}")
+        self.reason = reason
+
+
+class RenderFailed(ReaderproxyError):
+    """The browser runs but could not render this page (navigation refused, snapshot failed)."""
+
+    kind = "render_failed"
+    status = 502
+
+
+class RenderTimeout(ReaderproxyError):
+    """A page did not render within the deadline."""
+
+    kind = "render_timeout"
+    status = 504
+
+
+class ClientGone(ReaderproxyError):
+    """The client went away while its page waited for or was in the browser: the render stopped."""
+
+    kind = "client_gone"
+    status = 499  # nobody reads it: the connection is closed
+
+
+class RenderTooLarge(ReaderproxyError):
+    """The rendered page is over the DOM caps (elements or serialised HTML): nothing is returned."""
+
+    kind = "render_too_large"
+    status = 413
+
+
+@dataclass(frozen=True, slots=True)
+class BrowserSettings:
+    """How pages are rendered; the server's `--browser`, `--browser-pages`, `--render-timeout`."""
+
+    executable: str = DEFAULT_EXECUTABLE
+    pages: int = 2  # renders at a time (tabs open at once)
+    timeout: float = 15.0  # seconds per render, from the tab's creation to the snapshot
+    viewport_width: int = 1280  # a desktop layout, as the browser of Berg 2020 (§6) showed
+    viewport_height: int = 900
+    images: bool = False  # load images of the page's own host (they only cost time for the layout)
+    settle_ms: int = 100  # with JavaScript on: time given to timers after the load event
+    max_bytes: int = 4 * 1024 * 1024  # subresource bytes delivered to one page (sum of answers)
+    max_requests: int = 100  # requests one page may make (the document aside); further ones fail
+    max_html_bytes: int = 10 * 1024 * 1024  # serialised DOM returned (the fetch's size cap)
+    max_elements: int = 200_000  # elements of the rendered DOM (one layout row each)
+    queue: int = 8  # renders that may wait for a page; more get 503 + Retry-After
+    per_client: int = 0  # pages one client address may hold at once (0: half the pages, at least 1)
+    max_memory: int = 1024 * 1024 * 1024  # resident bytes of one page process; past it, it is killed
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.pages <= 64:
+            raise ValueError("browser pages must be between 1 and 64")
+        if not 0 < self.timeout <= 600:
+            raise ValueError("render timeout must be in (0, 600] seconds")
+        if self.max_bytes < 0 or self.max_requests < 0 or self.queue < 0 or self.per_client < 0:
+            raise ValueError("render budgets, the render queue and the per-client share must be >= 0")
+        if self.max_html_bytes < 1 or self.max_elements < 1 or self.max_memory < 1:
+            raise ValueError("the rendered DOM's caps must be positive")
+
+    @property
+    def client_pages(self) -> int:
+        """Pages one client address may hold at once."""
+        return max(1, self.per_client if self.per_client > 0 else self.pages // 2)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestLog:
+    """What the page asked for while rendering, by outcome."""
+
+    fulfilled: int = 0  # answered from readerproxy (the document and fetched resources)
+    blocked: int = 0  # failed on purpose (other hosts, types not allowed, over the budget) or refused
+    bytes: int = 0  # subresource bytes delivered to the page (the document aside)
+    over_budget: int = 0  # of `blocked`: failed because the render's request or byte budget was spent
+
+
+@dataclass(slots=True)
+class _Budget:
+    """What one render has spent so far (its `RequestLog` in the making)."""
+
+    fulfilled: int = 0
+    blocked: int = 0
+    bytes: int = 0
+    over_budget: int = 0
+    requests: int = 0  # intercepted requests but the document
+    read: int = 0  # subresource bytes read through the fetcher, delivered or not
+    fetching: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(FETCHES_PER_RENDER))
+
+    def log(self) -> RequestLog:
+        return RequestLog(self.fulfilled, self.blocked, self.bytes, self.over_budget)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPage:
+    """A page after the browser: the rendered DOM's HTML and, when asked for, its layout snapshot."""
+
+    html: str
+    layout: LayoutSnapshot | None
+    url: str
+    elapsed_ms: float
+    requests: RequestLog = field(default_factory=RequestLog)
+
+
+def unavailable_reason(executable: str) -> str | None:
+    """Why the browser at `executable` cannot run (None: it looks runnable)."""
+    path = Path(executable) if os.sep in executable else Path(shutil.which(executable) or executable)
+    if not path.exists():
+        return f"no browser at {executable} (install chromium or pass --browser PATH)"
+    if not os.access(path, os.X_OK):
+        return f"{executable} is not executable"
+    return None
+
+
+class DevToolsError(RuntimeError):
+    """A DevTools command answered with an error."""
+
+
+class DevToolsBrowser:
+    """One Chromium process and its DevTools websocket (browser-level, flattened sessions).
+
+    `flags` are the command-line flags it is started with (the service's `FLAGS`; the browser tests
+    pass their own), plus `--no-sandbox` when running as root."""
+
+    def __init__(self, executable: str, flags: tuple[str, ...] = FLAGS) -> None:
+        self.executable = executable
+        self.flags = flags
+        self.process: asyncio.subprocess.Process | None = None
+        self.profile = tempfile.mkdtemp(prefix="readerproxy-browser-")
+        self._http: aiohttp.ClientSession | None = None
+        self._ws: aiohttp.ClientWebSocketResponse | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._handlers: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._stderr: asyncio.Task[None] | None = None
+        self._waiters: set[asyncio.Future[Any]] = set()
+        self.stderr_tail: list[str] = []
+
+    @property
+    def alive(self) -> bool:
+        return (
+            self.process is not None
+            and self.process.returncode is None
+            and self._ws is not None
+            and not self._ws.closed
+        )
+
+    async def start(self) -> None:
+        flags = list(self.flags)
+        if hasattr(os, "geteuid") and os.geteuid() == 0 and "--no-sandbox" not in flags:
+            flags.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
+        self.process = await asyncio.create_subprocess_exec(
+            self.executable,
+            *flags,
+            f"--user-data-dir={self.profile}",
+            "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0",
+            "about:blank",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        ws_url = await asyncio.wait_for(self._devtools_url(), START_TIMEOUT)
+        self._http = aiohttp.ClientSession()
+        self._ws = await self._http.ws_connect(ws_url, max_msg_size=MAX_MESSAGE_BYTES)
+        self._reader = asyncio.create_task(self._read_messages())
+
+    async def _devtools_url(self) -> str:
+        assert self.process is not None and self.process.stderr is not None
+        while True:
+            line = await self.process.stderr.readline()
+            if not line:
+                tail = " | ".join(self.stderr_tail[-3:]) or "no output"
+                raise BrowserUnavailable(f"the browser exited at start ({tail})")
+            text = line.decode("utf-8", "replace").strip()
+            self.stderr_tail = [*self.stderr_tail[-9:], text]
+            if text.startswith("DevTools listening on "):
+                self._stderr = asyncio.create_task(self._drain_stderr())
+                return text.removeprefix("DevTools listening on ").strip()
+
+    async def _drain_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        while await self.process.stderr.readline():
+            pass
+
+    async def _read_messages(self) -> None:
+        assert self._ws is not None
+        try:
+            async for message in self._ws:
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    continue
+                data = json.loads(message.data)
+                if "id" in data:
+                    future = self._pending.pop(data["id"], None)
+                    if future is not None and not future.done():
+                        future.set_result(data)
+                    continue
+                handler = self._handlers.get((data.get("sessionId", ""), data.get("method", "")))
+                if handler is not None:
+                    handler(data.get("params", {}))
+        finally:
+            for future in [*self._pending.values(), *self._waiters]:
+                if not future.done():
+                    future.set_exception(ConnectionError("the browser closed its DevTools connection"))
+            self._pending.clear()
+            self._waiters.clear()
+
+    def watch(self, future: asyncio.Future[Any]) -> None:
+        """Fail `future` with ConnectionError when the DevTools connection ends (the browser died)
+        before it is done: a render waiting for an event is not left to its deadline."""
+        if self._ws is None or self._ws.closed or (self._reader is not None and self._reader.done()):
+            if not future.done():
+                future.set_exception(ConnectionError("the browser's DevTools connection is closed"))
+            return
+        self._waiters.add(future)
+        future.add_done_callback(self._waiters.discard)
+
+    async def send(self, method: str, params: dict[str, Any] | None = None, session: str = "") -> Any:
+        """Send a command and wait for its answer (callers bound the wait)."""
+        if self._ws is None or self._ws.closed:
+            raise ConnectionError("the browser's DevTools connection is closed")
+        ident = next(self._ids)
+        message: dict[str, Any] = {"id": ident, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[ident] = future
+        try:
+            await self._ws.send_str(json.dumps(message))
+            answer = await future
+        finally:
+            self._pending.pop(ident, None)
+        if "error" in answer:
+            raise DevToolsError(f"{method}: {answer['error'].get('message', answer['error'])}")
+        return answer.get("result", {})
+
+    def on(self, session: str, method: str, handler: Callable[[dict[str, Any]], None] | None) -> None:
+        """Call `handler` with the params of every `method` event of `session` (None: stop)."""
+        if handler is None:
+            self._handlers.pop((session, method), None)
+        else:
+            self._handlers[(session, method)] = handler
+
+    async def close(self) -> None:
+        """Close politely, kill if that does not work, and remove the profile."""
+        if self.alive:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.send("Browser.close"), 3)
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await self._ws.close()
+        for task in (self._reader, self._stderr):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        if self._http is not None:
+            await self._http.close()
+        if self.process is not None and self.process.returncode is None:
+            try:
+                await asyncio.wait_for(self.process.wait(), 3)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    self.process.kill()
+                await self.process.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+
+
+#: Checks the DOM's size first (`%(elements)d` elements, `%(chars)d` characters of HTML at most: past
+#: either it answers `{"too_large": ...}` and nothing else), then numbers every element, reads one
+#: row of `layout.ROW_FIELDS` per element (in document order, so a parent's resolved background is
+#: known before its children's) and serialises the rendered DOM.
+SNAPSHOT_SCRIPT = r"""
+(() => {
+  const count = document.getElementsByTagName("*").length;
+  if (count > %(elements)d) return JSON.stringify({too_large: "elements", count: count});
+  const MARK = "data-rp";
+  const rows = [];
+  const background = new Map();
+  const canvas = document.createElement("canvas").getContext("2d");
+  const parse = (value) => {
+    let m = /^rgba?\(([^)]*)\)$/.exec(value);
+    if (!m && canvas) { canvas.fillStyle = "#000"; canvas.fillStyle = value; m = /^rgba?\(([^)]*)\)$/.exec(canvas.fillStyle);
+      if (!m && /^#[0-9a-f]{6}$/i.test(canvas.fillStyle)) { const h = canvas.fillStyle;
+        return [parseInt(h.slice(1, 3), 16), parseInt(h.slice(3, 5), 16), parseInt(h.slice(5, 7), 16), 1]; } }
+    if (!m) return [0, 0, 0, 1];
+    const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+    return [p[0] || 0, p[1] || 0, p[2] || 0, p.length > 3 ? p[3] : 1];
+  };
+  const sx = window.scrollX, sy = window.scrollY;
+  const all = document.querySelectorAll("*");
+  for (let i = 0; i < all.length; i++) {
+    const el = all[i];
+    el.setAttribute(MARK, String(i));
+    const cs = getComputedStyle(el);
+    const r = el.getBoundingClientRect();
+    const up = el.parentElement ? background.get(el.parentElement) : null;
+    const under = up || [255, 255, 255];
+    const own = parse(cs.backgroundColor);
+    const a = Math.max(0, Math.min(1, own[3]));
+    const bg = [0, 1, 2].map((k) => a * own[k] + (1 - a) * under[k]);
+    background.set(el, bg);
+    const visible = el.checkVisibility
+      ? el.checkVisibility({opacityProperty: true, visibilityProperty: true})
+      : cs.display !== "none" && cs.visibility === "visible";
+    const clipped = cs.overflowX !== "visible" || cs.overflowY !== "visible"
+      || (cs.clip && cs.clip !== "auto") || (cs.clipPath && cs.clipPath !== "none");
+    const color = parse(cs.color);
+    rows.push(r.left + sx, r.top + sy, r.width, r.height, visible ? 1 : 0, clipped ? 1 : 0,
+      color[0], color[1], color[2], color[3], bg[0], bg[1], bg[2], parseFloat(cs.fontSize) || 0);
+  }
+  const root = document.documentElement;
+  const doctype = document.doctype ? "<!DOCTYPE " + document.doctype.name + ">" : "";
+  const html = doctype + root.outerHTML;
+  if (html.length > %(chars)d) return JSON.stringify({too_large: "html", length: html.length});
+  return JSON.stringify({
+    rows: rows, width: Math.max(root.scrollWidth, root.clientWidth), height: root.scrollHeight,
+    viewport: window.innerWidth, html: html,
+  });
+})()
+"""
+#: The rendered DOM's HTML alone (JavaScript on, no layout), under the same caps as the snapshot.
+SERIALISE_SCRIPT = r"""
+(() => {
+  const count = document.getElementsByTagName("*").length;
+  if (count > %(elements)d) return JSON.stringify({too_large: "elements", count: count});
+  const root = document.documentElement;
+  const html = (document.doctype ? "<!DOCTYPE " + document.doctype.name + ">" : "") + (root ? root.outerHTML : "");
+  if (html.length > %(chars)d) return JSON.stringify({too_large: "html", length: html.length});
+  return JSON.stringify({html: html});
+})()
+"""
+#: With JavaScript on: give timers started at load one more turn before the DOM is read.
+SETTLE_SCRIPT = "new Promise((done) => setTimeout(done, %d))"
+
+
+class BrowserService:
+    """Renders pages in one lazily started Chromium with at most `settings.pages` tabs at a time."""
+
+    def __init__(self, settings: BrowserSettings | None = None, fetcher: Fetcher | None = None) -> None:
+        self.settings = settings or BrowserSettings()
+        self.fetcher = fetcher  # None: nothing but the document is served (evaluation on saved pages)
+        self._browser: DevToolsBrowser | None = None
+        self._starting = asyncio.Lock()
+        self._start_task: asyncio.Future[DevToolsBrowser] | None = None
+        self._slots = asyncio.Semaphore(self.settings.pages)
+        self._clients = KeyedSemaphores(self.settings.client_pages)  # client -> its pages (users: renders)
+        self.client_queue = max(1, self.settings.queue // 2)  # renders one client may have waiting
+        self.waiting = 0  # renders waiting for a page now
+        self.rejected = 0  # renders refused at once (queue full or the client's share taken)
+        self.open_pages = 0  # tabs open now
+        self.peak_pages = 0  # most tabs open at once since start
+        self.renders = 0
+        self.restarts = 0
+        self.memory_kills = 0  # page processes killed for passing `max_memory`
+        self._memory_watch: asyncio.Task[None] | None = None
+        self.last_failure: str | None = None
+        self._closed = False
+
+    @property
+    def pid(self) -> int | None:
+        """The running browser's process id (None before the first render or after a crash)."""
+        browser = self._browser
+        if browser is None or browser.process is None or not browser.alive:
+            return None
+        return browser.process.pid
+
+    def unavailable_reason(self) -> str | None:
+        """Why visual rendering cannot run now (None: it can, or will try on the next render)."""
+        return unavailable_reason(self.settings.executable)
+
+    async def _running(self) -> DevToolsBrowser:
+        """The browser, started (or restarted after a crash) when needed."""
+        if self._closed:
+            raise BrowserUnavailable("the server is shutting down")
+        reason = self.unavailable_reason()
+        if reason is not None:
+            raise BrowserUnavailable(reason)
+        async with self._starting:
+            browser = self._browser
+            if browser is not None and browser.alive:
+                return browser
+            if self._start_task is None or self._start_task.done():
+                self._start_task = asyncio.ensure_future(self._start())
+                self._start_task.add_done_callback(_retrieved)
+            starting = self._start_task
+        # shielded: a caller cancelled (its client went away) leaves the start to the next render
+        return await asyncio.shield(starting)
+
+    async def _start(self) -> DevToolsBrowser:
+        """Start a browser (closing the one that stopped) and keep it as `_browser`."""
+        browser = self._browser
+        if browser is not None:
+            log.warning("the browser stopped; starting a new one")
+            self.restarts += 1
+            self._browser = None
+            await browser.close()
+        browser = DevToolsBrowser(self.settings.executable)
+        try:
+            await browser.start()
+        except BrowserUnavailable as exc:
+            await browser.close()
+            self.last_failure = exc.reason
+            raise
+        except (OSError, TimeoutError, aiohttp.ClientError) as exc:
+            await browser.close()
+            self.last_failure = f"the browser did not start ({type(exc).__name__}: {exc})"
+            raise BrowserUnavailable(self.last_failure) from exc
+        except BaseException:
+            await browser.close()
+            raise
+        if self._closed:
+            await browser.close()
+            raise BrowserUnavailable("the server is shutting down")
+        self._browser = browser
+        self.last_failure = None
+        return browser
+
+    async def render(
+        self,
+        url: str,
+        body: bytes | str,
+        content_type: str | None = None,
+        *,
+        javascript: bool = False,
+        layout: bool = True,
+        client: str | None = None,
+    ) -> RenderedPage:
+        """Render `body` as the page at `url`; the rendered HTML, with the layout snapshot if asked.
+
+        `client` (by default `workers.CLIENT`, the address the server saw) is what pages are shared
+        out by; `Overloaded` at once when the queue or the client's share of it is full. When the
+        client goes away (`CONNECTED`), the render stops, its tab is closed and `ClientGone` raised."""
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+            content_type = "text/html; charset=utf-8"
+        owner = CLIENT.get() if client is None else client
+        connected = CONNECTED.get()
+        if connected is None:
+            return await self._queued(owner, url, body, content_type, javascript, layout)
+        task = asyncio.ensure_future(self._queued(owner, url, body, content_type, javascript, layout))
+        try:
+            while not task.done():
+                await asyncio.wait((task,), timeout=CLIENT_POLL)
+                if not task.done() and not connected():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+                    raise ClientGone("the client went away; its render was stopped")
+        finally:
+            if not task.done():  # the caller itself was cancelled
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        return task.result()
+
+    async def _queued(
+        self, client: str, url: str, body: bytes, content_type: str | None, javascript: bool, layout: bool
+    ) -> RenderedPage:
+        """The render, once the client's share and the pool have a page for it."""
+        async with self._page_for(client):
+            return await self._render(url, body, content_type, javascript, layout)
+
+    @contextlib.asynccontextmanager
+    async def _page_for(self, client: str) -> AsyncIterator[None]:
+        """Hold one of the client's own pages and one of the pool's for the body of the `async with`."""
+        retry_after = max(1, round(self.settings.timeout / 2))
+        if self._slots.locked() and self.waiting >= self.settings.queue:
+            self.rejected += 1
+            raise Overloaded("too many pages are being rendered; try again in a moment", retry_after)
+        renders = self._clients.users(client)
+        if renders >= self.settings.client_pages + self.client_queue:
+            self.rejected += 1
+            raise Overloaded(
+                f"this address already has {renders} pages being rendered; try again when they are done",
+                retry_after,
+            )
+        share = self._clients.join(client)
+        holding = slot = False
+        self.waiting += 1
+        try:
+            # no deadline of its own: the queue is bounded and every render ahead has its deadline
+            try:
+                await share.acquire()  # one of this client's own pages first,
+                holding = True
+                await self._slots.acquire()  # then any page of the pool
+                slot = True
+            finally:
+                self.waiting -= 1
+            yield
+        finally:
+            if slot:
+                self._slots.release()
+            if holding:
+                share.release()
+            self._clients.leave(client)
+
+    async def _render(
+        self, url: str, body: bytes, content_type: str | None, javascript: bool, layout: bool
+    ) -> RenderedPage:
+        """One render on a page of the pool (held by the caller)."""
+        browser = await self._running()
+        began = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.settings.timeout):
+                async with self._tab(browser) as (session, counts):
+                    html, snapshot = await self._load(
+                        browser, session, counts, url, body, content_type, javascript, layout
+                    )
+        except TimeoutError:
+            if browser.alive:  # a stuck tab can mean a stuck browser: start afresh next time
+                await self._check_responsive(browser)
+            raise RenderTimeout(
+                f"the page did not render within {self.settings.timeout:g} s", kind="render_timeout"
+            ) from None
+        except (ConnectionError, DevToolsError, aiohttp.ClientError) as exc:
+            if not browser.alive:
+                self.last_failure = "the browser stopped during the render"
+                raise BrowserUnavailable(self.last_failure) from exc
+            raise RenderFailed(f"the browser could not render the page ({exc})") from exc
+        self.renders += 1
+        return RenderedPage(
+            html=html,
+            layout=snapshot,
+            url=url,
+            elapsed_ms=(time.perf_counter() - began) * 1000.0,
+            requests=counts.log(),
+        )
+
+    async def _check_responsive(self, browser: DevToolsBrowser) -> None:
+        try:
+            await asyncio.wait_for(browser.send("Browser.getVersion"), 2)
+        except (TimeoutError, ConnectionError, DevToolsError):
+            browser.kill()
+
+    @contextlib.asynccontextmanager
+    async def _tab(self, browser: DevToolsBrowser) -> AsyncIterator[tuple[str, _Budget]]:
+        """A fresh browser context with one tab attached (flattened session); both closed after,
+        also when the render is cancelled (its client went away) or the deadline passed."""
+        context = await browser.send("Target.createBrowserContext", {"disposeOnDetach": True})
+        context_id = context["browserContextId"]
+        target_id = ""
+        session = ""
+        self.open_pages += 1
+        self.peak_pages = max(self.peak_pages, self.open_pages)
+        if self._memory_watch is None or self._memory_watch.done():
+            self._memory_watch = asyncio.create_task(self._watch_memory(browser))
+        try:
+            target = await browser.send(
+                "Target.createTarget", {"url": "about:blank", "browserContextId": context_id}
+            )
+            target_id = target["targetId"]
+            attached = await browser.send("Target.attachToTarget", {"targetId": target_id, "flatten": True})
+            session = attached["sessionId"]
+            yield session, _Budget()
+        finally:
+            if session:
+                browser.on(session, "Fetch.requestPaused", None)
+                browser.on(session, "Page.loadEventFired", None)
+                browser.on(session, "Inspector.targetCrashed", None)
+            # Closing must finish even when the caller was cancelled: shielded, and bounded in time.
+            closing = asyncio.ensure_future(self._close_tab(browser, session, target_id, context_id))
+            try:
+                await asyncio.shield(closing)
+            except asyncio.CancelledError:
+                await closing  # a second cancellation waits for the (bounded) close all the same
+                raise
+            finally:
+                self.open_pages -= 1
+
+    async def _watch_memory(self, browser: DevToolsBrowser) -> None:
+        """While pages are open: kill a page process (renderer) whose resident size passes
+        `max_memory`; its tab crashes (`Inspector.targetCrashed`) and that render fails at once,
+        while the browser and the other pages go on. A script's heap is capped by `--js-flags`,
+        but the DOM it builds is not: this is the bound on that."""
+        if browser.process is None or not Path("/proc").is_dir():
+            return
+        root = browser.process.pid
+        while self.open_pages > 0 and browser.alive:
+            await asyncio.sleep(MEMORY_POLL)
+            for pid, rss in await asyncio.to_thread(_renderers, root):
+                if rss > self.settings.max_memory:
+                    log.warning("a page process used %d MB; killing it", rss // (1024 * 1024))
+                    self.memory_kills += 1
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+
+    async def _close_tab(
+        self, browser: DevToolsBrowser, session: str, target_id: str, context_id: str
+    ) -> None:
+        """Stop the tab's scripts, close it and dispose of its context (bounded; quiet on failure)."""
+        if not browser.alive:
+            return
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(COMMAND_TIMEOUT):
+                if session:  # a script in an endless loop would hold the tab's renderer
+                    with contextlib.suppress(DevToolsError):
+                        await asyncio.wait_for(browser.send("Runtime.terminateExecution", None, session), 1)
+                if target_id:
+                    await browser.send("Target.closeTarget", {"targetId": target_id})
+                await browser.send("Target.disposeBrowserContext", {"browserContextId": context_id})
+
+    async def _load(
+        self,
+        browser: DevToolsBrowser,
+        session: str,
+        budget: _Budget,
+        url: str,
+        body: bytes,
+        content_type: str | None,
+        javascript: bool,
+        layout: bool,
+    ) -> tuple[str, LayoutSnapshot | None]:
+        """Navigate the tab to `url` with every request intercepted; read the DOM (and layout).
+
+        Every wait is raced against `failed`, which the browser's death or the tab's crash sets."""
+        s = self.settings
+        tasks: set[asyncio.Task[None]] = set()
+        loop = asyncio.get_running_loop()
+        loaded: asyncio.Future[None] = loop.create_future()
+        failed: asyncio.Future[None] = loop.create_future()
+        browser.watch(failed)
+
+        async def send(method: str, params: dict[str, Any] | None = None) -> Any:
+            return await _until(browser.send(method, params, session), failed)
+
+        def paused(params: dict[str, Any]) -> None:
+            task = asyncio.create_task(
+                self._answer(send, params, url, body, content_type, javascript, budget)
+            )
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+        def on_load(_params: dict[str, Any]) -> None:
+            if not loaded.done():
+                loaded.set_result(None)
+
+        def on_crash(_params: dict[str, Any]) -> None:
+            if not failed.done():
+                failed.set_exception(
+                    RenderFailed(
+                        "the page's tab crashed (it passed the memory limit of "
+                        f"{s.max_memory // (1024 * 1024)} MB, or the browser's own)"
+                    )
+                )
+
+        browser.on(session, "Fetch.requestPaused", paused)
+        browser.on(session, "Page.loadEventFired", on_load)
+        browser.on(session, "Inspector.targetCrashed", on_crash)
+        try:
+            await send("Inspector.enable")
+            await send("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]})
+            await send("Page.enable")
+            if javascript:
+                await send("Page.addScriptToEvaluateOnNewDocument", {"source": NO_WEBRTC_SCRIPT})
+            await send("Emulation.setScriptExecutionDisabled", {"value": not javascript})
+            await send(
+                "Emulation.setDeviceMetricsOverride",
+                {
+                    "width": s.viewport_width,
+                    "height": s.viewport_height,
+                    "deviceScaleFactor": 1,
+                    "mobile": False,
+                },
+            )
+            navigated = await send("Page.navigate", {"url": url})
+            if navigated.get("errorText"):
+                raise DevToolsError(f"navigation failed: {navigated['errorText']}")
+            await _until(loaded, failed)
+            if javascript and s.settle_ms > 0:
+                await send(
+                    "Runtime.evaluate",
+                    {"expression": SETTLE_SCRIPT % s.settle_ms, "awaitPromise": True, "returnByValue": True},
+                )
+            caps = {"elements": s.max_elements, "chars": s.max_html_bytes}
+            script = (SNAPSHOT_SCRIPT if layout else SERIALISE_SCRIPT) % caps
+            result = await send("Runtime.evaluate", {"expression": script, "returnByValue": True})
+        finally:
+            for task in tasks:
+                task.cancel()
+            if not failed.done():
+                failed.cancel()
+            elif not failed.cancelled():
+                failed.exception()  # retrieved: the render reports it (or has its result already)
+        if "exceptionDetails" in result:
+            raise DevToolsError(f"the snapshot script failed: {result['exceptionDetails'].get('text', '')}")
+        value = result.get("result", {}).get("value")
+        if not isinstance(value, str):
+            raise DevToolsError("the snapshot script returned nothing")
+        data = json.loads(value)
+        self._check_size(data)
+        if not layout:
+            return data["html"], None
+        snapshot = LayoutSnapshot.from_rows(data["rows"], data["width"], data["height"], data["viewport"])
+        return data["html"], snapshot
+
+    def _check_size(self, data: dict[str, Any]) -> None:
+        """RenderTooLarge when the page said it is over a DOM cap, or its HTML is over the byte cap."""
+        s = self.settings
+        if data.get("too_large") == "elements":
+            raise RenderTooLarge(
+                f"the rendered page has {data.get('count')} elements, more than the {s.max_elements} allowed"
+            )
+        html = data.get("html")
+        if data.get("too_large") == "html" or not isinstance(html, str) or len(html) > s.max_html_bytes:
+            raise RenderTooLarge(f"the rendered page's HTML is larger than {s.max_html_bytes} bytes")
+        if len(html.encode("utf-8", "surrogatepass")) > s.max_html_bytes:
+            raise RenderTooLarge(f"the rendered page's HTML is larger than {s.max_html_bytes} bytes")
+
+    async def _answer(
+        self,
+        send: Callable[[str, dict[str, Any]], Awaitable[Any]],
+        params: dict[str, Any],
+        page_url: str,
+        body: bytes,
+        content_type: str | None,
+        javascript: bool,
+        budget: _Budget,
+    ) -> None:
+        """Answer one intercepted request: the document from `body`, allowed resources through the
+        Fetcher within the render's budget, everything else failed."""
+        s = self.settings
+        request_id = params["requestId"]
+        request_url = params.get("request", {}).get("url", "")
+        kind = params.get("resourceType", "")
+        try:
+            if kind == "Document" and _same_url(request_url, page_url):
+                await _fulfil(send, request_id, body, content_type or "text/html")
+                budget.fulfilled += 1
+                return
+            budget.requests += 1
+            if budget.requests > s.max_requests or budget.read >= s.max_bytes:
+                budget.over_budget += 1
+            else:
+                method = params.get("request", {}).get("method", "GET")
+                if method == "GET" and self._allowed(request_url, page_url, kind, javascript):
+                    assert self.fetcher is not None
+                    async with budget.fetching:
+                        fetched = None
+                        if budget.read < s.max_bytes:  # spent while this one waited
+                            with contextlib.suppress(FetchError):
+                                fetched = await self.fetcher.fetch(request_url, html_only=False)
+                            budget.read += len(fetched.body) if fetched is not None else 0
+                    if fetched is not None and budget.bytes + len(fetched.body) <= s.max_bytes:
+                        budget.bytes += len(fetched.body)
+                        await _fulfil(send, request_id, fetched.body, fetched.content_type)
+                        budget.fulfilled += 1
+                        return
+                    if fetched is not None or budget.read >= s.max_bytes:
+                        budget.over_budget += 1
+            await send("Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
+            budget.blocked += 1
+        except (ConnectionError, DevToolsError, RenderFailed):
+            pass  # the tab or the browser went away; the render itself reports that
+
+    def _allowed(self, request_url: str, page_url: str, kind: str, javascript: bool) -> bool:
+        if self.fetcher is None or not _same_origin(request_url, page_url):
+            return False
+        allowed = set(STYLE_TYPES)
+        if javascript:
+            allowed |= SCRIPT_TYPES
+        if self.settings.images:
+            allowed |= IMAGE_TYPES
+        return kind in allowed
+
+    async def close(self) -> None:
+        """Close the browser (the server is stopping); renders after this are refused."""
+        self._closed = True
+        if self._memory_watch is not None:
+            self._memory_watch.cancel()
+        async with self._starting:
+            if self._start_task is not None and not self._start_task.done():
+                with contextlib.suppress(Exception):
+                    await self._start_task
+            if self._browser is not None:
+                await self._browser.close()
+                self._browser = None
+
+
+def _renderers(root: int) -> list[tuple[int, int]]:
+    """(pid, resident bytes) of the page processes (`--type=renderer`) under process `root`, read
+    from /proc (empty where it cannot be read)."""
+    parents: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            parents[int(entry.name)] = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    found: list[tuple[int, int]] = []
+    page_size = os.sysconf("SC_PAGE_SIZE")
+    for pid in parents:
+        ancestor, hops = parents.get(pid, 0), 0
+        while ancestor not in (0, 1, root) and hops < 16:
+            ancestor, hops = parents.get(ancestor, 0), hops + 1
+        if ancestor != root:
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                if b"--type=renderer" not in cmdline.read():
+                    continue
+            with open(f"/proc/{pid}/statm", "rb") as statm:
+                found.append((pid, int(statm.read().split()[1]) * page_size))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Mark a shared task's exception retrieved (its callers may all have gone)."""
+    if not future.cancelled():
+        future.exception()
+
+
+async def _until(awaitable: Awaitable[T], failed: asyncio.Future[Any]) -> T:
+    """`awaitable`'s result, or `failed`'s exception as soon as it has one (the awaitable is then
+    cancelled): a render waiting on the browser stops when the browser or its tab dies."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        await asyncio.wait((task, failed), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not task.done():
+            task.cancel()
+    if task.done() and not task.cancelled():
+        return task.result()
+    error = failed.exception() if failed.done() and not failed.cancelled() else None
+    if error is not None:
+        raise error
+    return task.result()  # cancelled: CancelledError
+
+
+async def _fulfil(
+    send: Callable[[str, dict[str, Any]], Awaitable[Any]], request_id: str, body: bytes, content_type: str
+) -> None:
+    await send(
+        "Fetch.fulfillRequest",
+        {
+            "requestId": request_id,
+            "responseCode": 200,
+            "responseHeaders": [
+                {"name": "Content-Type", "value": content_type or "application/octet-stream"}
+            ],
+            "body": base64.b64encode(body).decode("ascii"),
+        },
+    )
+
+
+def _same_url(a: str, b: str) -> bool:
+    """Same address without the fragment; http and https alike (a browser may upgrade the scheme)."""
+
+    def bare(url: str) -> str:
+        url = url.split("#", 1)[0]
+        return url.removeprefix("https://") if url.startswith("https://") else url.removeprefix("http://")
+
+    return bare(a) == bare(b)
+
+
+def _same_origin(a: str, b: str) -> bool:
+    """Same scheme, host and port (the page's own host; subdomains are other hosts)."""
+    try:
+        one, two = urlsplit(a), urlsplit(b)
+        return one.scheme in ("http", "https") and (one.scheme, one.hostname, one.port) == (
+            two.scheme,
+            two.hostname,
+            two.port,
+        )
+    except ValueError:
+        return False

@@ -1,0 +1,344 @@
+"""Server settings: embedded defaults, overridden by a TOML config file, then environment, then CLI.
+
+`Settings` is a frozen dataclass composing the fetcher's `FetchSettings`. `load_settings` merges
+the sources in that order of precedence; every top-level option has an environment variable
+(`READERPROXY_HOST`, `_PORT`, `_CACHE`, `_ALLOW_PRIVATE`, `_CONFIG`, … : see `SERVE_OPTIONS`). The config file may set any
+`Settings` field at the top level and any `FetchSettings` field in a `[fetch]` table:
+
+    host = "0.0.0.0"
+    port = 8080
+    cache = "redis://127.0.0.1:6379/0"
+    [fetch]
+    allow_private = false
+    total_timeout = 15.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from readerproxy.engine.convert import coerce
+
+from .cache import parse_cache_spec
+from .fetch import FetchSettings
+
+if TYPE_CHECKING:
+    from .browser import BrowserSettings
+
+ENV_PREFIX = "READERPROXY_"
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOption:
+    """One option of `readerproxy serve`: a Settings field (or `config`), its flag, env var and help."""
+
+    name: str  # the Settings field; `allow_private` reaches into `fetch`; `config` names the TOML file
+    help: str
+    metavar: str | None = None  # None: a boolean switch
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+
+#: Every option of `readerproxy serve`, in --help order. The command line, the environment variables
+#: and the help text are all made from this table.
+SERVE_OPTIONS: tuple[ServeOption, ...] = (
+    ServeOption("host", "address to listen on", "ADDR"),
+    ServeOption("port", "port to listen on", "PORT"),
+    ServeOption("cache", "memory | sqlite:PATH | redis://HOST:PORT/DB", "SPEC"),
+    ServeOption("allow_private", "allow fetching loopback and private addresses (local testing only)"),
+    ServeOption("default_algorithm", "algorithm used when a request names none", "NAME"),
+    ServeOption("memory_cache_bytes", "bytes of the in-process cache in front of the backend", "BYTES"),
+    ServeOption("cache_max_bytes", "bytes the SQLite cache file may use (oldest out first)", "BYTES"),
+    ServeOption("page_ttl", "seconds a fetched page stays fresh without Cache-Control/Expires", "SECONDS"),
+    ServeOption("max_ttl", "upper bound in seconds on any upstream freshness", "SECONDS"),
+    ServeOption("result_ttl", "seconds an extraction result is kept", "SECONDS"),
+    ServeOption("extract_workers", "worker processes for parsing and extraction", "N"),
+    ServeOption("workers", "server processes sharing the port (SO_REUSEPORT) and the cache", "N"),
+    ServeOption(
+        "extract_timeout", "seconds an extraction may run before its worker is killed (503)", "SECONDS"
+    ),
+    ServeOption("extract_queue", "extractions that may wait for a worker; more get 503 + Retry-After", "N"),
+    ServeOption(
+        "extract_per_client",
+        "extraction workers one client address may hold at once (0: half the workers)",
+        "N",
+    ),
+    ServeOption(
+        "rate_limit", "requests per second per client address on /read and /api (0: no limit)", "RATE"
+    ),
+    ServeOption("rate_burst", "requests a client may make at once before the rate limit applies", "N"),
+    ServeOption("header_timeout", "seconds a connection may take to send its request headers", "SECONDS"),
+    ServeOption(
+        "shutdown_timeout",
+        "seconds requests in flight may take to finish on SIGTERM; then they get 503 + Retry-After",
+        "SECONDS",
+    ),
+    ServeOption(
+        "proxy_port", "also listen as a browser proxy on this port (proxy mode; off by default)", "PORT"
+    ),
+    ServeOption(
+        "auth", "USER:PASS required from proxy clients (Proxy-Authorization) and reader routes", "USER:PASS"
+    ),
+    ServeOption("auth_file", "file whose first line is USER:PASS (instead of --auth)", "FILE"),
+    ServeOption("insecure_open_proxy", "allow a proxy on a non-loopback address without --auth"),
+    ServeOption(
+        "intercept_https", "decrypt HTTPS with a local CA (see `readerproxy ca`) to show reader views"
+    ),
+    ServeOption(
+        "resolve", "HOST:IP[,HOST:IP…] host names mapped to addresses inside the proxy (tests)", "MAP"
+    ),
+    ServeOption(
+        "upstream_ca", "extra CA certificates (PEM) trusted for upstream HTTPS in proxy mode", "FILE"
+    ),
+    ServeOption(
+        "intercept_hosts",
+        "with --intercept-https, decrypt only these hosts (globs, or regexes on host:port; see README)",
+        "PATTERNS",
+    ),
+    ServeOption("ignore_hosts", "never decrypt these hosts: a plain tunnel (patterns as above)", "PATTERNS"),
+    ServeOption(
+        "reader_wait",
+        "seconds a page's body may take to arrive before it streams through as the original",
+        "SECONDS",
+    ),
+    ServeOption(
+        "upgrade_https",
+        "for plain-HTTP clients: fetch https:// when a site redirects there, serve it over http",
+    ),
+    ServeOption("browser", "Chromium for algorithm visual and render=1 (started on first use)", "PATH"),
+    ServeOption("browser_pages", "pages the browser renders at once", "N"),
+    ServeOption("render_timeout", "seconds a page may take to render in the browser (504)", "SECONDS"),
+    ServeOption("render_max_bytes", "bytes of subresources one rendered page may receive", "BYTES"),
+    ServeOption("render_max_requests", "requests one rendered page may make; more are failed", "N"),
+    ServeOption("render_max_elements", "elements a rendered DOM may have (413 past it)", "N"),
+    ServeOption("render_queue", "renders that may wait for a browser page; more get 503 + Retry-After", "N"),
+    ServeOption(
+        "render_per_client", "browser pages one client address may hold at once (0: half the pages)", "N"
+    ),
+    ServeOption("render_max_memory", "resident bytes of one browser page process (killed past it)", "BYTES"),
+    ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
+)
+#: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
+ENV_OPTIONS = tuple(option.name for option in SERVE_OPTIONS)
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used (bad type, unknown name, unreadable config file)."""
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The per-user data directory: $XDG_DATA_HOME/readerproxy or ~/.local/share/readerproxy."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
+    return Path(base) / "readerproxy"
+
+
+def default_cache_spec(env: Mapping[str, str] | None = None) -> str:
+    """The embedded default cache: SQLite in the per-user data directory."""
+    return f"sqlite:{data_dir(env) / 'cache.sqlite3'}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the server needs to start; the fetcher's own settings nested as `fetch`."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    cache: str = field(default_factory=default_cache_spec)  # memory | sqlite:PATH | redis://HOST:PORT/DB
+    fetch: FetchSettings = field(default_factory=FetchSettings)
+    memory_cache_bytes: int = 64 * 1024 * 1024  # the in-process LRU in front of the backend
+    cache_max_bytes: int = 1024 * 1024 * 1024  # the SQLite file's bound (oldest entries evicted first)
+    page_ttl: float = 300.0  # freshness of a fetched page without Cache-Control/Expires, seconds
+    max_ttl: float = 86400.0  # upper bound on any upstream freshness, seconds
+    result_ttl: float = 86400.0  # extraction results (keyed by the page version they came from)
+    extract_workers: int = 2  # worker processes for parse + extract + render (workers.py)
+    workers: int = 1  # server processes on one port (SO_REUSEPORT), sharing the SQLite or Redis cache
+    extract_timeout: float = 10.0  # an extraction's deadline; then its worker is killed (503)
+    extract_queue: int = 32  # extractions waiting for a worker; one more gets 503 + Retry-After
+    extract_per_client: int = 0  # workers one client address may hold at once (0: half, at least 1)
+    worker_max_rss_bytes: int = 768 * 1024 * 1024  # a worker whose peak passes this is replaced
+    rate_limit: float = 20.0  # token bucket per client address on /read and /api/*: requests per second
+    rate_burst: int = 100  # the bucket's size (0 rate: no limit)
+    header_timeout: float = 10.0  # seconds to receive a request's headers (slowloris clients)
+    shutdown_timeout: float = 5.0  # on SIGTERM: in-flight requests finish within this, or get 503
+    default_algorithm: str = "auto"
+    templates_dir: Path | None = None  # None: the templates shipped with the package
+    static_dir: Path | None = None  # None: the static files shipped with the package
+    # Proxy mode (readerproxy/proxy/): off unless proxy_port is set.
+    proxy_port: int | None = None
+    auth: str | None = None  # USER:PASS for proxy clients and the reader routes
+    auth_file: Path | None = None
+    insecure_open_proxy: bool = False
+    intercept_https: bool = False
+    resolve: str = ""  # HOST:IP,HOST:IP
+    upstream_ca: Path | None = None
+    reader_hosts: tuple[str, ...] = ()  # config only: always the reader view (a list, or "a.com,b.org")
+    direct_hosts: tuple[str, ...] = ()  # config only: never the reader view
+    intercept_hosts: tuple[str, ...] = ()  # decrypt only these (patterns: proxy/intercept.py)
+    ignore_hosts: tuple[str, ...] = ()  # never decrypt these (and never `direct_hosts`)
+    reader_wait: float = 1.0  # a navigation not in whole by then streams through as the original
+    upgrade_https: bool = False  # http:// redirected to its https:// is fetched and served over http
+    # The browser service (browser.py): started on the first `visual` or render=1 request.
+    browser: str = "/usr/bin/chromium"
+    browser_pages: int = 2
+    render_timeout: float = 15.0
+    render_max_bytes: int = 4 * 1024 * 1024
+    render_max_requests: int = 100
+    render_max_elements: int = 200_000
+    render_queue: int = 8
+    render_per_client: int = 0
+    render_max_memory: int = 1024 * 1024 * 1024
+
+    def browser_settings(self) -> BrowserSettings:
+        """The browser service's settings (ValueError for a pool size, timeout or budget out of
+        range); the rendered DOM's HTML has the fetch's size cap."""
+        from .browser import BrowserSettings
+
+        return BrowserSettings(
+            executable=self.browser,
+            pages=self.browser_pages,
+            timeout=self.render_timeout,
+            max_bytes=self.render_max_bytes,
+            max_requests=self.render_max_requests,
+            max_html_bytes=self.fetch.max_bytes,
+            max_elements=self.render_max_elements,
+            queue=self.render_queue,
+            per_client=self.render_per_client,
+            max_memory=self.render_max_memory,
+        )
+
+    @property
+    def allow_private(self) -> bool:
+        return self.fetch.allow_private
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        """A copy with top-level fields changed; `allow_private` reaches into `fetch`."""
+        if "allow_private" in changes:
+            allow = changes.pop("allow_private")
+            changes["fetch"] = dataclasses.replace(changes.get("fetch", self.fetch), allow_private=allow)
+        return dataclasses.replace(self, **changes)
+
+
+def load_settings(
+    cli: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Defaults < config file < environment < command line (None values on the CLI mean "unset")."""
+    env = os.environ if env is None else env
+    cli = {key: value for key, value in (cli or {}).items() if value is not None}
+    config_path = cli.pop("config", None) or env.get(ENV_PREFIX + "CONFIG")
+    top: dict[str, Any] = {}
+    fetch: dict[str, Any] = {}
+    if config_path:
+        file_top, file_fetch = read_config(Path(config_path))
+        top.update(file_top)
+        fetch.update(file_fetch)
+    top.update(env_values(env))
+    top.update(cli)
+    if "allow_private" in top:
+        fetch["allow_private"] = top.pop("allow_private")
+    settings = Settings(cache=default_cache_spec(env))
+    settings = dataclasses.replace(
+        settings,
+        **_typed(Settings, top, source="settings"),
+        fetch=dataclasses.replace(settings.fetch, **_typed(FetchSettings, fetch, source="[fetch]")),
+    )
+    check_cache_spec(settings.cache)
+    check_open_proxy(settings)
+    try:
+        settings.browser_settings()
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    return settings
+
+
+def check_open_proxy(settings: Settings) -> None:
+    """A proxy on a non-loopback address needs --auth (or an explicit --insecure-open-proxy)."""
+    if settings.proxy_port is None or settings.auth or settings.auth_file or settings.insecure_open_proxy:
+        return
+    import ipaddress
+
+    host = settings.host.strip()
+    if host.lower() != "localhost":
+        try:  # one address, parsed as such: "127.0.0.1 0.0.0.0" or "127.evil" are not loopback
+            loopback = ipaddress.ip_address(host[1:-1] if host.startswith("[") else host).is_loopback
+        except ValueError:
+            raise SettingsError(
+                f"--host {settings.host!r} is not a single IP address (or localhost): the proxy "
+                "cannot tell whether it is loopback; give one address, or --auth USER:PASS"
+            ) from None
+        if not loopback:
+            raise SettingsError(
+                f"refusing to run an open proxy on {settings.host}: give --auth USER:PASS "
+                "(or --insecure-open-proxy if you really mean it)"
+            )
+
+
+def check_cache_spec(spec: str) -> None:
+    """A cache spec `cache.parse_cache_spec` accepts, or SettingsError saying why not."""
+    try:
+        parse_cache_spec(spec)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+
+
+def read_config(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Top-level values and the [fetch] table of a TOML config file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SettingsError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"config file {path} is not valid TOML: {exc}") from None
+    fetch = data.pop("fetch", {})
+    if not isinstance(fetch, dict):
+        raise SettingsError(f"config file {path}: [fetch] must be a table")
+    return data, fetch
+
+
+def env_values(env: Mapping[str, str]) -> dict[str, Any]:
+    """READERPROXY_<OPTION> for every serve option, as raw strings to be typed later."""
+    values: dict[str, Any] = {}
+    for option in ENV_OPTIONS:
+        if option == "config":
+            continue
+        raw = env.get(ENV_PREFIX + option.upper())
+        if raw is not None and (raw.strip() or option == "allow_private"):
+            values[option] = raw.strip()
+    return values
+
+
+def _typed(cls: type, values: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """Values converted to the dataclass fields' types; unknown names are an error."""
+    hints = typing.get_type_hints(cls)
+    fields = {f.name for f in dataclasses.fields(cls) if f.name != "fetch"}
+    unknown = sorted(set(values) - fields)
+    if unknown:
+        raise SettingsError(
+            f"unknown {source} option(s): {', '.join(unknown)}; valid: {', '.join(sorted(fields))}"
+        )
+    return {name: _convert(name, value, hints[name]) for name, value in values.items()}
+
+
+def _convert(name: str, value: Any, hint: Any) -> Any:
+    """`convert.coerce` (shared with the extractors' parameters), failing as a SettingsError."""
+    try:
+        result = coerce(name, value, hint)
+        if name == "port" and not 0 <= result <= 65535:
+            raise ValueError(f"{name} expects int in [0, 65535], got {value!r}")
+    except ValueError as error:
+        raise SettingsError(f"setting {error}") from None
+    return result
