@@ -1,8 +1,8 @@
 """readerproxy: main-content extraction as a library, a CLI, a JSON API and a reader proxy."""
 
-from readerproxy.api import Article, algorithms, extract
-from readerproxy.engine.document import Document, parse
-from readerproxy.engine.extraction import Block, Extraction
+from .api import Article, algorithms, extract
+from .engine.document import Document, parse
+from .engine.extraction import Block, Extraction
 
 __all__ = ["Article", "Block", "Document", "Extraction", "algorithms", "extract", "parse"]
 __version__ = "0.1.0"

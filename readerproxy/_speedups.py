@@ -48,7 +48,7 @@ def load_native(source: Path = SOURCE) -> ModuleType | None:
     if os.environ.get("READERPROXY_PURE", "") not in ("", "0"):
         return None
     try:
-        from readerproxy import _native  # type: ignore[attr-defined]
+        from . import _native  # type: ignore[attr-defined]
     except ImportError:
         return None
     if Path(_native.__file__ or "").resolve().parent != HERE:

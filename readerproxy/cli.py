@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from readerproxy import __version__
-from readerproxy import _speedups as speedups
-from readerproxy.api import algorithms, unavailable_algorithms
-from readerproxy.engine.pipeline import process
-from readerproxy.web.settings import SERVE_OPTIONS, Settings, SettingsError, load_settings
+from . import __version__
+from . import _speedups as speedups
+from .api import algorithms, unavailable_algorithms
+from .engine.pipeline import process
+from .web.settings import SERVE_OPTIONS, Settings, SettingsError, load_settings
 
 FORMATS = ("text", "html", "json", "markdown")
 
@@ -49,9 +49,9 @@ def _render(
     Its stylesheets (and scripts, with JavaScript on) load from its own host through the guarded fetcher."""
     import asyncio
 
-    from readerproxy.web.browser import BrowserService, BrowserSettings
-    from readerproxy.web.fetch import Fetcher
-    from readerproxy.web.reader import BLANK_PAGE_URL
+    from .web.browser import BrowserService, BrowserSettings
+    from .web.fetch import Fetcher
+    from .web.reader import BLANK_PAGE_URL
 
     async def run() -> Any:
         async with Fetcher() as fetcher:
@@ -68,8 +68,8 @@ def _render(
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    from readerproxy.engine.extraction import get_extractor
-    from readerproxy.errors import ReaderproxyError
+    from .engine.extraction import get_extractor
+    from .errors import ReaderproxyError
 
     try:
         data, content_type, fetched_url = _read_source(args.source, args.timeout)
@@ -104,7 +104,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     try:
         options["params"] = _params(args.param)
         if args.overlay:  # the page with every scored block outlined, in one self-contained file
-            from readerproxy.web.overlay import overlay_file
+            from .web.overlay import overlay_file
 
             Path(args.overlay).write_text(overlay_file(source, **options), encoding="utf-8")
             print(f"readerproxy: overlay written to {args.overlay}", file=sys.stderr)
@@ -126,7 +126,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
 
 def cmd_algorithms(args: argparse.Namespace) -> int:
-    from readerproxy.web.browser import unavailable_reason
+    from .web.browser import unavailable_reason
 
     listing = algorithms()
     unavailable = unavailable_algorithms(unavailable_reason(args.browser))
@@ -160,25 +160,25 @@ def missing_extra(command: str) -> str | None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from readerproxy.research import cli as evaluation_cli  # needs the eval extra: imported where used
+    from .research import cli as evaluation_cli  # needs the eval extra: imported where used
 
     return evaluation_cli.run_eval(args)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from readerproxy.research.training import train  # needs the train extra: imported where used
+    from .research.training import train  # needs the train extra: imported where used
 
     return train.run_train(args)
 
 
 def cmd_pagekind(args: argparse.Namespace) -> int:
-    from readerproxy.research import pagekind_eval  # lightgbm (train extra) is imported where used
+    from .research import pagekind_eval  # lightgbm (train extra) is imported where used
 
     return pagekind_eval.run(args)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from readerproxy.research import cli as evaluation_cli  # needs the bench extra: imported where used
+    from .research import cli as evaluation_cli  # needs the bench extra: imported where used
 
     return evaluation_cli.run_bench(args)
 
@@ -209,7 +209,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"readerproxy serve: {exc}", file=sys.stderr, flush=True)
         return 2
-    from readerproxy.web.server import run  # aiohttp and the app are only needed here
+    from .web.server import run  # aiohttp and the app are only needed here
 
     run(settings)
     return 0
@@ -218,11 +218,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_ca(args: argparse.Namespace) -> int:
     """`readerproxy ca`: the --intercept-https CA (created on first use): where it is, how to trust it."""
     try:
-        from readerproxy.proxy.tls import CertificateAuthority, ca_directory, describe
+        from .proxy.tls import CertificateAuthority, ca_directory, describe
     except ImportError as exc:
         print(f"readerproxy ca needs the cryptography package ({exc})", file=sys.stderr)
         return 2
-    from readerproxy.web.settings import data_dir
+    from .web.settings import data_dir
 
     print(describe(CertificateAuthority.load_or_create(ca_directory(data_dir()))))
     return 0
@@ -276,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_algorithms)
 
     # eval and bench: their arguments are declared without importing the optional extras.
-    from readerproxy.research import arguments as evaluation_arguments
+    from .research import arguments as evaluation_arguments
 
     p = sub.add_parser("eval", help="measure algorithms on a dataset with known answers (extra: eval)")
     evaluation_arguments.add_eval_arguments(p)
@@ -288,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluation_arguments.add_bench_arguments(p)
     p.set_defaults(handler=cmd_bench)
 
-    from readerproxy.research.training import arguments as train_arguments
+    from .research.training import arguments as train_arguments
 
     p = sub.add_parser(
         "train",
@@ -297,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     train_arguments.add_arguments(p)
     p.set_defaults(handler=cmd_train)
 
-    from readerproxy.research import pagekind_eval
+    from .research import pagekind_eval
 
     p = sub.add_parser(
         "pagekind",

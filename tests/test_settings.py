@@ -21,7 +21,7 @@ def test_data_dir_falls_back_to_home() -> None:
     assert data_dir({"HOME": "/home/ada"}) == Path("/home/ada/.local/share/readerproxy")
     assert (
         default_cache_spec({"HOME": "/home/ada"})
-        == "sqlite:/home/ada/.local/share/readerproxy/web/cache.sqlite3"
+        == "sqlite:/home/ada/.local/share/readerproxy/cache.sqlite3"
     )
 
 

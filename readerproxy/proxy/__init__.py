@@ -24,10 +24,10 @@ from .flow import valid_host
 from .server import ProxyServer, load_ca
 
 if TYPE_CHECKING:
-    from readerproxy.web.metrics import Metrics
-    from readerproxy.web.reader import Reader
-    from readerproxy.web.settings import Settings
-    from readerproxy.web.templating import Renderer
+    from ..web.metrics import Metrics
+    from ..web.reader import Reader
+    from ..web.settings import Settings
+    from ..web.templating import Renderer
 
 __all__ = ["ProxyServer", "pac_file", "pac_text", "proxy_listener"]
 

@@ -28,17 +28,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-from readerproxy.web.fetch import BodyDecoder, FetchError, media_type
-from readerproxy.web.templating import Preferences, preferences
-
+from ..web.fetch import BodyDecoder, FetchError, media_type
+from ..web.templating import Preferences, preferences
 from .flow import Flow, Outcome, Response, header, prefers_html
 
 if TYPE_CHECKING:
-    from readerproxy.web.metrics import Metrics
-    from readerproxy.web.reader import Reader
-    from readerproxy.web.settings import Settings
-    from readerproxy.web.templating import Renderer
-
+    from ..web.metrics import Metrics
+    from ..web.reader import Reader
+    from ..web.settings import Settings
+    from ..web.templating import Renderer
     from .store import Client, ProxyStore
 
 #: The way-back marker: a query item on the original's URL in every proxied reader view.

@@ -34,7 +34,7 @@ import aiohttp
 import h11
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from readerproxy.web.fetch import (
+from ..web.fetch import (
     DECODABLE_ENCODINGS,
     REDIRECT_STATUSES,
     AddressRefused,
@@ -48,9 +48,8 @@ from readerproxy.web.fetch import (
     literal_address,
     refused,
 )
-from readerproxy.web.templating import Preferences
-from readerproxy.web.workers import CLIENT
-
+from ..web.templating import Preferences
+from ..web.workers import CLIENT
 from .addons import (
     SECURITY_HEADERS,
     Addon,
@@ -84,11 +83,10 @@ from .store import ProxyStore
 from .upgrade import UpgradeFailed, is_websocket, relay
 
 if TYPE_CHECKING:
-    from readerproxy.web.metrics import Metrics
-    from readerproxy.web.reader import Reader
-    from readerproxy.web.settings import Settings
-    from readerproxy.web.templating import Renderer
-
+    from ..web.metrics import Metrics
+    from ..web.reader import Reader
+    from ..web.settings import Settings
+    from ..web.templating import Renderer
     from .tls import CertificateAuthority
 
 log = logging.getLogger("readerproxy.proxy")
@@ -755,16 +753,14 @@ def load_ca(settings: Settings) -> CertificateAuthority | None:
     """The local CA when `--intercept-https` is on (created on first use in the data directory)."""
     if not settings.intercept_https:
         return None
-    from readerproxy.web.settings import data_dir
-
+    from ..web.settings import data_dir
     from .tls import CertificateAuthority, ca_directory
 
     return CertificateAuthority.load_or_create(ca_directory(data_dir()))
 
 
 def ca_path_hint() -> Path:
-    from readerproxy.web.settings import data_dir
-
+    from ..web.settings import data_dir
     from .tls import CA_CERT_NAME, ca_directory
 
     return ca_directory(data_dir()) / CA_CERT_NAME

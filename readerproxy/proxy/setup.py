@@ -34,8 +34,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import aiohttp
 
-from readerproxy.web.templating import COOKIE_MAX_AGE, COOKIE_PREFIX, PREFERENCE_KEYS, preferences
-
+from ..web.templating import COOKIE_MAX_AGE, COOKIE_PREFIX, PREFERENCE_KEYS, preferences
 from .addons import (
     READER_MARKER,
     SETUP_HOSTS,
@@ -51,9 +50,8 @@ from .store import CLIENT_COOKIE, RULES, Client, ProxyStore, new_client_cookie, 
 if TYPE_CHECKING:
     from cryptography import x509
 
-    from readerproxy.web.settings import Settings
-    from readerproxy.web.templating import Preferences, Renderer
-
+    from ..web.settings import Settings
+    from ..web.templating import Preferences, Renderer
     from .tls import CertificateAuthority
 
 PAGE_CSP = (
@@ -420,7 +418,7 @@ class SetupAddon(Addon):
                 "subject": common_name(ca_cert),
                 "expires": ca_cert.not_valid_after_utc.date().isoformat(),
             }
-        from readerproxy.web.templating import FONTS, LINK_MODES, SIZE_LABELS, SIZES, SPACINGS, THEMES, WIDTHS
+        from ..web.templating import FONTS, LINK_MODES, SIZE_LABELS, SIZES, SPACINGS, THEMES, WIDTHS
 
         choices = [
             ("theme", "Theme", [(t, t.capitalize()) for t in THEMES]),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from readerproxy.web.cache import LayeredCache
+    from ..web.cache import LayeredCache
 
 PREFS_PREFIX = "proxy:prefs:"
 RULES_KEY = "proxy:rules"

@@ -24,8 +24,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from readerproxy.web.lru import ENTRY_OVERHEAD, LRU
-
+from ..web.lru import ENTRY_OVERHEAD, LRU
 from .flow import host_problem
 
 CA_CERT_NAME = "readerproxy-ca.pem"

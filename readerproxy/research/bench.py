@@ -23,10 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from readerproxy.engine.extraction import get_extractor
-from readerproxy.engine.output import render_text
-from readerproxy.engine.pipeline import parse
-
+from ..engine.extraction import get_extractor
+from ..engine.output import render_text
+from ..engine.pipeline import parse
 from .datasets import Dataset
 from .runner import AlgorithmSpec, Progress, installed_peers
 

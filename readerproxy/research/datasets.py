@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from readerproxy.api import to_text
-from readerproxy.engine.document import parse
-from readerproxy.engine.output import render_text
+from ..api import to_text
+from ..engine.document import parse
+from ..engine.output import render_text
 
 DATASETS_ENV = "READERPROXY_DATASETS"
 NAMED = ("scrapinghub", "readability", "wcxb-dev")

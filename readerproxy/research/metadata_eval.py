@@ -20,12 +20,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from readerproxy.engine.document import parse
-from readerproxy.engine.extraction import get_extractor
-from readerproxy.engine.metadata import extract_metadata
-from readerproxy.engine.output import render_text
-from readerproxy.engine.readerable import is_probably_readerable
-
+from ..engine.document import parse
+from ..engine.extraction import get_extractor
+from ..engine.metadata import extract_metadata
+from ..engine.output import render_text
+from ..engine.readerable import is_probably_readerable
 from .datasets import Dataset
 
 #: field name in expected-metadata.json -> attribute of our Metadata (readerable is separate).

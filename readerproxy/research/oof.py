@@ -13,8 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from readerproxy.engine.extraction import get_extractor
-
+from ..engine.extraction import get_extractor
 from .datasets import Page
 from .runner import AlgorithmSpec, Predictor, predictor
 from .training.folds import fold_of_site, site_of_page

@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from readerproxy.engine.document import parse
-from readerproxy.engine.extraction import get_extractor
-from readerproxy.engine.learn.model import TreeModel, from_lightgbm_dump
-from readerproxy.engine.pagekind import (
+from ..engine.document import parse
+from ..engine.extraction import get_extractor
+from ..engine.learn.model import TreeModel, from_lightgbm_dump
+from ..engine.pagekind import (
     FEATURES,
     KINDS,
     READERABLE_BELOW,
@@ -51,7 +51,6 @@ from readerproxy.engine.pagekind import (
     page_features,
     readerable,
 )
-
 from .datasets import Page, load_dataset
 from .training.folds import fold_of_site, site_of_page
 

@@ -16,8 +16,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from readerproxy.web.browser import BrowserService, BrowserSettings, RenderedPage
-from readerproxy.web.reader import BLANK_PAGE_URL
+from ..web.browser import BrowserService, BrowserSettings, RenderedPage
+from ..web.reader import BLANK_PAGE_URL
 
 #: Seconds one page may take to render in the evaluation (some dataset pages are large).
 EVAL_RENDER_TIMEOUT = 60.0

@@ -21,9 +21,8 @@ from typing import Any, Protocol, TextIO
 
 import numpy as np
 
-from readerproxy.engine.extraction import Extractor, get_extractor, registry
-from readerproxy.engine.pipeline import process
-
+from ..engine.extraction import Extractor, get_extractor, registry
+from ..engine.pipeline import process
 from . import metrics
 from .datasets import Dataset, Page, visible_text
 
@@ -69,7 +68,7 @@ def parse_spec(text: str) -> AlgorithmSpec:
     extractor = get_extractor(name)  # ValueError naming the valid algorithms
     extractor.make_params(dict(params))  # ValueError naming the valid parameters
     if extractor.needs_browser:
-        from readerproxy.web.browser import DEFAULT_EXECUTABLE, unavailable_reason
+        from ..web.browser import DEFAULT_EXECUTABLE, unavailable_reason
 
         reason = unavailable_reason(DEFAULT_EXECUTABLE)
         if reason is not None:
@@ -97,7 +96,7 @@ def parse_specs(text: str) -> list[AlgorithmSpec]:
 def ablation_rules(names: Iterable[str]) -> list[str]:
     """The post-rules named in `--ablate` values (comma lists, `all`), in table order, each once;
     ValueError naming the valid rules."""
-    from readerproxy.engine.extractors.learned import POST_RULES, post_rule
+    from ..engine.extractors.learned import POST_RULES, post_rule
 
     wanted: set[str] = set()
     for item in (part.strip() for value in names for part in value.split(",")):
@@ -121,7 +120,7 @@ class Ablation:
 def ablation_specs(specs: Sequence[AlgorithmSpec], rules: Sequence[str]) -> list[Ablation]:
     """For every spec whose extractor runs auto's post-rules, one spec per rule with that rule off;
     ValueError when rules are asked for and no spec has them."""
-    from readerproxy.engine.extractors.learned import LearnedParams, post_rule
+    from ..engine.extractors.learned import LearnedParams, post_rule
 
     ablations: list[Ablation] = []
     for spec in specs:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from readerproxy.engine.convert import parse_flag
-from readerproxy.errors import RequestError
-
+from ..engine.convert import parse_flag
+from ..errors import RequestError
 from .metrics import Metrics
 from .reader import Reader, ReadRequest, algorithm_params
 from .settings import Settings

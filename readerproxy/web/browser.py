@@ -68,9 +68,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from readerproxy.engine.layout import LayoutSnapshot
-from readerproxy.errors import ReaderproxyError
-
+from ..engine.layout import LayoutSnapshot
+from ..errors import ReaderproxyError
 from .fetch import Fetcher, FetchError
 from .limits import KeyedSemaphores
 from .workers import CLIENT, Overloaded

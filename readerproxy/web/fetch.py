@@ -37,8 +37,7 @@ import brotli
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
-from readerproxy.errors import ReaderproxyError
-
+from ..errors import ReaderproxyError
 from .limits import FetchSlots
 
 try:  # zstd content-encoding (browsers offer it): the optional `zstandard` binding, no stdlib zstd on 3.11

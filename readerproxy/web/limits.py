@@ -20,7 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 
-from readerproxy.errors import ReaderproxyError
+from ..errors import ReaderproxyError
 
 
 class RateLimited(ReaderproxyError):

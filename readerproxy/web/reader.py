@@ -24,10 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from readerproxy.engine.extraction import Extractor, get_extractor, params_dict, registry
-from readerproxy.engine.layout import LayoutSnapshot
-from readerproxy.errors import ReaderproxyError, RequestError
-
+from ..engine.extraction import Extractor, get_extractor, params_dict, registry
+from ..engine.layout import LayoutSnapshot
+from ..errors import ReaderproxyError, RequestError
 from .browser import BrowserService, BrowserUnavailable
 from .cache import LayeredCache, open_cache, parse_cache_spec
 from .compare import Comparison, compare_page_source

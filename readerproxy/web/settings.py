@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from readerproxy.engine.convert import coerce
-
+from ..engine.convert import coerce
 from .cache import parse_cache_spec
 from .fetch import FetchSettings
 

@@ -51,14 +51,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from readerproxy.engine.decoding import DecompressionError, DecompressionTooLarge
-from readerproxy.engine.layout import LayoutSnapshot
-from readerproxy.errors import ReaderproxyError
-
+from ..engine.decoding import DecompressionError, DecompressionTooLarge
+from ..engine.layout import LayoutSnapshot
+from ..errors import ReaderproxyError
 from .limits import KeyedSemaphores
 
 if TYPE_CHECKING:
-    from readerproxy.engine.pipeline import Processed
+    from ..engine.pipeline import Processed
 
 log = logging.getLogger(__name__)
 
@@ -140,9 +139,8 @@ def run_job(job: Job) -> dict[str, Any]:
 
 def _run_job(job: Job) -> tuple[dict[str, Any], Processed]:
     """`run_job`'s result and the pipeline's `Processed` it was made from."""
-    from readerproxy.engine.extraction import get_extractor
-    from readerproxy.engine.pipeline import process_page
-
+    from ..engine.extraction import get_extractor
+    from ..engine.pipeline import process_page
     from .templating import link_rewriter
 
     extractor = get_extractor(job.extractor)

@@ -39,10 +39,10 @@ from typing import Literal
 
 import numpy as np
 
-from readerproxy.engine.convert import check_choice, check_range
-from readerproxy.engine.document import TEXT, Document
-from readerproxy.engine.extraction import Block, Extraction, register
-from readerproxy.engine.numeric import gaussian_kernel
+from ...engine.convert import check_choice, check_range
+from ...engine.document import TEXT, Document
+from ...engine.extraction import Block, Extraction, register
+from ...engine.numeric import gaussian_kernel
 
 Anchors = Literal["ignore", "remove"]
 Unit = Literal["token", "char"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from readerproxy.engine.document import Document
-from readerproxy.engine.extraction import Block, Extraction, NoParams, register
+from ...engine.document import Document
+from ...engine.extraction import Block, Extraction, NoParams, register
 
 
 @register(

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from readerproxy.engine.convert import check_range
-from readerproxy.engine.document import BLOCK_TAGS, TEXT, Document
-from readerproxy.engine.extraction import Block, Extraction, register
-from readerproxy.engine.linkfilters import LinkFilter, filter_links, link_filter_value
-from readerproxy.engine.numeric import grow_region
+from ...engine.convert import check_range
+from ...engine.document import BLOCK_TAGS, TEXT, Document
+from ...engine.extraction import Block, Extraction, register
+from ...engine.linkfilters import LinkFilter, filter_links, link_filter_value
+from ...engine.numeric import grow_region
 
 
 @dataclass(frozen=True, slots=True)

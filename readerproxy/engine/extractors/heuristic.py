@@ -40,11 +40,11 @@ from typing import Literal, overload
 
 import numpy as np
 
-from readerproxy._speedups import native
-from readerproxy.engine.convert import check_choice, check_range
-from readerproxy.engine.document import BLOCK_TAGS, TEXT, VOID_TAGS, Document
-from readerproxy.engine.extraction import Extraction, HolderBlocks, register
-from readerproxy.engine.readability_rules import UNLIKELY_ROLES, literal_trie, unlikely_by_class_id
+from ..._speedups import native
+from ...engine.convert import check_choice, check_range
+from ...engine.document import BLOCK_TAGS, TEXT, VOID_TAGS, Document
+from ...engine.extraction import Extraction, HolderBlocks, register
+from ...engine.readability_rules import UNLIKELY_ROLES, literal_trie, unlikely_by_class_id
 
 
 @dataclass(frozen=True, slots=True)

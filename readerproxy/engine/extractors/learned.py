@@ -31,14 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from readerproxy.engine.convert import check_range
-from readerproxy.engine.document import TEXT, Document, indices_of
-from readerproxy.engine.extraction import Extraction, params_dict, register
+from ...engine.convert import check_range
+from ...engine.document import TEXT, Document, indices_of
+from ...engine.extraction import Extraction, params_dict, register
 
 # Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
-from readerproxy.engine.learn import blocks as learn_blocks
-from readerproxy.engine.learn import model as learn_model
-
+from ...engine.learn import blocks as learn_blocks
+from ...engine.learn import model as learn_model
 from .auto import MIN_CHARS, MIN_SHARE, AutoParams, enough_chars, fall_back, first_extractor, selected_chars
 from .heuristic import CAPTION_BIT, CLASS_WORDS, WIDE_ONLY_BIT, features_of, holder_blocks
 

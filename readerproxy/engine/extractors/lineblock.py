@@ -41,10 +41,10 @@ from typing import Literal
 
 import numpy as np
 
-from readerproxy.engine.convert import check_choice, check_range
-from readerproxy.engine.document import TEXT, Document, ranges_mask
-from readerproxy.engine.extraction import Block, Extraction, register
-from readerproxy.engine.linkfilters import (
+from ...engine.convert import check_choice, check_range
+from ...engine.document import TEXT, Document, ranges_mask
+from ...engine.extraction import Block, Extraction, register
+from ...engine.linkfilters import (
     BodyLines,
     FilteredView,
     LinkFilter,

@@ -53,11 +53,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from readerproxy.engine.convert import check_range
-from readerproxy.engine.document import TEXT, Document
-from readerproxy.engine.extraction import Extraction, register
-from readerproxy.engine.layout import Layout
-
+from ...engine.convert import check_range
+from ...engine.document import TEXT, Document
+from ...engine.extraction import Extraction, register
+from ...engine.layout import Layout
 from .heuristic import (
     WEIGHTS,
     HeuristicParams,

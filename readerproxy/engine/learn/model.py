@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from readerproxy._speedups import native
+from ..._speedups import native
 
 #: The weights shipped with the package (written by `readerproxy train`).
 SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "models" / "blocks.npz"

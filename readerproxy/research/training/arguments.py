@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from readerproxy.engine.learn.model import SHIPPED_MODEL
+from ...engine.learn.model import SHIPPED_MODEL
 
 DEFAULT_DATASETS = ("scrapinghub", "readability", "wcxb-dev")
 DEFAULT_OOF_DIR = Path("artifacts/learn")

@@ -33,13 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from readerproxy.engine.document import parse
-from readerproxy.engine.extractors.auto import first_extractor
-from readerproxy.engine.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
-from readerproxy.engine.learn.model import BlockScorer, TreeModel, from_lightgbm_dump, load_model
-from readerproxy.research.datasets import load_dataset
-from readerproxy.research.metrics import tokenize
-
+from ...engine.document import parse
+from ...engine.extractors.auto import first_extractor
+from ...engine.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
+from ...engine.learn.model import BlockScorer, TreeModel, from_lightgbm_dump, load_model
+from ...research.datasets import load_dataset
+from ...research.metrics import tokenize
 from .arguments import BAGS, ROUNDS
 from .folds import fold_of_site, site_of_page
 from .labels import CONTENT_OVERLAP, label_blocks
