@@ -382,7 +382,7 @@ async def test_bad_addresses_are_400(
 
 async def test_a_gzip_body_inside_gzip_is_413(http: aiohttp.ClientSession) -> None:
     """Content-Encoding: gzip around a gzip of 40 MB: the inner layer used to be undone later without
-    the fetch's decoded-size cap (500 extraction_failed)."""
+    the fetch's decoded-size cap (was 500 extraction_failed)."""
     inner = gzip.compress(b"<html><body>" + b"<p>all work and no play</p>" * (40 * 1024 * 1024 // 27), 1)
     double = gzip.compress(inner)
 
@@ -583,3 +583,29 @@ def test_sigterm_answers_an_inflight_render(chromium_path: str) -> None:
         process.wait(15)
     finally:
         stop_process(process)
+
+
+def test_host_names_with_characters_no_resolver_takes_are_400() -> None:
+    """`http://%zz/` and friends are refused before any lookup (found by the hostile load run)."""
+    from readerproxy.errors import ReaderproxyError
+    from readerproxy.web.fetch import validate_url
+
+    for url in ("http://%zz/", "http://a%20b.test/", "http://ex'ample.test/", "http://a b.test/"):
+        with pytest.raises(ReaderproxyError) as refused:
+            validate_url(url)
+        assert refused.value.kind == "bad_url" and refused.value.status == 400
+    assert validate_url("http://my_host.example/") == "http://my_host.example/"
+
+
+def test_a_ready_page_keeps_its_sources_hot_in_memory() -> None:
+    """A page read only through the ready-page fast path must not drift to the old end of the
+    memory LRU (the hostile load run's cached /read 503s with --cache memory)."""
+    from readerproxy.web.lru import ENTRY_OVERHEAD, LRU
+
+    entry = 100 + ENTRY_OVERHEAD
+    lru: LRU[str, bytes] = LRU(max_bytes=2 * entry, sizeof=lambda key, value: len(value))
+    lru.set("hot", b"x" * 100)
+    lru.set("other", b"y" * 100)
+    lru.touch("hot")
+    lru.set("filler", b"z" * 100)  # one entry must go: the least recently used
+    assert "hot" in lru and "other" not in lru

@@ -26,6 +26,7 @@ from __future__ import annotations
 import html as html_lib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -434,23 +435,25 @@ def _any_author(value: Any) -> str | None:
     return _ld_author(value)
 
 
-def author_names(doc: Document, ld: dict[str, Any], meta: dict[str, str], site: str | None) -> str | None:
-    """The author, most trusted source first: the article's JSON-LD `author`, `<meta>` author keys,
-    author markup in the page, then Readability's byline element; each cleaned by
-    `person_names`, and the first that is a name wins."""
-    candidates = [
-        _ld_author(ld.get("author")),
-        next((found for item in ld_objects(doc) if (found := _any_author(item.get("author")))), None),
-        meta.get("author"),
-        meta.get("dc:creator"),
-        meta.get("dcterm:creator"),
-        meta.get("parsely-author"),
-        _element_author(doc),
-    ]
-    byline = page_byline(doc)
-    candidates.append(byline)
+def author_names(
+    doc: Document, ld: dict[str, Any], meta: dict[str, str], site: str | None, byline: str | None
+) -> str | None:
+    """The author, most trusted source first: the article's JSON-LD `author`, any JSON-LD object's
+    `author`, `<meta>` author keys, author markup in the page, then the byline already read
+    (`byline`); each cleaned by `person_names`, and the first that is a name wins. The sources are
+    read one at a time, for speed: most pages stop at the first."""
+    candidates: tuple[Callable[[], str | None], ...] = (
+        lambda: _ld_author(ld.get("author")),
+        lambda: next((found for item in ld_objects(doc) if (found := _any_author(item.get("author")))), None),
+        lambda: meta.get("author"),
+        lambda: meta.get("dc:creator"),
+        lambda: meta.get("dcterm:creator"),
+        lambda: meta.get("parsely-author"),
+        lambda: _element_author(doc),
+        lambda: byline,
+    )
     for candidate in candidates:
-        name = person_names(candidate, site)
+        name = person_names(candidate(), site)
         if name:
             return name
     return None
@@ -656,5 +659,5 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
         dir=article_dir(doc, root),
         next_page_url=next_page_url(doc, selection),
         date=publication_day(doc),
-        author=author_names(doc, ld, meta, _clean(unescape(site_name))),
+        author=author_names(doc, ld, meta, _clean(unescape(site_name)), byline),
     )

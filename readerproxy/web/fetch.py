@@ -23,6 +23,7 @@ import errno
 import functools
 import ipaddress
 import json
+import re
 import socket
 import struct
 import time
@@ -190,6 +191,11 @@ MAX_LABEL = 63
 MAX_NAME = 253
 
 
+#: What a label of a host name may hold: letters, digits, hyphens, and the underscore that DNS and
+#: browsers accept in practice (an IDNA name is ASCII by now).
+_HOST_LABEL = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def check_host_name(host: str, url: str | None) -> None:
     """A host name (already ASCII) the resolver can take: bad_url 400 for an empty label ("a..b") or
     one over 63 characters, or a name over 253, which `getaddrinfo` would refuse with a UnicodeError."""
@@ -201,6 +207,9 @@ def check_host_name(host: str, url: str | None) -> None:
             raise bad_url("invalid host name: an empty label (two dots in a row)", url)
         if len(label) > MAX_LABEL:
             raise bad_url(f"invalid host name: a label longer than {MAX_LABEL} characters", url)
+        if not _HOST_LABEL.fullmatch(label):
+            # "%zz", spaces, quotes…: no resolver answers these; a 400 before any lookup
+            raise bad_url(f"invalid host name: {label!r} holds characters a host name cannot", url)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -70,6 +70,11 @@ class LRU(Generic[K, V]):
             return None
         return entry[3]
 
+    def touch(self, key: K) -> None:
+        """Mark a present entry most recently used (as `get` does, without reading it)."""
+        if key in self._entries:
+            self._entries.move_to_end(key)
+
     def ttl(self, key: K) -> float | None:
         """Seconds left for a present entry (None: no expiry or absent)."""
         entry = self._entries.get(key)

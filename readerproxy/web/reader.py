@@ -341,7 +341,14 @@ class Reader:
         if self.cache is None:
             return False
         memory = self.cache.memory
-        return all(memory.stamp(key) == stamp for key, stamp in sources)
+        if not all(memory.stamp(key) == stamp for key, stamp in sources):
+            return False
+        # A ready page served is a use of what it was made from: without this, a page read only
+        # through the fast path drifts to the old end of the memory cache and is evicted while hot
+        # (under a hostile load with --cache memory, 535 of 6,957 cached reads then became 503s).
+        for key, _ in sources:
+            memory.touch(key)
+        return True
 
     async def _cached_result(self, key: str, version: str) -> dict[str, Any] | None:
         assert self.cache is not None
@@ -482,14 +489,31 @@ class Reader:
             )
 
     async def compare(self, request: ReadRequest, finish: Callable[[Comparison], T]) -> T:
-        """`finish` of every registered algorithm run on the page (parsed once)."""
+        """`finish` of every registered algorithm run on the page (parsed once). When the browser
+        can run, the page is rendered once (JavaScript off, with its layout): every algorithm reads
+        that DOM and `visual` its layout; otherwise, or when the render fails, `visual` is marked
+        unavailable with the reason."""
         if self.pages is None:
             raise RuntimeError("Reader used outside of opened()")
         url = target_url(request.url)
         page, _ = await self._page(url, request.refresh)
+        needs_browser = [e for e in registry().values() if e.needs_browser]
+        body: bytes | str = page.body
+        content_type: str | None = page.content_type
+        layout: LayoutSnapshot | None = None
+        reason: str | None = "no algorithm needs it"
+        if needs_browser:
+            try:
+                self.check_browser(needs_browser[0], False)
+                body, content_type, layout, _ = await self._rendered(
+                    page.body, page.final_url, page.content_type, needs_browser[0], False
+                )
+                reason = None
+            except ReaderproxyError as exc:  # the others still run on the page as fetched
+                reason = exc.reason if isinstance(exc, BrowserUnavailable) else str(exc)
         async with self._forgetting_hostile(url):
             return await self._in_worker(
-                Call(compare_and_finish, (page.body, page.final_url, page.content_type, finish))
+                Call(compare_and_finish, (body, page.final_url, content_type, finish, layout, reason))
             )
 
     async def _in_worker(self, call: Call) -> T:
@@ -520,10 +544,18 @@ def inspect_and_finish(
 
 
 def compare_and_finish(
-    body: bytes | str, url: str | None, content_type: str | None, finish: Callable[[Comparison], T]
+    body: bytes | str,
+    url: str | None,
+    content_type: str | None,
+    finish: Callable[[Comparison], T],
+    layout: LayoutSnapshot | None = None,
+    unavailable: str | None = None,
 ) -> T:
-    """In a worker: every algorithm on the page, handed to `finish`."""
-    return finish(compare_page_source(body, url=url, content_type=content_type))
+    """In a worker: every algorithm on the page (with a render's layout, when there is one),
+    handed to `finish`."""
+    return finish(
+        compare_page_source(body, url=url, content_type=content_type, layout=layout, unavailable=unavailable)
+    )
 
 
 def browser_unavailable_reason(settings: Settings) -> str | None:

@@ -73,6 +73,7 @@ class ExtractionTimeout(ReaderproxyError):
 
     kind = "extraction_timeout"
     status = 503
+    retry_after = 10  # seconds: the next try gets a fresh worker (another page meanwhile)
 
 
 class Overloaded(ReaderproxyError):
@@ -90,7 +91,10 @@ class ExtractionFailed(ReaderproxyError):
     """The worker died without an answer (crashed, or killed by the system for its memory)."""
 
     kind = "extraction_failed"
-    status = 500
+    # 503 with Retry-After, not 500: the page (or the machine's memory) stopped a worker, the server
+    # itself is fine and a fresh worker is ready.
+    status = 503
+    retry_after = 10
 
 
 @dataclass(frozen=True, slots=True)
