@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from readerproxy.web.charts import MAX_POINTS, charts_for, nice_ticks, svg
+from readerproxy.web.charts import MAX_POINTS, charts_for, format_number, nice_ticks, svg
 from readerproxy.web.overlay import inspect
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -120,3 +120,21 @@ def test_nice_ticks() -> None:
     assert nice_ticks(0, 97).tolist() == [0, 20, 40, 60, 80, 100]
     assert nice_ticks(-0.3, 1.2)[0] <= -0.3 and nice_ticks(-0.3, 1.2)[-1] >= 1.2
     assert len(nice_ticks(5, 5)) >= 2
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0.0077, "0.0077"),
+        (0.001, "0.001"),
+        (0.5, "0.5"),
+        (1.0, "1"),
+        (12.34, "12.3"),
+        (1234.0, "1.2k"),
+        (-0.0077, "-0.0077"),
+        (1e-7, "≈0"),
+        (float("nan"), "–"),
+    ],
+)
+def test_numbers_read_without_exponents(value: float, shown: str) -> None:
+    assert format_number(value) == shown and "e" not in format_number(value)

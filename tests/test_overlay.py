@@ -19,6 +19,8 @@ from readerproxy.web.overlay import (
     _safe_css,
     block_marks,
     blocks_json,
+    fallback_note,
+    folds,
     frame_csp,
     inspect,
     overlay_csp,
@@ -221,7 +223,8 @@ def test_styles_load_nothing_from_other_sites() -> None:
 
 def test_the_page_is_in_a_sandboxed_frame_with_its_own_csp() -> None:
     """readerproxy's document holds the panel and a sandboxed `<iframe srcdoc>`; the page's markup and
-    CSS are only in the frame, whose links leave the overlay (no `#x` resolving to our address)."""
+    CSS are only in the frame, whose links target the tab, which the sandbox refuses (no `#x` resolving to our
+    address either)."""
     hostile = (
         b"<html><head><title>T</title><style>#rpo-panel{display:none}</style>"
         b'<style>p{color:red}</style></head><body style="display:none"><article><h1>T</h1><p>'
@@ -234,7 +237,7 @@ def test_the_page_is_in_a_sandboxed_frame_with_its_own_csp() -> None:
     assert "display:none" not in page.split("<iframe")[0]  # nothing of the page before the frame
     assert not shell.css("style") and shell.css_first("#rpo-panel") is not None
     [frame] = shell.css("iframe")
-    assert frame.attributes.get("sandbox") == FRAME_SANDBOX == "allow-top-navigation-by-user-activation"
+    assert frame.attributes.get("sandbox") == FRAME_SANDBOX == ""  # no script, no navigation of the tab
     inner = LexborHTMLParser(frame.attributes.get("srcdoc") or "")
     hrefs = [(a.attributes.get("href"), a.attributes.get("target")) for a in inner.css("a")]
     assert hrefs == [
@@ -253,3 +256,65 @@ def test_the_page_is_in_a_sandboxed_frame_with_its_own_csp() -> None:
         "data:; form-action 'none'; base-uri 'none'; frame-src 'none'; object-src 'none'"
     )
     assert "script-src 'none'" in overlay_csp("https://www.example.org/")  # no script in ours either
+
+
+NAV_PAGE = (
+    b"<html><head><title>Story</title></head><body>"
+    b'<header class="site-header"><nav>'
+    + b"".join(b'<a href="/s%d">Section %d</a> ' % (i, i) for i in range(40))
+    + b"</nav></header>"
+    b"<main><article><h1>The story</h1>"
+    + b"".join(
+        b"<p>" + b"A sentence of the article, long enough to be kept by any reader. " * 4 + b"</p>"
+        for _ in range(8)
+    )
+    + b"</article></main>"
+    b'<div id="footer"><p>About us, contact, jobs and the rest of the small print of the site.</p>'
+    + b"".join(b'<a href="/f%d">Footer %d</a> ' % (i, i) for i in range(5))
+    + b"</div></body></html>"
+)
+
+
+def test_dropped_menus_and_footers_fold_into_one_line_each() -> None:
+    """A dropped nav/header/footer becomes a <details> whose summary says what was dropped; a region
+    holding kept text never folds; every block is still marked inside the folds."""
+    insp = inspect(NAV_PAGE, url="https://example.org/story", algorithm="heuristic")
+    folded = folds(insp.doc, insp.extraction)
+    assert sorted(folded.values()) == [
+        "footer: 5 links dropped, tap to show",
+        "header: 40 links dropped, tap to show",
+    ]
+    body, _ = page_body(insp.doc, insp.extraction)
+    tree = LexborHTMLParser(body)
+    summaries = [s.text() for s in tree.css("details.rpo-fold > summary.rpo-fold-s")]
+    assert summaries == ["header: 40 links dropped, tap to show", "footer: 5 links dropped, tap to show"]
+    assert tree.css_first("details.rpo-fold header nav") is not None
+    assert tree.css_first("details.rpo-fold article") is None  # the kept article is not folded
+    marked = {
+        int(i) for m in tree.css(".rpo-mark") for i in (m.attributes.get("data-rpo-blocks") or "").split()
+    }
+    assert marked == set(range(len(insp.extraction.blocks)))
+
+
+def test_top_candidates_are_named_by_path_and_first_words() -> None:
+    insp = inspect(NAV_PAGE, url="https://example.org/story", algorithm="heuristic")
+    page, _ = overlay_page(insp, OverlayLinks(url="https://example.org/story"), {}, asset=str)
+    tree = LexborHTMLParser(page)
+    notes = [li.text() for li in tree.css("ol.rpo-top li")]
+    assert notes and len(set(notes)) == len(notes), notes  # each one told apart
+    assert all(" > " in n and "“" in n and " — score " in n for n in notes), notes
+    panel = tree.css_first("#rpo-panel")
+    assert panel is not None and "e-0" not in panel.text()  # no number in exponent form
+
+
+def test_a_fallback_is_explained_in_words() -> None:
+    """auto-heuristic on a page its first try reads too little of says which tries failed and why."""
+    tiny = b"<html><body><div><p>Short text.</p></div><ul><li><a href='/a'>one</a></li></ul></body></html>"
+    insp = inspect(tiny, url="https://example.org/", algorithm="auto-heuristic")
+    note = fallback_note(insp)
+    assert note is not None and "kept too little" in note, note
+    page, _ = overlay_page(insp, OverlayLinks(url="https://example.org/"), {}, asset=str)
+    shown = LexborHTMLParser(page).css_first(".rpo-fallback")
+    assert shown is not None and "kept too little" in shown.text()
+    insp = inspect(NAV_PAGE, url="https://example.org/story", algorithm="heuristic")
+    assert fallback_note(insp) is None

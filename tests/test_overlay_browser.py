@@ -127,6 +127,18 @@ class Framed:
                 if event.get("targetInfo", {}).get("type") == "iframe":
                     self._frame = event["sessionId"]
         assert self._frame is not None, "the overlay's page frame was not attached"
+        await self.settled()
+
+    async def settled(self) -> None:
+        """Wait until the frame has loaded and laid out (its opening scroll position taken), so
+        that what a test measures or taps is where it stays."""
+        deadline = asyncio.get_running_loop().time() + 10
+        while asyncio.get_running_loop().time() < deadline:
+            with contextlib.suppress(AssertionError):
+                if await self.evaluate_in_frame("document.readyState") == "complete":
+                    break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)  # its layout, and the opening scroll position, after the load
 
     async def evaluate(self, expression: str) -> Any:
         return await self.page.evaluate(expression)

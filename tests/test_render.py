@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from readerproxy.api import algorithms, extract
+from readerproxy.api import algorithms, extract, menu_algorithms
 from readerproxy.web.templating import (
     COOKIE_MAX_AGE,
     INSTANT_KEYS,
@@ -134,8 +134,8 @@ def test_reader_page_shows_metadata_content_and_badge(renderer: Renderer) -> Non
     assert tree.css_first(".site").text() == "Example Site"
     assert "min read" in tree.css_first(".reading-time").text()
     assert "Second paragraph" in tree.css_first(".content").text()
-    # auto names the algorithm whose selection is shown; no score (it means different things per algorithm)
-    assert tree.css_first(".badge").text() == "auto via density"
+    # the badge names the algorithm asked for (not "auto via learned"); no score (its meaning differs per algorithm)
+    assert tree.css_first(".badge").text() == "auto"  # the algorithm asked for, by its name alone
     asked = LexborHTMLParser(renderer.reader_page(data, Preferences(), "density"))
     assert asked.css_first(".badge").text() == "density"
     originals = [a.attributes["href"] for a in tree.css("a.original, a.original-top")]
@@ -256,7 +256,9 @@ def test_index_page_lists_algorithms_and_bookmarklet(renderer: Renderer) -> None
     tree = LexborHTMLParser(renderer.index_page(algorithms(), "http://127.0.0.1:9999", Preferences()))
     form = tree.css_first("form.open")
     assert form is not None and form.attributes["action"] == "/read"
-    assert {o.attributes["value"] for o in tree.css("select#algo option")} == set(algorithms())
+    # the menu: every algorithm but `learned` (auto by another name), auto first
+    options = [o.attributes["value"] for o in tree.css("select#algo option")]
+    assert set(options) == set(menu_algorithms()) == set(algorithms()) - {"learned"} and options[0] == "auto"
     assert "http://127.0.0.1:9999/read?url=" in (tree.css_first("a.bookmarklet").attributes["href"] or "")
 
 

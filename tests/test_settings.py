@@ -20,8 +20,7 @@ def test_defaults_are_loopback_8080_sqlite_in_the_user_data_dir(tmp_path: Path) 
 def test_data_dir_falls_back_to_home() -> None:
     assert data_dir({"HOME": "/home/ada"}) == Path("/home/ada/.local/share/readerproxy")
     assert (
-        default_cache_spec({"HOME": "/home/ada"})
-        == "sqlite:/home/ada/.local/share/readerproxy/cache.sqlite3"
+        default_cache_spec({"HOME": "/home/ada"}) == "sqlite:/home/ada/.local/share/readerproxy/cache.sqlite3"
     )
 
 

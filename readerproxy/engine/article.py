@@ -12,7 +12,9 @@ from .output import escape_markdown, html_to_markdown, markdown_url
 from .readingtime import reading_time
 
 if TYPE_CHECKING:
+    from .facts import PageFacts, ProductFacts, RecipeFacts
     from .pagekind import PageKind
+    from .thread import Post
 
 
 #: Fewer words than this kept from a page and it does not read well as a reader view.
@@ -38,6 +40,17 @@ class Article:
     #: selection): a library caller who never asks never pays its ~1.7 ms.
     decide_kind: Callable[[], PageKind] | None = field(default=None, repr=False, compare=False)
     _kind: PageKind | None = field(default=None, repr=False, compare=False)
+    #: Reads the product or recipe facts on first use (`facts.page_facts` over this page's Document
+    #: and text, given the page kind): nothing is read unless asked, and only for a product page or
+    #: a page with Recipe structured data.
+    decide_facts: Callable[[str], PageFacts] | None = field(default=None, repr=False, compare=False)
+    _facts: PageFacts | None = field(default=None, repr=False, compare=False)
+    #: Reads the thread's posts on first use (`thread.thread_for` over this page's Document, told
+    #: whether the page kind is forum): only forums and pages with a known forum engine's markup.
+    decide_posts: Callable[[bool], tuple[Post, ...] | None] | None = field(
+        default=None, repr=False, compare=False
+    )
+    _posts: tuple[Post, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
     def kind(self) -> PageKind | None:
@@ -58,6 +71,35 @@ class Article:
         """The probability of `page_kind`."""
         kind = self.kind
         return kind.confidence if kind is not None else 0.0
+
+    @property
+    def facts(self) -> PageFacts | None:
+        """The product and recipe facts, read once on first use (None without a reader)."""
+        if self._facts is None and self.decide_facts is not None:
+            self._facts = self.decide_facts(self.page_kind)
+            self.decide_facts = None  # let the Document go
+        return self._facts
+
+    @property
+    def product(self) -> ProductFacts | None:
+        """What a product page states about its product (None for other kinds)."""
+        facts = self.facts
+        return facts.product if facts is not None else None
+
+    @property
+    def recipe(self) -> RecipeFacts | None:
+        """The recipe of a page with Recipe structured data, whatever its kind."""
+        facts = self.facts
+        return facts.recipe if facts is not None else None
+
+    @property
+    def posts(self) -> tuple[Post, ...] | None:
+        """Every post of a thread in order, each with its author, date and text, read once on first
+        use (None: not a thread, or fewer than two posts)."""
+        if self.decide_posts is not None:
+            decide, self.decide_posts = self.decide_posts, None  # let the Document go
+            self._posts = decide(self.page_kind == "forum")
+        return self._posts
 
     @property
     def readerable(self) -> bool | None:
@@ -107,6 +149,9 @@ class Article:
             "readerable": self.readerable,
             "page_kind": self.page_kind,
             "page_kind_confidence": self.page_kind_confidence,
+            "product": self.product.to_dict() if self.product is not None else None,
+            "recipe": self.recipe.to_dict() if self.recipe is not None else None,
+            "posts": [post.to_dict() for post in posts] if (posts := self.posts) else None,
             "text": self.text,
             "html": self.html,
             "word_count": length.words,

@@ -57,7 +57,12 @@ ATTRIBUTES: dict[str, frozenset[str]] = {
 _URL_ATTRIBUTES = frozenset({"href", "src", "cite"})
 _LAZY_SOURCES = ("data-src", "data-original", "data-lazy-src", "data-url", "data-hi-res-src")
 _LAZY_SRCSETS = ("data-srcset", "data-lazy-srcset")
-_SAFE_SCHEMES = frozenset({"http", "https", "mailto", "tel", "data"})
+#: The one URL-scheme policy of everything readerproxy shows (reader view, Markdown, the overlay):
+#: links may be http(s), mailto or tel; an image may also be a `data:image/` URL, nothing else data:.
+SAFE_SCHEMES = frozenset({"http", "https", "mailto", "tel"})
+#: What the sanitiser lets through (it cannot tell an image's data: URL from a link's; `_safe_url`
+#: and `safe_image_url` have refused the rest before it runs).
+_SANITISER_SCHEMES = SAFE_SCHEMES | {"data"}
 _WS = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200b\u3000]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 #: The characters where `str.split()` and `_WS` disagree: whitespace only `split` breaks at, and
@@ -411,7 +416,7 @@ def _safe_url(doc: Document, value: str) -> str | None:
     if not url:
         return None
     scheme = url.split(":", 1)[0].lower() if ":" in url.split("/", 1)[0] else ""
-    if scheme and scheme not in _SAFE_SCHEMES:
+    if scheme and scheme not in _SANITISER_SCHEMES:
         return None
     if scheme == "data" and not url.lower().startswith("data:image/"):
         return None
@@ -534,7 +539,7 @@ def _absolute_srcset(doc: Document, srcset: str) -> str:
 _CLEANER = nh3.Cleaner(
     tags=set(ALLOWED_TAGS),
     attributes={"*": {"id"}, **{tag: set(names) for tag, names in ATTRIBUTES.items()}},
-    url_schemes=set(_SAFE_SCHEMES),
+    url_schemes=set(_SANITISER_SCHEMES),
     link_rel="noopener noreferrer",
     strip_comments=True,
 )

@@ -26,12 +26,14 @@ from .decoding import decode_html, maybe_gunzip
 from .document import Document
 from .document import parse as parse_document
 from .extraction import Extraction, Extractor, get_extractor
+from .facts import page_facts
 from .layout import LayoutSnapshot, align
 from .metadata import extract_metadata
 from .output import LinkRewriter, render_html, render_text
 from .pagekind import page_kind
 from .readerable import is_probably_readerable
 from .structured import missing_description
+from .thread import thread_for
 
 
 def decode(source: str | bytes, content_type: str | None = None) -> str:
@@ -97,6 +99,8 @@ def render(
         url=doc.url,
         readability_check=readerable,
         decide_kind=functools.partial(page_kind, doc, extraction.selection),
+        decide_facts=functools.partial(page_facts, doc, text),
+        decide_posts=functools.partial(thread_for, doc, rewrite_link=rewrite_link, images=images),
         timings={
             **(timings or {}),
             "extract": round(extraction.elapsed_ms, 3),

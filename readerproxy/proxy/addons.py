@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 from ..web.fetch import BodyDecoder, FetchError, media_type
+from ..web.images import route_images_to
 from ..web.templating import Preferences, preferences
 from .flow import Flow, Outcome, Response, header, prefers_html
 
@@ -258,6 +259,7 @@ def same_origin_links(page: str) -> str:
     page = _READ_LINKS.sub(f'href="{SETUP_ORIGIN}/view?', page)
     page = _READ_FORMS.sub(f'action="{SETUP_ORIGIN}/read"', page)
     page = _HOME_LINKS.sub(f'href="{SETUP_ORIGIN}/"', page)
+    page = route_images_to(page, SETUP_ORIGIN)  # the article's images: /image of the reader server
     return _INSTANT.sub(r"\1", page)
 
 

@@ -65,7 +65,7 @@ PAGE_HEADERS = [
     ("Cache-Control", "no-store"),
 ]
 #: Reader server paths reached through `http://readerproxy/`.
-GATEWAY_PATHS = ("/read", "/api/", "/static/", "/favicon.")
+GATEWAY_PATHS = ("/read", "/api/", "/static/", "/favicon.", "/image")
 #: Response headers of the reader server passed on by the gateway.
 GATEWAY_HEADERS = frozenset(
     {

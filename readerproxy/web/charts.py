@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from readerproxy.engine.extraction import Extraction
+from ..engine.extraction import Extraction
 
 WIDTH = 340
 HEIGHT = 200
@@ -66,8 +66,11 @@ class Chart:
 # Which charts: by the shape of the signals of the algorithm that produced the selection.
 
 
-def charts_for(extraction: Extraction) -> list[Chart]:
-    """The charts of an extraction's signals (a score chart of the blocks when no signal fits)."""
+def charts_for(extraction: Extraction, describe: Callable[[int], str] | None = None) -> list[Chart]:
+    """The charts of an extraction's signals (a score chart of the blocks when no signal fits).
+
+    `describe(i)` names block i for the score chart's top candidates (its element path and first
+    words, from the overlay, which has the Document); without it a block is named by its label."""
     signals = extraction.signals
     name = extraction.algorithm
     if name == "density" and "density" in signals:
@@ -81,8 +84,8 @@ def charts_for(extraction: Extraction) -> list[Chart]:
     if name == "accb" and "ccr" in signals and len(signals["ccr"]):
         return [_accb(extraction)]
     if name == "visual" and np.isfinite(signals.get("visual_center_x", np.zeros(0))).any():
-        return [_visual(extraction), _scores(extraction)]
-    return [_scores(extraction)]
+        return [_visual(extraction), _scores(extraction, describe)]
+    return [_scores(extraction, describe)]
 
 
 def _first(signals: dict[str, np.ndarray], name: str) -> float | None:
@@ -339,14 +342,25 @@ def _visual(ex: Extraction) -> Chart:
     )
 
 
-def _scores(ex: Extraction) -> Chart:
+def _scores(ex: Extraction, describe: Callable[[int], str] | None = None) -> Chart:
     """Score distribution: the blocks' scores sorted from high to low, kept and dropped apart."""
     scores = np.array([b.score for b in ex.blocks], dtype=np.float64)
     selected = np.array([b.selected for b in ex.blocks], dtype=bool)
     order = np.argsort(-scores, kind="stable")
     rank = np.arange(len(scores), dtype=np.float64)
     kept = selected[order]
-    top = [ex.blocks[i] for i in order[:5].tolist()]
+    name = describe or (lambda i: ex.blocks[i].label or "block")
+    notes = [
+        f"{name(i)} — score {format_number(ex.blocks[i].score)}, {'kept' if ex.blocks[i].selected else 'dropped'}"
+        for i in order[:5].tolist()
+    ]
+    if len(ex.blocks) <= 1:
+        caption = (
+            f"{ex.algorithm or 'The algorithm'} scored the page as a single block, so there is nothing to rank: "
+            "the one dot is the whole selection."
+        )
+    else:
+        caption = "Each dot is a scored block; the line is the algorithm's threshold."
     return Chart(
         key="scores",
         title="Block scores, highest first",
@@ -354,11 +368,8 @@ def _scores(ex: Extraction) -> Chart:
         y_label="score",
         series=_kept_and_dropped(rank, scores[order], kept),
         hlines=_threshold_line(ex.signals),
-        caption="Each dot is a scored block; the line is the algorithm's threshold.",
-        notes=[
-            f"{i + 1}. {b.label or 'block'} — {format_number(b.score)}{' (kept)' if b.selected else ''}"
-            for i, b in enumerate(top)
-        ],
+        caption=caption,
+        notes=notes,
     )
 
 
@@ -367,7 +378,8 @@ def _scores(ex: Extraction) -> Chart:
 
 
 def format_number(value: float) -> str:
-    """A short label: integers as such, else three significant digits; thousands as k."""
+    """A short label: integers as such, else up to three significant digits, thousands as k; never
+    in exponent form (0.0077; below 0.0001 in size, "≈0")."""
     if not math.isfinite(value):
         return "–"
     magnitude = abs(value)
@@ -381,7 +393,12 @@ def format_number(value: float) -> str:
         return f"{value:.0f}"
     if magnitude >= 10:
         return f"{value:.1f}"
-    return f"{value:.2f}".rstrip("0").rstrip(".") if magnitude >= 0.01 else f"{value:.1e}"
+    if magnitude >= 0.01:
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    if magnitude >= 0.0001:  # two significant digits, never in exponent form: 0.0077
+        digits = 1 - math.floor(math.log10(magnitude))
+        return f"{value:.{digits}f}".rstrip("0")
+    return "≈0"
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> np.ndarray:

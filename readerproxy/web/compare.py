@@ -1,10 +1,12 @@
 """Compare: every registered algorithm on one page, side by side.
 
 Pure functions over one `Document` (parsed once, read by every extractor through the pipeline's
-`resolve` and `run_extractor`): words kept, score, time, the pairwise agreement of the selections
-(overlap of the selected text, |A and B| / |A or B| in characters) and a thumbnail of each
-selection over the page's outline (SVG, no script). `readerproxy eval --report` does the same for
-many pages at once.
+`resolve` and `run_extractor`): words kept, the share of the text kept, score (each algorithm's own
+0-1 measure, explained per algorithm in `SCORE_MEANINGS`), time, the pairwise agreement of the
+selections (overlap of the selected text, |A and B| / |A or B| in characters) and a thumbnail of
+each selection over the page's outline (SVG, no script). `visual` reads the layout of one browser
+render, whose DOM every other algorithm reads too; without a browser it is listed as unavailable,
+with the reason. `readerproxy eval --report` does the same for many pages at once.
 """
 
 from __future__ import annotations
@@ -16,13 +18,31 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from readerproxy.engine.document import TEXT, Document
-from readerproxy.engine.extraction import Extraction, registry
-from readerproxy.engine.pipeline import decode, parse, resolve, run_extractor
+from ..api import MENU_HIDDEN
+from ..engine.document import TEXT, Document
+from ..engine.extraction import Extraction, registry
+from ..engine.layout import LayoutSnapshot, align
+from ..engine.pipeline import decode, parse, resolve, run_extractor
 
 THUMB_BINS = 60
 THUMB_WIDTH = 44
 THUMB_HEIGHT = 180
+
+#: What each algorithm's score means, by the algorithm that made the selection (every one is 0-1,
+#: but measured its own way: not comparable across algorithms; the share of text kept is).
+SCORE_MEANINGS = {
+    "learned": "confidence: the trained scorer's mean probability over the kept blocks",
+    "heuristic": "the share of the page's positive element score that was kept",
+    "visual": "the share of the page's positive element score that was kept (after the layout penalties)",
+    "density": "the share of the chosen region's text in strings above the length cutoff",
+    "cetr": "the variance of the tag ratios that the content/boilerplate split explains",
+    "cetr-km": "the variance of the tag ratios that the content/boilerplate split explains",
+    "cetr-tm": "the variance of the tag ratios that the content/boilerplate split explains",
+    "lineblock": "the share of the text of line blocks that was kept",
+    "danag": "the share of content characters in the chosen area",
+    "accb": "the mean content/code ratio of the kept text",
+    "baseline": "always 1: it keeps all the text and scores nothing",
+}
 
 
 @dataclass(slots=True)
@@ -36,6 +56,7 @@ class Run:
     chars: int = 0
     share: float = 0.0
     error: str = ""
+    unavailable: bool = False  # could not run here (the browser), `error` says why
 
     @property
     def score(self) -> float:
@@ -54,13 +75,19 @@ class Comparison:
     runs: list[Run]
     agreement: np.ndarray  # (n, n) overlap of selected text characters
     parse_ms: float = 0.0
+    rendered: bool = False  # the Document is a browser render's DOM, with its layout
 
 
 def algorithm_names() -> list[str]:
-    """Every registered algorithm that reads the parsed page alone, auto first (those that need the
-    browser's layout, `visual`, are left out: without a render they would only repeat `heuristic`)."""
-    names = sorted(name for name, extractor in registry().items() if not extractor.needs_browser)
+    """Every registered algorithm, auto first (`learned`, auto by its own name, left out); those
+    that need the browser's layout (`visual`) are listed too, run or marked unavailable."""
+    names = sorted(name for name in registry() if name not in MENU_HIDDEN)
     return ["auto", *[n for n in names if n != "auto"]] if "auto" in names else names
+
+
+def browser_algorithms() -> frozenset[str]:
+    """The algorithms that read a browser's layout (`visual`)."""
+    return frozenset(name for name, extractor in registry().items() if extractor.needs_browser)
 
 
 def _text_chars(doc: Document) -> np.ndarray:
@@ -73,13 +100,20 @@ def _words(doc: Document) -> np.ndarray:
     return np.fromiter((len(s.split()) if s else 0 for s in t.text), dtype=np.int64, count=len(t))
 
 
-def run_all(doc: Document, names: Sequence[str] | None = None) -> list[Run]:
-    """Every algorithm with its default parameters on the same Document."""
+def run_all(doc: Document, names: Sequence[str] | None = None, unavailable: str | None = None) -> list[Run]:
+    """Every algorithm with its default parameters on the same Document. Those that need the
+    browser run only on a Document with a layout; without one they are marked unavailable, with
+    `unavailable` as the reason."""
     chars = _text_chars(doc)
     words = _words(doc) * (doc.tokens.kind == TEXT)
     total = int(chars.sum())
     runs = []
+    needs_browser = browser_algorithms()
     for name in names or algorithm_names():
+        if name in needs_browser and doc.layout is None:
+            reason = f"unavailable: {unavailable or 'the page was not rendered in a browser'}"
+            runs.append(Run(name, name, None, error=reason, unavailable=True))
+            continue
         try:
             extractor, params = resolve(name)
             extraction = run_extractor(doc, extractor, params)
@@ -118,9 +152,11 @@ def agreement(doc: Document, runs: Sequence[Run]) -> np.ndarray:
     return np.asarray(result)
 
 
-def compare_document(doc: Document, names: Sequence[str] | None = None) -> Comparison:
-    runs = run_all(doc, names)
-    return Comparison(doc.url, doc.title, doc, runs, agreement(doc, runs))
+def compare_document(
+    doc: Document, names: Sequence[str] | None = None, unavailable: str | None = None
+) -> Comparison:
+    runs = run_all(doc, names, unavailable)
+    return Comparison(doc.url, doc.title, doc, runs, agreement(doc, runs), rendered=doc.layout is not None)
 
 
 def compare_page_source(
@@ -129,12 +165,18 @@ def compare_page_source(
     url: str | None = None,
     content_type: str | None = None,
     names: Sequence[str] | None = None,
+    layout: LayoutSnapshot | None = None,
+    unavailable: str | None = None,
 ) -> Comparison:
-    """Decode and parse once, then run every algorithm (the CPU part of /compare)."""
+    """Decode and parse once, then run every algorithm (the CPU part of /compare). `layout` is a
+    browser's snapshot of this very source (a render's DOM): every algorithm reads that Document,
+    and `visual` its layout; without it, `visual` is unavailable because of `unavailable`."""
     began = time.perf_counter()
     doc = parse(decode(source, content_type), url)
+    if layout is not None:
+        doc.layout = align(layout, doc)
     parsed = time.perf_counter()
-    comparison = compare_document(doc, names)
+    comparison = compare_document(doc, names, unavailable)
     comparison.parse_ms = (parsed - began) * 1000
     return comparison
 
@@ -194,6 +236,8 @@ def comparison_context(comparison: Comparison, links: Mapping[str, Mapping[str, 
                 "ran": run.ran,
                 "words": run.words,
                 "score": format_number(run.score),
+                "score_means": SCORE_MEANINGS.get(run.ran, "the algorithm's own measure of its selection"),
+                "unavailable": run.unavailable,
                 "time": f"{run.elapsed_ms:.1f}",
                 "share": f"{run.share:.0%}",
                 "error": run.error,
@@ -204,7 +248,10 @@ def comparison_context(comparison: Comparison, links: Mapping[str, Mapping[str, 
                 ),
                 "read": links.get(run.name, {}).get("read"),
                 "overlay": links.get(run.name, {}).get("overlay"),
-                "agreement": [f"{v:.2f}" for v in comparison.agreement[i].tolist()],
+                "agreement": [
+                    f"{v:.2f}" if run.extraction is not None and other.extraction is not None else "–"
+                    for v, other in zip(comparison.agreement[i].tolist(), comparison.runs, strict=True)
+                ],
             }
         )
     return {
@@ -213,4 +260,6 @@ def comparison_context(comparison: Comparison, links: Mapping[str, Mapping[str, 
         "title": comparison.title,
         "url": comparison.url,
         "parse_ms": f"{comparison.parse_ms:.1f}",
+        "rendered": comparison.rendered,
+        "ran": [r.name for r in comparison.runs if r.extraction is not None],
     }

@@ -12,7 +12,12 @@ it never looks inside an algorithm. Pure functions, I/O at the edges:
   another (or sit where a span cannot, e.g. between table rows) mark the enclosing element.
 - `page_body(doc, extraction)` rebuilds the page's body from the linear view with the marks (class
   `rpo-mark`, `data-rpo-blocks`, a score badge per block) and puts it through nh3 with a broad
-  allowlist: no script, event handler, `javascript:` URL, frame, object or form survives.
+  allowlist: no script, event handler, `javascript:` URL, frame, object or form survives. Dropped
+  navigation, menus, headers, footers and sidebars (`folds`) sit in a `<details>` whose summary
+  says what was dropped ("navigation: 120 links dropped, tap to show"), and the first kept mark
+  outside them is where the frame opens (`rpo-first`, CSS `scroll-initial-target`).
+- `block_namer`, `fallback_note`: the panel's top candidates by element path and first words, and
+  a fallback (auto's learned scorer, auto-heuristic's tries) told in words.
 - `page_styles(text, base)` the page's own stylesheets (links and `<style>` bodies, which the
   Document drops), so the page still looks like itself; the CSP allows styles and images but no
   script of the page.
@@ -42,12 +47,12 @@ import nh3
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser
 
-from readerproxy.engine.article import Article
-from readerproxy.engine.document import BLOCK_TAGS, CLOSE, OPEN, TEXT, VOID_TAGS, Document
-from readerproxy.engine.extraction import Block, Extraction, Extractor, params_dict
-from readerproxy.engine.layout import LayoutSnapshot
-from readerproxy.engine.pipeline import process_page
-
+from ..engine.article import Article
+from ..engine.document import BLOCK_TAGS, CLOSE, OPEN, TEXT, VOID_TAGS, Document
+from ..engine.extraction import Block, Extraction, Extractor, params_dict
+from ..engine.layout import LayoutSnapshot
+from ..engine.output import SAFE_SCHEMES, parse_srcset
+from ..engine.pipeline import process_page
 from . import charts as charts_module
 
 #: Elements under which a wrapping <span> would be moved by the HTML parser: blocks inside mark the element.
@@ -114,9 +119,7 @@ PAGE_ATTRIBUTES = {
     "data": {"value"},
 }
 URL_ATTRIBUTES = frozenset({"href", "src", "srcset", "cite", "background", "poster"})
-SAFE_SCHEMES = frozenset({"http", "https", "mailto", "tel"})
 LAZY_SOURCES = ("data-src", "data-lazy-src", "data-original", "data-url")
-_SRCSET_ITEM = re.compile(r"\s*(\S+)(\s+[^,]*)?(?:,|$)")
 _CSS_URL = re.compile(r"""url\(\s*(['"]?)([^'")]*)\1\s*\)""", re.I)
 _CSS_IMPORT = re.compile(r"""@import\s+(['"])([^'"]*)\1""", re.I)
 #: A CSS escape of a character that can spell a function name, scheme or URL (CSS Syntax 3, 4.3.7).
@@ -463,10 +466,10 @@ def _fragment_url(fragment: str, base: str | None) -> str | None:
 
 def _srcset(value: str, base: str | None) -> str | None:
     items = []
-    for match in _SRCSET_ITEM.finditer(value):
-        url = _safe_image_url(match[1], base)
+    for candidate, descriptors in parse_srcset(value):  # the one srcset parser (engine.output)
+        url = _safe_image_url(candidate, base)
         if url:
-            items.append(url + (match[2] or "").rstrip())
+            items.append(f"{url} {descriptors}".strip())
     return ", ".join(items) or None
 
 
@@ -601,6 +604,91 @@ def _holds_blocks(doc: Document, parent: int, first: int, last: int) -> bool:
     return False
 
 
+#: What a dropped region is called in its one-line summary, by tag, ARIA role or class/id word.
+FOLD_TAGS = {"nav": "navigation", "menu": "menu", "header": "header", "footer": "footer", "aside": "sidebar"}
+FOLD_ROLES = {
+    "navigation": "navigation",
+    "menu": "menu",
+    "menubar": "menu",
+    "banner": "header",
+    "contentinfo": "footer",
+    "complementary": "sidebar",
+    "search": "search",
+}
+FOLD_WORDS = {
+    "nav": "menu",
+    "navbar": "menu",
+    "navigation": "navigation",
+    "menu": "menu",
+    "footer": "footer",
+    "sidebar": "sidebar",
+    "masthead": "header",
+    "header": "header",
+}
+#: Elements that may be folded: blocks that already end an open <p>, so a <details> around them
+#: leaves the page's structure as the parser built it.
+FOLDABLE = frozenset("nav menu header footer aside div section ul ol".split())
+_FOLD_WORD = re.compile(r"(?:^|[-_])(" + "|".join(FOLD_WORDS) + r")(?:$|[-_])")
+#: A region is folded when it holds this many links, or (footers, sidebars) this many characters.
+FOLD_MIN_LINKS = 3
+FOLD_MIN_CHARS = 80
+
+
+def _fold_kind(doc: Document, element: int) -> str | None:
+    name = doc.tag[element]
+    if name not in FOLDABLE:
+        return None
+    if name in FOLD_TAGS:
+        return FOLD_TAGS[name]
+    role = (doc.role[element] or "").strip().lower()
+    if role in FOLD_ROLES:
+        return FOLD_ROLES[role]
+    words = f"{doc.ident[element] or ''} {doc.classes[element] or ''}".lower().split()
+    for word in words:
+        if match := _FOLD_WORD.search(word):
+            return FOLD_WORDS[match[1]]
+    return None
+
+
+def folds(doc: Document, extraction: Extraction) -> dict[int, str]:
+    """Dropped navigation, menus, headers, footers and sidebars, each folded into one summary line
+    ("navigation: 120 links dropped, tap to show"): element -> the summary. Only regions with no
+    kept text at all, the outermost of nested ones, and not where a `<details>` cannot sit."""
+    n = len(doc.tokens)
+    selection = extraction.selection
+    if n == 0 or len(selection) != n or not doc.elements:
+        return {}
+    t = doc.tokens
+    kept = np.concatenate(([0], np.cumsum((selection & (t.kind == TEXT)) * t.chars, dtype=np.int64)))
+    anchors = np.asarray([int(doc.start[i]) for i, name in enumerate(doc.tag) if name == "a"], dtype=np.int64)
+    body = doc.tag.index("body") if "body" in doc.tag else -1
+    body_first, body_last = (int(doc.start[body]), int(doc.end[body])) if body >= 0 else (0, n - 1)
+    chars = doc.subtree_chars
+    words = _Sums(doc).words
+    out: dict[int, str] = {}
+    covered_until = -1
+    for element in range(len(doc.tag)):
+        first, last = int(doc.start[element]), int(doc.end[element])
+        if first <= covered_until or not (body_first < first and last < body_last) or first == last:
+            continue
+        kind = _fold_kind(doc, element)
+        parent = int(doc.parent[element])
+        if kind is None or (parent >= 0 and doc.tag[parent] in NO_WRAP) or kept[last + 1] > kept[first]:
+            continue
+        links = int(
+            np.searchsorted(anchors, last, side="right") - np.searchsorted(anchors, first, side="left")
+        )
+        if links >= FOLD_MIN_LINKS:
+            summary = f"{kind}: {links} links dropped, tap to show"
+        elif kind in ("footer", "sidebar") and int(chars[element]) >= FOLD_MIN_CHARS:
+            summary = f"{kind}: {int(words[last + 1] - words[first])} words dropped, tap to show"
+        else:
+            continue
+        out[element] = summary
+        covered_until = last
+    return out
+
+
 def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
     """The page's body as sanitised HTML with every block marked; and the number of marks drawn."""
     if len(doc.tokens) == 0:
@@ -641,6 +729,18 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
     else:
         out.append('<div class="rpo-page">')
     drawn = len(body_ids) and 1
+    folded = folds(doc, extraction)
+    fold_ends = {int(doc.end[e]): e for e in folded}
+    fold_until = -1  # the last token of the fold being written
+    first_kept = True  # the first kept mark outside the folds is where the frame opens
+
+    def opening(cls: str) -> str:
+        nonlocal first_kept
+        if first_kept and "rpo-k" in cls.split() and k > fold_until:
+            first_kept = False
+            return cls + " rpo-first"
+        return cls
+
     skip_until = -1
     wrap_tags: dict[tuple[int, int], str] = {}
     k = first_token
@@ -648,6 +748,7 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
         for span in opens.get(k, ()):
             ids = wraps[span]
             extra, cls = _mark_attributes(ids, blocks, features)
+            cls = opening(cls)
             tag = "div" if _holds_blocks(doc, marks[ids[0]].element, span[0], span[1]) else "span"
             out.append(f'<{tag} class="{cls} rpo-wrap"{extra}>{_badges(ids, blocks, features)}')
             wrap_tags[span] = tag
@@ -658,9 +759,15 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
         else:
             element = int(owner[k])
             name = doc.tag[element]
+            if token_kind == OPEN and element in folded:
+                fold_until = int(doc.end[element])
+                out.append(
+                    f'<details class="rpo-fold"><summary class="rpo-fold-s">{html.escape(folded[element])}</summary>'
+                )
             if token_kind == OPEN:
                 ids = on_element.get(element, [])
                 extra, cls = _mark_attributes(ids, blocks, features) if ids else ("", "")
+                cls = opening(cls)
                 drawn += 1 if ids else 0
                 if name in FOREIGN:  # an empty placeholder; nothing inside is kept
                     out.append(
@@ -679,6 +786,8 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
                     out.append(_badges(ids, blocks, features))
             elif token_kind == CLOSE and name not in VOID_TAGS:
                 out.append(f"</{RENAMED.get(name, name)}>")
+                if fold_ends.get(k) == element:
+                    out.append("</details>")
         for span in closes.get(k, ()):
             out.append(f"</{wrap_tags.get(span, 'span')}>")
         k += 1
@@ -691,7 +800,7 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
         generic_attribute_prefixes={"data-rpo-", "aria-"},
         url_schemes=set(SAFE_SCHEMES) | {"data"},
         link_rel="noopener noreferrer",
-        set_tag_attribute_values={"a": {"target": "_top"}},  # a followed link leaves the overlay
+        set_tag_attribute_values={"a": {"target": "_top"}},  # refused by the sandbox: a tap stays
         strip_comments=True,
     )
     return cleaned, drawn
@@ -869,9 +978,11 @@ def frame_csp(url: str | None) -> str:
 FILE_CSP = OVERLAY_CSP.replace("form-action 'self'", "form-action 'none'").replace(
     "frame-ancestors 'none'; ", ""
 )
-#: The sandbox of the page's frame: no script, an opaque origin (no allow-same-origin), no form,
-#: no popup; a link the reader follows may take the whole tab to its address.
-FRAME_SANDBOX = "allow-top-navigation-by-user-activation"
+#: The sandbox of the page's frame: no script, an opaque origin (no allow-same-origin), no form, no
+#: popup, no navigation of the tab. Every link of the page targets the tab (`_top`), which the
+#: sandbox refuses, so a tap that selects a block never follows its link; a long-press on a link
+#: opens the browser's own menu (open in a new tab, copy the address).
+FRAME_SANDBOX = ""
 #: The panel lists at most this many blocks (the frame marks every one).
 PANEL_BLOCKS = 500
 
@@ -960,6 +1071,79 @@ def frame_document(insp: Inspection, template_dir: Path | None = None) -> tuple[
     return frame, drawn
 
 
+def first_words(doc: Document, first: int, last: int, count: int = 8) -> str:
+    """The first `count` words of the text tokens first..last ("…" when there are more)."""
+    t = doc.tokens
+    words: list[str] = []
+    for k in range(max(0, first), min(last, len(t) - 1) + 1):
+        if t.kind[k] == TEXT and t.text[k]:
+            words.extend(t.text[k].split())
+            if len(words) > count:
+                return " ".join(words[:count]) + "…"
+    return " ".join(words)
+
+
+def short_path(doc: Document, element: int, steps: int = 3) -> str:
+    """The last `steps` steps of an element's path (`… > div#main > p:nth-of-type(3)`)."""
+    parts = element_path(doc, element).split(" > ")
+    return ("… > " if len(parts) > steps else "") + " > ".join(parts[-steps:])
+
+
+def block_namer(doc: Document, extraction: Extraction) -> Callable[[int], str]:
+    """Names block i by its element path and first words, for the chart's top candidates."""
+    marks = block_marks(doc, extraction.blocks)
+
+    def describe(index: int) -> str:
+        block = extraction.blocks[index]
+        element = block.element if block.element is not None else marks[index].element
+        text = first_words(doc, block.start, block.end)
+        return f"{short_path(doc, element)} “{text}”" if text else short_path(doc, element)
+
+    return describe
+
+
+#: How auto-heuristic's tries (`auto.FALLBACKS`, in order) are told in the panel.
+FALLBACK_NAMES = (
+    "heuristic after removing unlikely candidates",
+    "heuristic on the whole page",
+    "accb",
+    "baseline (every visible text run)",
+)
+
+
+def fallback_note(insp: Inspection) -> str | None:
+    """In words, why the selection comes from a fallback (auto's learned scorer or auto-heuristic's
+    first try kept too little text), or None when it does not."""
+    from ..engine.extractors.auto import MIN_CHARS, MIN_SHARE, AutoParams, enough_chars
+
+    signals, extraction = insp.extraction.signals, insp.extraction
+    tried = signals.get("auto_tried")
+    learned = "learned_probability" in signals and extraction.algorithm != "learned"
+    if tried is None or (len(tried) <= 1 and not learned):
+        return None
+    params = AutoParams(
+        min_chars=int(insp.params.get("min_chars", MIN_CHARS)),
+        min_share=float(insp.params.get("min_share", MIN_SHARE)),
+    )
+    enough = enough_chars(insp.doc, params)
+    names = [FALLBACK_NAMES[int(i)] if int(i) < len(FALLBACK_NAMES) else "?" for i in tried]
+    parts = []
+    if learned:
+        parts.append(
+            f"The learned scorer kept less than {enough} characters of text, the least an article needs"
+        )
+    failed = names[:-1]
+    if failed:
+        lead = "then " if learned else ""
+        parts.append(f"{lead}{', then '.join(failed)} kept too little")
+    last = names[-1]
+    if int(tried[-1]) == len(FALLBACK_NAMES) - 1:
+        parts.append(f"so the last resort, {last}, keeps all the page's visible text as one selection")
+    else:
+        parts.append(f"so the selection shown is the one of {last}")
+    return "; ".join(parts) + "."
+
+
 def overlay_page(
     insp: Inspection,
     links: OverlayLinks,
@@ -977,7 +1161,7 @@ def overlay_page(
     """
     doc, extraction = insp.doc, insp.extraction
     frame, drawn = frame_document(insp, template_dir)
-    chart_list = charts_module.charts_for(extraction)
+    chart_list = charts_module.charts_for(extraction, block_namer(doc, extraction))
     charts = [
         {"chart": c, "svg": charts_module.svg(c), "legend": charts_module.legend(c)} for c in chart_list
     ]
@@ -1006,6 +1190,7 @@ def overlay_page(
             block_rows=block_rows,
             params=param_fields(insp.params),
             ran_params=extraction.params if extraction.algorithm != insp.requested else {},
+            fallback=fallback_note(insp),
             charts=charts,
             algorithms=algorithms,
             links=links,
@@ -1027,8 +1212,7 @@ def overlay_file(
     layout: LayoutSnapshot | None = None,
 ) -> str:
     """A self-contained overlay of a page (CSS and SVG inline, no script): `readerproxy extract --overlay`."""
-    from readerproxy.api import algorithms
-
+    from ..api import algorithms
     from .templating import STATIC_DIR
 
     insp = inspect(

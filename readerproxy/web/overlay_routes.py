@@ -17,9 +17,8 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
-from readerproxy.api import algorithms
-from readerproxy.engine.convert import parse_flag
-
+from ..api import algorithms
+from ..engine.convert import parse_flag
 from .appkeys import READER, RENDERER, SETTINGS, parse_read_request
 from .compare import Comparison, comparison_context
 from .overlay import Inspection, OverlayLinks, overlay_csp, overlay_page, templates_dir

@@ -29,17 +29,17 @@ from urllib.parse import urlsplit
 
 from aiohttp import web, web_protocol
 
-from readerproxy import __version__
-from readerproxy import _speedups as speedups
-from readerproxy.api import algorithms, unavailable_algorithms
-from readerproxy.engine.article import markdown_document
-from readerproxy.engine.convert import parse_flag
-from readerproxy.errors import ReaderproxyError, RequestError
-
+from .. import __version__
+from .. import _speedups as speedups
+from ..api import algorithms, unavailable_algorithms
+from ..engine.article import markdown_document
+from ..engine.convert import parse_flag
+from ..errors import ReaderproxyError, RequestError
 from .appkeys import METRICS, READER, RENDERER, SETTINGS, parse_read_request
 from .browser import CONNECTED
 from .compression import CODINGS, Encoded, negotiate
 from .fetch import GZIP_MAGIC, FetchError, unwrap_gzip, validate_url
+from .images import install_images
 from .limits import RateLimited, RateLimiter
 from .lru import LRU
 from .metrics import Metrics
@@ -60,9 +60,10 @@ FORMATS = {
     "json": "application/json",
 }
 #: Content-Security-Policy of every response: no script but our own optional one from /static/ (the
-#: page's own scripts never reach the output), our stylesheet, images from anywhere.
+#: page's own scripts never reach the output), our stylesheet, images from our /image route
+#: (`images.py`; `--images direct` allows the original sites again).
 CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src http: https: data:; form-action 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = {
@@ -75,6 +76,7 @@ ERROR_TITLES = {
     "refused": "That address is not allowed",
     "too_large": "The page is too large",
     "not_html": "This is not a web page",
+    "not_image": "This is not an image",
     "upstream": "The site did not answer properly",
     "timeout": "The site took too long to answer",
     "empty": "The page has no content",
@@ -103,6 +105,8 @@ RenderedKey = tuple[str, Preferences, str]
 
 LIMITER = web.AppKey("limiter", RateLimiter)
 #: Routes that can make the server fetch or extract: the per-client rate limit applies to these.
+#: Not /image: a reader page asks for one per picture (some pages have 200), which would use up the
+#: bucket of the reads themselves; the fetcher's slots and images.DECODES bound what it costs.
 LIMITED_PREFIXES = ("/read", "/api/", "/compare")
 RENDERED = web.AppKey("rendered", LRU[RenderedKey, Encoded])
 READY = web.AppKey("ready", ReadyPages)
@@ -175,7 +179,7 @@ def create_app(settings: Settings) -> web.Application:
             "intercepting": settings.intercept_https,
         }
     if settings.auth or settings.auth_file:
-        from readerproxy.proxy.addons import configured_credentials
+        from ..proxy.addons import configured_credentials
 
         credentials = configured_credentials(settings)
         assert credentials is not None
@@ -194,6 +198,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/metrics", metrics_handler, name="metrics")
     app.router.add_get("/static/{name}", static, name="static")
     app.router.add_get("/favicon.ico", favicon, name="favicon")
+    install_images(app)  # GET /image and the reader pages' image rewriting (images.py)
     return app
 
 
@@ -203,7 +208,7 @@ async def _reader_resources(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _proxy_resources(app: web.Application) -> AsyncIterator[None]:
-    from readerproxy.proxy import proxy_listener
+    from ..proxy import proxy_listener
 
     async with proxy_listener(app[SETTINGS], app[READER], app[RENDERER], app[METRICS]):
         yield
@@ -214,7 +219,7 @@ async def proxy_pac(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     if settings.proxy_port is None:
         raise web.HTTPNotFound(reason="proxy mode is off (--proxy-port)")
-    from readerproxy.proxy import pac_file
+    from ..proxy import pac_file
 
     return web.Response(
         text=pac_file(request.headers.get("Host"), settings.proxy_port, settings.host),
@@ -229,7 +234,7 @@ OPEN_PATHS = frozenset({"/healthz", "/proxy.pac"})
 @web.middleware
 async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """`--auth`: HTTP Basic on the reader routes, with the proxy's credentials."""
-    from readerproxy.proxy.addons import basic_matches
+    from ..proxy.addons import basic_matches
 
     if request.path in OPEN_PATHS or basic_matches(
         request.headers.get("Authorization"), request.app[CREDENTIALS]

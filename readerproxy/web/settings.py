@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from .browser import BrowserSettings
 
 ENV_PREFIX = "READERPROXY_"
+#: Where article images come from (`Settings.images`).
+IMAGE_MODES = ("proxy", "direct")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +130,12 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
         "render_per_client", "browser pages one client address may hold at once (0: half the pages)", "N"
     ),
     ServeOption("render_max_memory", "resident bytes of one browser page process (killed past it)", "BYTES"),
+    ServeOption(
+        "images",
+        "proxy: article images resized and served by readerproxy (/image); direct: from the original sites",
+        "MODE",
+    ),
+    ServeOption("image_memory_bytes", "bytes of resized images kept in memory (before the backend)", "BYTES"),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
@@ -200,6 +208,10 @@ class Settings:
     render_queue: int = 8
     render_per_client: int = 0
     render_max_memory: int = 1024 * 1024 * 1024
+    # Article images (images.py): "proxy" through /image (resized, re-encoded, cached; the CSP's
+    # img-src is 'self'), or "direct" from the original sites.
+    images: str = "proxy"
+    image_memory_bytes: int = 32 * 1024 * 1024
 
     def browser_settings(self) -> BrowserSettings:
         """The browser service's settings (ValueError for a pool size, timeout or budget out of
@@ -257,6 +269,8 @@ def load_settings(
     )
     check_cache_spec(settings.cache)
     check_open_proxy(settings)
+    if settings.images not in IMAGE_MODES:
+        raise SettingsError(f"images must be one of {', '.join(IMAGE_MODES)}, got {settings.images!r}")
     try:
         settings.browser_settings()
     except ValueError as exc:

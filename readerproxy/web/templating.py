@@ -14,7 +14,7 @@ import html
 import json
 import mimetypes
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -23,8 +23,9 @@ from urllib.parse import unquote, urlencode, urlsplit, urlunsplit
 
 import jinja2
 
-from readerproxy.api import algorithms as algorithm_descriptions
-from readerproxy.engine.output import LinkRewriter, fit_under_header
+from ..api import MENU_HIDDEN, menu_algorithms
+from ..api import algorithms as algorithm_descriptions
+from ..engine.output import LinkRewriter, fit_under_header
 
 
 def _shipped_dir(name: str) -> Path:
@@ -224,6 +225,42 @@ def kind_note(article: Mapping[str, Any]) -> str | None:
     if article.get("readerable") is False:
         return KIND_NOTES.get(article.get("page_kind") or "")
     return None
+
+
+def facts_view(
+    article: Mapping[str, Any], lite: bool, rewrite_images: Callable[[str], str] | None = None
+) -> dict[str, str | None]:
+    """What the product and recipe cards (`_facts.html`) show beside the article's own facts: the
+    main image as HTML (through the same image route as the article's, none in Lite) and the rating
+    as five stars, rounded to the nearest whole star ("★★★★☆" for 4.3 of 5)."""
+    facts = article.get("product") or article.get("recipe") or {}
+    image = facts.get("image") if not lite else None
+    image_html = None
+    if isinstance(image, str) and link_target(image):
+        image_html = f'<img src="{html.escape(image)}" alt="" loading="lazy" decoding="async">'
+        if rewrite_images is not None:
+            image_html = rewrite_images(image_html)
+    stars = None
+    rating, best = facts.get("rating"), facts.get("best_rating") or 5
+    if isinstance(rating, int | float) and isinstance(best, int | float) and 0 < rating <= best:
+        full = round(rating / best * 5)
+        stars = "\u2605" * full + "\u2606" * (5 - full)
+    return {"image": image_html, "stars": stars}
+
+
+def thread_posts(posts: Any, rewrite_images: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
+    """The posts of a thread as `templates/_thread.html` shows them: reader links marked, tables
+    wrapped, images through the article's image route, the date as the page showed it (or the
+    machine date written as the reader writes dates)."""
+    rewrite = rewrite_images or (lambda fragment: fragment)
+    return [
+        {
+            **post,
+            "html": rewrite(wrap_tables(_mark_reader_links(post.get("html") or ""))),
+            "when": post.get("date_text") or display_date(post.get("date")),
+        }
+        for post in posts or ()
+    ]
 
 
 def display_date(value: str | None) -> str | None:
@@ -442,6 +479,9 @@ class Renderer:
         self._reader = self.env.get_template("reader.html")
         self._index = self.env.get_template("index.html")
         self._error = self.env.get_template("error.html")
+        #: Rewrites the article's images (`images.route_images`: through the server's /image route);
+        #: None leaves them pointing at the original sites.
+        self.rewrite_images: Callable[[str], str] | None = None
 
     def asset_url(self, name: str) -> str:
         asset = self.static.get(name)
@@ -492,6 +532,8 @@ class Renderer:
                     )
                 )
             )
+        if fragment and self.rewrite_images is not None:
+            fragment = self.rewrite_images(fragment)
         lang = article.get("lang") or guess_lang(article.get("text"))
         rtl = article.get("dir") == "rtl"
         groups = [
@@ -504,10 +546,16 @@ class Renderer:
         ]
         if algorithms is None:
             algorithms = algorithm_descriptions()
+        # the Aa panel's menu as the landing page's: `learned` (auto by another name) left out
+        algorithms = {name: text for name, text in algorithms.items() if name not in MENU_HIDDEN}
+        posts = thread_posts(article.get("posts"), self.rewrite_images)
+        if len(posts) >= 2 and posts[0]["author"]:
+            article = {**article, "byline": posts[0]["author"]}  # a thread is by its starter
         return self._reader.render(
             article=article,
             title=title or display_host(original) or "Untitled",
             content=fragment,
+            posts=posts,
             lang=lang,
             dir="rtl" if rtl else "ltr",
             arrow="\u2190" if rtl else "\u2192",
@@ -516,6 +564,7 @@ class Renderer:
             host=display_host(original),
             published=display_date(article.get("published") or article.get("date")),
             kind_note=kind_note(article),
+            facts=facts_view(article, prefs.lite, self.rewrite_images),
             score=_score(article.get("score")),
             groups=groups,
             instant=INSTANT_KEYS,
@@ -547,6 +596,7 @@ class Renderer:
         """The landing page: URL box, algorithm selector and bookmarklet."""
         return self._index.render(
             algorithms=algorithms,
+            menu=menu_algorithms(),
             bookmarklet=bookmarklet(base_url),
             prefs=prefs,
             unavailable=unavailable or {},
