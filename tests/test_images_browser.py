@@ -72,3 +72,38 @@ async def test_a_2000px_image_reaches_the_screen_resized_through_readerproxy(
     assert not [r for r in resources if not r["name"].startswith(server.base)]  # nothing from the site
     assert served.counts["big.jpg"] == 1  # fetched once, by readerproxy
     assert served.counts["small.png"] == 0  # the widest candidate is the one resized
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+async def test_lite_mode_fetches_an_image_only_when_its_tap_asks(
+    chromium: Chromium, site: tuple[ImageSite, str], width: int
+) -> None:
+    """Lite mode: the image is behind a closed "Show image" tap; nothing is fetched until the tap,
+    then it arrives through readerproxy's route, resized."""
+    served, base = site
+    async with serve(test_settings(rate_limit=0)) as server:
+        page = await chromium.new_page()
+        await page.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 812, "deviceScaleFactor": 2, "mobile": width < 800},
+        )
+        await page.navigate(server.read_url(f"{base}/article", lite="1"))
+        await asyncio.sleep(0.5)
+        before = await page.evaluate(RESOURCES)
+        assert not [r for r in before if "/image?" in r["name"]], before  # nothing fetched yet
+        label = await page.evaluate("document.querySelector('details.lite-image summary').textContent")
+        await page.evaluate("document.querySelector('details.lite-image').scrollIntoView({block: 'center'})")
+        await page.screenshot(SCREENSHOTS / f"images-lite-{width}-closed.png")
+        await page.evaluate("document.querySelector('details.lite-image summary').click()")
+        shown: list[dict[str, object]] = []
+        for _ in range(100):
+            shown = await page.evaluate(IMAGES)
+            if shown and all(image["complete"] and image["natural"] for image in shown):
+                break
+            await asyncio.sleep(0.05)
+        await page.evaluate("document.querySelector('details.lite-image').scrollIntoView({block: 'center'})")
+        await page.screenshot(SCREENSHOTS / f"images-lite-{width}-open.png")
+    assert str(label).startswith("Show image")
+    (image,) = shown
+    assert str(image["src"]).startswith(server.base + "/image?w=") and 0 < int(str(image["natural"])) <= 750
+    assert served.counts["big.jpg"] == 1

@@ -119,7 +119,7 @@ async def test_preferences_set_cookies_that_stick(
     )
 
 
-async def test_lite_mode_drops_images(
+async def test_lite_mode_folds_images_behind_a_tap(
     reader_server: RunningServer, http: aiohttp.ClientSession, upstream: Upstream
 ) -> None:
     upstream.require_datasets()
@@ -131,7 +131,14 @@ async def test_lite_mode_drops_images(
     async with http.get(reader_server.read_url(target, lite="1")) as response:
         assert response.status == 200
         tree = LexborHTMLParser(await response.text())
-    assert not tree.css(".content img") and tree.css_first(".content").text().strip()
+    # every image behind a closed "Show image" tap (nothing fetched until asked), the text all there
+    folded = tree.css(".content details.lite-image")
+    assert folded and len(folded) == len(tree.css(".content img")) == len(images)
+    assert all(
+        "open" not in d.attributes and d.css_first("summary").text().startswith("Show image") for d in folded
+    )
+    assert all(img.parent is not None and img.parent.tag == "details" for img in tree.css(".content img"))
+    assert tree.css_first(".content").text().strip()
 
 
 @pytest.mark.parametrize(

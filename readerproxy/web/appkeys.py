@@ -35,7 +35,9 @@ def parse_read_request(request: web.Request, prefs: Preferences, *, for_reader: 
         url=url,
         algorithm=algorithm,
         params=algorithm_params(query, algorithm),
-        images=prefs.images if for_reader else True,
+        # lite mode keeps the images in the extraction and folds each behind a "Show image" tap
+        # when it renders (templating.fold_images): nothing is fetched until the reader asks
+        images=True,
         reader_links=prefs.reader_links if for_reader else False,
         refresh=parse_flag(query.get("refresh")),
         render=parse_flag(query.get("render")),

@@ -534,6 +534,8 @@ class Renderer:
             )
         if fragment and self.rewrite_images is not None:
             fragment = self.rewrite_images(fragment)
+        if fragment and prefs.lite:
+            fragment = fold_images(fragment)
         lang = article.get("lang") or guess_lang(article.get("text"))
         rtl = article.get("dir") == "rtl"
         groups = [
@@ -615,6 +617,26 @@ class Renderer:
             original=target,
             host=display_host(target),
         )
+
+
+#: An image of the reader's HTML (our own sanitised output: one tag, or a <picture> around its sources).
+_IMAGE = re.compile(r"<picture\b.*?</picture>|<img\b[^>]*>", re.S | re.I)
+_ALT = re.compile(r'\balt="([^"]*)"')
+
+
+def fold_images(fragment: str) -> str:
+    """Lite mode: every image behind a "Show image" tap (a closed <details>, no script), so none is
+    fetched until the reader asks; the summary names the image by its alt text when it has one."""
+
+    def fold(match: re.Match[str]) -> str:
+        image = match.group(0)
+        if "loading=" not in image:
+            image = image.replace("<img", '<img loading="lazy"', 1)
+        alt = _ALT.search(image)
+        label = f"Show image: {alt.group(1)}" if alt and alt.group(1).strip() else "Show image"
+        return f'<details class="lite-image"><summary>{label}</summary>{image}</details>'
+
+    return _IMAGE.sub(fold, fragment)
 
 
 def _next_page_link(next_url: Any, algo: str | None, lite: str | None) -> str | None:
