@@ -128,11 +128,14 @@ async def test_sepia_large_lite_and_error_page(chromium: Chromium, upstream: Ups
             "({bg: getComputedStyle(document.body).backgroundColor,"
             " size: parseFloat(getComputedStyle(document.body).fontSize),"
             " images: document.querySelectorAll('.content img').length,"
+            " folded: document.querySelectorAll('.content details.lite-image:not([open]) > img').length,"
+            " loaded: [...document.querySelectorAll('.content img')].filter(i => i.naturalWidth).length,"
             " overflow: document.documentElement.scrollWidth - innerWidth})"
         )
         await page.screenshot(SCREENSHOTS / "keep-images-375x812-sepia-xl-lite.png")
         assert state["bg"] == "rgb(244, 236, 216)" and state["size"] >= 22
-        assert state["images"] == 0 and state["overflow"] <= 0
+        # lite: every image behind a closed "Show image" tap, none of them fetched
+        assert state["images"] == state["folded"] > 0 and state["loaded"] == 0 and state["overflow"] <= 0
         await page.navigate(server.read_url(upstream.url("/pdf")))
         error = await page.evaluate("document.querySelector('.error h1').innerText")
         await page.screenshot(SCREENSHOTS / "error-415-375x812.png")
