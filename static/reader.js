@@ -195,6 +195,9 @@
   };
   addEventListener("scroll", () => { if (!frame) frame = requestAnimationFrame(onScroll); }, { passive: true });
   addEventListener("resize", () => { if (!frame) frame = requestAnimationFrame(onScroll); }, { passive: true });
+  // Late layout (an image arriving, a font) makes the browser move the page to keep what is on
+  // screen in place (scroll anchoring): that move is not the reader's, so the toolbar ignores it.
+  if (window.ResizeObserver) new ResizeObserver(() => { lastY = Math.max(0, scrollY); }).observe(article);
   if (bar) bar.addEventListener("focusin", () => setToolbarHidden(false));
   if (details) details.addEventListener("toggle", () => { if (details.open) setToolbarHidden(false); });
   if (progress) progress.hidden = false;

@@ -144,7 +144,9 @@ async def test_a_page_fetching_a_large_resource_again_and_again_gets_at_most_the
     delivered = rendered.requests.bytes
     assert 0 < delivered <= budget  # one 3 MB answer fits, a second would not
     assert rendered.requests.fulfilled == 2  # the document and that answer
-    assert rendered.requests.over_budget == 59  # (a favicon request is blocked too)
+    # 59 fetches over the budget, and the favicon request too when Chromium sends it after the
+    # budget is spent (before that, it is blocked as a type not allowed): 59 or 60, by timing
+    assert rendered.requests.over_budget in (59, 60)
     # what was read but not delivered is bounded too: reading stops once the budget is read, and
     # at most a few fetches are under way at once
     assert site.counts["/blob"] <= 6

@@ -75,8 +75,11 @@ Object.defineProperty(window, "SpeechSynthesisUtterance", {value: undefined, con
 READING_POSITION = """
 (() => {
   const line = innerHeight * 0.25;
-  const blocks = [...document.querySelectorAll('.content p, .content li, .content h2, .content h3')];
-  const index = blocks.findIndex(b => b.getBoundingClientRect().bottom > line);
+  // the elements reader.js anchors on (its ANCHORS), in document order: when the reading line
+  // falls in the gap above a paragraph, the element there may be a figure or a quote
+  const blocks = [...document.querySelector('article.reader').querySelectorAll(
+    'p, li, h1, h2, h3, h4, h5, h6, blockquote, pre, figure, dt, dd, tr, hr, .article-head')];
+  const index = blocks.findIndex(b => b.getBoundingClientRect().height > 0 && b.getBoundingClientRect().bottom > line);
   const box = blocks[index].getBoundingClientRect();
   return {index, offset: line - box.top, share: (line - box.top) / box.height, y: scrollY};
 })()
@@ -128,6 +131,20 @@ async def scroll_to(page: Page, y: int) -> None:
     await settle(page)
 
 
+async def settle_layout(page: Page, seconds: float = 5.0) -> None:
+    """Wait until the page's height holds for a quarter second: images arriving through /image
+    lengthen the page, and the browser then moves the scroll position to keep what is on screen
+    (scroll anchoring), which would turn a test's scroll up into a scroll down."""
+    deadline = time.monotonic() + seconds
+    height = await page.evaluate("document.documentElement.scrollHeight")
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.25)
+        now = await page.evaluate("document.documentElement.scrollHeight")
+        if now == height:
+            return
+        height = now
+
+
 async def shot(page: Page, name: str) -> None:
     path = await page.screenshot(SCREENSHOTS / f"reader-controls-{name}.png")
     assert path.stat().st_size > 1000
@@ -161,7 +178,9 @@ async def test_size_change_keeps_the_reading_position_and_history(
         await open_page(page, url, width)
         assert await page.evaluate("document.documentElement.scrollHeight") > 3000 + 2 * 812
         await scroll_to(page, 3100)  # reading down hides the toolbar; a little back up brings it
+        await settle_layout(page)
         await scroll_to(page, 3000)
+        await settle_layout(page)
         await page.evaluate("window.__samePage = true")
         before = await page.evaluate(READING_POSITION)
         history = await page.evaluate("history.length")
@@ -228,13 +247,16 @@ async def test_toolbar_hides_on_scroll_down_and_shows_on_scroll_up(
         )
         assert all(w >= 44 and h >= 44 for w, h in sizes), sizes
         await scroll_to(page, 1500)
+        await settle_layout(page)
         await scroll_to(page, 2500)
+        await settle_layout(page)
         assert await wait_for(page, f"{bar}.bottom <= 0"), await page.evaluate(f"{bar}.bottom")
         progress = await page.evaluate(
             "document.querySelector('.progress-bar').getBoundingClientRect().width / document.documentElement.clientWidth"
         )
         assert 0.05 < progress < 0.95, progress
         await scroll_to(page, 2300)
+        await settle_layout(page)
         assert await wait_for(page, f"{bar}.top === 0")
         await shot(page, f"toolbar-back-{width}")
         await scroll_to(page, 10**6)
