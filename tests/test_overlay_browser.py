@@ -3,7 +3,9 @@
 The overlay is readerproxy's own document (the panel) with the page in a sandboxed `<iframe srcdoc>`;
 Chromium runs that frame out of process, so the tests attach to it (`Framed`) to look inside.
 
-- no horizontal overflow at either width, in the overlay or in its frame;
+- no horizontal overflow at either width in the overlay; in its frame, nothing of the page clipped
+  (a page wider than the frame scrolls sideways to its rightmost element) and no width added by
+  the marks;
 - the frame is sandboxed without allow-scripts or allow-same-origin, and the panel is beside it;
 - every scored block is outlined: the union of `data-rpo-blocks` over the page's marks equals the
   blocks of the same extraction (from `/api/extract?blocks=1`);
@@ -66,9 +68,33 @@ MEASURE_SHELL = """
   };
 })()
 """
-#: Measured inside the page's frame: the marks, what the page's scripts would have done, its styles.
-MEASURE_FRAME = """
+#: Inside the page's frame: the rightmost edge of the page's own elements (not the overlay's badges
+#: and cards), in document coordinates, over the elements the page itself shows whole: those not
+#: fixed to the viewport and not inside an element of the page that clips or scrolls sideways.
+RIGHTMOST = """
 (() => {
+  const page = document.querySelector('.rpo-page');
+  const clips = (e) => getComputedStyle(e).overflowX !== 'visible' || getComputedStyle(e).position === 'fixed';
+  let right = 0, element = null;
+  const walk = (parent) => {
+    for (const e of parent.children) {
+      if (e.matches('.rpo-badge, .rpo-fc') || getComputedStyle(e).position === 'fixed') continue;
+      const r = e.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0 && r.right + scrollX > right) { right = r.right + scrollX; element = e; }
+      if (!clips(e)) walk(e);
+    }
+  };
+  walk(page);
+  return {right: right, path: element ? element.tagName + '.' + element.className : ''};
+})()
+"""
+#: Measured inside the page's frame: the marks, what the page's scripts would have done, its styles.
+MEASURE_FRAME = (
+    """
+(() => {
+  const RIGHTMOST = """
+    + RIGHTMOST.strip()
+    + """;
   const ids = new Set();
   document.querySelectorAll('.rpo-mark').forEach(m =>
     (m.getAttribute('data-rpo-blocks') || '').split(' ').filter(Boolean).forEach(i => ids.add(Number(i))));
@@ -76,7 +102,8 @@ MEASURE_FRAME = """
   const story = document.querySelector('.story');
   return {
     frameScrollWidth: document.documentElement.scrollWidth,
-    frameInnerWidth: window.innerWidth,
+    frameClientWidth: document.documentElement.clientWidth,
+    contentRight: RIGHTMOST.right,
     origin: String(self.origin),
     blocks: [...ids].sort((a, b) => a - b),
     marks: document.querySelectorAll('.rpo-mark').length,
@@ -90,6 +117,7 @@ MEASURE_FRAME = """
   };
 })()
 """
+)
 
 
 class Framed:
@@ -223,7 +251,10 @@ def check_fits(results: list[dict[str, Any]], n_blocks: int) -> None:
     for r in results:
         where = f"{r['width']}px"
         assert r["scrollWidth"] <= r["innerWidth"], f"horizontal overflow at {where}"
-        assert r["frameScrollWidth"] <= r["frameInnerWidth"], f"horizontal overflow in the frame at {where}"
+        assert r["contentRight"] <= r["frameScrollWidth"] + 1, f"the page clipped sideways at {where}: {r}"
+        assert r["frameScrollWidth"] <= max(r["frameClientWidth"], r["contentRight"]) + 1, (
+            f"the marks widen the frame at {where}: {r}"
+        )
         assert r["blocks"] == list(range(n_blocks)), f"outlined blocks != scored blocks at {where}"
         assert r["panelVisible"] and r["panelOnTop"], f"panel not visible at {where}"
         assert r["shellScripts"] == 0 and r["shellIframes"] == 1 and r["origin"] == "null"
@@ -286,6 +317,49 @@ async def test_overlay_outlines_every_block_at_phone_and_desktop(
         check_fits(
             await measure(chromium, server.read_url(target, algo=algorithm, view="overlay"), name), n_blocks
         )
+
+
+#: In the frame, scrolled as far right as it goes: where the page's rightmost element now is.
+FAR_RIGHT = (
+    """
+(() => {
+  scrollTo(document.documentElement.scrollWidth, scrollY);
+  const rightmost = """
+    + RIGHTMOST.strip()
+    + """;
+  return {scrollX: scrollX, right: rightmost.right - scrollX, path: rightmost.path,
+          clientWidth: document.documentElement.clientWidth};
+})()
+"""
+)
+
+
+@pytest.mark.parametrize("route", ["/rd/qq", "/rd/mozilla-1"])
+async def test_a_page_wider_than_the_frame_is_whole(
+    chromium: Chromium, upstream: Upstream, route: str
+) -> None:
+    """A page laid out wider than the frame (qq's 1002 px, mozilla-1's 943 px) against the 875 px the
+    desktop panel leaves it: nothing of it is clipped, the frame scrolls sideways to its right edge."""
+    upstream.require_datasets()
+    async with serve(test_settings()) as server:
+        framed = await Framed.open(chromium)
+        name = route.rsplit("/", 1)[-1]
+        for width, height, mobile in VIEWPORTS:
+            await framed.page.set_viewport(width, height, mobile)
+            await framed.page.set_color_scheme("light")
+            await framed.navigate(server.read_url(upstream.url(route), algo="auto", view="overlay"))
+            frame = await framed.evaluate_in_frame(MEASURE_FRAME)
+            assert frame["contentRight"] > frame["frameClientWidth"], f"{route} fits the frame at {width}px"
+            # it opens at the page's left edge (its first kept block starts there, as on these pages)
+            assert await framed.evaluate_in_frame("scrollX") == 0, (route, width)
+            assert frame["contentRight"] <= frame["frameScrollWidth"] + 1, (route, width, frame)
+            shell = await framed.evaluate(MEASURE_SHELL)
+            assert shell["scrollWidth"] <= shell["innerWidth"], (route, width, shell)
+
+            far = await framed.evaluate_in_frame(FAR_RIGHT)
+            await framed.page.screenshot(SCREENSHOTS / f"overlay-wide-{name}-right-{width}x{height}.png")
+            assert far["scrollX"] > 0, (route, width, far)
+            assert 0 < far["right"] <= far["clientWidth"] + 1, f"{far['path']} out of reach: {far}"
 
 
 BADGE = """
