@@ -9,9 +9,9 @@ conditions name (what the page says it is, from its JSON-LD and `og:type`, and w
 heuristic's article root holds a block) and only while its parameter is not its "off" value.
 
 The rules are data: `POST_RULES` is one table of `PostRule`s (name, page conditions, parameter and
-its off value, function), and `extract_learned` runs exactly that table. `readerproxy eval --ablate
-RULE` runs `auto` with a rule off (its parameter at its off value) beside `auto` and reports the
-difference. How each rule and its parameter were chosen, with the out-of-fold scores before and
+its off value, the blocks it finds and whether it drops or adds them), and `extract_learned` runs
+exactly that table. `readerproxy eval --ablate RULE` runs `auto` with a rule off (its parameter
+at its off value) beside `auto` and reports the difference. How each rule and its parameter were chosen, with the out-of-fold scores before and
 after and the dates, is in docs/rules.md.
 
 Where the rules keep too little text, the answer is `auto-heuristic`'s chain (heuristic, then accb,
@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -410,21 +410,29 @@ class RulePage:
     params: LearnedParams
 
 
-#: A rule's function: (the page, the blocks kept so far, the rule's parameter value) -> blocks kept.
-RuleFunction = Callable[[RulePage, np.ndarray, Any], np.ndarray]
+#: Which blocks a rule is about: (the page, the blocks kept so far, the rule's parameter value) ->
+#: bool per block.
+BlockFinder = Callable[[RulePage, np.ndarray, Any], np.ndarray]
 
 
 @dataclass(frozen=True, slots=True)
 class PostRule:
     """One post-rule of `auto`: it runs on a page where every condition of `when` holds
-    (`PageKinds.holds`) and its parameter (a field of `LearnedParams`) is not `off`."""
+    (`PageKinds.holds`) and its parameter (a field of `LearnedParams`) is not `off`, and then
+    drops the blocks `blocks` finds from those kept, or adds them (`effect`)."""
 
     name: str
     when: tuple[str, ...]  # page conditions, all required: names of `PAGE_CONDITIONS`, or "not NAME"
     parameter: str  # the `LearnedParams` field that sets the rule (a threshold, a switch, a size)
     off: bool | int | None  # the parameter's value that turns the rule off
-    apply: RuleFunction
+    effect: Literal["drop", "add"]
+    blocks: BlockFinder
     does: str  # what it does, in one line
+
+    def apply(self, page: RulePage, keep: np.ndarray) -> np.ndarray:
+        """The blocks kept after this rule (its parameter read from the page's parameters)."""
+        found = self.blocks(page, keep, getattr(page.params, self.parameter))
+        return keep | found if self.effect == "add" else keep & ~found
 
     def active(self, params: LearnedParams) -> bool:
         """Whether the parameters leave the rule on."""
@@ -444,73 +452,29 @@ def _column(page: RulePage, name: str) -> np.ndarray:
     return page.blocks.features[:, learn_blocks.FEATURES.index(name)]
 
 
-def _heuristic_prior(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
-    return keep | ((_column(page, "heuristic_selected") > 0) & (page.probability >= threshold))
+def _under(page: RulePage, threshold: float) -> np.ndarray:
+    """The blocks the trees score under `threshold` (the negation of "at least", as NaN compares)."""
+    return ~(page.probability >= threshold)
 
 
-def _related_heading(page: RulePage, keep: np.ndarray, _related_prior: bool) -> np.ndarray:
-    return keep & (~after_related_heading(page.blocks.features) | (page.probability >= page.params.threshold))
-
-
-def _outside_root(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
-    return keep & (~page.outside | (page.probability >= threshold))
-
-
-def _comment_section(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
-    return keep & ~comment_section(page.blocks.features, page.outside)
-
-
-def _embedded_posts(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
-    return keep | (~page.outside & embedded_posts(page.doc, page.blocks.elements))
-
-
-def _teasers(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
-    return keep & ~teaser_blocks(page.doc, page.blocks)
-
-
-def _other_articles(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
-    return keep & ~other_articles(page.doc, page.blocks, keep)
-
-
-def _gallery(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
-    return keep & (~gallery_section(page.doc, page.blocks.elements) | (page.probability >= threshold))
-
-
-def _wide_only(page: RulePage, keep: np.ndarray, threshold: float) -> np.ndarray:
-    return keep & (~wide_only_section(page.doc, page.blocks.elements) | (page.probability >= threshold))
-
-
-def _caption_repeats(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
-    return keep & ~repeated_captions(page.doc, page.blocks, keep)
-
-
-def _choices(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
-    return keep & ~choice_blocks(page.doc, page.blocks.elements)
-
-
-def _reviews(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
-    return keep & ~review_section(page.doc, page.blocks.elements)
-
-
-def _repeats(page: RulePage, keep: np.ndarray, _on: bool) -> np.ndarray:
-    return keep & ~repeated_blocks(page.doc, page.blocks, keep)
-
-
-def _short_page(page: RulePage, keep: np.ndarray, chars: int) -> np.ndarray:
-    if selected_chars(page.doc, page.doc.body_mask) < chars:
-        return np.ones(len(keep), dtype=bool)  # shorter than the least an article has: nothing to cut
-    return keep
+def _short(page: RulePage, chars: int) -> np.ndarray:
+    """Every block when the page has less text than `chars` (the least an article has), else none."""
+    return np.full(len(page.probability), selected_chars(page.doc, page.doc.body_mask) < chars)
 
 
 #: `auto`'s post-rules, run in this order after the trees' `threshold` (docs/rules.md: why each
-#: rule, its parameter and its place, with the scores that chose them).
+#: rule, its parameter and its place, with the scores that chose them). A rule whose blocks need a
+#: threshold finds the blocks of its kind that score under it.
 POST_RULES: tuple[PostRule, ...] = (
     PostRule(
         name="heuristic_prior",
         when=(),
         parameter="heuristic_threshold",
         off=None,
-        apply=_heuristic_prior,
+        effect="add",
+        blocks=lambda page, keep, threshold: (
+            (_column(page, "heuristic_selected") > 0) & (page.probability >= threshold)
+        ),
         does="blocks the heuristic keeps need only heuristic_threshold (its answer is a prior)",
     ),
     PostRule(
@@ -518,7 +482,10 @@ POST_RULES: tuple[PostRule, ...] = (
         when=("article",),
         parameter="related_prior",
         off=True,
-        apply=_related_heading,
+        effect="drop",
+        blocks=lambda page, keep, _: (
+            after_related_heading(page.blocks.features) & _under(page, page.params.threshold)
+        ),
         does="after a heading opening a list of other pages, the heuristic's prior no longer holds",
     ),
     PostRule(
@@ -526,7 +493,8 @@ POST_RULES: tuple[PostRule, ...] = (
         when=("root", "not product"),
         parameter="outside_threshold",
         off=None,
-        apply=_outside_root,
+        effect="drop",
+        blocks=lambda page, keep, threshold: page.outside & _under(page, threshold),
         does="blocks outside the heuristic's article root need outside_threshold",
     ),
     PostRule(
@@ -534,7 +502,8 @@ POST_RULES: tuple[PostRule, ...] = (
         when=("root", "article"),
         parameter="cut_comments",
         off=False,
-        apply=_comment_section,
+        effect="drop",
+        blocks=lambda page, keep, _: comment_section(page.blocks.features, page.outside),
         does="blocks outside the root after a comment section's heading are dropped",
     ),
     PostRule(
@@ -542,7 +511,8 @@ POST_RULES: tuple[PostRule, ...] = (
         when=("root",),
         parameter="keep_embeds",
         off=False,
-        apply=_embedded_posts,
+        effect="add",
+        blocks=lambda page, keep, _: ~page.outside & embedded_posts(page.doc, page.blocks.elements),
         does="social posts quoted inside the root are kept",
     ),
     PostRule(
@@ -550,7 +520,8 @@ POST_RULES: tuple[PostRule, ...] = (
         when=("article",),
         parameter="cut_teasers",
         off=False,
-        apply=_teasers,
+        effect="drop",
+        blocks=lambda page, keep, _: teaser_blocks(page.doc, page.blocks),
         does="three or more linked excerpts cut short with an ellipsis are dropped",
     ),
     PostRule(
@@ -558,7 +529,8 @@ POST_RULES: tuple[PostRule, ...] = (
         when=("article", "not discussion"),
         parameter="cut_other_articles",
         off=False,
-        apply=_other_articles,
+        effect="drop",
+        blocks=lambda page, keep, _: other_articles(page.doc, page.blocks, keep),
         does="<article>s keeping under half the words of the main one are dropped",
     ),
     PostRule(
@@ -566,7 +538,10 @@ POST_RULES: tuple[PostRule, ...] = (
         when=("article",),
         parameter="gallery_threshold",
         off=None,
-        apply=_gallery,
+        effect="drop",
+        blocks=lambda page, keep, threshold: (
+            gallery_section(page.doc, page.blocks.elements) & _under(page, threshold)
+        ),
         does="blocks in a photo gallery need gallery_threshold",
     ),
     PostRule(
@@ -574,7 +549,10 @@ POST_RULES: tuple[PostRule, ...] = (
         when=(),
         parameter="wide_only_threshold",
         off=None,
-        apply=_wide_only,
+        effect="drop",
+        blocks=lambda page, keep, threshold: (
+            wide_only_section(page.doc, page.blocks.elements) & _under(page, threshold)
+        ),
         does="blocks shown on wide screens only need wide_only_threshold",
     ),
     PostRule(
@@ -582,7 +560,8 @@ POST_RULES: tuple[PostRule, ...] = (
         when=(),
         parameter="cut_caption_repeats",
         off=False,
-        apply=_caption_repeats,
+        effect="drop",
+        blocks=lambda page, keep, _: repeated_captions(page.doc, page.blocks, keep),
         does="a kept caption repeating an earlier kept caption is dropped",
     ),
     PostRule(
@@ -590,7 +569,8 @@ POST_RULES: tuple[PostRule, ...] = (
         when=(),
         parameter="cut_choices",
         off=False,
-        apply=_choices,
+        effect="drop",
+        blocks=lambda page, keep, _: choice_blocks(page.doc, page.blocks.elements),
         does="the options of drop-down lists are dropped",
     ),
     PostRule(
@@ -598,7 +578,8 @@ POST_RULES: tuple[PostRule, ...] = (
         when=("product", "not article"),
         parameter="cut_reviews",
         off=False,
-        apply=_reviews,
+        effect="drop",
+        blocks=lambda page, keep, _: review_section(page.doc, page.blocks.elements),
         does="blocks inside a container of customer reviews are dropped",
     ),
     PostRule(
@@ -606,7 +587,8 @@ POST_RULES: tuple[PostRule, ...] = (
         when=("product", "not article"),
         parameter="cut_repeats",
         off=False,
-        apply=_repeats,
+        effect="drop",
+        blocks=lambda page, keep, _: repeated_blocks(page.doc, page.blocks, keep),
         does="a kept block repeating an earlier kept block is dropped",
     ),
     PostRule(
@@ -614,7 +596,8 @@ POST_RULES: tuple[PostRule, ...] = (
         when=(),
         parameter="short_page_chars",
         off=0,
-        apply=_short_page,
+        effect="add",
+        blocks=lambda page, keep, chars: _short(page, chars),
         does="a page with less text than short_page_chars is kept whole",
     ),
 )
@@ -632,7 +615,7 @@ def run_post_rules(page: RulePage, kinds: PageKinds, keep: np.ndarray) -> np.nda
     """The blocks kept after every rule of `POST_RULES` that holds on the page, in order."""
     for rule in POST_RULES:
         if rule.active(page.params) and kinds.holds(rule.when):
-            keep = rule.apply(page, keep, getattr(page.params, rule.parameter))
+            keep = rule.apply(page, keep)
     return keep
 
 
