@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import json
 import re
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import aiohttp
 import brotli
@@ -16,6 +16,8 @@ from selectolax.lexbor import LexborHTMLParser
 from support.reader_server import RunningServer, serve, test_settings
 from support.upstream import Upstream
 
+from readerproxy.web import fetch, page_cache, ready_pages
+from readerproxy.web.appkeys import READER
 from readerproxy.web.ready_pages import ENTRY_EXTRA, ReadyPage, ReadyPages, Sources
 from readerproxy.web.server import CSP
 
@@ -139,13 +141,53 @@ async def test_a_refresh_replaces_the_ready_page(
     assert shown == [1, 1, 1, 2, 2, 2]
 
 
+class SteppedClock:
+    """The server's freshness clocks, moved only by the test (`advance`): the wall clock (`time.time()`)
+    of the fetcher (a page's `fetched_at`), the page store and the ready pages, and the memory
+    cache's clock (its entries' TTLs). Everything else those modules ask of `time` is the real one."""
+
+    def __init__(self) -> None:
+        self.wall = time.time()
+        self.steady = time.monotonic()
+
+    def time(self) -> float:
+        return self.wall
+
+    def monotonic(self) -> float:
+        return self.steady
+
+    def advance(self, seconds: float) -> None:
+        self.wall += seconds
+        self.steady += seconds
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+class WallOnly:
+    """`time` as a module sees it with its wall clock stepped: `time()` is the stepped clock's."""
+
+    def __init__(self, clock: SteppedClock) -> None:
+        self.time = clock.time
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
 async def test_the_end_of_the_page_freshness_ends_the_ready_page(
-    http: aiohttp.ClientSession, upstream: Upstream
+    http: aiohttp.ClientSession, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Three reads in one freshness window (page_ttl 1 s), the clock moved past its end, three more:
+    the clock stands still while the reads run, however long a loaded machine takes over them."""
+    clock = SteppedClock()
+    for module in (fetch, page_cache, ready_pages):
+        monkeypatch.setattr(module, "time", WallOnly(clock))
     async with serve(test_settings(page_ttl=1.0)) as server:
+        assert server.app is not None
+        server.app[READER].cache.memory.clock = clock.monotonic
         target = upstream.url("/counter/ready-expiry?delay=0")
         first = [hits_shown((await get(http, server.read_url(target)))[1]) for _ in range(3)]
-        await asyncio.sleep(1.1)
+        clock.advance(1.5)  # past the end of the first fetch's freshness
         after = [hits_shown((await get(http, server.read_url(target)))[1]) for _ in range(3)]
         ready_hits = await metric(server, http, READY_HITS)
     assert first == [1, 1, 1] and after == [2, 2, 2]
