@@ -7,19 +7,33 @@ then measures with one keep-alive aiohttp client:
 - pass-through: GET /binary (a small PNG) directly and through the proxy;
 - reader navigation: GET /article with a browser's Accept header directly (the raw page) and
   through the proxy (the reader view: the page is buffered, extracted, rendered);
+- non-article navigations: wcxb-dev product pages whose head names a schema.org Product or
+  og:type product, directly, through the proxy (streamed from the end of their head), and through
+  the proxy with the head's types hidden (`hide=1`, same length: buffered whole and extracted, as
+  every non-article was before 2026-11-26), each with the time to the response head and to the
+  whole body;
 - memory: the proxy process's RSS (VmRSS sampled every 10 ms, and VmHWM) while a download of
   MB megabytes streams through it to a client that discards it.
 
-    .venv/bin/python benchmarks/proxy_latency.py [--requests 200] [--mb 20]
+`--sniff` instead measures the early decision itself over the 1,310 wcxb-dev pages: how many
+pages of each type their head already shows to be no article (`addons.HeadSniffer`, fed 64 KB at a
+time as the proxy feeds it), and
+how many of those the full pipeline would have made reader views (`Article.readerable`).
+
+    .venv/bin/python benchmarks/proxy_latency.py [--requests 20] [--mb 20]
+    .venv/bin/python benchmarks/proxy_latency.py --sniff
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
+import json
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import aiohttp
@@ -29,9 +43,15 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from soak import rss_kb  # noqa: E402
 from support.reader_server import free_port, start_server_process, stop_process  # noqa: E402
-from support.upstream import Upstream  # noqa: E402
+from test_proxy import WCXB, DatasetSite  # noqa: E402
+
+from readerproxy.proxy.addons import HeadSniffer  # noqa: E402
+from readerproxy.web.settings import load_settings  # noqa: E402
 
 HTML_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+#: wcxb-dev product pages that the full pipeline passes through too (so "before" is a pass-through):
+#: 15 KB (og:type product) and 322 KB (og:type product).
+NON_ARTICLES = ("4720", "0582")
 
 
 async def timed(http: aiohttp.ClientSession, url: str, n: int, proxy: str | None, accept: str) -> list[float]:
@@ -47,12 +67,84 @@ async def timed(http: aiohttp.ClientSession, url: str, n: int, proxy: str | None
     return samples
 
 
+async def timed_head(
+    http: aiohttp.ClientSession, url: str, n: int, proxy: str | None
+) -> tuple[list[float], list[float], bool]:
+    """Times to the response head and to the whole body (ms), and whether it was a reader view."""
+    heads, wholes = [], []
+    reader = False
+    for i in range(n + 3):  # three to warm up
+        began = time.perf_counter()
+        async with http.get(url, proxy=proxy, headers={"Accept": HTML_ACCEPT}) as r:
+            head = time.perf_counter()
+            await r.read()
+            reader = reader or "X-Readerproxy" in r.headers
+        if i >= 3:
+            heads.append((head - began) * 1000)
+            wholes.append((time.perf_counter() - began) * 1000)
+    return heads, wholes, reader
+
+
 def summary(samples: list[float]) -> str:
     q = statistics.quantiles(samples, n=100)
     return f"median {statistics.median(samples):.2f} ms, p90 {q[89]:.2f} ms"
 
 
-async def measure(upstream: Upstream, proxy_url: str, pid: int, n: int, mb: int) -> None:
+async def non_articles(http: aiohttp.ClientSession, upstream: DatasetSite, proxy_url: str, n: int) -> None:
+    print(
+        f"\nnon-article navigations (median of {n}; head = time to the response head, whole = to the last byte)"
+    )
+    print(
+        "| page | direct head / whole | proxy, streamed from its head | proxy, head hidden (buffered, extracted) | added, streamed | added, buffered |"
+    )
+    print("|---|---|---|---|---|---|")
+    for page in NON_ARTICLES:
+        size = len(gzip.decompress((WCXB / "html" / f"{page}.html.gz").read_bytes()))
+        direct = await timed_head(http, f"http://127.0.0.1:{upstream.port}/wcxb/{page}", n, None)
+        streamed = await timed_head(http, f"http://news.test:{upstream.port}/wcxb/{page}", n, proxy_url)
+        buffered = await timed_head(
+            http, f"http://news.test:{upstream.port}/wcxb/{page}?hide=1", n, proxy_url
+        )
+        med = [(statistics.median(h), statistics.median(w)) for h, w, _ in (direct, streamed, buffered)]
+        reader = " (a reader view!)" if streamed[2] or buffered[2] else ""
+        print(
+            f"| wcxb-dev {page} ({size / 1000:.0f} KB){reader} | {med[0][0]:.2f} / {med[0][1]:.2f} ms "
+            f"| {med[1][0]:.2f} / {med[1][1]:.2f} ms | {med[2][0]:.2f} / {med[2][1]:.2f} ms "
+            f"| +{med[1][1] - med[0][1]:.2f} ms | +{med[2][1] - med[0][1]:.2f} ms |"
+        )
+
+
+def sniff_corpus() -> None:
+    """The early decision over wcxb-dev: pages per type, and the full pipeline's answer on those."""
+    import readerproxy
+
+    files = json.loads((WCXB / "metadata.json").read_text())["files"]
+    settings = load_settings({}, env={})
+    totals: Counter[str] = Counter()
+    early: Counter[str] = Counter()
+    would_read: Counter[str] = Counter()
+    seconds = 0.0
+    for page_id, info in files.items():
+        kind = info["page_type"]
+        totals[kind] += 1
+        page = gzip.decompress((WCXB / "html" / f"{page_id}.html.gz").read_bytes())
+        began = time.perf_counter()
+        sniff = HeadSniffer("", settings, f"https://{info['domain']}/")
+        chunks = (page[i : i + 64 * 1024] for i in range(0, len(page), 64 * 1024))
+        reason = next((found for chunk in chunks if (found := sniff(chunk)) is not None), None)
+        seconds += time.perf_counter() - began
+        if reason is not None:
+            early[kind] += 1
+            if readerproxy.extract(page, url=f"https://{info['domain']}/").readerable:
+                would_read[kind] += 1
+    print("| wcxb-dev type | pages | streamed from the head | of those, reader views before |")
+    print("|---|---|---|---|")
+    for kind, total in totals.most_common():
+        print(f"| {kind} | {total} | {early[kind]} | {would_read[kind]} |")
+    print(f"\nthe decision on the head: {seconds / len(files) * 1000:.3f} ms a page (mean, one thread)")
+
+
+async def measure(upstream: DatasetSite, proxy_url: str, pid: int, n: int, mb: int) -> None:
     direct_host = f"http://127.0.0.1:{upstream.port}"
     named = f"http://news.test:{upstream.port}"
     async with aiohttp.ClientSession() as http:
@@ -67,6 +159,7 @@ async def measure(upstream: Upstream, proxy_url: str, pid: int, n: int, mb: int)
                 f"{label}: direct {summary(direct)}; through the proxy {summary(proxied)}; "
                 f"added (median) {added:.2f} ms"
             )
+        await non_articles(http, upstream, proxy_url, n)
         baseline = rss_kb(pid)
         peak = baseline
         received = 0
@@ -88,10 +181,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--mb", type=int, default=20)
+    parser.add_argument("--sniff", action="store_true", help="the early decision over wcxb-dev instead")
     args = parser.parse_args()
-    upstream = Upstream()
+    if args.sniff:
+        sniff_corpus()
+        return
+    upstream = DatasetSite()
     upstream.start()
     proxy_port = free_port()
     options = ["--proxy-port", str(proxy_port), "--cache", "memory", "--allow-private"]

@@ -114,12 +114,23 @@
   };
 
   const cookieIs = (name, value) => document.cookie.split("; ").includes(`${name}=${value}`);
+  // A reader view served by the proxy under the site's own origin says where preferences live
+  // (data-prefs-at, http://readerproxy): a cookie written here would go to the site, so none is; the
+  // choice is made there by a navigation, as a tap on its link does, and the page comes back with it.
+  const prefsAt = root.dataset.prefsAt || "";
 
   const applyPreference = (key, value) => {
     if (!value || root.dataset[key] === value) return;
     const anchor = readingAnchor();
     root.dataset[key] = value;
     keepReadingAnchor(anchor);
+    if (prefsAt) {
+      const choice = new URL("/view", prefsAt);
+      choice.searchParams.set("url", location.href.split("#")[0]);
+      choice.searchParams.set(key, value);
+      location.assign(choice.href);
+      return;
+    }
     const name = `rp_${key}`;
     document.cookie = `${name}=${value}; path=/; max-age=${maxAge}; samesite=lax`;
     if (panel) {

@@ -4,7 +4,6 @@ site as `news.test` / `secure.test` (the proxy's `--resolve` map), on loopback o
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import time
@@ -15,37 +14,16 @@ from typing import Any
 from urllib.parse import quote_plus
 
 import pytest
-from support.chromium import CHROMIUM, Chromium, Page
+from support.chromium import Page
+from support.proxy_browser import browser_through, text_of
 from support.upstream import Upstream
-from test_proxy import RunningProxy, running_proxy
+from test_proxy import running_proxy
 from test_proxy_transport import Site, serve_site
 
 from readerproxy.proxy.addons import MARKER
 from readerproxy.proxy.tls import CertificateAuthority
 
 pytestmark = pytest.mark.browser
-
-
-@contextlib.asynccontextmanager
-async def browser_through(proxy: RunningProxy, *flags: str) -> AsyncIterator[tuple[Chromium, Page]]:
-    if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is not installed")
-    browser = Chromium(
-        extra_flags=(
-            f"--proxy-server=127.0.0.1:{proxy.proxy.port}",
-            "--proxy-bypass-list=<-loopback>",
-            *flags,
-        )
-    )
-    try:
-        await browser.start()
-        yield browser, await browser.new_page()
-    finally:
-        await browser.close()
-
-
-async def text_of(page: Page) -> str:
-    return str(await page.evaluate("document.body.innerText"))
 
 
 async def test_article_reader_view_and_the_way_back(upstream: Upstream) -> None:

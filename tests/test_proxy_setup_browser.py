@@ -1,15 +1,18 @@
 """`http://readerproxy/` and what it sets, with real headless Chromium through the proxy: the setup
 page at phone and desktop width (screenshots in artifacts/screenshots/), the CA downloaded in every
 format, a preference chosen on one site applied on another, "always the original" for a site, the
-PAC file as Chromium evaluates it, and no reader view of readerproxy's own pages."""
+PAC file as Chromium evaluates it, and no reader view of readerproxy's own pages.
+
+And a phone's whole journey: the CA downloaded from the setup page's own link and trusted by its
+SPKI, then an HTTPS article as a reader view under that CA; the bar back to the reader view on an
+article shown as the original (and none where the page's CSP forbids it, the bytes unchanged); a
+size chosen on a proxied reader view kept at `http://readerproxy/`, never sent to the site."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import plistlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -17,42 +20,20 @@ from urllib.parse import quote
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
+from cryptography.x509.oid import NameOID
 from support.chromium import CHROMIUM, SCREENSHOTS, Chromium, DevToolsError, Page
+from support.proxy_browser import browser_through, recording_site, text_of
 from support.upstream import Upstream
-from test_proxy import RunningProxy
 from test_proxy_setup import setup_proxy
 
 from readerproxy.proxy import pac_text
 from readerproxy.proxy.addons import MARKER, Addon
 from readerproxy.proxy.flow import Flow
-from readerproxy.proxy.tls import CertificateAuthority
+from readerproxy.proxy.tls import CertificateAuthority, spki_sha256
 
 pytestmark = pytest.mark.browser
 
 SETUP = "http://readerproxy"
-
-
-@contextlib.asynccontextmanager
-async def browser_through(proxy: RunningProxy, *flags: str) -> AsyncIterator[tuple[Chromium, Page]]:
-    """Chromium with the proxy as its HTTP proxy, loopback included."""
-    if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is not installed")
-    browser = Chromium(
-        extra_flags=(
-            f"--proxy-server=127.0.0.1:{proxy.proxy.port}",
-            "--proxy-bypass-list=<-loopback>",
-            *flags,
-        )
-    )
-    try:
-        await browser.start()
-        yield browser, await browser.new_page()
-    finally:
-        await browser.close()
-
-
-async def text_of(page: Page) -> str:
-    return str(await page.evaluate("document.body.innerText"))
 
 
 class Seen(Addon):
@@ -219,3 +200,207 @@ async def test_pac_file_as_chromium_evaluates_it(upstream: Upstream) -> None:
             assert {"127.0.0.1", "intranet"}.isdisjoint(hosts.hosts) and "readerproxy" in hosts.hosts
         finally:
             await browser.close()
+
+
+# ---- the phone's journey: setup page, CA from its own link, an HTTPS article ------------------------
+
+
+async def download_from_link(browser: Chromium, page: Page, selector: str, directory: Path) -> bytes:
+    """Click the link `selector` of the page, let Chromium save what it leads to in `directory`,
+    and return those bytes (the one file Chromium saved)."""
+    await browser.send(
+        "Browser.setDownloadBehavior",
+        {"behavior": "allow", "downloadPath": str(directory), "eventsEnabled": True},
+    )
+    progress = browser.subscribe("Browser.downloadProgress")
+    await page.evaluate(f"document.querySelector({selector!r}).click()")
+    state: dict[str, Any] = {}
+    async with asyncio.timeout(30):
+        while state.get("state") not in ("completed", "canceled"):
+            state = await progress.get()
+    assert state["state"] == "completed", state
+    (saved,) = directory.iterdir()
+    return saved.read_bytes()
+
+
+async def test_phone_journey_ca_from_the_setup_page_then_an_https_article(
+    tls_upstream: Upstream, tmp_path: Path
+) -> None:
+    ca = CertificateAuthority.load_or_create(tmp_path / "ca")
+    article = f"https://secure.test:{tls_upstream.port}/article"
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    async with setup_proxy(ca=ca, upstream_ca=tls_upstream.ca_file) as proxy:
+        # the phone, before it trusts anything: the setup page, and the CA from the page's own link
+        async with browser_through(proxy) as (browser, page):
+            await page.set_viewport(375, 812, True)
+            await page.navigate(f"{SETUP}/")
+            shown = await text_of(page)
+            assert "Set up readerproxy" in shown
+            link = await page.evaluate("document.querySelector('.downloads a[href$=\".pem\"]').href")
+            assert link == f"{SETUP}/ca.pem"
+            pem_bytes = await download_from_link(browser, page, ".downloads a[href$='.pem']", downloads)
+            for width, height, mobile in ((375, 812, True), (1280, 900, False)):
+                await page.set_viewport(width, height, mobile)
+                await page.navigate(f"{SETUP}/")
+                await page.screenshot(SCREENSHOTS / f"proxy-journey-setup-{width}.png")
+            # not trusted yet: the intercepted site's certificate is refused
+            with pytest.raises(DevToolsError, match="ERR_CERT_AUTHORITY_INVALID"):
+                await page.navigate(article)
+        downloaded = x509.load_pem_x509_certificate(pem_bytes)
+        fingerprint = downloaded.fingerprint(hashes.SHA256()).hex(":").upper()
+        assert fingerprint in shown  # what the page told the reader to check
+        # trusted by SPKI, computed from the bytes the page served (Chromium's flag for a CA import)
+        trust = f"--ignore-certificate-errors-spki-list={spki_sha256(downloaded)}"
+        async with browser_through(proxy, trust) as (browser, page):
+            await page.send("Network.enable")
+            responses = browser.subscribe("Network.responseReceived", page.session)
+            await page.set_viewport(375, 812, True)
+            await page.navigate(article)
+            text = await text_of(page)
+            assert "The Upstream Test Article" in text and "Copyright the upstream site" not in text
+            assert await page.evaluate("!!document.querySelector('article.reader')")
+            assert await page.evaluate("location.href") == article
+            await page.screenshot(SCREENSHOTS / "proxy-journey-reader-375.png")
+            await page.set_viewport(1280, 900, False)
+            await page.screenshot(SCREENSHOTS / "proxy-journey-reader-1280.png")
+            event: dict[str, Any] = {}
+            async with asyncio.timeout(10):
+                while event.get("type") != "Document":
+                    event = await responses.get()
+            # its original, over HTTPS too, with the bar back to the reader view
+            await click_and_wait(page, "a.original-top")
+            assert "Copyright the upstream site" in await text_of(page)
+            assert await bar_box(page) is not None
+            await click_and_wait(page, "readerproxy-bar a")
+            assert await page.evaluate("!!document.querySelector('article.reader')")
+    details = event["response"]["securityDetails"]
+    issuer = downloaded.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
+    assert details["issuer"] == issuer
+    assert event["response"]["headers"].get("X-Readerproxy") == "reader-view"
+    assert proxy.metric("reader_view") >= 1
+
+
+# ---- the way back to the reader view on an original page -------------------------------------------
+
+
+async def bar_box(page: Page) -> dict[str, float] | None:
+    """Where the proxy's bar is on the page (None when there is none)."""
+    found = await page.evaluate(
+        "(() => { const bar = document.querySelector('readerproxy-bar');"
+        " if (!bar) return null; const r = bar.getBoundingClientRect();"
+        " const s = getComputedStyle(bar), a = getComputedStyle(bar.querySelector('a'));"
+        " return {top: r.top, bottom: r.bottom, width: r.width, height: r.height,"
+        " font: parseFloat(a.fontSize), background: s.backgroundColor}; })()"
+    )
+    return dict(found) if found is not None else None
+
+
+async def document_body(browser: Chromium, page: Page, responses: Any, url: str) -> bytes:
+    """The bytes Chromium received for the document at `url` (Network must be enabled)."""
+    event: dict[str, Any] = {}
+    async with asyncio.timeout(10):
+        while not (event.get("type") == "Document" and event["response"]["url"] == url):
+            event = await responses.get()
+    body = await page.send("Network.getResponseBody", {"requestId": event["requestId"]})
+    return base64.b64decode(body["body"]) if body["base64Encoded"] else body["body"].encode("utf-8")
+
+
+async def test_bar_back_to_the_reader_on_an_article_shown_as_the_original() -> None:
+    async with recording_site() as site, setup_proxy() as proxy, browser_through(proxy) as (_, page):
+        article = site.url("/article/one")
+        for width, height, mobile in ((375, 812, True), (1280, 900, False)):
+            await page.set_viewport(width, height, mobile)
+            await page.navigate(article)
+            assert await page.evaluate("!!document.querySelector('article.reader')")
+            await click_and_wait(page, "a.original-top")  # "Original this time"
+            assert "Copyright the upstream site" in await text_of(page)  # the original page
+            bar = await bar_box(page)
+            assert bar is not None, "no bar on an article shown as the original"
+            # small and readable, its stylesheet applied, at the top, above the page and not over it
+            assert bar["top"] <= 8 and 40 <= bar["height"] <= 56 and bar["font"] >= 14, bar
+            assert bar["background"] == "rgb(246, 244, 239)", bar
+            first = await page.evaluate("document.querySelector('nav').getBoundingClientRect().top")
+            assert first >= bar["bottom"], (first, bar)
+            assert await page.evaluate("document.documentElement.scrollWidth") <= width
+            await page.screenshot(SCREENSHOTS / f"proxy-backbar-{width}.png")
+            await click_and_wait(page, "readerproxy-bar a")  # one tap: the reader view
+            assert await page.evaluate("!!document.querySelector('article.reader')")
+            assert "Copyright the upstream site" not in await text_of(page)
+        # "always original" for the site: every article of it gets the bar, a page that is no
+        # article does not
+        await click_and_wait(page, ".site-row a.chip:nth-of-type(2)")
+        assert await page.evaluate("location.href") == article
+        assert await bar_box(page) is not None
+        await page.navigate(site.url("/article/two"))
+        assert "Copyright the upstream site" in await text_of(page) and await bar_box(page) is not None
+        await page.navigate(site.url("/plain"))
+        assert "Not an article" in await text_of(page) and await bar_box(page) is None
+
+
+async def test_no_bar_where_the_page_csp_forbids_it_and_the_bytes_unchanged() -> None:
+    async with (
+        recording_site() as site,
+        setup_proxy() as proxy,
+        browser_through(proxy) as (browser, page),
+    ):
+        await page.send("Network.enable")
+        responses = browser.subscribe("Network.responseReceived", page.session)
+        await page.set_viewport(375, 812, True)
+        for path in ("/csp/strict", "/csp/meta"):  # "Original this time" on a strict CSP
+            url = f"{site.url(path)}?{MARKER}"
+            await page.navigate(url)
+            assert "Copyright the upstream site" in await text_of(page)
+            assert await bar_box(page) is None, path
+            assert await document_body(browser, page, responses, url) == site.served(path), path
+        await page.screenshot(SCREENSHOTS / "proxy-backbar-strict-csp-375.png")
+        url = f"{site.url('/csp/self')}?{MARKER}"  # a CSP that allows the page's own stylesheets
+        await page.navigate(url)
+        assert await bar_box(page) is not None
+        await document_body(browser, page, responses, url)
+        await page.navigate(f"{SETUP}/rules/set?host=news.test&rule=original")  # always original
+        for path in ("/csp/strict", "/plain"):  # strict CSP, and no article: as they came
+            url = site.url(path)
+            await page.navigate(url)
+            assert await bar_box(page) is None, path
+            assert await document_body(browser, page, responses, url) == site.served(path), path
+
+
+# ---- preferences stay with readerproxy: no rp_* cookie for the site ----------------------------------
+
+
+async def test_a_size_chosen_on_a_proxied_reader_view_never_reaches_the_site() -> None:
+    async with recording_site() as site, setup_proxy() as proxy, browser_through(proxy) as (browser, page):
+        await page.set_viewport(375, 812, True)
+        await page.navigate(site.url("/article/one"))
+        assert await page.evaluate("document.documentElement.dataset.prefsAt") == SETUP
+        assert await page.evaluate("document.documentElement.dataset.size") == "m"
+        # the keyboard's + (reader.js): the choice is made at http://readerproxy/, the page comes back
+        loaded = browser.subscribe("Page.loadEventFired", page.session)
+        await page.evaluate("document.dispatchEvent(new KeyboardEvent('keydown', {key: '+'}))")
+        await asyncio.wait_for(loaded.get(), 30)
+        assert await page.evaluate("location.href") == site.url("/article/one")
+        assert await page.evaluate("document.documentElement.dataset.size") == "l"
+        # and the A+ link of the preferences
+        await page.evaluate("document.querySelector('details.prefs').open = true")
+        await click_and_wait(page, 'a.chip.step.big[data-key="+"]')
+        assert await page.evaluate("document.documentElement.dataset.size") == "xl"
+        assert "rp_" not in await page.evaluate("document.cookie")
+        await page.screenshot(SCREENSHOTS / "proxy-prefs-size-375.png")
+        # the next article has the choice; the site never got it
+        await page.navigate(site.url("/article/two"))
+        assert await page.evaluate("document.documentElement.dataset.size") == "xl"
+        # a rp_ cookie already on the site's origin (an older reader.js wrote one) stays in the browser
+        await page.evaluate("document.cookie = 'rp_size=s; path=/'; document.cookie = 'session=abc; path=/'")
+        await page.navigate(site.url("/article/three"))
+        assert await page.evaluate("document.documentElement.dataset.size") == "xl"
+    cookies = site.cookies()
+    assert cookies and all("session=abc" in cookie for cookie in cookies), cookies  # the site's own go
+    assert not any("rp_" in cookie for cookie in cookies), cookies
+    assert [each.path for each in site.seen if each.path.startswith("/article/")] == [
+        "/article/one",
+        "/article/one",
+        "/article/one",
+        "/article/two",
+        "/article/three",
+    ]

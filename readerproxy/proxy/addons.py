@@ -6,6 +6,8 @@
   request goes upstream.
 - `ReaderAddon`: asks for the body of top-level HTML navigations and, when the page is an article,
   answers with the reader view made by the request layer `/read` uses (`Reader`) and its `Renderer`.
+  A page whose head already says it is a shop's product or a list of them (`head_says_not_article`)
+  streams through from its first bytes instead. `Save-Data: on` makes the view lite.
   It also serves the reader view's own assets under `/.readerproxy/` on every proxied host, so the
   page stays same-origin (its CSP holds, and nothing is mixed content inside intercepted HTTPS).
 - `MetricsAddon`: counts every flow by outcome on `/metrics`.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hmac
 import re
 from collections.abc import Sequence
@@ -29,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 from ..web.fetch import BodyDecoder, FetchError, media_type
-from ..web.images import route_images_to
+from ..web.images import route_images_to, saves_data
 from ..web.templating import Preferences, preferences
 from .flow import Flow, Outcome, Response, header, prefers_html
 
@@ -229,6 +232,111 @@ class RulesAddon(Addon):
 
 # ---- the reader view ----------------------------------------------------------------------------
 
+#: Schema.org types (JSON-LD in the head) that name the page a product or a list of them. Chosen on
+#: the 1,310 wcxb-dev pages for precision (benchmarks/proxy_latency.py --sniff): `Offer` (a course
+#: offer on an article page) and `ItemList` (listicles) are left out.
+NOT_ARTICLE_TYPES = frozenset({"product", "productgroup", "collectionpage", "searchresultspage"})
+#: OpenGraph `og:type` values of product pages (ogp.me, and the vendor spellings found in wcxb-dev).
+NOT_ARTICLE_OG_TYPES = frozenset(
+    {"product", "product.group", "product.item", "og:product", "ebay-objects:item", "zalando_sharing:product"}
+)
+#: Types that say the page is (or holds) something to read; any of them in the head vetoes the above
+#: (a review of a product names the product too).
+ARTICLE_TYPES = frozenset(
+    {
+        "article",
+        "newsarticle",
+        "blogposting",
+        "review",
+        "techarticle",
+        "scholarlyarticle",
+        "report",
+        "reportagenewsarticle",
+        "analysisnewsarticle",
+        "opinionnewsarticle",
+        "liveblogposting",
+        "socialmediaposting",
+        "discussionforumposting",
+        "qapage",
+        "howto",
+        "recipe",
+    }
+)
+#: How far into the decoded body the end of the head is looked for; past it, no early decision
+#: (the largest head in wcxb-dev, inline styles and scripts, is 1.5 MB).
+SNIFF_LIMIT = 2 * 1024 * 1024
+_HEAD_END = re.compile(rb"</head\b", re.IGNORECASE)
+_LD_SCRIPT = re.compile(
+    rb"<script\b[^>]*\btype\s*=\s*[\"']?application/ld\+json[^>]*>(.*?)</script", re.IGNORECASE | re.DOTALL
+)
+_LD_TYPE = re.compile(rb'"@type"\s*:\s*(?:"([^"]{1,80})"|\[([^\]]{1,400})\])')
+_QUOTED = re.compile(rb'"([^"]{1,80})"')
+_OG_TYPE = re.compile(rb"<meta\b[^>]*\b(?:property|name)\s*=\s*[\"']og:type[\"'][^>]*>", re.IGNORECASE)
+_CONTENT = re.compile(rb"\bcontent\s*=\s*[\"']([^\"']{0,80})", re.IGNORECASE)
+
+
+def head_types(head: bytes) -> tuple[set[str], set[str]]:
+    """The schema.org types named in the head's JSON-LD (lower case, without the vocabulary) and its
+    `og:type` values (lower case). Read without parsing the JSON, as `engine.pagekind` does."""
+    names: set[str] = set()
+    for block in _LD_SCRIPT.findall(head):
+        for single, many in _LD_TYPE.findall(block):
+            for name in [single] if single else _QUOTED.findall(many):
+                text = name.decode("ascii", "replace").rstrip("/")
+                names.add(text.rsplit("/", 1)[-1].rsplit(":", 1)[-1].strip().lower())
+    og = set()
+    for tag in _OG_TYPE.findall(head):
+        if (content := _CONTENT.search(tag)) is not None:
+            og.add(content.group(1).decode("ascii", "replace").strip().lower())
+    return names, og
+
+
+def head_says_not_article(head: bytes) -> str | None:
+    """Why the page whose `<head>` this is is no article (a product, a category or search page),
+    or None. Precision over recall: only what the head states in structured data, and never when
+    it also names something to read. On wcxb-dev: 0 of 696 articles, 39 of 91 products, 17 of 89
+    collections, 4 of 92 listings and 3 of 159 service pages."""
+    names, og = head_types(head)
+    if names & ARTICLE_TYPES or "article" in og:
+        return None
+    if found := sorted(names & NOT_ARTICLE_TYPES):
+        return f"not_article:{found[0]}"
+    if found := sorted(og & NOT_ARTICLE_OG_TYPES):
+        return f"not_article:og:{found[0]}"
+    return None
+
+
+class HeadSniffer:
+    """`Flow.sniff` for a navigation: decodes the body as it arrives (its Content-Encoding) until the
+    end of the head, then answers once with `head_says_not_article`; None ever after."""
+
+    def __init__(self, encoding: str, settings: Settings, url: str) -> None:
+        self.decoder: BodyDecoder | None = BodyDecoder(encoding, settings.fetch, url)
+        self.decoded = bytearray()  # the body so far, decoded
+
+    def __call__(self, chunk: bytes) -> str | None:
+        decoder = self.decoder
+        if decoder is None:
+            return None
+        try:
+            decoder.feed(chunk)
+        except FetchError:  # corrupt or a bomb: the reader addon's full decode says so later
+            self.decoder = None
+            return None
+        searched = len(self.decoded)
+        self.decoded += b"".join(decoder.parts)
+        decoder.parts.clear()  # each decoded byte kept once, here
+        end = _HEAD_END.search(self.decoded, max(0, searched - 8))
+        if end is None:
+            if len(self.decoded) > SNIFF_LIMIT:
+                self.decoder = None
+                self.decoded = bytearray()
+            return None
+        self.decoder = None  # decided: nothing more to look at
+        head = bytes(self.decoded[: end.start()])
+        self.decoded = bytearray()
+        return head_says_not_article(head)
+
 
 def is_navigation(flow: Flow) -> bool:
     """A top-level navigation to a page: GET, Accept prefers HTML, and (when the browser says) a document."""
@@ -260,6 +368,8 @@ def same_origin_links(page: str) -> str:
     page = _READ_FORMS.sub(f'action="{SETUP_ORIGIN}/read"', page)
     page = _HOME_LINKS.sub(f'href="{SETUP_ORIGIN}/"', page)
     page = route_images_to(page, SETUP_ORIGIN)  # the article's images: /image of the reader server
+    # preferences live at http://readerproxy/: static/reader.js writes no cookie on the site's origin
+    page = page.replace("<html", f'<html data-prefs-at="{SETUP_ORIGIN}"', 1)
     return _INSTANT.sub(r"\1", page)
 
 
@@ -285,6 +395,14 @@ def site_choices(page: str, url: str, host: str) -> str:
         f"Always the original on {label}</a>"
     )
     return page.replace("</footer>", foot + "</footer>", 1)
+
+
+def decoded_body(response: Response, body: bytes, settings: Settings, url: str) -> bytes:
+    """A buffered response's body without its Content-Encoding (gzip, br, zstd), within the
+    fetch limits; raises `FetchError` for a corrupt or oversized encoding."""
+    decoder = BodyDecoder(header(response.headers, "content-encoding") or "", settings.fetch, url)
+    decoder.feed(body)
+    return decoder.finish()
 
 
 class ReaderAddon(Addon):
@@ -313,9 +431,13 @@ class ReaderAddon(Addon):
         return Client(address.strip("[]"), self.user)
 
     async def preferences(self, flow: Flow) -> Preferences:
-        """The client's stored preferences (`http://readerproxy/`), else the defaults."""
+        """The client's stored preferences (`http://readerproxy/`), else the defaults; lite when the
+        browser's data saver is on (`Save-Data: on`), whatever was stored."""
         stored = await self.store.preferences(self.client(flow)) if self.store is not None else {}
-        return preferences({}, stored)[0]
+        prefs = preferences({}, stored)[0]
+        if saves_data(header(flow.request.headers, "save-data")):
+            prefs = dataclasses.replace(prefs, lite=True)
+        return prefs
 
     async def request(self, flow: Flow) -> None:
         request = flow.request
@@ -359,17 +481,21 @@ class ReaderAddon(Addon):
         if length is not None and (not length.isdigit() or int(length) > self.settings.fetch.max_bytes):
             return
         flow.wants_body = True
+        if flow.reader_rule != "always":
+            try:
+                encoding = header(response.headers, "content-encoding") or ""
+                flow.sniff = HeadSniffer(encoding, self.settings, flow.request.url)
+            except FetchError:  # an encoding readerproxy does not decode: no early look
+                flow.sniff = None
 
     async def response(self, flow: Flow, body: bytes) -> None:
         assert flow.response is not None
+        if flow.reader_rule == "never":  # buffered for another addon (backbar.py), never a reader view
+            return
         upstream = flow.response
         url = flow.request.url
         try:
-            decoder = BodyDecoder(
-                header(upstream.headers, "content-encoding") or "", self.settings.fetch, url
-            )
-            decoder.feed(body)
-            page = decoder.finish()
+            page = decoded_body(upstream, body, self.settings, url)
             prefs = await self.preferences(flow)
             extractor, params = self.reader.resolve_request(self.settings.default_algorithm, {})
             data = await self.reader.extract_bytes(
@@ -378,7 +504,7 @@ class ReaderAddon(Addon):
                 header(upstream.headers, "content-type"),
                 extractor,
                 params,
-                images=prefs.images,
+                images=True,  # as on /read: lite folds each image behind a tap when it renders
                 reader_links=False,
             )
         except FetchError as exc:  # a corrupt or oversized encoding: leave the page to the browser

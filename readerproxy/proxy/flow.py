@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import ipaddress
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -53,6 +53,7 @@ class Outcome(enum.StrEnum):
     PASSED = "passed_through"
     TUNNELLED = "tunnelled"
     REFUSED = "refused"  # the SSRF guard, access control, or a malformed request
+    BLOCKED = "blocked"  # a host on the block list (`blocklist.py`)
     ERROR = "error"  # the site could not be reached or answered badly
 
 
@@ -151,6 +152,9 @@ class Flow:
     reader_rule: str | None = None
     #: Set by the reader addon when it wants the whole HTML body before the answer is chosen.
     wants_body: bool = False
+    #: Set with `wants_body` by the reader addon: a look at each chunk of the body as it arrives;
+    #: a reason returned (the head already shows no article) streams the page through at once.
+    sniff: Callable[[bytes], str | None] | None = None
     error: str | None = None
     notes: dict[str, object] = field(default_factory=dict)
 

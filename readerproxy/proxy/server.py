@@ -24,7 +24,7 @@ import contextlib
 import logging
 import socket
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +34,7 @@ import aiohttp
 import h11
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from ..web.browser import CONNECTED, ClientGone
 from ..web.fetch import (
     DECODABLE_ENCODINGS,
     REDIRECT_STATUSES,
@@ -63,6 +64,8 @@ from .addons import (
     same_origin_links,
     simple_response,
 )
+from .backbar import BackBarAddon
+from .blocklist import BlocklistAddon
 from .flow import (
     MAX_HEAD,
     BadRequest,
@@ -78,7 +81,7 @@ from .flow import (
 )
 from .http1 import HEAD_TIMEOUT, BodyTooLarge, ClientConnection, client_starts_tls
 from .intercept import InterceptPolicy
-from .setup import SetupAddon, config_rules, user_of
+from .setup import SetupAddon, SiteCookiesAddon, config_rules, user_of
 from .store import ProxyStore
 from .upgrade import UpgradeFailed, is_websocket, relay
 
@@ -162,16 +165,21 @@ class ProxyServer:
         self.upstream_tls: ssl.SSLContext | None = None
         credentials = configured_credentials(settings)
         self.store = ProxyStore(reader.cache)  # preferences and site rules chosen in the browser
+        rules = RulesAddon(
+            host_list(settings.reader_hosts),
+            host_list(settings.direct_hosts),
+            self.store,
+            own_port=settings.port,
+            own_hosts=(settings.host,),
+        )
         self.addons: list[Addon] = [
             AuthAddon(credentials),
             SetupAddon(settings, renderer, self.store, ca, config_rules(settings)),
-            RulesAddon(
-                host_list(settings.reader_hosts),
-                host_list(settings.direct_hosts),
-                self.store,
-                own_port=settings.port,
-                own_hosts=(settings.host,),
-            ),
+            BlocklistAddon.from_settings(settings),  # ad and tracker hosts: 403 at once
+            # before the rules: it notes the way-back marker that their request hook removes
+            BackBarAddon(reader, renderer, settings, self.store, rules.is_own),
+            rules,
+            SiteCookiesAddon(rules.is_own),
             ReaderAddon(reader, renderer, settings, reader_base(settings), self.store, user_of(credentials)),
             MetricsAddon(metrics),
         ]
@@ -238,6 +246,8 @@ class ProxyServer:
             await conn.linger()
         except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
+        except ClientGone:  # the browser left while its flow waited on a render: nobody to answer
+            pass
         except asyncio.CancelledError:  # the proxy is closing
             pass
         finally:
@@ -256,7 +266,11 @@ class ProxyServer:
     ) -> None:
         """Requests one after another while the connection is kept alive; `tunnel` is the (host,
         port) of an intercepted CONNECT, whose requests come in origin form, over TLS (`scheme`
-        https) or, when the client spoke plain HTTP into the tunnel, as http."""
+        https) or, when the client spoke plain HTTP into the tunnel, as http.
+
+        A render a flow starts (the reader addon's, for an algorithm that needs the browser) stops
+        when this connection goes (`CONNECTED`, as the reader server sets per request)."""
+        CONNECTED.set(_still_connected(conn))
         while True:
             try:
                 event = await conn.next_request()
@@ -642,8 +656,9 @@ class ProxyServer:
         """Read the body the reader addon asked for into `buffered`; True when it came in whole.
 
         False, with what has arrived so far in `buffered`, when it grows past the size cap or has
-        not ended within `reader_wait` seconds of its head: a slow page is never held back, it
-        streams through as the original (`flow.notes["streamed"]` says why).
+        not ended within `reader_wait` seconds of its head, or as soon as its start shows it is no
+        article (`flow.sniff`): such a page is never held back, it streams through as the original
+        (`flow.notes["streamed"]` says why).
         """
         size = 0
         deadline = asyncio.get_running_loop().time() + self.reader_wait
@@ -661,6 +676,9 @@ class ProxyServer:
                 return True
             buffered.append(chunk)
             size += len(chunk)
+            if flow.sniff is not None and (reason := flow.sniff(chunk)) is not None:
+                flow.notes["streamed"] = reason  # the head already shows no article
+                return False
             if size > self.fetch.max_bytes:
                 flow.notes["streamed"] = "large"
                 return False
@@ -708,6 +726,12 @@ class ProxyServer:
 
 class _Sent(Exception):
     """The answer was partly sent when upstream failed: the connection can only be closed."""
+
+
+def _still_connected(conn: ClientConnection) -> Callable[[], bool]:
+    """Whether the browser is still on `conn`: it has not closed it (end of stream) nor has the
+    connection broken (its transport closing). Bytes it sent are not read here, only noticed."""
+    return lambda: not (conn.writer.is_closing() or conn.reader.at_eof())
 
 
 def _plain_http(location: str) -> str:

@@ -16,6 +16,9 @@ that send plain host names direct. The pages:
 - `/read…`, `/api/…`, `/static/…`: the reader server itself, reached through the proxy with the
   proxy's login (one login per client) and the client's stored preferences.
 
+`SiteCookiesAddon` keeps readerproxy's own cookies (`rp_theme`, `rp_size`, …, `rp_client`) out of
+every Cookie header the proxy forwards to a site: preferences live here, never on the sites.
+
 Choices are changed by GET (links work in every reader view, whose CSP allows no script of ours);
 a change is accepted only from a top-level navigation, so another site's images or fetches cannot
 make one.
@@ -27,7 +30,7 @@ import base64
 import datetime
 import plistlib
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -79,6 +82,7 @@ GATEWAY_HEADERS = frozenset(
         "location",
         "set-cookie",
         "retry-after",
+        "vary",  # /image's answer depends on Save-Data
     }
 )
 
@@ -490,6 +494,8 @@ class SetupAddon(Addon):
         headers = {"Accept": header(request.headers, "accept") or "*/*", "Accept-Encoding": "identity"}
         if language := header(request.headers, "accept-language"):
             headers["Accept-Language"] = language
+        if save_data := header(request.headers, "save-data"):  # /image halves widths, as on /read
+            headers["Save-Data"] = save_data
         if merged:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in merged.items())
         if self.credentials is not None:
@@ -526,6 +532,36 @@ class SetupAddon(Addon):
             return simple_response(
                 502, "Bad Gateway", f"The reader server did not answer: {type(exc).__name__}.\n"
             )
+
+
+#: readerproxy's own cookie names (the preferences, and the client's name on `readerproxy`): they
+#: belong to readerproxy's origins only, and never go to a site.
+OWN_COOKIES = frozenset({*(COOKIE_PREFIX + key for key in PREFERENCE_KEYS), CLIENT_COOKIE})
+
+
+def without_own_cookies(value: str) -> str:
+    """A Cookie header's value without readerproxy's own cookies (`OWN_COOKIES`)."""
+    kept = [item for item in value.split(";") if item.strip().partition("=")[0] not in OWN_COOKIES]
+    return ";".join(kept).strip()
+
+
+class SiteCookiesAddon(Addon):
+    """Keeps readerproxy's preference cookies from the sites: a proxied reader view lives on the
+    site's origin, so a `rp_*` cookie written there (by an older reader.js, or by hand) would be sent
+    to the site with every request; the proxy takes them out of every Cookie header it forwards
+    (requests for the reader server itself keep them: they are its preferences)."""
+
+    def __init__(self, is_own: Callable[[Flow], bool]) -> None:
+        self.is_own = is_own
+
+    async def request(self, flow: Flow) -> None:
+        headers = flow.request.headers
+        if self.is_own(flow) or not any(key.lower() == "cookie" for key, _ in headers):
+            return
+        cleaned = [
+            (key, without_own_cookies(value) if key.lower() == "cookie" else value) for key, value in headers
+        ]
+        flow.request.headers = [(key, value) for key, value in cleaned if key.lower() != "cookie" or value]
 
 
 def config_rules(settings: Settings) -> dict[str, tuple[str, ...]]:

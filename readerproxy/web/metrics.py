@@ -89,7 +89,7 @@ class Metrics:
         self.limits = Gauge("readerproxy_limit", "Configured limits by name.", ["name"], registry=r)
         self.proxy_requests = Counter(
             "readerproxy_proxy_requests",
-            "Proxied requests by outcome (reader_view, passed_through, tunnelled, refused, error).",
+            "Proxied requests by outcome (reader_view, passed_through, tunnelled, refused, blocked, error).",
             ["outcome"],
             registry=r,
         )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 import typing
 from collections.abc import Mapping
@@ -119,6 +120,16 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
         "upgrade_https",
         "for plain-HTTP clients: fetch https:// when a site redirects there, serve it over http",
     ),
+    ServeOption(
+        "block_hosts",
+        "proxy: refuse these hosts (403; ad and tracker servers): names with their subdomains, globs, regexes",
+        "PATTERNS",
+    ),
+    ServeOption(
+        "block_lists",
+        "proxy: files of hosts to refuse: hosts files, domain lists or ||host^ rules (EasyList, uBlock)",
+        "FILES",
+    ),
     ServeOption("browser", "Chromium for algorithm visual and render=1 (started on first use)", "PATH"),
     ServeOption("browser_pages", "pages the browser renders at once", "N"),
     ServeOption("render_timeout", "seconds a page may take to render in the browser (504)", "SECONDS"),
@@ -198,6 +209,8 @@ class Settings:
     ignore_hosts: tuple[str, ...] = ()  # never decrypt these (and never `direct_hosts`)
     reader_wait: float = 1.0  # a navigation not in whole by then streams through as the original
     upgrade_https: bool = False  # http:// redirected to its https:// is fetched and served over http
+    block_hosts: tuple[str, ...] = ()  # refused by the proxy (patterns: proxy/blocklist.py)
+    block_lists: tuple[str, ...] = ()  # files of hosts refused by the proxy (proxy/blocklist.py)
     # The browser service (browser.py): started on the first `visual` or render=1 request.
     browser: str = "/usr/bin/chromium"
     browser_pages: int = 2
@@ -269,6 +282,8 @@ def load_settings(
     )
     check_cache_spec(settings.cache)
     check_open_proxy(settings)
+    check_block_lists(settings.block_lists)
+    check_host_patterns(settings)
     if settings.images not in IMAGE_MODES:
         raise SettingsError(f"images must be one of {', '.join(IMAGE_MODES)}, got {settings.images!r}")
     try:
@@ -298,6 +313,37 @@ def check_open_proxy(settings: Settings) -> None:
                 f"refusing to run an open proxy on {settings.host}: give --auth USER:PASS "
                 "(or --insecure-open-proxy if you really mean it)"
             )
+
+
+#: The glob syntax of the proxy's host patterns (`proxy/intercept.py`); anything else is a regex.
+_HOST_GLOB = re.compile(r"^[A-Za-z0-9.\-_:*?]+$")
+
+
+def check_host_patterns(settings: Settings) -> None:
+    """Every pattern of `intercept_hosts`, `ignore_hosts` and `block_hosts` a glob or a regex that
+    compiles (commas and spaces separate them on the command line and in the environment)."""
+    for name in ("intercept_hosts", "ignore_hosts", "block_hosts"):
+        value = getattr(settings, name)
+        items = re.split(r"[,\s]+", value) if isinstance(value, str) else value
+        for text in (str(item).strip() for item in items if str(item).strip()):
+            if _HOST_GLOB.match(text):
+                continue
+            try:
+                re.compile(text)
+            except re.error as exc:
+                flag = "--" + name.replace("_", "-")
+                raise SettingsError(
+                    f"{flag}: {text!r} is neither a host glob nor a valid regex ({exc})"
+                ) from None
+
+
+def check_block_lists(value: object) -> None:
+    """Every `block_lists` file readable (a list, or paths separated by commas or spaces)."""
+    items = value.replace(",", " ").split() if isinstance(value, str) else value
+    for item in items if isinstance(items, list | tuple) else ():
+        path = Path(str(item)).expanduser()
+        if not path.is_file():
+            raise SettingsError(f"block list {item} is not a readable file")
 
 
 def check_cache_spec(spec: str) -> None:
