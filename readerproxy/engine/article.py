@@ -13,6 +13,7 @@ from .readingtime import reading_time
 
 if TYPE_CHECKING:
     from .facts import PageFacts, ProductFacts, RecipeFacts
+    from .listing import ListItem
     from .pagekind import PageKind
     from .thread import Post
 
@@ -51,6 +52,12 @@ class Article:
         default=None, repr=False, compare=False
     )
     _posts: tuple[Post, ...] | None = field(default=None, repr=False, compare=False)
+    #: Reads a listing's items on first use (`listing.listing_items` over this page's Document,
+    #: given the page kind): only pages of kind listing or collection.
+    decide_items: Callable[[str], tuple[ListItem, ...] | None] | None = field(
+        default=None, repr=False, compare=False
+    )
+    _items: tuple[ListItem, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
     def kind(self) -> PageKind | None:
@@ -100,6 +107,15 @@ class Article:
             decide, self.decide_posts = self.decide_posts, None  # let the Document go
             self._posts = decide(self.page_kind == "forum")
         return self._posts
+
+    @property
+    def items(self) -> tuple[ListItem, ...] | None:
+        """The items of a listing or collection page, each with its title, link, excerpt, date and
+        image, read once on first use (None: another kind, or fewer than three items)."""
+        if self.decide_items is not None:
+            decide, self.decide_items = self.decide_items, None  # let the Document go
+            self._items = decide(self.page_kind)
+        return self._items
 
     @property
     def readerable(self) -> bool | None:
@@ -152,6 +168,7 @@ class Article:
             "product": self.product.to_dict() if self.product is not None else None,
             "recipe": self.recipe.to_dict() if self.recipe is not None else None,
             "posts": [post.to_dict() for post in posts] if (posts := self.posts) else None,
+            "items": [item.to_dict() for item in items] if (items := self.items) else None,
             "text": self.text,
             "html": self.html,
             "word_count": length.words,

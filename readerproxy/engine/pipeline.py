@@ -28,6 +28,7 @@ from .document import parse as parse_document
 from .extraction import Extraction, Extractor, get_extractor
 from .facts import page_facts
 from .layout import LayoutSnapshot, align
+from .listing import listing_items
 from .metadata import extract_metadata
 from .output import LinkRewriter, render_html, render_text
 from .pagekind import page_kind
@@ -101,6 +102,7 @@ def render(
         decide_kind=functools.partial(page_kind, doc, extraction.selection),
         decide_facts=functools.partial(page_facts, doc, text),
         decide_posts=functools.partial(thread_for, doc, rewrite_link=rewrite_link, images=images),
+        decide_items=functools.partial(listing_items, doc),
         timings={
             **(timings or {}),
             "extract": round(extraction.elapsed_ms, 3),

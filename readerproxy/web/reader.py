@@ -43,7 +43,7 @@ from .workers import Call, Job, WorkerPool
 T = TypeVar("T")
 #: The address a page posted without a URL is rendered at (nothing is ever fetched from it).
 BLANK_PAGE_URL = "http://page.invalid/"
-RESULT_VERSION = 3  # bump when the cached result's shape changes
+RESULT_VERSION = 4  # bump when the cached result's shape changes
 #: Extraction failures that are the page's doing: such a page is not kept in the cache.
 HOSTILE_KINDS = frozenset({"extraction_timeout", "extraction_failed", "too_large", "render_too_large"})
 

@@ -263,6 +263,47 @@ def thread_posts(posts: Any, rewrite_images: Callable[[str], str] | None = None)
     ]
 
 
+def listing_view(
+    items: Any,
+    page_url: str | None,
+    prefs: Preferences,
+    algorithm: str = "auto",
+    rewrite_images: Callable[[str], str] | None = None,
+) -> list[dict[str, Any]]:
+    """The items of a listing as `templates/_listing.html` shows them: each title linked through
+    the reader (or to the original, by the links preference), the date written as the reader writes
+    dates, the picture through the article's image route (behind a "Show image" tap in Lite)."""
+    rewrite_link = link_rewriter(page_url, algorithm, prefs.lite) if prefs.reader_links else None
+    shown: list[dict[str, Any]] = []
+    for item in items or ():
+        url = item.get("url") or ""
+        image = item.get("image")
+        image_html = None
+        if isinstance(image, str) and link_target(image):
+            image_html = (
+                f'<img src="{html.escape(image)}" alt="" width="{LISTING_IMAGE_WIDTH}" loading="lazy">'
+            )
+            if rewrite_images is not None:
+                image_html = rewrite_images(image_html)
+            if "loading=" not in image_html:  # the route makes a fragment's first image eager
+                image_html = image_html.replace("<img", '<img loading="lazy"', 1)
+            if prefs.lite:
+                image_html = fold_images(image_html)
+        shown.append(
+            {
+                **item,
+                "href": rewrite_link(url) if rewrite_link is not None and link_target(url) else url,
+                "when": display_date(item.get("date")),
+                "image_html": image_html,
+            }
+        )
+    return shown
+
+
+#: The width (px) a listing's pictures are shown at, at most: the image route's srcset is cut to it.
+LISTING_IMAGE_WIDTH = 160
+
+
 def display_date(value: str | None) -> str | None:
     """An ISO 8601 date as '12 March 2024'; anything else as given (shortened)."""
     if not value:
@@ -551,6 +592,7 @@ class Renderer:
         # the Aa panel's menu as the landing page's: `learned` (auto by another name) left out
         algorithms = {name: text for name, text in algorithms.items() if name not in MENU_HIDDEN}
         posts = thread_posts(article.get("posts"), self.rewrite_images)
+        items = listing_view(article.get("items"), url, prefs, algorithm, self.rewrite_images)
         if len(posts) >= 2 and posts[0]["author"]:
             article = {**article, "byline": posts[0]["author"]}  # a thread is by its starter
         return self._reader.render(
@@ -558,6 +600,7 @@ class Renderer:
             title=title or display_host(original) or "Untitled",
             content=fragment,
             posts=posts,
+            items=items,
             lang=lang,
             dir="rtl" if rtl else "ltr",
             arrow="\u2190" if rtl else "\u2192",

@@ -1,0 +1,181 @@
+"""The listing view in a real headless Chromium at 375 and 1280 px, on a real listing page (an
+engineering blog's index) and a real collection page (a shop's category grid) of wcxb-dev.
+
+Every item shows its title as a link through the reader over the whole row (a tap target of at
+least 44 px), its picture beside it through readerproxy's /image route; nothing scrolls sideways.
+In Lite no picture is fetched until its own tap asks. Screenshots go to
+artifacts/screenshots/listing-*.png for a person to look at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import io
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from PIL import Image
+from support.chromium import SCREENSHOTS, Chromium, Page
+from support.reader_server import serve, serve_app, test_settings
+from support.upstream import DATASETS
+
+pytestmark = pytest.mark.browser
+
+WCXB = DATASETS / "wcxb-dev"
+#: (wcxb-dev page, kind, fewest items shown): pages whose pictures are on the page's own site.
+PAGES = (
+    ("2901", "listing", 10),
+    ("2951", "collection", 25),
+)
+
+SHOWN = """
+(() => {
+  const items = [...document.querySelectorAll('.listing > .item')];
+  const visible = items.filter(li => li.getBoundingClientRect().bottom < innerHeight);
+  return {
+    items: items.length,
+    h1: document.querySelectorAll('h1').length,
+    titles: items.map(li => (li.querySelector('.item-title a') || {}).textContent || ''),
+    hrefs: items.map(li => (li.querySelector('.item-title a') || {}).getAttribute('href') || ''),
+    // A tap anywhere on a row (here: its middle, and beside its title) lands on the title's link.
+    tapped: visible.map(li => {
+      const r = li.getBoundingClientRect();
+      const hit = document.elementFromPoint(r.left + r.width * 0.5, r.top + r.height * 0.5);
+      return !!(hit && hit.closest('.item-title a') && hit.closest('.item') === li);
+    }),
+    heights: visible.map(li => li.getBoundingClientRect().height),
+    images: visible.filter(li => li.querySelector('.item-image img')).map(li => {
+      const img = li.querySelector('.item-image img'), r = img.getBoundingClientRect();
+      const text = li.querySelector('.item-text').getBoundingClientRect();
+      return {src: img.currentSrc, complete: img.complete, natural: img.naturalWidth,
+              width: r.width, beside: r.left >= text.right - 1};
+    }),
+    folded: document.querySelectorAll('.listing details.lite-image').length,
+    over: document.documentElement.scrollWidth - innerWidth,
+  };
+})()
+"""
+RESOURCES = "performance.getEntriesByType('resource').map(e => e.name)"
+
+
+def _placeholder() -> bytes:
+    """A 600x450 picture standing for every image of the pages (their originals are not stored)."""
+    out = io.BytesIO()
+    Image.new("RGB", (600, 450), (150, 170, 190)).save(out, "JPEG")
+    return out.getvalue()
+
+
+async def wcxb_site(directory: Path) -> web.Application:
+    """wcxb-dev pages at /wcxb/<id>, as their servers sent them; any other path is a picture."""
+    picture = _placeholder()
+
+    async def page(request: web.Request) -> web.Response:
+        path = directory / "html" / f"{request.match_info['id']}.html.gz"
+        if not path.is_file():
+            raise web.HTTPNotFound()
+        return web.Response(body=gzip.decompress(path.read_bytes()), content_type="text/html")
+
+    async def image(request: web.Request) -> web.Response:
+        return web.Response(body=picture, content_type="image/jpeg")
+
+    app = web.Application()
+    app.router.add_get("/wcxb/{id}", page)
+    app.router.add_get("/{tail:.*}", image)
+    return app
+
+
+@pytest.fixture
+async def wcxb_base() -> AsyncIterator[str]:
+    if not (WCXB / "html").is_dir():
+        pytest.skip("wcxb-dev is not in ../shared/datasets")
+    async with serve_app(await wcxb_site(WCXB)) as base:
+        yield base
+
+
+async def wait_for(page: Page, expression: str, seconds: float = 10.0) -> Any:
+    """Poll until the expression is truthy (pictures arrive through the image route a moment later)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = await page.evaluate(expression)
+        if value or time.monotonic() > deadline:
+            return value
+        await asyncio.sleep(0.05)
+
+
+async def show(page: Page, url: str, width: int) -> dict[str, Any]:
+    await page.set_viewport(width, 812 if width < 800 else 800, width < 800)
+    await page.navigate(url)
+    return dict(await page.evaluate(SHOWN))
+
+
+IMAGES_LOADED = f"""
+(() => {{ const s = {SHOWN.strip()}; return s.images.length && s.images.every(i => i.complete && i.natural > 0); }})()
+"""
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+async def test_listing_and_collection_items_at_each_width(
+    chromium: Chromium, wcxb_base: str, width: int
+) -> None:
+    problems: list[str] = []
+    async with serve(test_settings(rate_limit=0)) as server:
+        page = await chromium.new_page()
+        for page_id, kind, fewest in PAGES:
+            where = f"{kind} {page_id} at {width}px"
+            shown = await show(page, server.read_url(f"{wcxb_base}/wcxb/{page_id}"), width)
+            if shown["items"] < fewest:
+                problems.append(f"{where}: {shown['items']} items")
+                continue
+            if shown["h1"] != 1 or shown["over"] > 0:
+                problems.append(f"{where}: {shown['h1']} h1, overflows by {shown['over']}px")
+            if not all(title.strip() for title in shown["titles"]):
+                problems.append(f"{where}: an item without a title")
+            if not all(href.startswith("/read?url=") for href in shown["hrefs"]):
+                problems.append(f"{where}: a title does not link through the reader: {shown['hrefs'][:3]}")
+            if not all(shown["tapped"]) or min(shown["heights"]) < 44:
+                problems.append(f"{where}: rows {shown['heights']} not all one tap target {shown['tapped']}")
+            if not await wait_for(page, IMAGES_LOADED):
+                problems.append(f"{where}: the pictures in view did not load")
+            shown = dict(await page.evaluate(SHOWN))
+            for image in shown["images"]:
+                if not image["src"].startswith(server.base + "/image?w="):
+                    problems.append(f"{where}: a picture not through the image route: {image['src']}")
+                if not image["beside"] or not 90 <= image["width"] <= 200:
+                    problems.append(
+                        f"{where}: a picture {image['width']}px wide, beside the text: {image['beside']}"
+                    )
+            path = await page.screenshot(SCREENSHOTS / f"listing-{kind}-{page_id}-{width}.png")
+            assert path.stat().st_size > 1000
+    assert not problems, problems
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+async def test_lite_listing_fetches_no_picture_until_a_tap(
+    chromium: Chromium, wcxb_base: str, width: int
+) -> None:
+    page_id, _, fewest = PAGES[1]
+    async with serve(test_settings(rate_limit=0)) as server:
+        page = await chromium.new_page()
+        shown = await show(
+            page, server.read_url(f"{wcxb_base}/wcxb/{page_id}", lite="1", theme="dark"), width
+        )
+        assert shown["items"] >= fewest and shown["over"] <= 0
+        # every picture behind its tap, none loaded
+        assert shown["folded"] >= fewest and not [image for image in shown["images"] if image["src"]]
+        assert not [name for name in await page.evaluate(RESOURCES) if "/image?" in name]
+        await page.screenshot(SCREENSHOTS / f"listing-lite-{page_id}-{width}.png")
+        # The tap opens the picture (above the row's link), and only then is it fetched, resized.
+        await page.evaluate("document.querySelector('.listing details.lite-image summary').click()")
+        assert await wait_for(page, "document.querySelector('.listing details.lite-image').open")
+        loaded = await wait_for(
+            page,
+            "(() => { const i = document.querySelector('.listing details.lite-image[open] img');"
+            " return i && i.complete && i.naturalWidth > 0 && i.currentSrc; })()",
+        )
+        assert str(loaded).startswith(server.base + "/image?w=")
+        await page.screenshot(SCREENSHOTS / f"listing-lite-{page_id}-{width}-open.png")
