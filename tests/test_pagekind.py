@@ -13,12 +13,14 @@ from readerproxy.engine.document import parse
 from readerproxy.engine.pagekind import (
     FEATURES,
     KINDS,
+    READERABLE_AT,
     SHIPPED_MODEL,
     count_prices,
     load_model,
     page_features,
     page_kind,
     readerable,
+    readerable_probability,
     url_features,
 )
 from readerproxy.research.datasets import datasets_root
@@ -78,7 +80,8 @@ def test_a_product_page_with_structured_data_and_a_cart_form_is_a_product() -> N
     article = extract(PRODUCT_PAGE, url="https://shop.example.com/p/trail-runner-2-tr2-42")
     assert article.page_kind == "product"
     assert 0.5 < article.page_kind_confidence <= 1.0
-    assert not readerable(article.page_kind, article.page_kind_confidence)
+    assert article.kind is not None and not article.kind.readerable
+    assert article.readerable is False
     data = article.to_dict()
     assert data["page_kind"] == "product" and data["page_kind_confidence"] == article.page_kind_confidence
 
@@ -86,7 +89,7 @@ def test_a_product_page_with_structured_data_and_a_cart_form_is_a_product() -> N
 def test_a_phpbb_like_thread_is_a_forum() -> None:
     article = extract(_thread(), url="https://forum.example.org/viewtopic.php?t=4242")
     assert article.page_kind == "forum"
-    assert readerable(article.page_kind, article.page_kind_confidence)
+    assert article.kind is not None and article.kind.readerable and article.readerable
 
 
 @pytest.mark.skipif(datasets_root() is None, reason="../shared/datasets is not present")
@@ -117,10 +120,57 @@ def test_prices_and_urls() -> None:
     assert url_features(None)["url_missing"] == 1.0
 
 
-def test_readerable_by_kind_and_confidence() -> None:
-    assert readerable("article", 0.3) and readerable("documentation", 0.99) and readerable("forum", 0.9)
-    assert not readerable("product", 0.95) and not readerable("service", 0.9)
-    assert readerable("listing", 0.2)  # too unsure to hide the reader view
+def test_readerable_sums_the_readerable_kinds() -> None:
+    assert readerable({"article": 0.9, "service": 0.1}) and readerable({"forum": 0.99, "product": 0.01})
+    assert not readerable({"product": 0.95, "article": 0.05}) and not readerable({"service": 0.9})
+    # No kind reaches the threshold alone, together they do: an article or a documentation page.
+    split = {"article": READERABLE_AT / 2, "documentation": READERABLE_AT / 2 + 0.01, "listing": 0.3}
+    assert readerable(split) and readerable_probability(split) == pytest.approx(READERABLE_AT + 0.01)
+    # Called an article, but a service page or a listing is as likely: no reader view.
+    unsure = {"article": 0.4, "service": 0.35, "listing": 0.25}
+    assert readerable(unsure, at=0.5) is False and readerable(unsure, at=0.4)
+    assert readerable({}) is False  # no decision
+
+
+def _pages_with_shares(shares: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray]:
+    """Truth and probabilities of made-up pages: each page's readerable share on the article
+    column, the rest on the service column."""
+    truth, rows = [], []
+    for kind, values in shares.items():
+        for share in values:
+            row = np.zeros(len(KINDS))
+            row[KINDS.index("article")] = share
+            row[KINDS.index("service")] = 1.0 - share
+            truth.append(KINDS.index(kind))
+            rows.append(row)
+    return np.array(truth), np.array(rows)
+
+
+def test_the_threshold_is_the_highest_that_keeps_the_readerable_kinds() -> None:
+    pytest.importorskip("lightgbm", reason="the train extra (lightgbm) is not installed")
+    from readerproxy.research import pagekind_eval
+
+    assert pagekind_eval.MIN_READERABLE == 0.96
+    # At 0.5, 96 % of the articles stay readerable; at 0.55 none would.
+    shares = {
+        "article": [0.42] * 2 + [0.47] * 2 + [0.52] * 96,
+        "documentation": [0.9] * 10,
+        "forum": [0.9] * 10,
+        "service": [0.48] * 5 + [0.1] * 5,
+    }
+    truth, probabilities = _pages_with_shares(shares)
+    assert pagekind_eval.choose_threshold(truth, probabilities) == 0.5
+    said = pagekind_eval.readerable_share(probabilities) >= 0.5
+    rates = pagekind_eval.readerable_rates(truth, said)
+    assert rates["article"] == 0.96 and rates["service"] == 0.0 and rates["documentation"] == 1.0
+    # Each of two folds alike: the other fold picks the same threshold.
+    doubled_truth = np.concatenate([truth, truth])
+    doubled = np.vstack([probabilities, probabilities])
+    nested = pagekind_eval.nested_readerable(doubled_truth, doubled, np.repeat([0, 1], len(truth)))
+    assert (nested == np.concatenate([said, said])).all()
+    # No threshold keeps them: the lowest.
+    truth, probabilities = _pages_with_shares({"article": [0.1] * 10, "service": [0.1] * 10})
+    assert pagekind_eval.choose_threshold(truth, probabilities) == pagekind_eval.THRESHOLDS[0]
 
 
 def test_the_recorded_out_of_fold_accuracy_holds() -> None:
@@ -139,6 +189,8 @@ def test_out_of_fold_on_a_fixed_subset(tmp_path: Path) -> None:
     assert result["pages"] == len(pages.y) > 300
     assert np.asarray(result["confusion"]).sum() == result["pages"]
     assert result["accuracy"] >= SUBSET_OOF_ACCURACY - 0.02
+    assert result["readerable_at"] in pagekind_eval.THRESHOLDS
+    assert set(result["readerable_nested"]) == set(KINDS)
 
 
 #: `test_out_of_fold_on_a_fixed_subset`'s accuracy when measured (328 pages, each fold's model fitted
