@@ -22,6 +22,15 @@ BODY = "<p>" + "Words of the article that make it long enough to read. " * 10 + 
         ("29.06.2020", "2020-06-29"),
         ("2024/03/05", "2024-03-05"),
         ("03/05/2024", None),  # day-first or month-first: never guessed
+        ("11-29-2024, 09:03 AM", "2024-11-29"),  # 29 can only be the day (vBulletin)
+        ("29/11/2024", "2024-11-29"),
+        ("Sun Dec 17, 2023 11:23 am", "2023-12-17"),
+        ("30th March 2025, 16:26", "2025-03-30"),
+        ("4. März 2025", "2025-03-04"),
+        ("12 décembre 2025", "2025-12-12"),
+        ("5 de mayo de 2024", "2024-05-05"),
+        ("7 ottobre 2023", "2023-10-07"),
+        ("1er janvier 2024", "2024-01-01"),
         ("2025-02-30", None),  # no such day
         ("June 29, 1850", None),  # before the web
         ("no date here", None),
@@ -75,6 +84,11 @@ def _page(head: str = "", body: str = "", url: str = "https://example.org/story"
         ("", '<div class="post-hero__date">December 17, 2025</div>', None, "2025-12-17"),
         ("", "<h1>The headline</h1><p>By Ana Writer · March 3, 2026</p>", None, "2026-03-03"),
         ("", "", "https://example.org/2025/09/04/a-story/", "2025-09-04"),
+        # a site's own <meta> key for the publication ("published", "w-published-date")
+        ('<meta name="published" content="July 17, 2025">', "", None, "2025-07-17"),
+        ('<meta name="w-published-date" content="2025-05-27T06:03:43.274Z">', "", None, "2025-05-27"),
+        # a dated line set just above the headline
+        ("", "<p>Published Oct 14, 2025</p><h1>The headline</h1>", None, "2025-10-14"),
         (
             '<meta property="article:modified_time" content="2025-04-19T23:02:46+00:00">',
             "",

@@ -6,7 +6,9 @@ sources here, in order of trust, follow what a reader would believe: what the pa
 machines about its publication (JSON-LD, `<meta>`, `itemprop`), then what it shows (`<time>`, a
 dated line by the headline), then what its address says, and last when it was modified. A date
 is read with a handful of patterns (ISO 8601, "June 29, 2020", "29 June 2020", "29.06.2020",
-English month names and their abbreviations), never a guess between day-first and month-first.
+"5 de mayo de 2024", "11-29-2024"; month names and abbreviations in English, German, French,
+Spanish, Italian, Portuguese and Dutch), never a guess between day-first and month-first: a
+numeric date is read only when one of its numbers can only be the day.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .document import TEXT, Document
@@ -51,35 +53,35 @@ MODIFIED_META = (
     "last-modified",
     "dcterms.modified",
 )
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
+#: Month names and abbreviations, English first, then German, French, Spanish, Italian, Portuguese
+#: and Dutch (a name shared by two languages names the same month in both).
+_MONTH_NAMES = (
+    "january jan januar janvier enero gennaio janeiro januari janv ene gen",
+    "february feb februar février fevrier febrero febbraio fevereiro februari févr fevr",
+    "march mar märz maerz mars marzo março maart mär",
+    "april apr avril abril aprile avr abr",
+    "may mai mayo maggio maio mei mag",
+    "june jun juni juin junio giugno junho",
+    "july jul juli juillet julio luglio julho juil lug",
+    "august aug august août aout agosto augustus ago",
+    "september sep sept septembre septiembre setiembre settembre setembro",
+    "october oct oktober octobre octubre ottobre outubro okt ott",
+    "november nov novembre noviembre novembro",
+    "december dec dezember décembre decembre diciembre dicembre dezembro dez déc dic",
+)
+_MONTHS = {name: number for number, names in enumerate(_MONTH_NAMES, start=1) for name in names.split()}
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th|er|º|°)?"
 _YEAR = r"(?P<year>(?:19|20)\d{2})"
+#: "de" / "del" between the parts of a Spanish or Portuguese date ("5 de mayo de 2024").
+_OF = r"(?:\s+del?)?"
 _PATTERNS = (
     re.compile(rf"(?<![\d-]){_YEAR}[-/](?P<month>\d{{1,2}})[-/](?P<day>\d{{1,2}})(?!\d)"),
     re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.I),
-    re.compile(rf"\b{_DAY}\.?\s+{_MONTH},?\s+{_YEAR}\b", re.I),
+    re.compile(rf"\b{_DAY}\.?{_OF}\s+{_MONTH},?{_OF}\s+{_YEAR}\b", re.I),
     re.compile(rf"(?<![\d.]){_DAY}\.(?P<month>\d{{1,2}})\.{_YEAR}(?!\d)"),
+    # 11-29-2024 or 29/11/2024: read only when one of the two numbers can only be the day
+    re.compile(rf"(?<![\d./-])(?P<first>\d{{1,2}})[-/](?P<second>\d{{1,2}})[-/]{_YEAR}(?!\d)"),
 )
 _URL_DATE = re.compile(
     r"/(?P<year>(?:19|20)\d{2})[/-](?P<month>\d{1,2})(?:[/-](?P<day>\d{1,2}))?(?=[/-]|$|\.)"
@@ -106,22 +108,43 @@ def _latest() -> datetime.date:
     return datetime.date.today() + datetime.timedelta(days=1)
 
 
+def _days(text: str, earliest_only: bool = False) -> Iterator[tuple[int, str]]:
+    """Every calendar day written in `text` by one of the patterns: (where it starts, YYYY-MM-DD);
+    with `earliest_only`, only the first of each pattern (enough for the earliest, and faster)."""
+    latest = _latest()
+    for pattern in _PATTERNS:
+        for found in pattern.finditer(text):
+            groups = found.groupdict()
+            if groups.get("first"):
+                one, two = int(groups["first"]), int(groups["second"])
+                if (one > 12) == (two > 12):
+                    continue  # day-first or month-first: never guessed
+                number, date = (two, one) if one > 12 else (one, two)
+            else:
+                month = groups["month"]
+                number = int(month) if month.isdigit() else _MONTHS[month.lower().rstrip(".")]
+                date = int(groups["day"])
+            day = _valid(int(groups["year"]), number, date, latest)
+            if day:
+                yield found.start(), day
+                if earliest_only:
+                    break
+
+
 def parse_day(text: str | None) -> str | None:
     """The first calendar day written in `text` by one of the patterns, as YYYY-MM-DD."""
     if not text:
         return None
-    latest = _latest()
-    best: tuple[int, str] | None = None
-    for pattern in _PATTERNS:
-        found = pattern.search(text)
-        if not found:
-            continue
-        month = found.group("month")
-        number = int(month) if month.isdigit() else _MONTHS[month.lower().rstrip(".")]
-        day = _valid(int(found.group("year")), number, int(found.group("day")), latest)
-        if day and (best is None or found.start() < best[0]):
-            best = (found.start(), day)
-    return best[1] if best else None
+    found = min(_days(text, earliest_only=True), default=None)
+    return found[1] if found else None
+
+
+def last_day(text: str | None) -> str | None:
+    """The last calendar day written in `text`, as YYYY-MM-DD."""
+    if not text:
+        return None
+    found = max(_days(text), default=None)
+    return found[1] if found else None
 
 
 def ld_objects(doc: Document) -> Iterator[dict[str, Any]]:
@@ -157,6 +180,26 @@ def _meta_dates(doc: Document, keys: tuple[str, ...]) -> str | None:
         day = parse_day(found.get(key))
         if day:
             return day
+    return None
+
+
+#: Words in a <meta> key that name the publication when the key is none of `PUBLISHED_META`
+#: ("published", "w-published-date", "article.publishdate"): any site's own spelling.
+_PUBLISHED_KEY = re.compile(r"publish|pub[-_.]?date|date[-_.]?pub|release[-_.]?date", re.I)
+
+
+def _meta_dates_by_word(doc: Document) -> str | None:
+    """The first <meta> whose key says publication in the site's own words and whose content is
+    a date (a modification key never counts)."""
+    for attrs in doc.meta:
+        content = attrs.get("content")
+        if not content:
+            continue
+        key = " ".join(filter(None, (attrs.get(a) for a in ("property", "name", "itemprop"))))
+        if key and _PUBLISHED_KEY.search(key) and not _MODIFIED_HINT.search(key):
+            day = parse_day(content)
+            if day:
+                return day
     return None
 
 
@@ -207,23 +250,50 @@ def _dated_elements(doc: Document) -> str | None:
     return None
 
 
-def _near_headline(doc: Document) -> str | None:
-    """A date written in the text just after the page's first <h1> (the dated line of a byline)."""
-    tag = doc.tag
-    heading = next((i for i, name in enumerate(tag) if name == "h1"), None)
-    if heading is None:
+def headline_texts(doc: Document, after: bool = True, window: int = HEADLINE_WINDOW) -> list[str] | None:
+    """The text runs just after the page's first <h1> (its own text included), or just before it
+    (`after` False), in document order, up to `window` characters; None when the page has no <h1>."""
+    try:
+        heading = doc.tag.index("h1")
+    except ValueError:
         return None
     tokens = doc.tokens
     start = int(doc.start[heading])
+    indices = (
+        range(start, min(start + 400, len(tokens.kind)))
+        if after
+        else range(start - 1, max(start - 200, 0), -1)
+    )
     seen = 0
     parts: list[str] = []
-    for index in range(start, min(start + 400, len(tokens.kind))):
+    for index in indices:
         if tokens.kind[index] == TEXT:
             parts.append(tokens.text[index])
             seen += len(tokens.text[index])
-            if seen > HEADLINE_WINDOW:
+            if seen > window:
                 break
-    return parse_day(" ".join(parts))
+    return parts if after else parts[::-1]
+
+
+def headline_text(doc: Document, after: bool = True, window: int = HEADLINE_WINDOW) -> str | None:
+    """`headline_texts` as one text."""
+    parts = headline_texts(doc, after, window)
+    return None if parts is None else " ".join(parts)
+
+
+def _near_headline(doc: Document) -> str | None:
+    """A date written in the text just after the page's first <h1> (the dated line of a byline)."""
+    return parse_day(headline_text(doc))
+
+
+#: Characters before the headline in which a dated line counts as the article's own (a "Published
+#: March 3, 2026" line set above the title); shorter than after it, where the byline sits.
+ABOVE_HEADLINE_WINDOW = 200
+
+
+def _above_headline(doc: Document) -> str | None:
+    """The last date written in the short text just before the page's first <h1>."""
+    return last_day(headline_text(doc, after=False, window=ABOVE_HEADLINE_WINDOW))
 
 
 def _url_date(url: str | None) -> str | None:
@@ -237,10 +307,12 @@ def _url_date(url: str | None) -> str | None:
     )
 
 
-def publication_day(doc: Document) -> str | None:
-    """The day the page was published, YYYY-MM-DD, or None: JSON-LD `datePublished` (article-like
-    objects first), `<meta>` publication keys, `<time>`/`itemprop=datePublished` elements, a dated
-    line after the headline, the URL, and last the modification date."""
+def publication_day(doc: Document, first_post: Callable[[], str | None] | None = None) -> str | None:
+    """The day the page was published, YYYY-MM-DD, or None: JSON-LD `datePublished`, `<meta>`
+    publication keys (the known ones, then any key that says "publish"), the first post's date on
+    a discussion thread (`first_post` gives it as the page states it, asked only when needed), `<time>`/`itemprop=datePublished`
+    elements, date-classed elements, a dated line after the headline or just above it, the URL,
+    and last the modification date."""
     objects = list(ld_objects(doc))
     declared = next(
         (
@@ -254,9 +326,12 @@ def publication_day(doc: Document) -> str | None:
     return (
         declared
         or _meta_dates(doc, PUBLISHED_META)
+        or _meta_dates_by_word(doc)
+        or (parse_day(first_post()) if first_post else None)
         or _time_elements(doc)
         or _dated_elements(doc)
         or _near_headline(doc)
+        or _above_headline(doc)
         or _url_date(doc.url)
         or next(
             (

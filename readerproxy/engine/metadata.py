@@ -19,11 +19,18 @@ ancestors), so that a reader view built on us shows what Firefox's reader view s
 
 The lead image (not part of Readability.js) comes from JSON-LD `image`, og:image, twitter:image,
 `link rel=image_src`, else the first image of the article.
+
+Beyond Readability.js, for the modern web: `author` is the person's name alone (`author_names`:
+JSON-LD `author` as object, list or Text, a thread's starter, `<meta>`, link previews' "Written
+by", author markup and bylines shown around the headline; a person before an organisation, never
+a reviewer's or a commenter's name), and `date` the day of publication (`dates.py`).
 """
 
 from __future__ import annotations
 
+import functools
 import html as html_lib
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -32,11 +39,12 @@ from typing import Any
 
 import numpy as np
 
-from .dates import ld_objects, publication_day
+from .dates import headline_texts, ld_objects, publication_day
 from .document import OPEN, TEXT, Document, indices_of
 from .pagination import next_page_url
 from .readability_rules import UNLIKELY_ROLES, unlikely_by_class_id
 from .text import squash
+from .thread import MIN_POSTS, Post, detect_engine, read_thread
 
 _WS = re.compile(r"\s+")
 #: Readability.js's jsonLdArticleTypes, alternation unanchored as there (a type containing one of
@@ -344,6 +352,12 @@ def page_byline(doc: Document) -> str | None:
     """Readability.js's _checkByline: the first element marked as a byline (rel=author, itemprop
     author, class or id byline/author/dateline/writtenby) with 1-99 characters of text, read from
     its itemprop=name part if it has one, outside what Readability drops as unlikely first."""
+    found = page_byline_element(doc)
+    return found[1] if found else None
+
+
+def page_byline_element(doc: Document) -> tuple[Any, str | None] | None:
+    """`page_byline`'s element and its text."""
     for node in doc.tree.css(_BYLINE_SELECTOR):
         attrs = node.attributes
         match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
@@ -363,8 +377,8 @@ def page_byline(doc: Document) -> str | None:
             continue
         name = node.css_first('[itemprop*="name"]')
         if name is not None:
-            return squash(name.text() or "") or None
-        return text
+            return node, squash(name.text() or "") or None
+        return node, text
     return None
 
 
@@ -372,10 +386,20 @@ def page_byline(doc: Document) -> str | None:
 
 #: Words that open a byline before the name, in several languages ("By", "Written by", "Von", "Par").
 _BYLINE_LEAD = re.compile(
-    r"^(?i:(?:written|posted|published|reviewed|edited|authored|story|words|text|photos?)\s+)?"
+    r"^(?i:(?:written|posted|published|reviewed|edited|authored|story|words|text|photos?|recipe|guide|"
+    r"review|article|interview)\s+)?"
     r"(?i:by|von|par|por|di|door|av|af|przez|автор)(?:\b|(?=[A-Z]))\s*:?\s*"
-    r"|^(?i:author|autor|auteur|autore)\b\s*:?\s*",
+    r"|^(?i:author|autor|auteur|autore|read more about|more from|about)(?:\b|(?=[A-Z]))\s*:?\s*",
 )
+#: A byline that opens with its date ("Sep 16 Written By Ana", "Dec. 19, 2025 · Ana"): the date
+#: and its separator go.
+_DATE_FIRST = re.compile(
+    r"^(?i:(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?"
+    r"(?:,?\s+\d{4})?|\d{1,2}\s+[a-z]+\.?(?:\s+\d{4})?|\d{4}-\d{2}-\d{2})\s*(?:[|·•–—-]\s*)?"
+    r"(?=(?i:written|posted|by)\b|\S)"
+)
+#: What a name is followed by and is not part of it ("Niko Matsakis on behalf of the team").
+_NAME_TAIL = re.compile(r"\s+on behalf of\b.*$", re.I)
 #: Where a byline's name ends: a separator, a date, "Published"/"Updated"/"on <date>", a role line.
 _BYLINE_END = re.compile(
     r"\s+[|·•–—]\s*|\s*-\s*(?=\w+\.?\s+\d)|\s+-\s+|\s*[|·•]|\s+(?:on|am|le|el)\s+\w+\.?\s+\d"
@@ -383,10 +407,26 @@ _BYLINE_END = re.compile(
     r"|\s*\d{1,4}[./-]\d{1,2}[./-]\d{1,4}",
     re.I,
 )
+#: A job title written after the name ("Emma Ryan Writer", "Liz Kenny Former McKinsey Consultant"):
+#: cut when at least two words of name stand before it.
+_ROLE = re.compile(
+    r"(?:(?<=\S)\s+|(?<=[a-z])(?=[A-Z]))(?i:(?:(?:senior|staff|contributing|former|lead|chief|managing|deputy|freelance|tech|ai|"
+    r"guest|content|associate|executive|head|digital|news)\s+)*"
+    r"(?:writer|editor|reporter|contributor|journalist|founder|co-founder|ceo|cto|director|manager|"
+    r"consultant|expert|specialist|correspondent|columnist|strategist|analyst|winemaker))\b.*$",
+)
+#: A date label glued to the name by the markup ("Cazzy MagennisLast updated").
+_GLUED_LABEL = re.compile(r"(?<=[a-z])(?:Last|Updated|Published|Posted|Reviewed)\b.*$")
+_MONTH_TAIL = re.compile(
+    r"\s+(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?$",
+    re.I,
+)
 #: Texts that stand where a name should be and are not one.
 _NOT_A_NAME = re.compile(
     r"^(?:by|author|authors|the author|about the author|about|admin|administrator|staff|guest|"
-    r"anonymous|unknown|posted|written|published|updated|last updated|share|follow|\d+\s*mins?\s+read)$",
+    r"anonymous|unknown|posted|written|published|updated|last updated|share|follow|sign in|log in|"
+    r"sign up|subscribe|\d+\s*mins?\s+read)$",
     re.I,
 )
 
@@ -400,17 +440,66 @@ def person_names(raw: str | None, site: str | None = None) -> str | None:
     text = squash(html_lib.unescape(raw))
     if "://" in text or text.startswith("www.") or "@" in text:
         return None
+    text = _DATE_FIRST.sub("", text)
     for _ in range(2):
         text = _BYLINE_LEAD.sub("", text).strip(" :,-–—|")
     end = _BYLINE_END.search(text)
     if end:
         text = text[: end.start()]
-    text = text.strip(" :,-–—|·")
-    if not text or _NOT_A_NAME.match(text) or len(text) > 80 or len(text.split()) > 10:
+    text = _NAME_TAIL.sub("", text)
+    text = _GLUED_LABEL.sub("", text).strip(" :,-–—|·\"'“”")
+    if len(text.split()) > 2:
+        text = _MONTH_TAIL.sub("", text)
+    role = _ROLE.search(text)
+    if role and len(text[: role.start()].split()) >= 2:
+        text = text[: role.start()].rstrip(" ,")
+    text = _without_avatar_initials(text)
+    text = _repeated_name(text)
+    if site and text.casefold().endswith(" " + site.casefold()):
+        text = text[: -len(site)].rstrip(" ,|-")  # "Brian Truitt USA TODAY": the site after the name
+    if re.fullmatch(r"[a-z]+(?:\.[a-z]+){2,}", text):
+        return None  # a template's placeholder left unfilled ("page.head.extra.author")
+    text = re.sub(r"(?<=\b[A-Z]{2})\.$|(?<=\b[A-Z]{3})\.$|(?<=\b[A-Z]{4})\.$", "", text)
+    if (
+        not text
+        or _NOT_A_NAME.match(text)
+        or _MONTH_TAIL.fullmatch(" " + text)
+        or len(text) > 80
+        or len(text.split()) > 10
+    ):
         return None
     if sum(ch.isdigit() for ch in text) > 2:  # a date or a count, not a name
         return None
     return text
+
+
+def _repeated_name(text: str) -> str:
+    """A name said twice in a row by the markup, then what follows ("Ellen O'Brien Ellen O'Brien
+    Ellen is an editor"): the name once."""
+    words = text.split()
+    for size in range(1, min(4, len(words) // 2) + 1):
+        if words[:size] == words[size : 2 * size]:
+            return " ".join(words[:size])
+    return text
+
+
+def _without_avatar_initials(text: str) -> str:
+    """A name without the initials of its avatar read before it ("CM Craig McCarthy")."""
+    words = text.split()
+    if len(words) >= 3 and words[0].isupper() and words[0] == "".join(w[0] for w in words[1:]).upper():
+        return " ".join(words[1:])
+    return text
+
+
+def _is_site(name: str, site: str | None, host: str) -> bool:
+    """Whether a name is the site's own (its og:site_name or its host's name), not a person's."""
+    letters = re.sub(r"\W+", "", name.casefold())
+    if not letters:
+        return False
+    if site and letters == re.sub(r"\W+", "", site.casefold()):
+        return True
+    labels = [label for label in host.split(".") if len(label) > 3 and label not in ("www", "blog")]
+    return any(letters == label or (len(letters) > 5 and letters in label) for label in labels)
 
 
 def _element_author(doc: Document) -> str | None:
@@ -423,40 +512,288 @@ def _element_author(doc: Document) -> str | None:
     ):
         text = node.attributes.get("content") or node.text(separator=" ") or ""
         name = squash(text)
-        if 0 < len(name) < 100:
+        if 0 < len(name) < 100 and not _in_testimonial(node):
             return name
     return None
 
 
-def _any_author(value: Any) -> str | None:
-    """A JSON-LD `author` as a string too (schema.org allows Text), which Readability.js skips."""
-    if isinstance(value, str) and "://" not in value:
-        return _clean(value)
-    return _ld_author(value)
+_ORGANISATION = re.compile(r"Organi[sz]ation|Corporation|NewsMedia|Brand|LocalBusiness|WebSite", re.I)
+
+
+def _is_organisation(value: Any) -> bool:
+    kinds = value.get("@type") if isinstance(value, dict) else None
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    return any(isinstance(k, str) and _ORGANISATION.search(k) for k in kinds)
+
+
+def ld_people(value: Any) -> tuple[str | None, bool]:
+    """A JSON-LD `author` (object, list, or Text, which Readability.js skips) as names, and whether
+    they are an organisation's: a list keeps its people when it has any."""
+    if isinstance(value, str):
+        return (_clean(value) if "://" not in value else None), False
+    if isinstance(value, dict):
+        return _clean(value.get("name")), _is_organisation(value)
+    if isinstance(value, list):
+        items = [v for v in value if isinstance(v, dict) and _clean(v.get("name"))]
+        people = [v for v in items if not _is_organisation(v)] or items
+        names = [n for n in (_clean(v.get("name")) for v in people) if n]
+        texts = [n for n in (_clean(v) for v in value if isinstance(v, str) and "://" not in v) if n]
+        joined = ", ".join(names or texts) or None
+        return joined, bool(names) and all(_is_organisation(v) for v in people)
+    return None, False
+
+
+def labelled_author(doc: Document) -> str | None:
+    """The name a page gives link previews beside a "Written by" label (`twitter:label1` and
+    `twitter:data1`, as Yoast and other publishing tools write them)."""
+    labels: dict[str, str] = {}
+    data: dict[str, str] = {}
+    for attrs in doc.meta:
+        key = (attrs.get("name") or attrs.get("property") or "").lower()
+        content = attrs.get("content") or ""
+        if key.startswith("twitter:label"):
+            labels[key.removeprefix("twitter:label")] = content
+        elif key.startswith("twitter:data"):
+            data[key.removeprefix("twitter:data")] = content
+    for number, label in labels.items():
+        if re.match(r"^\s*(?:written by|author|by)\s*$", label, re.I) and data.get(number):
+            return data[number]
+    return None
+
+
+#: A line of the page that opens a byline: "By", "Written by", "Author:" (then the name, on the
+#: same line or as the next text).
+_SHOWN_LEAD = re.compile(
+    r"^(?:(?:written|posted|authored|reported|words|article)\s+by|by|von|par|por|door|author|autor|auteur)"
+    r"\b\s*:?\s*(?P<rest>.*)$",
+    re.I,
+)
+#: Lower-case words a person's name may hold ("Marna van der Merwe").
+_PARTICLES = frozenset("van der den de da di du del della la le von bin al ibn y e and & und et".split())
+#: Characters of page text read around the headline for a byline.
+BYLINE_WINDOW = 1200
+
+
+def looks_like_name(text: str | None, least_words: int = 1) -> bool:
+    """Whether a text shown on the page reads as a person's name: one (`least_words`) to five
+    words, each capitalised (or a particle), none shouted ("DEFAULT"), no digits, not cut off."""
+    if not text or text.endswith(("...", "…")):
+        return False
+    words = text.replace(",", " ").split()
+    return (
+        least_words <= len(words) <= 5
+        and not any(ch.isdigit() for ch in text)
+        and all(w[0].isupper() or w.lower() in _PARTICLES for w in words)
+        and not (len(words) == 1 and len(text) > 3 and text.isupper())
+    )
+
+
+def _name_after_lead(runs: list[str], site: str | None) -> str | None:
+    """The first name written after a byline's lead in these text runs: on the lead's own run
+    ("By Ana Writer") or as the next run ("Written by", "Ana Writer")."""
+    for index, run in enumerate(runs):
+        found = _SHOWN_LEAD.match(run)
+        if not found:
+            continue
+        rest = found.group("rest") or next(
+            (later for later in runs[index + 1 : index + 3] if later.strip(",:|·")), ""
+        )
+        name = person_names(rest, site)
+        # a bare "By" opens other phrases too ("Shop by Category"): a name of two words at least
+        bare = " " not in run[: found.start("rest")].strip()
+        if name and looks_like_name(name, least_words=2 if bare else 1):
+            return name
+    return None
+
+
+def shown_byline(doc: Document, site: str | None = None) -> str | None:
+    """The name in a byline the page shows around its headline ("By Ana Writer · March 3", or
+    "Written by" and the name as the next text), else after a "Written by" anywhere in the body
+    (an author box at the article's end), where no markup names the author."""
+    for texts in (headline_texts(doc, after=False, window=300), headline_texts(doc, window=BYLINE_WINDOW)):
+        name = _name_after_lead([run for run in (squash(text) for text in texts or ()) if run], site)
+        if name:
+            return name
+    return written_by(doc, site)
+
+
+#: "Written by" lines read at most in the whole body (for speed on pages full of them).
+WRITTEN_BY_READ = 3
+
+
+def written_by(doc: Document, site: str | None = None) -> str | None:
+    """The name after the first "Written by" (or "Article by") in the body's text."""
+    texts = doc.tokens.text[doc.body_span]  # "" for tags
+    # for speed: one search over the joined, lower-cased text finds the few places to read
+    joined = "\x00".join(texts).lower()
+    read = 0
+    for lead in ("written by", "article by"):
+        at = joined.find(lead)
+        while at >= 0 and read < WRITTEN_BY_READ:
+            read += 1
+            start = joined.rfind("\x00", 0, at) + 1
+            index = joined.count("\x00", 0, start)
+            # the run from the lead on ("This post was written by Ana" -> "written by Ana"), then the next
+            lead_run = texts[index][at - start :]
+            # the next text runs, past the tags and whitespace between them (at most 60 tokens)
+            following = (squash(text) for text in texts[index + 1 : index + 60])
+            runs = list(itertools.islice((run for run in (squash(lead_run), *following) if run), 4))
+            name = _name_after_lead(runs, site) if runs and _SHOWN_LEAD.match(runs[0]) else None
+            if name:
+                return name
+            at = joined.find(lead, at + len(lead))
+    return None
+
+
+#: Elements classed as the author's read at most (for speed on pages listing many authors).
+CLASSED_AUTHORS_READ = 12
+
+
+def classed_author(doc: Document, site: str | None, host: str) -> str | None:
+    """The first short element whose class names it the author's ("text__author",
+    "video-post_author-name") and whose text reads as a person's name of two words or more,
+    never the site's own name."""
+    for node in doc.tree.css('[class*="author" i]')[:CLASSED_AUTHORS_READ]:
+        text = squash(node.text(separator=" ") or "")
+        if not 0 < len(text) < 60 or _in_testimonial(node):
+            continue
+        name = person_names(text, site)
+        if name and looks_like_name(name, least_words=2) and not _is_site(name, site, host):
+            return name
+    return None
+
+
+#: Class or id words of the containers whose authors are not the page's: reviews, testimonials,
+#: comments and quotes.
+_OTHERS_WORDS = re.compile(
+    r"review|testimonial|comment|quote|rating|customer|feedback|related|recommend", re.I
+)
+
+
+def _in_testimonial(node: Any, levels: int = 10) -> bool:
+    """Whether an element sits inside a review, testimonial, comment or quote (its author is a
+    customer's or a commenter's, not the page's)."""
+    while node is not None and levels > 0:
+        attrs = node.attributes
+        words = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+        if words.strip() and _OTHERS_WORDS.search(words):
+            return True
+        node = node.parent
+        levels -= 1
+    return False
+
+
+_OWN_BLOG = re.compile(r"^(?P<name>.+?)['’]s\s+(?:blog|weblog|notes|site|website|journal|homepage)$", re.I)
+
+
+def site_owner(doc: Document, site: str | None) -> str | None:
+    """The person a personal site belongs to, as its <title> or site name says: "Colin Watson's
+    blog". (A name merely matching the host is no sign: companies name their sites too.)"""
+    phrases = [part.strip() for part in re.split(r"\s[|\-–—·•:»/]\s|[()]", doc.title or "")]
+    for phrase in [site or "", *phrases]:
+        own = _OWN_BLOG.match(phrase)
+        if own and looks_like_name(own.group("name"), least_words=2):
+            return own.group("name")
+    return None
+
+
+#: Class words one of which every forum engine `thread.detect_engine` knows writes (its markers, as
+#: plain substrings): a page whose classes hold none is no thread, found without a regex over
+#: every class of the page (for speed: 4 ms on a large page, this test 0.1 ms).
+_THREAD_CLASS_WORDS = (
+    "message-userDetails bbWrapper postbody crawler-post topic-post postcontainer messageText "
+    "blockpost post_wrapper post_author cPost js-post-body usertext-body bigusername postbit"
+).split()
+
+
+def thread_starter(doc: Document) -> Post | None:
+    """The first post of a discussion thread in a known forum engine's markup (the page's author
+    and date are its starter's), or None."""
+    classes = " ".join(filter(None, doc.classes))
+    if "shreddit-comment" not in doc.tag and not any(word in classes for word in _THREAD_CLASS_WORDS):
+        return None
+    if detect_engine(doc) is None:
+        return None
+    posts = read_thread(doc, images=False)[1]
+    return posts[0] if len(posts) >= MIN_POSTS else None
 
 
 def author_names(
-    doc: Document, ld: dict[str, Any], meta: dict[str, str], site: str | None, byline: str | None
+    doc: Document,
+    ld: dict[str, Any],
+    meta: dict[str, str],
+    site: str | None,
+    byline: str | None,
+    starter: Callable[[], Post | None] | None = None,
+    byline_element: Callable[[], tuple[Any, str | None] | None] | None = None,
 ) -> str | None:
     """The author, most trusted source first: the article's JSON-LD `author`, any JSON-LD object's
-    `author`, `<meta>` author keys, author markup in the page, then the byline already read
-    (`byline`); each cleaned by `person_names`, and the first that is a name wins. The sources are
-    read one at a time, for speed: most pages stop at the first."""
-    candidates: tuple[Callable[[], str | None], ...] = (
-        lambda: _ld_author(ld.get("author")),
-        lambda: next((found for item in ld_objects(doc) if (found := _any_author(item.get("author")))), None),
-        lambda: meta.get("author"),
-        lambda: meta.get("dc:creator"),
-        lambda: meta.get("dcterm:creator"),
-        lambda: meta.get("parsely-author"),
-        lambda: _element_author(doc),
-        lambda: byline,
+    `author`, `<meta>` author keys, a thread's starter (`starter`, read only when asked), the
+    "Written by" of link previews, author markup in the page, the byline already read
+    (`byline`), Readability's byline element, an element classed as the author's, a byline
+    shown around the headline or a "Written by" in the body, and a personal blog's owner; each
+    cleaned by `person_names`, and never from inside a review, testimonial or comment. A person
+    wins over an organisation or the site's own name standing in for one, which is the answer
+    only when no source names a person. The sources are read one at a time, for speed: most
+    pages stop at the first."""
+    host = (doc.url or "").split("//", 1)[-1].split("/", 1)[0].casefold()
+
+    def any_ld_author() -> tuple[str | None, bool]:
+        fallback: tuple[str | None, bool] = (None, False)
+        for item in ld_objects(doc):
+            found = ld_people(item.get("author"))
+            if found[0] and not found[1]:
+                return found
+            fallback = fallback if fallback[0] else found
+        return fallback
+
+    article_author = ld_people(ld.get("author"))
+    element = byline_element or functools.partial(page_byline_element, doc)
+
+    def readability_byline() -> tuple[str | None, bool]:
+        """The byline Readability.js shows, unless a testimonial's or an organisation's."""
+        if byline and byline == article_author[0]:
+            return article_author
+        found = element()
+        if found and found[1] == byline and _in_testimonial(found[0]):
+            return None, False
+        return byline, False
+
+    def page_person() -> tuple[str | None, bool]:
+        """Readability.js's byline element read from the page, when its text reads as a name."""
+        found = element()
+        if not found or _in_testimonial(found[0]):
+            return None, False
+        name = person_names(found[1], site)
+        return (name if looks_like_name(name) else None), False
+
+    candidates: tuple[Callable[[], tuple[str | None, bool]], ...] = (
+        lambda: article_author,
+        any_ld_author,
+        lambda: (meta.get("author"), False),
+        lambda: (meta.get("dc:creator"), False),
+        lambda: (meta.get("dcterm:creator"), False),
+        lambda: (meta.get("parsely-author"), False),
+        lambda: ((post.author if (post := starter()) else None) if starter else None, False),
+        lambda: (labelled_author(doc), False),
+        lambda: (_element_author(doc), False),
+        readability_byline,
+        page_person,
+        lambda: (classed_author(doc, site, host), False),
+        lambda: (shown_byline(doc, site), False),
+        lambda: (site_owner(doc, site), False),
     )
+    stand_in: str | None = None
     for candidate in candidates:
-        name = person_names(candidate(), site)
-        if name:
-            return name
-    return None
+        raw, organisation = candidate()
+        name = person_names(raw, site)
+        if not name:
+            continue
+        if organisation or _is_site(name, site, host):
+            stand_in = stand_in or name
+            continue
+        return name
+    return stand_in
 
 
 # --- The article: excerpt, direction, lead image --------------------------------------------------
@@ -601,6 +938,10 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
     """
     ld = json_ld_article(doc)
     meta, other_meta = meta_maps(doc)
+    # read once, when first asked (most pages never ask): Readability's byline element, the
+    # thread's first post
+    byline_element = functools.cache(functools.partial(page_byline_element, doc))
+    starter = functools.cache(functools.partial(thread_starter, doc))
 
     def first(*keys: str) -> str | None:
         for key in keys:
@@ -627,7 +968,7 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
         _ld_author(ld.get("author"))
         or first("dc:creator", "dcterm:creator", "author", "parsely-author")
         or article_author
-        or page_byline(doc)
+        or (found[1] if (found := byline_element()) else None)
     )
     published = _clean(ld.get("datePublished")) or first("article:published_time", "parsely-pub-date")
     publisher = ld.get("publisher")
@@ -658,6 +999,6 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
         lang=doc.lang,
         dir=article_dir(doc, root),
         next_page_url=next_page_url(doc, selection),
-        date=publication_day(doc),
-        author=author_names(doc, ld, meta, _clean(unescape(site_name)), byline),
+        date=publication_day(doc, lambda: (post.date or post.date_text) if (post := starter()) else None),
+        author=author_names(doc, ld, meta, _clean(unescape(site_name)), byline, starter, byline_element),
     )

@@ -59,6 +59,10 @@ class FieldResult:
     matched: int = 0
     total: int = 0
     misses: list[tuple[str, Any, Any]] = field(default_factory=list)  # (page, expected, ours)
+    #: pages whose ground truth has no value for the field, and on how many of them a value was
+    #: given anyway (WCXB: a date or an author the annotation says the page does not state)
+    unstated: int = 0
+    stated_anyway: int = 0
 
     @property
     def accuracy(self) -> float | None:
@@ -131,6 +135,7 @@ WCXB_FIELDS = {"title": "title", "author": "author", "publish_date": "date"}
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "\xa0": " "})
 _NAME_SPLIT = re.compile(r"\s*(?:,|;|&|\band\b|\bund\b|\bet\b|\by\b)\s*", re.I)
 _ISO_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_ISO_MONTH = re.compile(r"^\s*(\d{4})-(\d{2})\s*$")
 
 
 def wcxb_text(value: Any) -> str | None:
@@ -167,11 +172,16 @@ def wcxb_day(value: Any) -> str | None:
 
 def wcxb_match(field_name: str, expected: Any, ours: Any) -> bool:
     """Whether our value counts as the ground truth's: title exact (up to case, quotes, dashes and
-    whitespace), author the same set of names, date the same day."""
+    whitespace), author the same set of names, date the same day (a ground truth that names only
+    a month, "2003-11", is matched by any day of that month: dateutil would fill in today's day)."""
     if field_name == "title":
         return wcxb_text(expected) is not None and wcxb_text(expected) == wcxb_text(ours)
     if field_name == "author":
         return bool(wcxb_names(expected)) and wcxb_names(expected) == wcxb_names(ours)
+    month = _ISO_MONTH.match(expected) if isinstance(expected, str) else None
+    if month:
+        day = wcxb_day(ours)
+        return day is not None and day[:7] == f"{month.group(1)}-{month.group(2)}"
     return wcxb_day(expected) is not None and wcxb_day(expected) == wcxb_day(ours)
 
 
@@ -207,6 +217,9 @@ def evaluate_wcxb_metadata(
         for name, attribute in WCXB_FIELDS.items():
             expected = truth.get(name)
             if not expected:
+                for system, ours in answers.items():
+                    results[system][name].unstated += 1
+                    results[system][name].stated_anyway += bool(ours.get(attribute))
                 continue
             for system, ours in answers.items():
                 result = results[system][name]
@@ -219,7 +232,8 @@ def evaluate_wcxb_metadata(
 
 
 def format_wcxb_metadata(results: dict[str, list[FieldResult]], dataset: str) -> str:
-    """One row per field, one column per system: the share of pages matched."""
+    """One row per field, one column per system: the share of pages matched; then, for the pages
+    whose ground truth has no value, the share on which each system gave one anyway."""
     systems = list(results)
     lines = [
         f"metadata on {dataset}: title exact (case, quotes, dashes, whitespace aside), "
@@ -232,6 +246,14 @@ def format_wcxb_metadata(results: dict[str, list[FieldResult]], dataset: str) ->
         shares = [results[s][index].accuracy for s in systems]
         cells = " ".join(f"{'-' if a is None else f'{a:.3f}':>12}" for a in shares)
         lines.append(f"{name:<14} {total:>6} {cells}")
+    lines.append("given anyway on pages whose ground truth has no value (lower is better)")
+    for index, name in enumerate(WCXB_FIELDS):
+        unstated = results[systems[0]][index].unstated
+        if not unstated:
+            continue
+        shares = [results[s][index].stated_anyway / unstated for s in systems]
+        cells = " ".join(f"{a:>12.3f}" for a in shares)
+        lines.append(f"{name:<14} {unstated:>6} {cells}")
     return "\n".join(lines)
 
 
