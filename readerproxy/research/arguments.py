@@ -39,6 +39,12 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         "model of `readerproxy train` (in DIR) that never saw the page's site",
     )
     parser.add_argument(
+        "--loso",
+        metavar="DIR",
+        help="leave one set out: algorithms with a `model` parameter use the model of `readerproxy train "
+        "--leave-one-set-out` (in DIR) trained without this dataset",
+    )
+    parser.add_argument(
         "--ablate",
         metavar="RULE",
         action="append",

@@ -24,6 +24,7 @@ from .runner import (
     evaluate,
     parse_specs,
 )
+from .transfer import HeldOutSet, format_wcxb_types, wcxb_type_scores
 
 _Getter = Any  # Callable[[Summary], float | int | None]: one cell of a row
 
@@ -66,13 +67,18 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"readerproxy: {exc}", file=sys.stderr)
         return 2
     specs = list(dict.fromkeys([*specs, *(ablation.ablated for ablation in ablations)]))
-    per_page: OutOfFold | None = None
-    if getattr(args, "oof", None):
-        try:
+    per_page: OutOfFold | HeldOutSet | None = None
+    if getattr(args, "oof", None) and getattr(args, "loso", None):
+        print("readerproxy: --oof and --loso are two protocols; give one", file=sys.stderr)
+        return 2
+    try:
+        if getattr(args, "oof", None):
             per_page = OutOfFold.load(Path(args.oof), dataset.layout)
-        except ValueError as exc:
-            print(f"readerproxy: {exc}", file=sys.stderr)
-            return 2
+        elif getattr(args, "loso", None):
+            per_page = HeldOutSet.load(Path(args.loso), dataset.name)
+    except ValueError as exc:
+        print(f"readerproxy: {exc}", file=sys.stderr)
+        return 2
     progress = Progress(len(dataset) * len(specs), _show_progress(args))
     typed = any(page.page_type for page in dataset)
     texts: dict[str, dict[str, str]] = {}  # the predicted texts, for the snippets and the ablations
@@ -84,6 +90,10 @@ def run_eval(args: argparse.Namespace) -> int:
     if typed:
         print()
         print(format_type_table(evaluation, dataset))
+        if dataset.layout == "wcxb":
+            ours = next((spec.label for spec in specs if not spec.external), specs[0].label)
+            print()
+            print(format_wcxb_types(wcxb_type_scores(evaluation, dataset, ours), ours))
         print()
         print(format_snippet_table(snippet_scores(dataset, texts)))
     if getattr(args, "metadata", False):

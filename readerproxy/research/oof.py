@@ -46,12 +46,16 @@ class OutOfFold:
     def fold(self, page: Page) -> int:
         return fold_of_site(site_of_page(self.layout, page.id, page.url), self.folds)
 
+    @staticmethod
+    def takes_model(spec: AlgorithmSpec) -> bool:
+        """Whether `spec`'s extractor has a `model` parameter that the spec leaves at its default."""
+        if spec.external or any(key == "model" for key, _ in spec.params):
+            return False
+        return "model" in {f.name for f in dataclasses.fields(get_extractor(spec.name).params_type)}
+
     def predictor(self, spec: AlgorithmSpec, page: Page, default: Predictor) -> Predictor:
         """The predictor for `spec` on `page`: with the page's fold model where the spec takes one."""
-        if spec.external or any(key == "model" for key, _ in spec.params):
-            return default
-        fields = {f.name for f in dataclasses.fields(get_extractor(spec.name).params_type)}
-        if "model" not in fields:
+        if not self.takes_model(spec):
             return default
         fold = self.fold(page)
         key = (spec, fold)

@@ -9,6 +9,7 @@ from ...engine.learn.model import SHIPPED_MODEL
 
 DEFAULT_DATASETS = ("scrapinghub", "readability", "wcxb-dev")
 DEFAULT_OOF_DIR = Path("artifacts/learn")
+DEFAULT_TRANSFER_DIR = Path("artifacts/learn/transfer")
 ROUNDS = 100  # boosting rounds
 BAGS = 2  # models (seeds) averaged per stage
 
@@ -31,6 +32,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--limit", type=int, default=None, help="first N pages of each dataset")
     parser.add_argument("--no-cache", action="store_true", help="recompute features and labels")
+    parser.add_argument(
+        "--leave-one-set-out",
+        action="store_true",
+        help="train, for each dataset, a model on the others only (its sites left out too), score `auto` "
+        "on the held-out set and print the train-set x test-set table (the shipped model is not written)",
+    )
+    parser.add_argument(
+        "--transfer-dir",
+        type=Path,
+        default=DEFAULT_TRANSFER_DIR,
+        help="where --leave-one-set-out writes without-<set>.npz and transfer.json",
+    )
+    parser.add_argument(
+        "--site-folds",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="with --leave-one-set-out: also score every set out of fold with the fold models in DIR "
+        "(a --oof-dir, e.g. tests/fixtures/folds), the table's in-set row",
+    )
+    parser.add_argument(
+        "--transfer-json", type=Path, default=None, metavar="FILE", help="write the table as JSON"
+    )
     parser.add_argument(
         "--stamp",
         action="store_true",

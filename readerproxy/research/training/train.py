@@ -9,6 +9,11 @@ runs deterministic, single-threaded, with a fixed seed. Writes
   DIR` scores each page with the model of its site's fold, so the scores of pages the model learned
   from are out-of-fold.
 
+With `--leave-one-set-out` it writes neither: for each dataset, a model fitted on the other datasets
+(without the held-out set's sites) goes to `--transfer-dir` (`without-<set>.npz`, `transfer.json`;
+`train_held_out`), `auto` scores each held-out set with the model that never saw it, and the
+train-set × test-set table is printed (`research.transfer`, issue #33).
+
 Features and labels are cached in `--oof-dir/blocks-cache.npz` (keyed by the feature names and the
 datasets) so a second run fits only. The training library (lightgbm) is the `train` extra; the
 shipped model is evaluated in numpy (`model.TreeModel`).
@@ -39,6 +44,17 @@ from ...engine.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features,
 from ...engine.learn.model import BlockScorer, TreeModel, from_lightgbm_dump, load_model
 from ...research.datasets import load_dataset
 from ...research.metrics import tokenize
+from ...research.oof import OutOfFold
+from ...research.transfer import (
+    MANIFEST,
+    HeldOutSplit,
+    format_transfer_table,
+    format_wcxb_types,
+    held_out_splits,
+    model_file,
+    score_transfer,
+    wcxb_type_scores,
+)
 from .arguments import BAGS, ROUNDS
 from .folds import fold_of_site, site_of_page
 from .labels import CONTENT_OVERLAP, label_blocks
@@ -380,6 +396,81 @@ def run_stamp(args: argparse.Namespace, datasets: tuple[str, ...]) -> int:
     return 0
 
 
+def train_held_out(
+    training: TrainingSet,
+    directory: Path,
+    seed: int = 0,
+    rounds: int = ROUNDS,
+    bags: int = BAGS,
+    limit: int | None = None,
+    progress: bool = False,
+) -> list[HeldOutSplit]:
+    """Leave one set out (`research.transfer`): for each set of `training`, a model fitted on the
+    other sets' pages (without the held-out set's sites) written to `directory/without-<set>.npz`
+    with its provenance, and `transfer.json` naming what each model learned from."""
+    splits = held_out_splits(training.pages)
+    commit = training_commit()
+    directory.mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, Any] = {"seed": seed, "rounds": rounds, "bags": bags, "limit": limit, "held_out": {}}
+    for split in splits:
+        began = time.perf_counter()
+        learned_from = split.training_sets(training.pages)
+        model = fit(training.subset(split.training_pages), seed, rounds, bags=bags)
+        parameters = training_parameters(seed, rounds, bags, limit)
+        parameters["held_out"] = split.held_out
+        parameters["dropped_sites"] = list(split.dropped_sites)
+        records = dataset_records(tuple(learned_from), limit)
+        for name, count in learned_from.items():  # fewer than "pages" where shared sites were left out
+            records[name]["pages used"] = count
+        provenance = make_provenance(records, parameters, "readerproxy train --leave-one-set-out", commit)
+        dataclasses.replace(model, provenance=provenance).save(directory / model_file(split.held_out))
+        manifest["held_out"][split.held_out] = {
+            "model": model_file(split.held_out),
+            "learned_from": learned_from,
+            "dropped_sites": list(split.dropped_sites),
+            "dropped_pages": split.dropped_pages,
+            "seconds": round(time.perf_counter() - began, 1),
+        }
+        if progress:
+            print(
+                f"without {split.held_out}: learned from {learned_from}, {split.dropped_pages} pages of "
+                f"{len(split.dropped_sites)} shared sites left out ({time.perf_counter() - began:.1f} s)",
+                file=sys.stderr,
+            )
+    (directory / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+    return splits
+
+
+def run_leave_one_set_out(args: argparse.Namespace, training: TrainingSet, datasets: tuple[str, ...]) -> int:
+    """`readerproxy train --leave-one-set-out`: the held-out models, then `auto` on each held-out set
+    with them (and out of fold with `--site-folds`), the table, and WCXB's metric per page type."""
+    if len(datasets) < 2:
+        print("readerproxy train: --leave-one-set-out needs at least two --datasets", file=sys.stderr)
+        return 2
+    if args.site_folds is not None:
+        try:  # before the training, not after it
+            OutOfFold.load(args.site_folds, "scrapinghub")
+        except ValueError as exc:
+            print(f"readerproxy train: {exc}", file=sys.stderr)
+            return 2
+    began = time.perf_counter()
+    train_held_out(training, args.transfer_dir, args.seed, args.rounds, args.bags, args.limit, progress=True)
+    trained = time.perf_counter()
+    table = score_transfer(args.transfer_dir, datasets, limit=args.limit, site_folds=args.site_folds)
+    print(format_transfer_table(table))
+    for (row, name), evaluation in table.evaluations.items():
+        if evaluation.layout == "wcxb":
+            print(f"\n{name}, {row}:")
+            print(format_wcxb_types(wcxb_type_scores(evaluation, load_dataset(name, args.limit))))
+    if args.transfer_json:
+        args.transfer_json.write_text(json.dumps(table.to_json(), indent=1), encoding="utf-8")
+    print(
+        f"held-out models in {args.transfer_dir}: trained in {trained - began:.0f} s, "
+        f"scored in {time.perf_counter() - trained:.0f} s"
+    )
+    return 0
+
+
 def run_train(args: argparse.Namespace) -> int:
     if not 2 <= args.folds <= 20 or not 1 <= args.rounds <= 5000 or not 1 <= args.bags <= 4:
         print(
@@ -404,6 +495,8 @@ def run_train(args: argparse.Namespace) -> int:
         f"{len(training.pages)} pages, {len(training.page)} blocks, {training.label.mean():.3f} content "
         f"({time.perf_counter() - began:.1f} s)"
     )
+    if args.leave_one_set_out:
+        return run_leave_one_set_out(args, training, datasets)
     probability, models = cross_validate(training, args.folds, args.seed, args.rounds, args.bags)
     records, commit = dataset_records(datasets, args.limit), training_commit()
 
