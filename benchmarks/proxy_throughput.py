@@ -11,14 +11,24 @@ bounded time on loopback, for each page:
   to an HTTP proxy.
 
 The pages: /plain (a 326-byte HTML page, fetched as a subresource: `Accept: */*`, so it streams
-through) and /binary (a small PNG). Every response must be a 200 (wrk's non-2xx count is printed).
+through) and /binary (a small PNG); with `--navigation`, /plain again as a browser's navigation
+(`Accept: text/html,…`: the reader addon buffers it and decides it is no article). Every response
+must be a 200 (wrk's non-2xx count is printed).
+
+Besides wrk's rate, the proxy process's CPU time per request (user + system, from /proc, over the
+wrk run) is printed: on a shared machine it moves less than the rate does.
+
+`--before TREE` measures another source tree's proxy in the same run (e.g. `git worktree add
+/tmp/base HEAD`), as a process started from that tree, alternating with this one's page by page.
 
     .venv/bin/python benchmarks/proxy_throughput.py [--seconds 10] [--connections 16] [--threads 2]
+        [--navigation] [--before /tmp/base]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -30,10 +40,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from support.reader_server import free_port, start_server_process, stop_process  # noqa: E402
+from support.reader_server import free_port, stop_process, wait_healthy  # noqa: E402
 from support.upstream import Upstream  # noqa: E402
 
 PAGES = ("/plain", "/binary")
+NAVIGATION_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 _REQUESTS = re.compile(r"Requests/sec:\s*([\d.]+)")
 _LATENCY = re.compile(r"Latency\s+([\d.]+)(us|ms|s)\b")
 _TOTAL = re.compile(r"(\d+) requests in ")
@@ -49,32 +60,70 @@ class WrkRun:
     mean_latency_ms: float
     requests: int
     errors: str  # wrk's non-2xx and socket error lines, or ""
+    cpu_us_per_request: float | None = None  # the proxy process's CPU time, when measured
 
 
-def run_wrk(url: str, seconds: int, connections: int, threads: int, script: str | None) -> WrkRun:
-    """wrk against `url` for `seconds` (a Lua `script` shapes the requests when given)."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (all its threads), from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_wrk(
+    url: str, seconds: int, connections: int, threads: int, script: str | None, pid: int | None = None
+) -> WrkRun:
+    """wrk against `url` for `seconds` (a Lua `script` shapes the requests when given); with `pid`,
+    that process's CPU time per request too."""
     command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s"]
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as lua:
         if script is not None:
             lua.write(script)
             lua.flush()
             command += ["-s", lua.name]
+        cpu_before = cpu_seconds(pid) if pid is not None else 0.0
         out = subprocess.run(
             [*command, url], capture_output=True, text=True, check=True, timeout=seconds + 30
         ).stdout
+        cpu = cpu_seconds(pid) - cpu_before if pid is not None else None
     rate, latency, total = _REQUESTS.search(out), _LATENCY.search(out), _TOTAL.search(out)
     if rate is None or latency is None or total is None:
         raise RuntimeError(f"unexpected wrk output:\n{out}")
     errors = "; ".join(match.group(0) for match in _ERRORS.finditer(out))
+    requests = int(total.group(1))
     return WrkRun(
-        float(rate.group(1)), float(latency.group(1)) * _UNITS[latency.group(2)], int(total.group(1)), errors
+        float(rate.group(1)),
+        float(latency.group(1)) * _UNITS[latency.group(2)],
+        requests,
+        errors,
+        cpu * 1e6 / requests if cpu is not None and requests else None,
     )
 
 
-def proxy_script(target: str) -> str:
+def proxy_script(target: str, accept: str = "*/*") -> str:
     """A wrk script whose requests are absolute-form, for the page at `target`, via a proxy."""
     host = target.split("/")[2]
-    return f'wrk.path = "{target}"\nwrk.headers["Host"] = "{host}"\nwrk.headers["Accept"] = "*/*"\n'
+    return f'wrk.path = "{target}"\nwrk.headers["Host"] = "{host}"\nwrk.headers["Accept"] = "{accept}"\n'
+
+
+def start_proxy(tree: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """`readerproxy serve --proxy-port` from the source tree `tree` (memory cache, --allow-private,
+    no rate limit, news.test resolved to 127.0.0.1); the process and its proxy port."""
+    port, proxy_port = free_port(), free_port()
+    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    options = ["--proxy-port", str(proxy_port), "--cache", "memory", "--allow-private", "--rate-limit", "0"]
+    process = subprocess.Popen(
+        [*command, *options, "--resolve", "news.test:127.0.0.1"],
+        cwd=tree,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_healthy(f"http://127.0.0.1:{port}", process)
+    return process, proxy_port
+
+
+def cell(run: WrkRun) -> str:
+    cpu = f", {run.cpu_us_per_request:,.0f} µs CPU/req" if run.cpu_us_per_request is not None else ""
+    return f"{run.requests_per_second:,.0f} ({run.mean_latency_ms:.2f} ms{cpu})"
 
 
 def main() -> None:
@@ -84,48 +133,71 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10, help="each wrk run's duration")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--navigation", action="store_true", help="also /plain as a navigation")
+    parser.add_argument("--before", type=Path, help="another source tree's proxy, measured alongside")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
+    pages = [(path, "*/*") for path in PAGES]
+    if args.navigation:
+        pages.append(("/plain", NAVIGATION_ACCEPT))
+    trees = [("before", args.before.resolve())] if args.before else []
+    trees.append(("proxy", REPO))
     upstream = Upstream()
     upstream.start()
-    proxy_port = free_port()
-    options = ["--proxy-port", str(proxy_port), "--cache", "memory", "--allow-private", "--rate-limit", "0"]
-    process, _ = start_server_process(*options, "--resolve", "news.test:127.0.0.1")
+    proxies: list[tuple[str, subprocess.Popen[bytes], int]] = []
     rows = []
     try:
-        for path in PAGES:
-            direct = run_wrk(
-                f"http://127.0.0.1:{upstream.port}{path}",
-                args.seconds,
-                args.connections,
-                args.threads,
-                'wrk.headers["Accept"] = "*/*"\n',
-            )
-            proxied = run_wrk(
-                f"http://127.0.0.1:{proxy_port}/",
-                args.seconds,
-                args.connections,
-                args.threads,
-                proxy_script(f"http://news.test:{upstream.port}{path}"),
-            )
-            rows.append((path, direct, proxied))
+        for label, tree in trees:
+            process, port = start_proxy(tree)
+            proxies.append((label, process, port))
+        for path, accept in pages:
+            accept_line = f'wrk.headers["Accept"] = "{accept}"\n'
+            runs = [
+                (
+                    "direct",
+                    run_wrk(
+                        f"http://127.0.0.1:{upstream.port}{path}",
+                        args.seconds,
+                        args.connections,
+                        args.threads,
+                        accept_line,
+                    ),
+                )
+            ]
+            for label, process, port in proxies:
+                runs.append(
+                    (
+                        label,
+                        run_wrk(
+                            f"http://127.0.0.1:{port}/",
+                            args.seconds,
+                            args.connections,
+                            args.threads,
+                            proxy_script(f"http://news.test:{upstream.port}{path}", accept),
+                            process.pid,
+                        ),
+                    )
+                )
+            rows.append((path if accept == "*/*" else f"{path} (navigation)", runs))
     finally:
-        stop_process(process)
+        for _, process, _ in proxies:
+            stop_process(process)
         upstream.stop()
     print(
         f"wrk -t{args.threads} -c{args.connections} -d{args.seconds}s, loopback; "
-        "upstream in this process (aiohttp, one thread), proxy in its own process"
+        "upstream in this process (aiohttp, one thread), each proxy in its own process"
     )
-    print("| page | direct req/s (mean latency) | through the proxy req/s (mean latency) | ratio |")
-    print("|---|---|---|---|")
-    for path, direct, proxied in rows:
-        print(
-            f"| {path} | {direct.requests_per_second:,.0f} ({direct.mean_latency_ms:.2f} ms) "
-            f"| {proxied.requests_per_second:,.0f} ({proxied.mean_latency_ms:.2f} ms) "
-            f"| {proxied.requests_per_second / direct.requests_per_second:.2f} |"
+    labels = [label for label, _ in rows[0][1]]
+    print("| page | " + " | ".join(f"{label} req/s (mean latency)" for label in labels) + " | ratio |")
+    print("|---|" + "---|" * len(labels) + "---|")
+    for path, runs in rows:
+        direct = runs[0][1]
+        ratios = ", ".join(
+            f"{label} {run.requests_per_second / direct.requests_per_second:.2f}" for label, run in runs[1:]
         )
-        for label, run in (("direct", direct), ("proxy", proxied)):
+        print(f"| {path} | " + " | ".join(cell(run) for _, run in runs) + f" | {ratios} |")
+        for label, run in runs:
             if run.errors:
                 print(f"  {path} {label}: {run.errors}")
 

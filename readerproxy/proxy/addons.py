@@ -23,8 +23,10 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import hashlib
 import hmac
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from html import escape as html_escape
 from pathlib import Path
@@ -405,8 +407,18 @@ def decoded_body(response: Response, body: bytes, settings: Settings, url: str) 
     return decoder.finish()
 
 
+#: How many "no article" verdicts the reader addon remembers (`ReaderAddon.not_articles`).
+NOT_ARTICLE_MEMO = 4096
+
+
 class ReaderAddon(Addon):
-    """The reader view for article navigations, through `Reader` (extraction) and `Renderer` (page)."""
+    """The reader view for article navigations, through `Reader` (extraction) and `Renderer` (page).
+
+    A page found to be no article is remembered by a digest of what decided it (URL, Content-Type,
+    Content-Encoding, whether the host is an `always` host, the body's bytes): the same bytes
+    navigated to again pass through without a second extraction, which would say the same. Only
+    for algorithms that read the page alone (not a browser's rendering of it, which may change).
+    """
 
     def __init__(
         self,
@@ -423,6 +435,27 @@ class ReaderAddon(Addon):
         self.reader_base = reader_base  # the reader server (reached as http://readerproxy/ by clients)
         self.store = store
         self.user = user  # the proxy login's user name with --auth: the key of its preferences
+        self.not_articles: OrderedDict[bytes, None] = OrderedDict()  # digests, oldest first
+
+    @staticmethod
+    def verdict_key(flow: Flow, upstream: Response, body: bytes) -> bytes:
+        """The digest of everything the "no article" verdict on this answer depends on."""
+        digest = hashlib.blake2b(digest_size=32)
+        for part in (
+            flow.request.url,
+            header(upstream.headers, "content-type") or "",
+            header(upstream.headers, "content-encoding") or "",
+            "always" if flow.reader_rule == "always" else "",
+        ):
+            data = part.encode("utf-8", "surrogateescape")
+            digest.update(len(data).to_bytes(4, "big") + data)
+        digest.update(body)
+        return digest.digest()
+
+    def remember_not_article(self, key: bytes) -> None:
+        self.not_articles[key] = None
+        if len(self.not_articles) > NOT_ARTICLE_MEMO:
+            self.not_articles.popitem(last=False)
 
     def client(self, flow: Flow) -> Client:
         from .store import Client
@@ -494,10 +527,14 @@ class ReaderAddon(Addon):
             return
         upstream = flow.response
         url = flow.request.url
+        extractor, params = self.reader.resolve_request(self.settings.default_algorithm, {})
+        key = None if extractor.needs_browser else self.verdict_key(flow, upstream, body)
+        if key is not None and key in self.not_articles:  # these bytes were no article a moment ago
+            self.not_articles.move_to_end(key)
+            return
         try:
             page = decoded_body(upstream, body, self.settings, url)
             prefs = await self.preferences(flow)
-            extractor, params = self.reader.resolve_request(self.settings.default_algorithm, {})
             data = await self.reader.extract_bytes(
                 page,
                 url,
@@ -511,6 +548,8 @@ class ReaderAddon(Addon):
             flow.error = exc.message
             return
         if not is_article(data, flow.reader_rule):
+            if key is not None:
+                self.remember_not_article(key)
             return
         data["url"] = url
         data["final_url"] = with_marker(url)  # the reader page's "Original" links: the way back

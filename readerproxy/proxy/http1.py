@@ -122,6 +122,7 @@ class ClientConnection:
         self.writer = writer
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         self.method = b""  # of the request being answered: a HEAD gets no body
+        self._held: list[bytes] = []  # framed answer bytes not yet written (`flush`)
 
     # ---- reading ------------------------------------------------------------------------------
     def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
@@ -144,51 +145,60 @@ class ClientConnection:
         first: bytes | None = None
         has_host = False
         buffered = bool(self.h11.trailing_data[0])
-        deadline = asyncio.get_running_loop().time() + IDLE_TIMEOUT
-        while True:
-            event = self._next_event()
-            if isinstance(event, h11.Request):
-                self.method = event.method
-                return event
-            if isinstance(event, h11.ConnectionClosed):
-                return None
-            if event is not h11.NEED_DATA:
-                raise BadRequest(400, "unexpected data before a request")
-            try:
-                async with asyncio.timeout_at(deadline):
-                    line = await self.reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as exc:
-                if first is None and not buffered and not exc.partial.strip():
-                    return None
-                raise BadRequest(400, "incomplete request head") from None
-            except (asyncio.LimitOverrunError, ValueError):
-                if first is None:
-                    raise BadRequest(414, "request line too long") from None
-                raise BadRequest(431, "request header fields too large") from None
-            except TimeoutError:
-                if first is None:
-                    return None
-                raise BadRequest(400, "incomplete request head") from None
-            size += len(line)
+        # h11 can complete a head only at its empty line (or from bytes it already held), so it is
+        # asked for its next event then, not after every line; one timeout spans the whole head
+        # (IDLE_TIMEOUT for the first line, then HEAD_TIMEOUT from it), not one per line
+        complete = True
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout_at(loop.time() + IDLE_TIMEOUT) as timeout:
+                while True:
+                    if complete:
+                        event = self._next_event()
+                        if isinstance(event, h11.Request):
+                            self.method = event.method
+                            return event
+                        if isinstance(event, h11.ConnectionClosed):
+                            return None
+                        if event is not h11.NEED_DATA:
+                            raise BadRequest(400, "unexpected data before a request")
+                    try:
+                        line = await self.reader.readuntil(b"\n")
+                    except asyncio.IncompleteReadError as exc:
+                        if first is None and not buffered and not exc.partial.strip():
+                            return None
+                        raise BadRequest(400, "incomplete request head") from None
+                    except (asyncio.LimitOverrunError, ValueError):
+                        if first is None:
+                            raise BadRequest(414, "request line too long") from None
+                        raise BadRequest(431, "request header fields too large") from None
+                    size += len(line)
+                    end = line in (b"\r\n", b"\n")
+                    if first is None:
+                        if end and not buffered:  # stray CRLFs between requests (RFC 9112 §2.2)
+                            if size > MAX_HEAD:
+                                raise BadRequest(400, "too many empty lines before a request")
+                            complete = False
+                            continue
+                        if len(line) > MAX_REQUEST_LINE:
+                            raise BadRequest(414, "request line too long")
+                        first = line
+                        timeout.reschedule(loop.time() + HEAD_TIMEOUT)  # for the whole head
+                    else:
+                        lines += 1
+                        if end:
+                            if not has_host and not buffered and (host := _host_line(first)) is not None:
+                                self.h11.receive_data(host)
+                        else:
+                            has_host = has_host or line[:5].lower() == b"host:"
+                    if size > MAX_HEAD or lines > MAX_HEADERS + 1:
+                        raise BadRequest(431, "request header fields too large")
+                    self.h11.receive_data(line)
+                    complete = end or buffered
+        except TimeoutError:
             if first is None:
-                if line in (b"\r\n", b"\n") and not buffered:  # stray CRLFs between requests (RFC 9112 §2.2)
-                    if size > MAX_HEAD:
-                        raise BadRequest(400, "too many empty lines before a request")
-                    continue
-                if len(line) > MAX_REQUEST_LINE:
-                    raise BadRequest(414, "request line too long")
-                first = line
-                deadline = asyncio.get_running_loop().time() + HEAD_TIMEOUT  # for the whole head
-            else:
-                lines += 1
-                if line in (b"\r\n", b"\n"):
-                    if not has_host and not buffered and (host := _host_line(first)) is not None:
-                        self.h11.receive_data(host)
-                else:
-                    has_host = has_host or line[:5].lower() == b"host:"
-            if size > MAX_HEAD or lines > MAX_HEADERS + 1:
-                raise BadRequest(431, "request header fields too large")
-            self.h11.receive_data(line)
+                return None
+            raise BadRequest(400, "incomplete request head") from None
 
     async def body(self, limit: int) -> AsyncIterator[bytes]:
         """The request body as it arrives (de-framed by h11, never held whole): BodyTooLarge past
@@ -217,22 +227,38 @@ class ClientConnection:
         return bool(self.h11.they_are_waiting_for_100_continue)
 
     # ---- writing ------------------------------------------------------------------------------
-    async def _send(self, event: h11.Event) -> None:
+    async def _send(self, event: h11.Event, *, flush: bool = True) -> None:
+        """`event` framed by h11; written with whatever was held (`flush=False`) unless held too."""
         data = self.h11.send(event)
         if data:
+            self._held.append(data)
+        if flush:
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Write what is held, as one write: small answers go out in one segment, not three."""
+        if self._held:
+            data = b"".join(self._held) if len(self._held) > 1 else self._held[0]
+            self._held.clear()
             self.writer.write(data)
             await self.writer.drain()  # back-pressure: never more than a piece or two in memory
 
     async def send_continue(self) -> None:
         await self._send(h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue"))
 
-    async def start_response(self, status: int, reason: str, headers: Sequence[tuple[str, str]]) -> None:
-        """The status line and headers; h11 adds the framing (length, chunked, or close)."""
-        await self._send(h11.Response(status_code=status, headers=sendable(headers), reason=_reason(reason)))
+    async def start_response(
+        self, status: int, reason: str, headers: Sequence[tuple[str, str]], *, flush: bool = True
+    ) -> None:
+        """The status line and headers; h11 adds the framing (length, chunked, or close).
+        `flush=False` holds them to go out with the body's first bytes (`send_data`, `flush`)."""
+        response = h11.Response(status_code=status, headers=sendable(headers), reason=_reason(reason))
+        await self._send(response, flush=flush)
 
-    async def send_data(self, data: bytes) -> None:
+    async def send_data(self, data: bytes, *, flush: bool = True) -> None:
         if data:
-            await self._send(h11.Data(data=data))
+            await self._send(h11.Data(data=data), flush=flush)
+        elif flush:
+            await self.flush()
 
     async def end_response(self) -> None:
         await self._send(h11.EndOfMessage())
@@ -240,11 +266,14 @@ class ClientConnection:
     async def send_response(
         self, status: int, reason: str, headers: Sequence[tuple[str, str]], body: bytes = b""
     ) -> None:
-        """A whole answer whose body is known."""
-        await self.start_response(status, reason, headers)
-        if self.method != b"HEAD":
-            await self.send_data(body)
-        await self.end_response()
+        """A whole answer whose body is known, written at once."""
+        try:
+            await self.start_response(status, reason, headers, flush=False)
+            if self.method != b"HEAD":
+                await self.send_data(body, flush=False)
+            await self.end_response()
+        finally:
+            await self.flush()  # what was framed before an error goes out, as it did piece by piece
 
     def accept_tunnel_head(self) -> bytes:
         """`200 Connection established` for a CONNECT, as bytes to write; the bytes that came after

@@ -639,16 +639,23 @@ class ProxyServer:
         headers.append(("Connection", "keep-alive" if request.keep_alive else "close"))
         no_body = request.method == "HEAD" or response.status in NO_BODY_STATUSES
         try:
-            await conn.start_response(response.status, response.reason, headers)
+            # the head is held to go out with the body bytes already here: a small answer that came
+            # in whole leaves in one write; what is still to come streams after the head is sent
+            await conn.start_response(response.status, response.reason, headers, flush=False)
             if not no_body:
-                for chunk in buffered:
+                for chunk in buffered:  # the head goes with the first
                     await conn.send_data(chunk)
-                async for chunk in up.content.iter_chunked(CHUNK):
-                    await conn.send_data(chunk)
+                await conn.send_data(up.content.read_nowait(CHUNK), flush=False)
+                if not up.content.at_eof():
+                    await conn.flush()
+                    async for chunk in up.content.iter_chunked(CHUNK):
+                        await conn.send_data(chunk)
             await conn.end_response()
         except (aiohttp.ClientError, TimeoutError, h11.LocalProtocolError) as exc:
             # upstream broke off mid-body, or sent other than its Content-Length: so do we
             flow.error = f"upstream body: {type(exc).__name__}"
+            with contextlib.suppress(ConnectionError):
+                await conn.flush()  # what was framed before the failure, as when sent piece by piece
             raise _Sent from exc
         return request.keep_alive
 
