@@ -125,7 +125,9 @@ async def test_server_answers_503_extraction_timeout_and_keeps_serving(http: aio
         ) as response:
             body = await response.json()
         assert response.status == 503 and body["error"]["kind"] == "extraction_timeout"
-        assert time.monotonic() - began < 4.0
+        # answered at the deadline, not when the extraction would have ended (a minute or more);
+        # the bound is loose because a loaded machine delays the worker's start and the answer
+        assert time.monotonic() - began < 20.0
         async with http.post(
             server.url("/api/extract"), data=ARTICLE, headers={"Content-Type": "text/html"}
         ) as response:

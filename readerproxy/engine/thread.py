@@ -324,15 +324,33 @@ def _is_smiley(node: LexborNode) -> bool:
 _EDGE_BREAKS = re.compile(r"^(?:\s*<br>)+\s*|\s*(?:<br>\s*)+$")
 #: Line breaks right after a quote (the figure already ends its line).
 _BREAKS_AFTER_QUOTE = re.compile(r"</figure>(?:\s*<br>)+")
-#: Class names of the engines' `sign` markup, one of which every page `detect_engine` names holds.
-_MARKERS = re.compile(
-    r"\b(?:message-userDetails|bbWrapper|postbody|crawler-post|topic-post|postcontainer|messageText|"
-    r"blockpost|post_wrapper|post_author|cPost|js-post-body|usertext-body|bigusername|postbit\w*)\b"
+#: Class names of the engines' `sign` markup, one of which every page `detect_engine` names holds
+#: (as a whole class word; `postbit` also as the start of one, `postbitlegacy`). The one list of
+#: them: `has_markers` looks for them as plain substrings, then `_MARKERS` as words.
+MARKER_WORDS = tuple(
+    "message-userDetails bbWrapper postbody crawler-post topic-post postcontainer messageText "
+    "blockpost post_wrapper post_author cPost js-post-body usertext-body bigusername postbit".split()
 )
+_MARKERS = re.compile(r"\b(?:" + "|".join(map(re.escape, MARKER_WORDS)) + r")\b|\bpostbit\w*\b")
 _DROP_TAGS = DROPPED | frozenset({"script", "style", "noscript", "template", "iframe", "object", "embed"})
 _SAID = re.compile(r"\s*(?:said|wrote|schrieb|a écrit|escribió|ha scritto|написал)\s*:?\s*[↑^]?\s*$", re.I)
 _QUOTE_LEAD = re.compile(r"^\s*(?:quote|originally posted by|quoting|zitat|citation)\s*:?\s*", re.I)
 _WHEN = re.compile(r"\s*(?:»|on\s+(?:\w{3},?\s+)?\w{3,9}\.?\s+\d{1,2}).*$")
+
+
+def _class_text(doc: Document) -> str:
+    """Every class attribute of the page, joined by spaces."""
+    return " ".join(filter(None, doc.classes))
+
+
+def has_markers(doc: Document) -> bool:
+    """Whether the page may carry a known forum engine's post markup: Reddit's `shreddit-comment`,
+    or one of `MARKER_WORDS` anywhere in its classes (a plain substring test, 0.1 ms on a large
+    page). False: `detect_engine` finds no engine here."""
+    if "shreddit-comment" in doc.tag:
+        return True
+    classes = _class_text(doc)
+    return any(word in classes for word in MARKER_WORDS)
 
 
 def detect_engine(doc: Document) -> str | None:
@@ -340,8 +358,11 @@ def detect_engine(doc: Document) -> str | None:
 
     Cheap: one query per engine, for pages the page-kind decision did not call a forum."""
     # For speed, a look at the class names the Document already read decides most pages (0.1 ms
-    # rather than a dozen queries over the tree).
-    if "shreddit-comment" not in doc.tag and not _MARKERS.search(" ".join(filter(None, doc.classes))):
+    # rather than a dozen queries over the tree): plain substrings first (a regex over every class
+    # of a large page took 4 ms), then the words.
+    if not has_markers(doc):
+        return None
+    if "shreddit-comment" not in doc.tag and not _MARKERS.search(_class_text(doc)):
         return None
     for engine in ENGINES:
         if engine.sign and len(doc.tree.css(engine.sign)) >= MIN_POSTS:

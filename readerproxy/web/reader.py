@@ -7,6 +7,15 @@ deadline per extraction, after which the worker is killed and the request gets a
 "extraction_timeout"; a bounded queue in front), and caches the JSON-ready result by page version, algorithm, parameters and render
 options (one computation per key at a time). `Reader.opened()` owns the resources: the fetcher,
 the layered cache, the page store and the worker processes.
+
+A client that leaves stops its work (since 2026-11-26): while an extraction (or an overlay's or
+compare's build) waits for a worker or runs in one, whether its client is still connected is looked
+at every `CLIENT_POLL` seconds (`browser.CONNECTED`, which the server sets per request and proxy mode
+per connection, as for a render); once it has gone, the job leaves the queue or its worker is killed
+and replaced (`WorkerPool`, counted as "cancelled"), and `ClientGone` is raised. A shared extraction
+(single flight) stops only when every client waiting on it has gone (`SingleFlight`'s presence).
+Handlers are not cancelled on a disconnect (aiohttp's `handler_cancellation` stays off): what is
+past the worker, such as writing a finished result to the cache, still happens.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from typing import Any, TypeVar
 from ..engine.extraction import Extractor, get_extractor, params_dict, registry
 from ..engine.layout import LayoutSnapshot
 from ..errors import ReaderproxyError, RequestError
-from .browser import BrowserService, BrowserUnavailable
+from .browser import CLIENT_POLL, CONNECTED, BrowserService, BrowserUnavailable, ClientGone
 from .cache import LayeredCache, open_cache, parse_cache_spec
 from .compare import Comparison, compare_page_source
 from .fetch import FetchedPage, Fetcher, FetchError, canonical_url
@@ -201,7 +210,7 @@ class Reader:
         self.pages: PageStore | None = None
         self.workers: WorkerPool | None = None
         self.browser: BrowserService | None = None  # started on the first render, not here
-        self.flights = SingleFlight()
+        self.flights = SingleFlight(CONNECTED)  # a shared extraction stops when all its clients left
         self._decoded_results: DecodedMemo[dict[str, Any]] = DecodedMemo(json.loads)
 
     @contextlib.asynccontextmanager
@@ -414,7 +423,7 @@ class Reader:
             body, url, content_type, extractor, render
         )
         began = time.perf_counter()
-        data = await self.workers.run(
+        data = await self._pooled(
             Job(body, url, content_type, extractor.name, params, images, reader_links, layout, blocks)
         )
         self.metrics.observe_extraction(extractor.name, time.perf_counter() - began)
@@ -520,10 +529,54 @@ class Reader:
         """Overlay, compare and blocks work in the worker pool: the same deadline, kill and
         per-client share as an extraction (`finish` must be picklable: a module-level function or
         a module-level class's instance)."""
+        result: T = await self._pooled(call)
+        return result
+
+    async def _pooled(self, job: Job | Call) -> Any:
+        """`job` in the worker pool while its client is there (`CONNECTED`, looked at every
+        `CLIENT_POLL` seconds): once the client has gone, the job is cancelled (out of the queue, or
+        its worker killed and replaced) and `ClientGone` raised."""
         if self.workers is None:
             raise RuntimeError("Reader used outside of opened()")
-        result: T = await self.workers.run(call)
-        return result
+        connected = CONNECTED.get()
+        if connected is None:  # no client to watch (the library, a test)
+            return await self.workers.run(job)
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(self.workers.run(job))
+        gone = False
+        timer: asyncio.TimerHandle
+
+        def look() -> None:
+            # For speed, a timer rather than `asyncio.wait` in a loop (as `BrowserService.render`
+            # does): the watch adds about 25 µs to a job rather than 60 (a loaded 2-core host).
+            nonlocal gone, timer
+            if task.done():
+                return
+            if not connected():
+                gone = True
+                task.cancel()
+            else:
+                timer = loop.call_later(CLIENT_POLL, look)
+
+        timer = loop.call_later(CLIENT_POLL, look)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if gone and task.cancelled() and not self._cancelling():
+                raise ClientGone("the client went away; its extraction was stopped") from None
+            raise
+        finally:
+            timer.cancel()
+            if not task.done():  # the caller itself was cancelled
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    @staticmethod
+    def _cancelling() -> bool:
+        """Whether the current task itself is being cancelled (not only a task it awaits)."""
+        current = asyncio.current_task()
+        return current is not None and current.cancelling() > 0
 
 
 def inspect_and_finish(

@@ -4,8 +4,10 @@
 render options) to an idle worker process and returns the article's JSON-ready dict. Every job has
 a deadline: a worker still busy when it passes is killed (SIGKILL) and a fresh one started, and the
 caller gets `ExtractionTimeout` (503, kind "extraction_timeout"). A caller that gives up (cancelled)
-also has its worker killed, so the work stops with the request. At most `queue_limit` callers wait
-for a worker; one more gets `Overloaded` (503 with Retry-After) at once.
+also has its worker killed, so the work stops with the request, or its job leaves the queue if no
+worker had taken it yet; both are counted as "cancelled" (the `Reader` cancels the job of a client
+that has left: `reader.py`). At most `queue_limit` callers wait for a worker; one more gets
+`Overloaded` (503 with Retry-After) at once.
 
 Fairness: one client (the address the server saw, read from the `CLIENT` context variable that the
 server sets per request) may hold at most `per_client` workers at once; its further jobs wait for
@@ -305,7 +307,7 @@ class PoolStats:
 
     completed: int = 0
     timed_out: int = 0
-    cancelled: int = 0
+    cancelled: int = 0  # the caller gave up (its client left): out of the queue, or its worker killed
     crashed: int = 0
     rejected: int = 0
     retired: int = 0
@@ -399,6 +401,10 @@ class WorkerPool:
                     "too many pages are being extracted; try again in a moment",
                     retry_after=max(1, round(self.deadline / 2)),
                 ) from None
+            except asyncio.CancelledError:  # the caller gave up while its job waited: out of the queue
+                self.stats.cancelled += 1
+                self._event("cancelled")
+                raise
             finally:
                 self.waiting -= 1
             self.busy += 1
