@@ -5,8 +5,9 @@ removal, Berg 2020 §5–6); describe every text holder that owns text by the fe
 `learn.blocks` (the heuristic's own answer among them); score them with the shipped tree ensemble
 (`learn.model`, trained by `readerproxy train`); keep the blocks whose probability of being content
 reaches `threshold`; then run the post-rules of `POST_RULES`, in order, each on the pages its
-conditions name (what the page says it is, from its JSON-LD and `og:type`, and whether the
-heuristic's article root holds a block) and only while its parameter is not its "off" value.
+conditions name (what the page says it is, from its JSON-LD and `og:type`, whether the
+heuristic's article root holds a block, and whether the trees score enough of the heuristic's
+answer at the prior's threshold) and only while its parameter is not its "off" value.
 
 The rules are data: `POST_RULES` is one table of `PostRule`s (name, page conditions, parameter and
 its off value, the blocks it finds and whether it drops or adds them), and `extract_learned` runs
@@ -385,6 +386,7 @@ class PageKinds:
     product: bool  # JSON-LD Product/Offer types or `og:type` product (`says_product`)
     discussion: bool  # JSON-LD DiscussionForumPosting and the like (`says_discussion`)
     root: bool  # the heuristic's article root holds at least one block
+    agrees: bool = True  # the trees do not reject the heuristic's answer (`trees_agree`)
 
     def holds(self, when: tuple[str, ...]) -> bool:
         """Whether every condition of `when` holds ("article", or "not article" for its negation)."""
@@ -396,7 +398,22 @@ class PageKinds:
 
 
 #: The conditions a rule's `when` may name (each also as "not NAME").
-PAGE_CONDITIONS = ("article", "product", "discussion", "root")
+PAGE_CONDITIONS = ("article", "product", "discussion", "root", "agrees")
+
+#: The share of the heuristic's words that the trees must score at least `heuristic_threshold`
+#: for the heuristic's answer to count as a prior (`heuristic_prior`'s condition "agrees"). Under
+#: it the trees reject the heuristic's region as a whole, and the prior would keep scraps of it
+#: (2026-11-26, issue #33: chosen held out, docs/rules.md).
+PRIOR_AGREEMENT = 0.3
+
+
+def trees_agree(blocks: learn_blocks.PageBlocks, probability: np.ndarray, at: float) -> bool:
+    """Whether the blocks the heuristic keeps that score at least `at` hold `PRIOR_AGREEMENT` of
+    the words of all the blocks it keeps (never, when the heuristic keeps no words)."""
+    heuristic = blocks.features[:, learn_blocks.FEATURES.index("heuristic_selected")] > 0
+    words = blocks.own_words
+    scored = words[heuristic & (probability >= at)].sum()
+    return bool(scored >= PRIOR_AGREEMENT * max(float(words[heuristic].sum()), 1.0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,7 +485,7 @@ def _short(page: RulePage, chars: int) -> np.ndarray:
 POST_RULES: tuple[PostRule, ...] = (
     PostRule(
         name="heuristic_prior",
-        when=(),
+        when=("agrees",),
         parameter="heuristic_threshold",
         off=None,
         effect="add",
@@ -490,7 +507,7 @@ POST_RULES: tuple[PostRule, ...] = (
     ),
     PostRule(
         name="outside_root",
-        when=("root", "not product"),
+        when=("root", "not product", "not discussion"),
         parameter="outside_threshold",
         off=None,
         effect="drop",
@@ -653,6 +670,11 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
         product=says_product(blocks.features),
         discussion=says_discussion(blocks.features),
         root=not outside.all(),
+        agrees=trees_agree(
+            blocks,
+            probability,
+            params.threshold if params.heuristic_threshold is None else params.heuristic_threshold,
+        ),
     )
     keep = run_post_rules(RulePage(doc, blocks, probability, outside, params), kinds, keep)
     auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)
