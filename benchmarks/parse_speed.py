@@ -50,7 +50,12 @@ def measure(
         "trafilatura": lambda text, url: trafilatura.extract(text, url=url),
     }
     if baseline is not None:
-        old_parse = importlib.import_module(f"{baseline.__name__}.document").parse
+        # the Document lives in engine/ since 2026-11-26 (issue #29); older trees have it at the top
+        try:
+            old_document = importlib.import_module(f"{baseline.__name__}.engine.document")
+        except ModuleNotFoundError:
+            old_document = importlib.import_module(f"{baseline.__name__}.document")
+        old_parse = old_document.parse
         contenders["baseline document"] = lambda text, url: old_parse(text, url)
         contenders["baseline auto"] = lambda text, url: baseline.extract(text, url=url, algorithm="auto")
     times: dict[str, list[float]] = {name: [] for name in contenders}
