@@ -36,7 +36,6 @@ import json
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +44,7 @@ import numpy as np
 from .dates import parse_day
 from .document import CLOSE, OPEN, TEXT, Document, indices_of
 from .output import SAFE_SCHEMES, _image_sources, absolute_url, parse_srcset
+from .structured import ld_type_names, walk_ld
 from .text import squash
 
 #: Page kinds that get the listing view.
@@ -572,23 +572,8 @@ def _srcset_choice(srcset: str) -> str | None:
 # -- JSON-LD --------------------------------------------------------------------------------------
 
 
-def _objects(value: Any, depth: int = 0) -> Iterator[dict[str, Any]]:
-    if depth > 8:
-        return
-    if isinstance(value, list):
-        for item in value:
-            yield from _objects(item, depth + 1)
-    elif isinstance(value, dict):
-        yield value
-        for key in ("@graph", "mainEntity", "hasPart", "about"):
-            if key in value:
-                yield from _objects(value[key], depth + 1)
-
-
 def _is_item_list(item: dict[str, Any]) -> bool:
-    kind = item.get("@type")
-    names = kind if isinstance(kind, list) else [kind]
-    return any(str(name).rsplit("/", 1)[-1] == "ItemList" for name in names) and "itemListElement" in item
+    return "ItemList" in ld_type_names(item) and "itemListElement" in item
 
 
 def _text(value: Any) -> str:
@@ -632,7 +617,7 @@ def json_ld_items(doc: Document) -> tuple[ListItem, ...]:
             data = json.loads(raw)
         except (ValueError, RecursionError):
             continue
-        for thing in _objects(data):
+        for thing in walk_ld(data, ("@graph", "mainEntity", "hasPart", "about"), max_depth=8):
             if not _is_item_list(thing):
                 continue
             entries = thing["itemListElement"]

@@ -19,6 +19,7 @@ import html as html_lib
 import json
 import re
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import unquote
 
 import numpy as np
@@ -53,6 +54,35 @@ def _products(node: object, depth: int = 0) -> Iterator[dict[str, object]]:
     elif isinstance(node, list):
         for value in node:
             yield from _products(value, depth + 1)
+
+
+def walk_ld(
+    value: Any,
+    descend: tuple[str, ...] = ("@graph", "mainEntity"),
+    max_depth: int | None = None,
+    depth: int = 0,
+) -> Iterator[dict[str, Any]]:
+    """Every JSON-LD object in a parsed value, in document order: list items, and the objects under
+    the `descend` keys (a `@graph`, a page's `mainEntity`, ...), each list or key one level deeper,
+    no deeper than `max_depth` (None: no limit)."""
+    if max_depth is not None and depth > max_depth:
+        return
+    if isinstance(value, list):
+        for item in value:
+            yield from walk_ld(item, descend, max_depth, depth + 1)
+    elif isinstance(value, dict):
+        yield value
+        for key in descend:
+            if key in value:
+                yield from walk_ld(value[key], descend, max_depth, depth + 1)
+
+
+def ld_type_names(item: dict[str, Any]) -> set[str]:
+    """The schema.org type names of a JSON-LD object, without a vocabulary URL ("Product" for
+    "https://schema.org/Product"); `@type` may be one name or a list."""
+    kind = item.get("@type")
+    names = kind if isinstance(kind, list) else [kind]
+    return {str(name).rsplit("/", 1)[-1] for name in names if name}
 
 
 def product_description(doc: Document) -> list[str]:

@@ -46,6 +46,7 @@ from .output import (
     _safe_url,
     sanitize,
 )
+from .structured import ld_type_names, walk_ld
 from .text import squash
 
 #: Fewer posts than this and the page is shown as an article: one post is no thread.
@@ -695,23 +696,6 @@ class _Writer:
 _FORUM_TYPES = frozenset(("discussionforumposting", "comment", "answer", "question", "socialmediaposting"))
 
 
-def _types(item: dict[str, Any]) -> set[str]:
-    kind = item.get("@type")
-    names = kind if isinstance(kind, list) else [kind]
-    return {str(n).rsplit("/", 1)[-1].lower() for n in names if n}
-
-
-def _walk(value: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(value, list):
-        for item in value:
-            yield from _walk(item)
-    elif isinstance(value, dict):
-        yield value
-        for key in ("@graph", "mainEntity"):
-            if key in value:
-                yield from _walk(value[key])
-
-
 def _ld_author(value: Any) -> str:
     if isinstance(value, list):
         value = value[0] if value else None
@@ -743,7 +727,7 @@ def _json_ld_posts(doc: Document) -> tuple[Post, ...]:
     posts: list[Post] = []
 
     def add(item: dict[str, Any], depth: int) -> None:
-        if depth > 20 or not (_types(item) & _FORUM_TYPES):
+        if depth > 20 or not ({name.lower() for name in ld_type_names(item)} & _FORUM_TYPES):
             return
         post = _ld_post(item)
         if post is not None:
@@ -763,7 +747,7 @@ def _json_ld_posts(doc: Document) -> tuple[Post, ...]:
             data = json.loads(raw)
         except (ValueError, RecursionError):
             continue
-        for item in _walk(data):
+        for item in walk_ld(data):
             add(item, 0)
         if len(posts) >= MIN_POSTS:
             break

@@ -399,6 +399,17 @@ def site_choices(page: str, url: str, host: str) -> str:
     return page.replace("</footer>", foot + "</footer>", 1)
 
 
+def html_to_buffer(response: Response, settings: Settings, types: tuple[str, ...] = HTML_TYPES) -> bool:
+    """Whether an answer is a page an addon may hold whole before sending it: one of the HTML
+    `types`, not an attachment, and no Content-Length over the fetch cap (none: read up to it)."""
+    if media_type(header(response.headers, "content-type") or "") not in types:
+        return False
+    if "attachment" in (header(response.headers, "content-disposition") or "").lower():
+        return False
+    length = header(response.headers, "content-length")
+    return length is None or (length.isdigit() and int(length) <= settings.fetch.max_bytes)
+
+
 def decoded_body(response: Response, body: bytes, settings: Settings, url: str) -> bytes:
     """A buffered response's body without its Content-Encoding (gzip, br, zstd), within the
     fetch limits; raises `FetchError` for a corrupt or oversized encoding."""
@@ -506,12 +517,7 @@ class ReaderAddon(Addon):
             or not is_navigation(flow)
         ):
             return
-        if media_type(header(response.headers, "content-type") or "") not in HTML_TYPES:
-            return
-        if "attachment" in (header(response.headers, "content-disposition") or "").lower():
-            return
-        length = header(response.headers, "content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.settings.fetch.max_bytes):
+        if not html_to_buffer(response, self.settings):
             return
         flow.wants_body = True
         if flow.reader_rule != "always":

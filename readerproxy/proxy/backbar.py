@@ -32,13 +32,14 @@ from html import escape as html_escape
 from typing import TYPE_CHECKING
 
 from ..errors import ReaderproxyError
-from ..web.fetch import FetchError, media_type
+from ..web.fetch import FetchError
 from .addons import (
     ASSET_PREFIX,
     MARKER,
     READER_MARKER,
     Addon,
     decoded_body,
+    html_to_buffer,
     is_article,
     is_navigation,
     strip_marker,
@@ -208,13 +209,9 @@ class BackBarAddon(Addon):
             or self.is_own(flow)
         ):
             return
-        content_type = header(response.headers, "content-type") or ""
-        if media_type(content_type) != "text/html" or _UTF16.search(content_type):
+        if not html_to_buffer(response, self.settings, ("text/html",)):
             return
-        if "attachment" in (header(response.headers, "content-disposition") or "").lower():
-            return
-        length = header(response.headers, "content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.settings.fetch.max_bytes):
+        if _UTF16.search(header(response.headers, "content-type") or ""):
             return
         origin = Origin(flow.request.scheme, flow.request.host, flow.request.port)
         if not all(policy_allows_bar(policy, origin) for policy in header_policies(flow)):
