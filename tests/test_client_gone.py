@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import AsyncIterator, Callable
 from urllib.parse import urlencode
 
 import aiohttp
 from aiohttp import web
 from support.reader_server import RunningServer, serve, serve_app, test_settings
+from test_proxy_client_gone import navigation
+from test_workers import alive
 
 from readerproxy.proxy import ProxyServer
 from readerproxy.web.browser import CONNECTED
@@ -48,15 +49,6 @@ async def until(condition: Callable[[], bool], what: str) -> None:
     while not condition():
         assert loop.time() < deadline, f"still waiting for {what}"
         await asyncio.sleep(0.02)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie is not running
-        return stat.read().split(")")[-1].split()[0] != "Z"
 
 
 @contextlib.asynccontextmanager
@@ -233,15 +225,6 @@ async def test_a_caller_without_a_presence_check_keeps_the_flight() -> None:
     assert present[1] is not None and present[1]()  # an unknown caller counts as there
     gone.set()
     assert await waiter == 2
-
-
-def navigation(url: str) -> bytes:
-    """A browser's navigation through the proxy (absolute form), the connection closed after it."""
-    host = url.split("/", 3)[2]
-    return (
-        f"GET {url} HTTP/1.1\r\nHost: {host}\r\nAccept: text/html\r\nSec-Fetch-Dest: document\r\n"
-        "Connection: close\r\n\r\n"
-    ).encode()
 
 
 async def test_a_proxy_reader_view_stops_its_extraction_when_the_browser_leaves() -> None:

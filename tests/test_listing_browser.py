@@ -9,10 +9,8 @@ artifacts/screenshots/listing-*.png for a person to look at.
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import io
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from PIL import Image
-from support.chromium import SCREENSHOTS, Chromium, Page
+from support.chromium import SCREENSHOTS, Chromium, Page, wait_for
 from support.reader_server import serve, serve_app, test_settings
 from support.upstream import DATASETS
 
@@ -97,16 +95,6 @@ async def wcxb_base() -> AsyncIterator[str]:
         yield base
 
 
-async def wait_for(page: Page, expression: str, seconds: float = 10.0) -> Any:
-    """Poll until the expression is truthy (pictures arrive through the image route a moment later)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        value = await page.evaluate(expression)
-        if value or time.monotonic() > deadline:
-            return value
-        await asyncio.sleep(0.05)
-
-
 async def show(page: Page, url: str, width: int) -> dict[str, Any]:
     await page.set_viewport(width, 812 if width < 800 else 800, width < 800)
     await page.navigate(url)
@@ -139,7 +127,7 @@ async def test_listing_and_collection_items_at_each_width(
                 problems.append(f"{where}: a title does not link through the reader: {shown['hrefs'][:3]}")
             if not all(shown["tapped"]) or min(shown["heights"]) < 44:
                 problems.append(f"{where}: rows {shown['heights']} not all one tap target {shown['tapped']}")
-            if not await wait_for(page, IMAGES_LOADED):
+            if not await wait_for(page, IMAGES_LOADED, seconds=10.0):
                 problems.append(f"{where}: the pictures in view did not load")
             shown = dict(await page.evaluate(SHOWN))
             for image in shown["images"]:
@@ -171,11 +159,14 @@ async def test_lite_listing_fetches_no_picture_until_a_tap(
         await page.screenshot(SCREENSHOTS / f"listing-lite-{page_id}-{width}.png")
         # The tap opens the picture (above the row's link), and only then is it fetched, resized.
         await page.evaluate("document.querySelector('.listing details.lite-image summary').click()")
-        assert await wait_for(page, "document.querySelector('.listing details.lite-image').open")
+        assert await wait_for(
+            page, "document.querySelector('.listing details.lite-image').open", seconds=10.0
+        )
         loaded = await wait_for(
             page,
             "(() => { const i = document.querySelector('.listing details.lite-image[open] img');"
             " return i && i.complete && i.naturalWidth > 0 && i.currentSrc; })()",
+            seconds=10.0,
         )
         assert str(loaded).startswith(server.base + "/image?w=")
         await page.screenshot(SCREENSHOTS / f"listing-lite-{page_id}-{width}-open.png")

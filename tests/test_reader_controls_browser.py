@@ -18,7 +18,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from support.chromium import SCREENSHOTS, Chromium, Page
+from support.chromium import SCREENSHOTS, Chromium, Page, wait_for
 from support.reader_server import serve, test_settings
 from support.upstream import Upstream
 
@@ -148,16 +148,6 @@ async def settle_layout(page: Page, seconds: float = 5.0) -> None:
 async def shot(page: Page, name: str) -> None:
     path = await page.screenshot(SCREENSHOTS / f"reader-controls-{name}.png")
     assert path.stat().st_size > 1000
-
-
-async def wait_for(page: Page, expression: str, seconds: float = 5.0) -> Any:
-    """Poll until the expression is truthy (smooth scrolls and transitions take a moment)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        value = await page.evaluate(expression)
-        if value or time.monotonic() > deadline:
-            return value
-        await asyncio.sleep(0.05)
 
 
 async def fresh_page(chromium: Chromium, script: str | None = None) -> Page:

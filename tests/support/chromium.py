@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,17 @@ class Page:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data["data"]))
         return path
+
+
+async def wait_for(page: Page, expression: str, seconds: float = 5.0) -> Any:
+    """Poll the page until the expression is truthy, or `seconds` have passed (then its last value):
+    smooth scrolls, transitions and images arriving through /image take a moment."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = await page.evaluate(expression)
+        if value or time.monotonic() > deadline:
+            return value
+        await asyncio.sleep(0.05)
 
 
 @pytest.fixture
