@@ -308,7 +308,9 @@ async def test_one_client_abandoning_endless_renders_does_not_hold_up_another(
 async def test_a_client_holding_its_share_leaves_the_rest_of_the_pool_to_others(
     site: Site, chromium_path: str
 ) -> None:
-    async with serve(test_settings(browser_pages=2, render_timeout=6)) as server:
+    # the attacker's pages loop until the render deadline (20 s): the reader answered well before it
+    # was not queued behind them (the bound is loose: a loaded machine slows a render to ~5 s)
+    async with serve(test_settings(browser_pages=2, render_timeout=20)) as server:
         service = _browser(server)
         async with _client("127.0.0.2") as attacker, _client("127.0.0.3") as reader:
             target = server.url("/api/extract", url=site.url("/loop"), render="1", refresh="1")
@@ -321,7 +323,7 @@ async def test_a_client_holding_its_share_leaves_the_rest_of_the_pool_to_others(
             began = time.monotonic()
             async with reader.get(server.url("/api/extract", url=site.url("/ok"), render="1")) as response:
                 assert response.status == 200
-            assert time.monotonic() - began < 4
+            assert time.monotonic() - began < 12
             for task in held:
                 task.cancel()
             await asyncio.gather(*held, return_exceptions=True)
