@@ -302,7 +302,7 @@ async def test_one_client_abandoning_endless_renders_does_not_hold_up_another(
                 async with reader.get(server.url("/api/extract", **query)) as response:
                     data = await response.json()
                 assert response.status == 200 and "ordinary article" in data["text"]
-                assert time.monotonic() - began < 5
+                assert time.monotonic() - began < 12  # loose: a loaded host slows a render to ~5 s
 
 
 async def test_a_client_holding_its_share_leaves_the_rest_of_the_pool_to_others(
@@ -347,7 +347,7 @@ async def test_a_browser_killed_mid_render_fails_the_render_at_once(site: Site, 
         began = time.monotonic()
         with pytest.raises(BrowserUnavailable, match="stopped during the render"):
             await render
-        assert time.monotonic() - began < 3
+        assert time.monotonic() - began < 8  # well before the 15 s deadline (loose: noisy hosts)
         assert service.open_pages == 0
         after = await service.render(site.url("/ok"), OK_PAGE, javascript=True, layout=False)
         assert "ordinary article" in after.html and service.restarts == 1

