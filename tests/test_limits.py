@@ -54,7 +54,8 @@ async def test_fetch_slots_cap_per_host_and_time_the_queue_apart() -> None:
     with pytest.raises(Busy) as caught:
         async with slots.slot("a.example"):
             pass
-    assert 0.25 < time.monotonic() - began < 5.0  # waited its queue_timeout, then gave up (loose: noisy hosts)
+    # waited its queue_timeout, then gave up (the upper bound is loose: noisy hosts)
+    assert 0.25 < time.monotonic() - began < 5.0
     assert (
         caught.value.status == 503
         and "this site" in caught.value.message
