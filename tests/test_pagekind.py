@@ -14,6 +14,7 @@ from readerproxy.engine.pagekind import (
     FEATURES,
     KINDS,
     READERABLE_AT,
+    READERABLE_DOCS_AT,
     SHIPPED_MODEL,
     count_prices,
     load_model,
@@ -123,13 +124,32 @@ def test_prices_and_urls() -> None:
 def test_readerable_sums_the_readerable_kinds() -> None:
     assert readerable({"article": 0.9, "service": 0.1}) and readerable({"forum": 0.99, "product": 0.01})
     assert not readerable({"product": 0.95, "article": 0.05}) and not readerable({"service": 0.9})
-    # No kind reaches the threshold alone, together they do: an article or a documentation page.
+    # No kind reaches the bar alone, together they do: an article or a documentation page.
     split = {"article": READERABLE_AT / 2, "documentation": READERABLE_AT / 2 + 0.01, "listing": 0.3}
     assert readerable(split) and readerable_probability(split) == pytest.approx(READERABLE_AT + 0.01)
     # Called an article, but a service page or a listing is as likely: no reader view.
     unsure = {"article": 0.4, "service": 0.35, "listing": 0.25}
     assert readerable(unsure, at=0.5) is False and readerable(unsure, at=0.4)
     assert readerable({}) is False  # no decision
+
+
+def test_an_article_needs_the_higher_bar_documentation_and_forums_the_lower() -> None:
+    """The model's mistakes are services and listings taken for articles, so P(article) needs
+    `READERABLE_AT` while documentation and forums keep their reader view from `READERABLE_DOCS_AT`."""
+    assert READERABLE_DOCS_AT < READERABLE_AT
+    between = (READERABLE_DOCS_AT + READERABLE_AT) / 2
+    # The same probability on the article column is not enough, on documentation or forum it is.
+    assert not readerable({"article": between, "service": 1 - between})
+    assert readerable({"documentation": between, "service": 1 - between})
+    assert readerable({"forum": between, "listing": 1 - between})
+    # Documentation and forums add up against the lower bar; an article's share does not count there.
+    assert readerable(
+        {"documentation": READERABLE_DOCS_AT / 2, "forum": READERABLE_DOCS_AT / 2, "product": 0.9}
+    )
+    below = READERABLE_DOCS_AT - 0.01
+    assert not readerable({"documentation": below, "article": READERABLE_AT - below - 0.02, "service": 0.4})
+    # With the lower bar at the upper one, the decision is the single bar on the sum.
+    assert readerable({"documentation": between, "service": 1 - between}, docs_at=READERABLE_AT) is False
 
 
 def _pages_with_shares(shares: dict[str, list[float]]) -> tuple[np.ndarray, np.ndarray]:
@@ -166,11 +186,89 @@ def test_the_threshold_is_the_highest_that_keeps_the_readerable_kinds() -> None:
     # Each of two folds alike: the other fold picks the same threshold.
     doubled_truth = np.concatenate([truth, truth])
     doubled = np.vstack([probabilities, probabilities])
-    nested = pagekind_eval.nested_readerable(doubled_truth, doubled, np.repeat([0, 1], len(truth)))
+    nested = pagekind_eval.nested_readerable_single(doubled_truth, doubled, np.repeat([0, 1], len(truth)))
     assert (nested == np.concatenate([said, said])).all()
     # No threshold keeps them: the lowest.
     truth, probabilities = _pages_with_shares({"article": [0.1] * 10, "service": [0.1] * 10})
     assert pagekind_eval.choose_threshold(truth, probabilities) == pagekind_eval.THRESHOLDS[0]
+
+
+def _pages_with_columns(pages: list[tuple[str, int, dict[str, float]]]) -> tuple[np.ndarray, np.ndarray]:
+    """Truth and probabilities of made-up pages: (true kind, how many, probabilities by kind)."""
+    truth, rows = [], []
+    for kind, many, probabilities in pages:
+        row = np.array([probabilities.get(name, 0.0) for name in KINDS])
+        truth += [KINDS.index(kind)] * many
+        rows += [row] * many
+    return np.array(truth), np.array(rows)
+
+
+def test_the_pair_of_bars_keeps_documentation_and_drops_services_taken_for_articles() -> None:
+    pytest.importorskip("lightgbm", reason="the train extra (lightgbm) is not installed")
+    from readerproxy.research import pagekind_eval
+
+    # Services taken for articles at 0.6, articles at 0.9, documentation only ever 0.3 sure: one bar
+    # on the sum keeping the documentation (0.3 at most) keeps every service; the pair does not.
+    truth, probabilities = _pages_with_columns(
+        [
+            ("article", 100, {"article": 0.9, "service": 0.1}),
+            ("documentation", 25, {"documentation": 0.3, "article": 0.3, "listing": 0.4}),
+            ("forum", 25, {"forum": 0.8, "article": 0.2}),
+            ("service", 20, {"article": 0.6, "service": 0.4}),
+            ("service", 20, {"service": 0.9, "article": 0.1}),
+        ]
+    )
+    single = pagekind_eval.choose_threshold(truth, probabilities)
+    said_single = pagekind_eval.readerable_share(probabilities) >= single
+    assert pagekind_eval.readerable_rates(truth, said_single)["service"] == 0.5
+    at, docs_at = pagekind_eval.choose_thresholds(truth, probabilities)
+    said = pagekind_eval.said_readerable(probabilities, at, docs_at)
+    rates = pagekind_eval.readerable_rates(truth, said)
+    assert rates == {"article": 1.0, "forum": 1.0, "documentation": 1.0, "service": 0.0}
+    assert 0.6 < at <= 0.9 and docs_at <= 0.3
+    # The vectorised decision is the engine's, page by page.
+    for row, answer in zip(probabilities, said.tolist(), strict=True):
+        mapping = dict(zip(KINDS, row.tolist(), strict=True))
+        assert readerable(mapping, at=at, docs_at=docs_at) is answer
+    # Each of two folds alike: the other fold picks the same pair.
+    doubled_truth = np.concatenate([truth, truth])
+    doubled = np.vstack([probabilities, probabilities])
+    nested = pagekind_eval.nested_readerable(doubled_truth, doubled, np.repeat([0, 1], len(truth)))
+    assert (nested == np.concatenate([said, said])).all()
+
+
+def test_the_seeds_report_averages_each_seed_and_pools_the_choice() -> None:
+    pytest.importorskip("lightgbm", reason="the train extra (lightgbm) is not installed")
+    from readerproxy.research import pagekind_eval
+
+    truth, first = _pages_with_columns(
+        [
+            ("article", 60, {"article": 0.9, "service": 0.1}),
+            ("documentation", 20, {"documentation": 0.3, "article": 0.3, "listing": 0.4}),
+            ("forum", 20, {"forum": 0.8, "article": 0.2}),
+            ("service", 20, {"article": 0.6, "service": 0.4}),
+        ]
+    )
+    # A second seed that is sure of every page: its shares are exact.
+    second = np.eye(len(KINDS))[truth]
+    pages = pagekind_eval.PageSet(
+        np.zeros((len(truth), len(FEATURES))),
+        truth,
+        np.array(["wcxb-dev"] * len(truth)),
+        np.array([str(i) for i in range(len(truth))]),
+        np.array([f"site{i % 10}.example" for i in range(len(truth))]),
+    )
+    result = pagekind_eval.seeds_report(pages, {7: first, 1: second})
+    assert list(result["per_seed"]) == ["7", "1"]
+    assert result["per_seed"]["1"]["accuracy"] == 1.0 and result["per_seed"]["1"]["pair"]["service"] == 0.0
+    for name in ("single", "pair"):
+        for kind, rate in result[name].items():
+            assert rate == pytest.approx(np.mean([run[name][kind] for run in result["per_seed"].values()]))
+    # The services the first seed takes for articles at 0.6 are dropped by the pooled pair.
+    at, docs_at = result["pooled_pair"]
+    assert at > 0.6 and docs_at <= 0.3
+    text = pagekind_eval.format_report({**pagekind_eval.report(pages, first), "seeds": result})
+    assert "over seeds 7, 1" in text
 
 
 def test_the_recorded_out_of_fold_accuracy_holds() -> None:
@@ -190,7 +288,8 @@ def test_out_of_fold_on_a_fixed_subset(tmp_path: Path) -> None:
     assert np.asarray(result["confusion"]).sum() == result["pages"]
     assert result["accuracy"] >= SUBSET_OOF_ACCURACY - 0.02
     assert result["readerable_at"] in pagekind_eval.THRESHOLDS
-    assert set(result["readerable_nested"]) == set(KINDS)
+    assert all(bar in pagekind_eval.PAIR_GRID for bar in result["readerable_pair"])
+    assert set(result["readerable_nested"]) == set(KINDS) == set(result["readerable_nested_single"])
 
 
 #: `test_out_of_fold_on_a_fixed_subset`'s accuracy when measured (328 pages, each fold's model fitted
