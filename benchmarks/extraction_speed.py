@@ -24,10 +24,18 @@ from server_load import page_bytes
 from timing import compared_packages, dataset_options, warmed_pages
 
 
+def engine_module(package: ModuleType, name: str) -> ModuleType:
+    """A module of the engine: in `engine/` since 2026-11-26 (issue #29), at the top level before."""
+    try:
+        return importlib.import_module(f"{package.__name__}.engine.{name}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"{package.__name__}.{name}")
+
+
 def runner(package: ModuleType) -> Callable[[str, str | None], float]:
     """Seconds of one `auto` run on a fresh Document of this tree (the parse is not timed)."""
-    document = importlib.import_module(f"{package.__name__}.document")
-    extractor: Any = importlib.import_module(f"{package.__name__}.extraction").get_extractor("auto")
+    document = engine_module(package, "document")
+    extractor: Any = engine_module(package, "extraction").get_extractor("auto")
     params = extractor.defaults()
 
     def run(text: str, url: str | None) -> float:

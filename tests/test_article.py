@@ -35,3 +35,25 @@ def test_to_dict_keeps_every_metadata_field() -> None:
 def test_markdown_document_has_the_title_and_the_source() -> None:
     text = markdown_document("A *title*", "<p>Body</p>", "https://example.org/a")
     assert text == "# A \\*title\\*\n\nSource: [https://example.org/a](https://example.org/a)\n\nBody\n"
+
+
+def test_readability_check_is_made_once_when_asked_and_is_the_readerable_check() -> None:
+    """Readability.js's check is made on first use, not by `extract`: the answer it gives is the
+    check of the page's own Document, and asking again reads the same answer without the Document."""
+    from pathlib import Path
+
+    from readerproxy.engine.document import parse
+    from readerproxy.engine.readerable import is_probably_readerable
+
+    html = (Path(__file__).parent / "fixtures" / "pagination_rel_next.html").read_text()
+    url = "https://news.example.com/features/river-changed-course"
+    article = extract(html, url=url)
+    assert article.decide_readability is not None  # not checked yet
+    expected = is_probably_readerable(parse(html, url))
+    assert article.readability_check is expected
+    assert article.decide_readability is None  # the Document let go
+    assert article.readability_check is expected
+    menu = extract(
+        "<html><body><ul><li><a href='/a'>A</a></li><li><a href='/b'>B</a></li></ul></body></html>"
+    )
+    assert menu.readability_check is False

@@ -496,3 +496,22 @@ def test_meta_is_every_meta_elements_attributes_in_order() -> None:
     assert doc.meta == [node.attributes for node in doc.tree.css("meta")]
     assert [attrs.get("content") for attrs in doc.meta] == [None, "article", "", "Ann"]
     assert doc.meta is doc.meta
+
+
+def test_indices_of_reads_each_tag_list_as_asked_and_gives_lists_to_keep() -> None:
+    """`indices_of` keeps the positions of the last tag list it was asked about twice: answers stay
+    those of a scan for every name, whichever Document is asked in between, and a caller that
+    changes the list it got changes no later answer."""
+    first = parse("<html><body><p>a</p><div><p>b</p><br><p>c</p></div><meta name=x></body></html>")
+    second = parse("<html><body><article><p>x</p></article><p>y</p></body></html>")
+
+    def scanned(tags: list[str], name: str) -> list[int]:
+        return [index for index, tag in enumerate(tags) if tag == name]
+
+    for doc in (first, first, second, first, second, second, first):
+        for name in ("p", "br", "meta", "article", "div", "absent"):
+            answer = document.indices_of(doc.tag, name)
+            assert answer == scanned(doc.tag, name)
+            answer.append(-1)  # the caller's own list
+            assert document.indices_of(doc.tag, name) == scanned(doc.tag, name)
+    assert len(document.indices_of(first.tag, "p")) == 3

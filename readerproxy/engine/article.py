@@ -34,9 +34,11 @@ class Article:
     metadata: Metadata
     url: str | None = None
     timings: dict[str, float] = field(default_factory=dict)  # decode, parse, extract, render: ms
-    #: Readability.js's check (`readerable.is_probably_readerable`): the answer when no page kind
-    #: is decided (None: not checked).
-    readability_check: bool | None = None
+    #: Makes Readability.js's check (`readerable.is_probably_readerable` over this page's Document)
+    #: on first use (`readability_check`): it is the answer only when no page kind is decided, so a
+    #: library caller who never asks, and a page whose kind decides, never pay it (2026-11-26).
+    decide_readability: Callable[[], bool] | None = field(default=None, repr=False, compare=False)
+    _readability: bool | None = field(default=None, repr=False, compare=False)
     #: Decides the page kind on first use (`pagekind.page_kind` over this page's Document and
     #: selection): a library caller who never asks never pays its ~1.7 ms.
     decide_kind: Callable[[], PageKind] | None = field(default=None, repr=False, compare=False)
@@ -116,6 +118,15 @@ class Article:
             decide, self.decide_items = self.decide_items, None  # let the Document go
             self._items = decide(self.page_kind)
         return self._items
+
+    @property
+    def readability_check(self) -> bool | None:
+        """Readability.js's check, made once on first use: the answer when no page kind is decided
+        (None without a checker)."""
+        if self.decide_readability is not None:
+            decide, self.decide_readability = self.decide_readability, None  # let the Document go
+            self._readability = decide()
+        return self._readability
 
     @property
     def readerable(self) -> bool | None:

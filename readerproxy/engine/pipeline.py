@@ -88,7 +88,6 @@ def render(
     if supplement:
         text = "\n\n".join([text, *supplement] if text else supplement)
         fragment += "".join(f"<p>{html_lib.escape(line, quote=False)}</p>" for line in supplement)
-    readerable = is_probably_readerable(doc)
     rendered = time.perf_counter()
     return Article(
         text=text,
@@ -98,7 +97,7 @@ def render(
         extraction=extraction,
         metadata=metadata,
         url=doc.url,
-        readability_check=readerable,
+        decide_readability=functools.partial(is_probably_readerable, doc),
         decide_kind=functools.partial(page_kind, doc, extraction.selection),
         decide_facts=functools.partial(page_facts, doc, text),
         decide_posts=functools.partial(thread_for, doc, rewrite_link=rewrite_link, images=images),
