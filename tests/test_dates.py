@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from readerproxy.engine.dates import parse_day, publication_day
-from readerproxy.engine.document import parse
+from readerproxy.engine.document import Document, parse
 
 BODY = "<p>" + "Words of the article that make it long enough to read. " * 10 + "</p>"
 
@@ -109,3 +111,96 @@ def test_published_beats_modified_and_the_url() -> None:
         '<meta property="article:published_time" content="2024-02-01">'
     )
     assert publication_day(parse(html, "https://example.org/2019/01/01/x")) == "2024-02-01"
+
+
+# --- 2026-11-26: the date the headline shows, one parse of the JSON-LD, cheaper reading ------------
+
+REFRESHED = (
+    '<script type="application/ld+json">{"@context":"https://schema.org","@type":"Article",'
+    '"headline":"Fall trends","datePublished":"2025-06-12T09:00:00+00:00"}</script>'
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "day"),
+    [
+        # the refresh is declared as the publication; the headline still shows the first date
+        ("<h1>Fall trends</h1><p>November 2, 2022</p>", "2022-11-02"),
+        ("<p>Published Apr 26, 2023</p><h1>Fall trends</h1>", "2023-04-26"),
+        # a later date by the headline is an update: the declared publication stays
+        ("<h1>Fall trends</h1><p>Updated on August 5, 2025</p>", "2025-06-12"),
+        # one day earlier is a time zone's shift, not a refresh
+        ("<h1>Fall trends</h1><p>June 11, 2025</p>", "2025-06-12"),
+        # a day the story mentions in a sentence is no dated line
+        (
+            "<h1>Fall trends</h1><p>Emirates first ordered the jets on 13 November 2017, and the "
+            "airline has since changed the order twice as its plans for the fleet moved.</p>",
+            "2025-06-12",
+        ),
+    ],
+)
+def test_an_earlier_date_shown_by_the_headline_wins_over_a_refresh(body: str, day: str) -> None:
+    html, url = _page(REFRESHED, body)
+    assert publication_day(parse(html, url)) == day
+
+
+def test_json_ld_is_parsed_once_and_read_through_a_cdata_wrapper() -> None:
+    from readerproxy.engine.dates import ld_objects
+    from readerproxy.engine.structured import parsed_json_ld
+
+    html, url = _page(
+        '<script type="application/ld+json">  <![CDATA[ {"@context":"https://schema.org",'
+        '"@graph":[{"@type":"BlogPosting","datePublished":"2021-03-04"}]} ]]>  </script>'
+        '<script type="application/ld+json">{not json</script>'
+    )
+    doc = parse(html, url)
+    assert parsed_json_ld(doc) is parsed_json_ld(doc)  # one parse for every reader
+    assert [item.get("@type") for item in ld_objects(doc)] == [None, "BlogPosting"]
+    assert publication_day(doc) == "2021-03-04"
+
+
+def _headline_texts_token_by_token(doc: Document, after: bool, window: int) -> list[str]:
+    """The reference: `headline_texts` as it read the tokens one by one before 2026-11-26."""
+    from readerproxy.engine.document import TEXT
+
+    heading = doc.tag.index("h1")
+    tokens = doc.tokens
+    start = int(doc.start[heading])
+    indices = (
+        range(start, min(start + 400, len(tokens.kind)))
+        if after
+        else range(start - 1, max(start - 200, 0), -1)
+    )
+    seen = 0
+    parts: list[str] = []
+    for index in indices:
+        if tokens.kind[index] == TEXT:
+            parts.append(tokens.text[index])
+            seen += len(tokens.text[index])
+            if seen > window:
+                break
+    return parts if after else parts[::-1]
+
+
+def test_headline_texts_match_the_token_by_token_reading(shared_datasets: Path) -> None:
+    """On real pages (every fifth ScrapingHub page with an <h1>), both directions and windows."""
+    from readerproxy.engine.dates import headline_texts
+    from readerproxy.research.datasets import load_dataset
+
+    checked = 0
+    for number, page in enumerate(load_dataset("scrapinghub")):
+        if number % 5:
+            continue
+        doc = parse(page.read_html(), page.url)
+        if "h1" not in doc.tag:
+            assert headline_texts(doc) is None
+            continue
+        for after, window in ((True, 600), (True, 1200), (False, 200), (False, 300)):
+            assert headline_texts(doc, after, window) == _headline_texts_token_by_token(doc, after, window)
+        checked += 1
+    assert checked > 20
+
+
+def test_texts_without_a_year_hold_no_date() -> None:
+    assert parse_day("Posted on the 3rd of the month, 12:30") is None
+    assert parse_day("Posted on 3 May 2024, 12:30") == "2024-05-03"

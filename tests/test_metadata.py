@@ -205,6 +205,20 @@ def test_squash_is_the_regex_whitespace_rule() -> None:
         ("page.head.extra.author", None),  # a template's placeholder
         ("Dec", None),
         ("Sign In", None),
+        # 2026-11-26: user names, dates after the name, roles, labels, credits
+        ("user3080392", "user3080392"),  # a user name ends in digits
+        ("ggailey777", "ggailey777"),
+        ("mdelatorreq6vkpg2ma0ci", None),  # digits inside the letters: a generated id
+        ("sara.r.peter", "sara.r.peter"),  # an initial: a login, not a template's placeholder
+        ("FlowGuard EMEA on 04-ago-2021 5:10", "FlowGuard EMEA"),
+        ("Andrew Gerrand 4 August 2010", "Andrew Gerrand"),
+        ("by Jeff FoustMonday, November 18, 2019", "Jeff Foust"),
+        ("98 Buck Social", "98 Buck Social"),  # "98 Buck" is no date before the name
+        ("Liz Kenny Former McKinsey", "Liz Kenny"),
+        ("Brett Cruz , Privacy and Digital Security Expert", "Brett Cruz"),
+        ("Help Net Security Sponsored", "Help Net Security"),
+        ("content: MarketingSherpa, design: Scott McDaniel, code: Steve Beger", None),
+        ("Join Us", None),
         (None, None),
     ],
 )
@@ -361,3 +375,109 @@ def test_wcxb_scoring_rules_are_the_same_for_every_system() -> None:
     }
     table = format_wcxb_metadata(results, "wcxb-dev")
     assert "given anyway" in table and "0.250" in table and "0.750" in table
+
+
+# --- 2026-11-26: more sources of the author, and names read as the page gives them --------------
+
+
+def _ld(data: object) -> str:
+    return f'<script type="application/ld+json">{json.dumps(data)}</script>'
+
+
+def test_json_ld_author_given_by_reference_is_read_from_the_graph() -> None:
+    """Yoast writes the article's author as {"@id": ...} and the Person once in the @graph."""
+    person = "https://kff.example/#/schema/person/5380"
+    graph = {
+        "@context": "https://schema.org",
+        "@graph": [
+            {"@type": "Article", "headline": "T", "author": {"@id": person}},
+            {"@type": "Person", "@id": person, "name": "Nirmita Panchal"},
+        ],
+    }
+    head = _ld(graph) + '<meta name="author" content="kffnirmitap">'
+    assert extract(_article(head)).metadata.author == "Nirmita Panchal"
+
+
+def test_article_author_given_as_a_name_in_a_meta_name() -> None:
+    head = '<meta name="article:author" content="Jillian Kubala, MS, RD">'
+    assert extract(_article(head)).metadata.author == "Jillian Kubala, MS, RD"
+    profile = '<meta property="article:author" content="https://www.facebook.com/paper">'
+    assert extract(_article(profile)).metadata.author is None
+
+
+def test_article_author_profile_address_names_its_user() -> None:
+    head = '<meta property="article:author" content="https://lobste.rs/~scvalex">'
+    assert extract(_article(head)).metadata.author == "scvalex"
+
+
+def test_scholarly_pages_list_every_citation_author() -> None:
+    head = (
+        '<meta name="citation_author" content="Roy, Aniruddha">'
+        '<meta name="citation_author" content="Patel, Jyoti">'
+        '<meta name="citation_author" content="Roy, Aniruddha">'
+    )
+    assert extract(_article(head)).metadata.author == "Aniruddha Roy, Jyoti Patel"
+
+
+def test_a_login_name_yields_to_the_person_the_page_shows() -> None:
+    head = '<meta name="author" content="andrew.keaveney">'
+    shown = '<div class="author-info"><span class="author_name">Denise Everheart</span></div>'
+    assert extract(_article(head, shown)).metadata.author == "Denise Everheart"
+    assert extract(_article(head)).metadata.author == "andrew.keaveney"  # no one else: the login
+
+
+def test_a_questions_asker_is_the_pages_author() -> None:
+    qa = {
+        "@context": "https://schema.org",
+        "@type": "QAPage",
+        "mainEntity": {
+            "@type": "Question",
+            "name": "Worth it?",
+            "author": {"@type": "Person", "name": "AtlanG"},
+        },
+    }
+    assert extract(_article(_ld(qa))).metadata.author == "AtlanG"
+
+
+def test_thread_starter_shown_under_the_title() -> None:
+    body = (
+        '<h1>How close is the project?</h1><ul><li><span class="u-srOnly">Thread starter</span> '
+        '<a class="username" href="/members/beijingwalker.134467/">beijingwalker</a></li></ul>'
+    )
+    assert extract(_article(body=body)).metadata.author == "beijingwalker"
+
+
+@pytest.mark.parametrize(
+    ("body", "author"),
+    [
+        # a name beside the date under the headline, pictured by its avatar
+        (
+            '<h1>HR Shared Services explained</h1><img alt="Elliot Raba Image" src="/a.jpg">'
+            "<p>Elliot Raba</p><p>23.07.2025</p><p>6 min read</p>",
+            "Elliot Raba",
+        ),
+        # the same without a picture of the person: a blog's or a tag's name, not taken
+        ("<h1>Are AI evangelists in heat?</h1><p>Nonessential Thoughts</p><p>December 18, 2025</p>", None),
+        # a breadcrumb's last step beside the date is no byline
+        (
+            '<h1>Meal prep</h1><img alt="Meal Plans" src="/m.jpg"><p>Nutrition</p><p>&gt;</p>'
+            "<p>Meal Plans</p><p>November 12, 2018</p>",
+            None,
+        ),
+    ],
+)
+def test_a_name_set_beside_the_date(body: str, author: str | None) -> None:
+    assert extract(_article(body=body)).metadata.author == author
+
+
+def test_the_sites_own_name_stands_in_whole() -> None:
+    """No person is named: the author is the site, as it writes its name (not cut as a job title)."""
+    head = '<meta name="author" content="Luxury Travel Expert"><meta property="og:site_name" content="Luxury Travel Expert">'
+    page = _article(head)
+    assert extract(page, url="https://theluxurytravelexpert.com/x").metadata.author == "Luxury Travel Expert"
+
+
+def test_dated_bylines_in_the_page() -> None:
+    body = '<h1>Defer, Panic, and Recover</h1><p class="author">Andrew Gerrand<br>4 August 2010</p>'
+    meta = extract(_article(body=body)).metadata
+    assert (meta.author, meta.date) == ("Andrew Gerrand", "2010-08-04")

@@ -4,8 +4,9 @@ Readability.js reads only JSON-LD `datePublished` and `article:published_time`; 
 (WCXB's development set, 2025) that finds a date on about half the pages that state one. The
 sources here, in order of trust, follow what a reader would believe: what the page declares for
 machines about its publication (JSON-LD, `<meta>`, `itemprop`), then what it shows (`<time>`, a
-dated line by the headline), then what its address says, and last when it was modified. A date
-is read with a handful of patterns (ISO 8601, "June 29, 2020", "29 June 2020", "29.06.2020",
+dated line by the headline), then what its address says, and last when it was modified; a
+declared publication yields to an earlier date the headline shows (a refreshed story,
+`shown_earlier`). A date is read with a handful of patterns (ISO 8601, "June 29, 2020", "29 June 2020", "29.06.2020",
 "5 de mayo de 2024", "11-29-2024"; month names and abbreviations in English, German, French,
 Spanish, Italian, Portuguese and Dutch), never a guess between day-first and month-first: a
 numeric date is read only when one of its numbers can only be the day.
@@ -13,13 +14,19 @@ numeric date is read only when one of its numbers can only be the day.
 
 from __future__ import annotations
 
+import bisect
 import datetime
-import json
+import itertools
 import re
+import time
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from .document import TEXT, Document
+from .structured import parsed_json_ld
 
 #: <meta> names, properties and itemprops that state the publication time.
 PUBLISHED_META = (
@@ -104,13 +111,26 @@ def _valid(year: int, month: int, day: int, latest: datetime.date) -> str | None
 
 
 def _latest() -> datetime.date:
-    """No page is dated after tomorrow (time zones aside)."""
-    return datetime.date.today() + datetime.timedelta(days=1)
+    """No page is dated after tomorrow (time zones aside). Today's date is asked of the clock at
+    most once a minute (for speed: every date read needs it)."""
+    global _LATEST
+    now = time.monotonic()
+    if now >= _LATEST[0]:
+        _LATEST = (now + 60.0, datetime.date.today() + datetime.timedelta(days=1))
+    return _LATEST[1]
+
+
+#: (monotonic time until which it holds, `_latest()`'s answer)
+_LATEST: tuple[float, datetime.date] = (0.0, datetime.date.min)
+#: Every pattern writes a year of the 1900s or 2000s: a text without one holds no date.
+_ANY_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 def _days(text: str, earliest_only: bool = False) -> Iterator[tuple[int, str]]:
     """Every calendar day written in `text` by one of the patterns: (where it starts, YYYY-MM-DD);
     with `earliest_only`, only the first of each pattern (enough for the earliest, and faster)."""
+    if not _ANY_YEAR.search(text):  # for speed: most texts read hold no date
+        return
     latest = _latest()
     for pattern in _PATTERNS:
         for found in pattern.finditer(text):
@@ -133,7 +153,7 @@ def _days(text: str, earliest_only: bool = False) -> Iterator[tuple[int, str]]:
 
 def parse_day(text: str | None) -> str | None:
     """The first calendar day written in `text` by one of the patterns, as YYYY-MM-DD."""
-    if not text:
+    if not text or not _ANY_YEAR.search(text):  # for speed: most texts read hold no date
         return None
     found = min(_days(text, earliest_only=True), default=None)
     return found[1] if found else None
@@ -148,12 +168,9 @@ def last_day(text: str | None) -> str | None:
 
 
 def ld_objects(doc: Document) -> Iterator[dict[str, Any]]:
-    """Every JSON-LD object of the page, @graph members and list items included."""
-    for raw in doc.json_ld:
-        try:
-            parsed = json.loads(raw.strip().removeprefix("<![CDATA[").removesuffix("]]>"))
-        except (ValueError, RecursionError):
-            continue
+    """Every JSON-LD object of the page, @graph members and list items included (the scripts parsed
+    once per Document: `structured.parsed_json_ld`)."""
+    for parsed in parsed_json_ld(doc):
         stack = [parsed]
         while stack:
             item = stack.pop()
@@ -166,18 +183,25 @@ def ld_objects(doc: Document) -> Iterator[dict[str, Any]]:
                     stack.extend(reversed(graph))
 
 
-def _meta_dates(doc: Document, keys: tuple[str, ...]) -> str | None:
+def meta_contents(doc: Document) -> dict[str, str]:
+    """Every <meta> key (its `property`, `name`, `itemprop` or `http-equiv`, lower-cased) -> the first
+    non-empty content given for it: one walk over the <meta> tags for every key looked up."""
     found: dict[str, str] = {}
     for attrs in doc.meta:
         content = attrs.get("content")
         if not content:
             continue
         for attribute in ("property", "name", "itemprop", "http-equiv"):
-            key = (attrs.get(attribute) or "").strip().lower()
-            if key in keys and key not in found:
-                found[key] = content
+            value = attrs.get(attribute)
+            if value:
+                found.setdefault(value.strip().lower(), content)
+    return found
+
+
+def _meta_dates(contents: dict[str, str], keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` (in their order) whose content holds a date."""
     for key in keys:
-        day = parse_day(found.get(key))
+        day = parse_day(contents.get(key))
         if day:
             return day
     return None
@@ -226,6 +250,7 @@ def _time_elements(doc: Document) -> str | None:
 
 #: Class or id words of elements that hold a dated line (a post's meta line, a story's date).
 _DATED_WORDS = ("date", "publish", "posted", "byline", "time", "meta")
+_DATED_HINT = re.compile("|".join(_DATED_WORDS))
 #: Elements of `_DATED_HINT` read at most, in document order (for speed on pages full of them).
 DATED_ELEMENTS = 60
 
@@ -238,8 +263,8 @@ def _dated_elements(doc: Document) -> str | None:
         if classes is None and ident is None:
             continue
         words = f"{classes or ''} {ident or ''}".lower()
-        # for speed: plain substring tests first, the regexes only on the few that pass
-        if not any(hint in words for hint in _DATED_WORDS) or _MODIFIED_HINT.search(words):
+        # for speed: one search for the hint words first, the modification test on the few that pass
+        if not _DATED_HINT.search(words) or _MODIFIED_HINT.search(words):
             continue
         read += 1
         if read > DATED_ELEMENTS:
@@ -250,28 +275,53 @@ def _dated_elements(doc: Document) -> str | None:
     return None
 
 
+#: Each Document's `headline_texts`, by (after, window): dates and bylines read them several times.
+_HEADLINE_TEXTS: weakref.WeakKeyDictionary[Document, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
 def headline_texts(doc: Document, after: bool = True, window: int = HEADLINE_WINDOW) -> list[str] | None:
     """The text runs just after the page's first <h1> (its own text included), or just before it
-    (`after` False), in document order, up to `window` characters; None when the page has no <h1>."""
+    (`after` False), in document order, up to `window` characters; None when the page has no <h1>.
+    Read once per Document and arguments: read the list, do not change it."""
+    known = _HEADLINE_TEXTS.setdefault(doc, {})
+    key = (after, window)
+    if key not in known:
+        if "runs" not in known:
+            known["runs"] = _headline_runs(doc)
+        runs = known["runs"]
+        known[key] = None if runs is None else _within(runs[0] if after else runs[1], window, after)
+    result: list[str] | None = known[key]
+    return result
+
+
+def _headline_runs(doc: Document) -> tuple[list[str], list[str]] | None:
+    """The texts of the text tokens among the 400 tokens from the first <h1>'s start tag on, in
+    document order, and among the 199 tokens before it, nearest first; None without an <h1>. Found
+    at once (for speed: not token by token), once per Document for every window."""
     try:
         heading = doc.tag.index("h1")
     except ValueError:
         return None
     tokens = doc.tokens
     start = int(doc.start[heading])
-    indices = (
-        range(start, min(start + 400, len(tokens.kind)))
-        if after
-        else range(start - 1, max(start - 200, 0), -1)
-    )
+    texts = tokens.text
+    kind = tokens.kind
+    after = (np.flatnonzero(kind[start : min(start + 400, len(kind))] == TEXT) + start).tolist()
+    first = max(start - 199, 1)
+    before = (np.flatnonzero(kind[first:start] == TEXT) + first).tolist()
+    return [texts[i] for i in after], [texts[i] for i in reversed(before)]
+
+
+def _within(runs: list[str], window: int, after: bool) -> list[str]:
+    """The runs up to the first one that brings their characters past `window`, that one
+    included; in document order (`runs` before the heading come nearest first)."""
     seen = 0
     parts: list[str] = []
-    for index in indices:
-        if tokens.kind[index] == TEXT:
-            parts.append(tokens.text[index])
-            seen += len(tokens.text[index])
-            if seen > window:
-                break
+    for text in runs:
+        parts.append(text)
+        seen += len(text)
+        if seen > window:
+            break
     return parts if after else parts[::-1]
 
 
@@ -307,27 +357,75 @@ def _url_date(url: str | None) -> str | None:
     )
 
 
-def publication_day(doc: Document, first_post: Callable[[], str | None] | None = None) -> str | None:
+#: Days by which a date shown at the headline must precede the declared one to be taken instead:
+#: more than a time zone's shift (a declared "2025-12-19T03:05Z" is the page's "December 18").
+SHOWN_EARLIER_DAYS = 2
+#: Characters of a text run that can be a dated line (a byline's "Published March 3, 2026 at 9:00").
+DATED_LINE = 80
+
+
+def shown_earlier(doc: Document, declared: str) -> str | None:
+    """The first date shown just above or after the headline that is at least
+    `SHOWN_EARLIER_DAYS` before the `declared` day, or None.
+
+    Sites that refresh a story often declare the refresh as its publication (`datePublished`,
+    `article:published_time`) while the page still shows its first date by the title; a reader,
+    and WCXB's annotators, take the date the page shows. Only an earlier shown date is taken: a
+    later one is usually an "Updated" line, which WCXB records about as often as it records the
+    publication (measured on wcxb-dev, 2026-11-26: taking every shown date fixes 38 pages and
+    breaks 38; taking only dates on a dated line (`DATED_LINE`) two days or more earlier fixes 9
+    and breaks none; one day earlier, as a time zone would shift it, fixed 2 and broke 3)."""
+    above = headline_texts(doc, after=False, window=ABOVE_HEADLINE_WINDOW)
+    if above is None:
+        return None
+    latest = (datetime.date.fromisoformat(declared) - datetime.timedelta(days=SHOWN_EARLIER_DAYS)).isoformat()
+    # a dated line, not a sentence of the story that mentions a day ("in November 2017, ...")
+    below = headline_texts(doc) or ()
+    lines = [text for text in [*above, *below] if len(text) <= DATED_LINE]
+    # for speed: one search over the lines joined finds the few with a year, the only ones read
+    joined = "\x00".join(lines)
+    starts = list(itertools.accumulate((len(text) + 1 for text in lines[:-1]), initial=0))
+    dated = sorted({bisect.bisect_right(starts, found.start()) - 1 for found in _ANY_YEAR.finditer(joined)})
+    shown = (day for index in dated if (day := parse_day(lines[index])))
+    return next((day for day in shown if day <= latest), None)
+
+
+def publication_day(
+    doc: Document,
+    first_post: Callable[[], str | None] | None = None,
+    contents: dict[str, str] | None = None,
+) -> str | None:
     """The day the page was published, YYYY-MM-DD, or None: JSON-LD `datePublished`, `<meta>`
-    publication keys (the known ones, then any key that says "publish"), the first post's date on
-    a discussion thread (`first_post` gives it as the page states it, asked only when needed), `<time>`/`itemprop=datePublished`
-    elements, date-classed elements, a dated line after the headline or just above it, the URL,
-    and last the modification date."""
+    publication keys (the known ones, then any key that says "publish"), each unless the headline
+    shows an earlier date (`shown_earlier`); the first post's date on a discussion thread
+    (`first_post` gives it as the page states it, asked only when needed), `<time>`/
+    `itemprop=datePublished` elements, date-classed elements, a dated line after the headline or
+    just above it, the URL, and last the modification date. `contents` is `meta_contents(doc)`,
+    when the caller has it already."""
     objects = list(ld_objects(doc))
-    declared = next(
-        (
-            day
-            for wanted in ("datePublished", "dateCreated")
-            for item in objects
-            if isinstance(item.get(wanted), str) and (day := parse_day(item[wanted]))
-        ),
-        None,
-    )
-    return (
-        declared
-        or _meta_dates(doc, PUBLISHED_META)
+    if contents is None:
+        contents = meta_contents(doc)
+    declared = (
+        next(
+            (
+                day
+                for wanted in ("datePublished", "dateCreated")
+                for item in objects
+                if isinstance(item.get(wanted), str) and (day := parse_day(item[wanted]))
+            ),
+            None,
+        )
+        or _meta_dates(contents, PUBLISHED_META)
         or _meta_dates_by_word(doc)
-        or (parse_day(first_post()) if first_post else None)
+    )
+    if declared:
+        earlier = shown_earlier(doc, declared)
+        # a thread's page shows its posts' dates, and "now", around its title: none is a refresh
+        if earlier and not (first_post and parse_day(first_post())):
+            return earlier
+        return declared
+    return (
+        (parse_day(first_post()) if first_post else None)
         or _time_elements(doc)
         or _dated_elements(doc)
         or _near_headline(doc)
@@ -341,5 +439,5 @@ def publication_day(doc: Document, first_post: Callable[[], str | None] | None =
             ),
             None,
         )
-        or _meta_dates(doc, MODIFIED_META)
+        or _meta_dates(contents, MODIFIED_META)
     )

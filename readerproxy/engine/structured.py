@@ -18,6 +18,7 @@ from __future__ import annotations
 import html as html_lib
 import json
 import re
+import weakref
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
@@ -75,6 +76,30 @@ def walk_ld(
         for key in descend:
             if key in value:
                 yield from walk_ld(value[key], descend, max_depth, depth + 1)
+
+
+#: Each Document's parsed JSON-LD (`parsed_json_ld`), kept while the Document lives.
+_PARSED_LD: weakref.WeakKeyDictionary[Document, list[Any]] = weakref.WeakKeyDictionary()
+
+
+def parsed_json_ld(doc: Document) -> list[Any]:
+    """Each `<script type="application/ld+json">` of the page parsed, in document order (without a
+    `<![CDATA[ ... ]]>` wrapper; a script that is not JSON is left out). Parsed once per Document,
+    for every reader (metadata, dates): read the values, do not change them."""
+    cached = _PARSED_LD.get(doc)
+    if cached is not None:
+        return cached
+    values: list[Any] = []
+    for raw in doc.json_ld:
+        # for speed: the wrapper is looked for only where its marks are there at all
+        cdata = "<![CDATA[" in raw or "]]>" in raw
+        text = raw.strip().removeprefix("<![CDATA[").removesuffix("]]>") if cdata else raw
+        try:
+            values.append(json.loads(text))
+        except (ValueError, RecursionError):
+            continue
+    _PARSED_LD[doc] = values
+    return values
 
 
 def ld_type_names(item: dict[str, Any]) -> set[str]:
