@@ -27,6 +27,9 @@ the image is the card's first picture of some size, its lazy-loaded source found
 renderer finds it (`output.parse_srcset` for a srcset). Links and images are made absolute and kept
 only under the one URL-scheme policy (`output.SAFE_SCHEMES`).
 
+`item_cards(doc, enough)` gives the winning group's card elements, and how many items they read as,
+to `auto`'s `listing_items` rule (`extractors/learned.py`), which keeps their text.
+
 Pure: reads the parsed `Document` (nothing is parsed again except each JSON-LD body), no network.
 """
 
@@ -186,9 +189,27 @@ class _Page:
 
 def markup_items(doc: Document) -> tuple[ListItem, ...]:
     """The items of the best group of repeated cards in the page's markup (empty: no such group)."""
+    best, page = _best_group(doc)
+    return _read_group(page, best, MAX_ITEMS) if best and page is not None else ()
+
+
+def item_cards(doc: Document, enough: int = MAX_ITEMS) -> tuple[list[int], int]:
+    """The card elements of the page's best group of repeated cards (`markup_items`' group, in
+    document order; empty: no such group) and how many distinct items they read as, counted up to
+    `enough` (for speed: a caller asking whether there are six reads six). `auto`'s `listing_items`
+    rule keeps the cards' text on pages that are lists."""
+    best, page = _best_group(doc)
+    if not best or page is None:
+        return [], 0
+    return best, len(_read_group(page, best, enough))
+
+
+def _best_group(doc: Document) -> tuple[list[int], _Page | None]:
+    """The members of the group of repeated cards that reads best as a list, and the `_Page` they
+    were read on (empty and None: no such group)."""
     n = len(doc.tag)
     if n == 0:
-        return ()
+        return [], None
     tags = doc.tag
     parent = doc.parent
     chars = doc.subtree_chars
@@ -197,7 +218,7 @@ def markup_items(doc: Document) -> tuple[ListItem, ...]:
     # A card holds a link's text (its title, or a link around a heading) and is not a menu's part.
     candidates = np.flatnonzero((linked > 0) & (parent >= 0) & ~outside)
     if len(candidates) < MIN_ITEMS:
-        return ()
+        return [], None
     groups: dict[tuple[int, ...], list[int]] = {}
     for element in candidates.tolist():
         up = int(parent[element])
@@ -215,7 +236,7 @@ def markup_items(doc: Document) -> tuple[ListItem, ...]:
         reverse=True,
     )
     page = _Page.of(doc)
-    # Each group is judged by its first few items (for speed), and the winner read in full.
+    # Each group is judged by its first few items (for speed); the caller reads the winner.
     best: list[int] = []
     best_score = 0.0
     for _, key in estimates[:GROUPS_READ]:
@@ -224,7 +245,7 @@ def markup_items(doc: Document) -> tuple[ListItem, ...]:
         score = _score(sample) * len(members) / max(len(sample), 1)
         if len(sample) >= MIN_ITEMS and score > best_score:
             best, best_score = members, score
-    return _read_group(page, best, MAX_ITEMS) if best else ()
+    return best, page
 
 
 #: Share of a group's cards with one class above which the others are something else.

@@ -22,6 +22,10 @@ The text of each post is rewritten from its nodes through the reader's allowlist
 `<figure><figcaption>Ana said:</figcaption><blockquote>…</blockquote></figure>`.
 
 Pure: reads the parsed `Document` (nothing is parsed again except each JSON-LD body), no network.
+
+`post_parts(doc)` says where the same posts lie in the page (element indices of each post, its
+body, its author and date, and what the view drops inside the body) without writing them out: what
+`auto`'s thread rules keep and drop (`extractors.learned`).
 """
 
 from __future__ import annotations
@@ -33,9 +37,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from selectolax.lexbor import LexborNode
 
-from .document import Document
+from .document import TEXT, Document
 from .output import (
     ALLOWED_TAGS,
     AS_DIV,
@@ -752,3 +757,148 @@ def _json_ld_posts(doc: Document) -> tuple[Post, ...]:
         if len(posts) >= MIN_POSTS:
             break
     return tuple(posts)
+
+
+# -- where the posts are, for the extractors --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PostParts:
+    """Where a thread's posts lie in a `Document`, as indices into `doc.elements`: each post's
+    element, its body, its author and date elements (`heads`), and what inside a body is not the
+    post (`dropped`: signatures, reaction and vote bars, edit notes, as the thread view drops)."""
+
+    engine: str
+    posts: tuple[int, ...]
+    bodies: tuple[int, ...]
+    heads: tuple[int, ...]
+    dropped: tuple[int, ...]
+
+
+def _first_node(top: LexborNode, selectors: Iterable[str], posts: set[int]) -> LexborNode | None:
+    """The first element of `selectors` inside the post `top` that shows text ("@" entries, which
+    name attributes of the post itself, are skipped: they are no element of the page's text)."""
+    for selector in selectors:
+        if selector.startswith("@"):
+            continue
+        for node in _own(top, selector, posts):
+            if squash(node.text(deep=True) or ""):
+                return node
+    return None
+
+
+#: Microdata that says the page is a discussion (not `Comment`, which articles carry too, nor
+#: `Question`, which FAQ sections carry).
+_FORUM_MICRODATA = "[itemtype$='/DiscussionForumPosting']"
+
+
+def _engine_parts(doc: Document, engine: Engine, index: dict[int, int]) -> tuple[PostParts, int]:
+    """The parts of the posts `engine`'s markup finds, and how many of them have an author."""
+    nodes = list({node.mem_id: node for node in doc.tree.css(engine.post)}.values())
+    ids = {node.mem_id for node in nodes}
+    drop = ", ".join(filter(None, (COMMON_DROP, engine.drop)))
+    posts: list[int] = []
+    bodies: list[int] = []
+    heads: list[int] = []
+    dropped: list[int] = []
+    authored = 0
+    for node in nodes:
+        body = _own_first(node, engine.body, ids)
+        if body is None or node.mem_id not in index or body.mem_id not in index:
+            continue
+        posts.append(index[node.mem_id])
+        bodies.append(index[body.mem_id])
+        author = _first_node(node, engine.author, ids)
+        authored += author is not None or bool(_value(node, engine.author, ids))
+        for head in (author, _first_node(node, engine.date, ids)):
+            if head is not None and head.mem_id in index:
+                heads.append(index[head.mem_id])
+        dropped.extend(index[part.mem_id] for part in body.css(drop) if part.mem_id in index)
+    return PostParts(engine.name, tuple(posts), tuple(bodies), tuple(heads), tuple(dropped)), authored
+
+
+def _may_carry_markers(doc: Document) -> bool:
+    """`has_markers` over each distinct class value once: pages repeat their class values, so the
+    joined text to search is a fraction of every element's (`post_parts` asks on every page `auto`
+    reads; False: `detect_engine` finds no engine)."""
+    if "shreddit-comment" in doc.tag:
+        return True
+    classes = " ".join(filter(None, set(doc.classes)))
+    return any(word in classes for word in MARKER_WORDS)
+
+
+def post_parts(doc: Document, discussion: bool = False) -> PostParts | None:
+    """The parts of the thread's posts, read as `read_thread` reads them (the engine whose markup
+    the page carries first, then every engine; the one finding the most posts with an author wins),
+    without writing any post out. Only on a page that carries a known engine's markup
+    (`detect_engine`: a substring test on a page without one of `MARKER_WORDS`), that says it is a
+    discussion (`discussion`: its JSON-LD, as the caller read it) or whose microdata does
+    (`DiscussionForumPosting`); on a page without an engine's markup, the posts must name their
+    authors (an FAQ's questions and answers do not). None: no such page, or fewer than `MIN_POSTS`
+    posts."""
+    named = detect_engine(doc) if _may_carry_markers(doc) else None
+    if named is None and not discussion and doc.tree.css_first(_FORUM_MICRODATA) is None:
+        return None
+    index = {node.mem_id: position for position, node in enumerate(doc.elements)}
+    best: PostParts | None = None
+    best_key = (0, 0)
+    for engine in [e for e in ENGINES if e.name == named] + [e for e in ENGINES if e.name != named]:
+        parts, authored = _engine_parts(doc, engine, index)
+        key = (authored, len(parts.posts))
+        if key > best_key:
+            best, best_key = parts, key
+        if engine.name == named and key[1] >= MIN_POSTS and key[0] == key[1]:
+            break
+    least = (0 if named else MIN_POSTS, MIN_POSTS)
+    if best is not None and best_key[0] >= least[0] and best_key[1] >= least[1]:
+        return best
+    return _ld_parts(doc) if discussion else None
+
+
+#: Words of a post's start and end looked for in the page's text (`_ld_parts`).
+_LD_MATCH_WORDS = 8
+
+
+def _ld_parts(doc: Document) -> PostParts | None:
+    """The posts of the page's JSON-LD (`_json_ld_posts`, when `MIN_POSTS` of them name an author)
+    found in its text: each post's body is the innermost element holding the first and the last
+    `_LD_MATCH_WORDS` words of its text, in page order. Google's forum structured data states each
+    post's text, so the page says which of its text is a post even in markup no engine here reads.
+    The body stands for the whole post (no author or date element is known)."""
+    posts = _json_ld_posts(doc)
+    if sum(1 for post in posts if post.author) < MIN_POSTS:
+        return None
+    t = doc.tokens
+    visible = [i for i in np.flatnonzero((t.kind == TEXT) & (t.chars > 0)).tolist() if t.element[i] >= 0]
+    pieces = [squash(t.text[i]) for i in visible]
+    offsets = np.cumsum([0] + [len(piece) + 1 for piece in pieces[:-1]])
+    page = " ".join(pieces)
+    bodies: list[int] = []
+    cursor = 0
+    for post in posts:
+        words = post.text.split()
+        head, tail = " ".join(words[:_LD_MATCH_WORDS]), " ".join(words[-_LD_MATCH_WORDS:])
+        first = page.find(head, cursor)
+        last = page.find(tail, first) if first >= 0 else -1
+        if first < 0 or last < 0:
+            continue
+        cursor = last + len(tail)
+        start = int(t.element[visible[int(np.searchsorted(offsets, first, side="right")) - 1]])
+        end = int(t.element[visible[int(np.searchsorted(offsets, cursor - 1, side="right")) - 1]])
+        bodies.append(_common_ancestor(doc, start, end))
+    if len(bodies) < MIN_POSTS:
+        return None
+    return PostParts("json-ld", tuple(bodies), tuple(bodies), (), ())
+
+
+def _common_ancestor(doc: Document, first: int, second: int) -> int:
+    """The innermost element holding both elements (by index into `doc.elements`)."""
+    ancestors = set()
+    element = first
+    while element >= 0:
+        ancestors.add(element)
+        element = int(doc.parent[element])
+    element = second
+    while element >= 0 and element not in ancestors:
+        element = int(doc.parent[element])
+    return max(element, 0)

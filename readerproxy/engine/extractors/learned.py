@@ -26,6 +26,7 @@ reads "auto via learned" or "auto via heuristic" after a fallback).
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -39,6 +40,8 @@ from ...engine.extraction import Extraction, params_dict, register
 # Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
 from ...engine.learn import blocks as learn_blocks
 from ...engine.learn import model as learn_model
+from ...engine.listing import item_cards
+from ...engine.thread import PostParts, post_parts
 from .auto import MIN_CHARS, MIN_SHARE, AutoParams, enough_chars, fall_back, first_extractor, selected_chars
 from .heuristic import CAPTION_BIT, CLASS_WORDS, WIDE_ONLY_BIT, features_of, holder_blocks
 
@@ -62,6 +65,10 @@ class LearnedParams:
     cut_other_articles: bool = True  # on an article, drop the small <article>s beside the main one
     keep_embeds: bool = True  # keep social posts quoted inside the heuristic's article root
     related_prior: bool = False  # on an article, the heuristic's prior holds after a related heading too
+    list_min_items: int = 6  # on a list page, its cards' text is kept when there are this many (0: off)
+    keep_thread_posts: bool = True  # on a forum engine's thread, keep every post's body, author and date
+    cut_thread_extras: bool = True  # on such a thread, drop the rest of each post (badges, signatures)
+    cut_thread_outside: bool = True  # on such a thread, drop what follows the first post outside every post
     short_page_chars: int = MIN_CHARS  # a page with less text than this is kept whole
     model: str = ""
     min_chars: int = MIN_CHARS
@@ -77,6 +84,7 @@ class LearnedParams:
             check_range("gallery_threshold", self.gallery_threshold, 0, 1)
         if self.wide_only_threshold is not None:
             check_range("wide_only_threshold", self.wide_only_threshold, 0, 1)
+        check_range("list_min_items", self.list_min_items, 0, 10_000)
         check_range("min_chars", self.min_chars, 0, 10_000_000)
         check_range("short_page_chars", self.short_page_chars, 0, 10_000_000)
         check_range("min_share", self.min_share, 0, 1)
@@ -374,6 +382,125 @@ def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     return doc.within(_section_containers(doc, named), elements)
 
 
+#: Each page's thread parts (`thread.post_parts`), so the thread rules read a page's posts once;
+#: an entry goes with its Document.
+_thread_parts: weakref.WeakKeyDictionary[Document, PostParts | None] = weakref.WeakKeyDictionary()
+
+
+def thread_parts(doc: Document, features: np.ndarray) -> PostParts | None:
+    """`thread.post_parts` of `doc` (whose blocks have `features`), read once for the rules that
+    ask in a row. The page's JSON-LD counts as saying it is a discussion only when it does not also
+    say it is an article: an article may state its readers' comments (`Comment`) too."""
+    if doc in _thread_parts:
+        return _thread_parts[doc]
+    discussion = says_discussion(features) and not says_article(features)
+    parts = _thread_parts[doc] = post_parts(doc, discussion=discussion)
+    return parts
+
+
+def thread_posts(doc: Document, blocks: learn_blocks.PageBlocks) -> np.ndarray:
+    """Per block, whether it is a post of a thread in a known forum engine's markup
+    (`thread.post_parts`): inside a post's body and not in what the thread view drops from it
+    (signatures, reaction bars, edit notes), or the first block of its author's element (the name)
+    or of its date's. WCXB's forum guidelines take "many users' posts in sequence" as the content,
+    each with who wrote it and when; the trees, trained mostly on articles, drop short replies as
+    comments. The engine's markup decides, not the words, so it holds in any language."""
+    parts = thread_parts(doc, blocks.features)
+    elements = blocks.elements
+    if parts is None:
+        return np.zeros(len(elements), dtype=bool)
+    body = doc.within(list(parts.bodies), elements) & ~doc.within(list(parts.dropped), elements)
+    return body | first_blocks(doc, blocks, parts.heads)
+
+
+def first_blocks(doc: Document, blocks: learn_blocks.PageBlocks, containers: tuple[int, ...]) -> np.ndarray:
+    """Per block, whether it shows the first text of one of the elements `containers`: of an
+    author's card, the line with the name ("Ana", not "1,430 posts · Joined 2022" under it); of a
+    name inside a line ("Post by Ana » 1 March"), that line."""
+    first = np.zeros(len(blocks.elements), dtype=bool)
+    t = doc.tokens
+    visible = np.flatnonzero((t.kind == TEXT) & (t.chars > 0))
+    if len(containers) == 0 or len(visible) == 0:
+        return first
+    heads = np.asarray(containers, dtype=np.int64)
+    at = np.minimum(np.searchsorted(visible, doc.start[heads], side="left"), len(visible) - 1)
+    token = visible[at]
+    shown = (token <= doc.end[heads]) & (t.element[token] >= 0)
+    holders = blocks.holder[t.element[token[shown]]]
+    first[np.isin(blocks.elements, holders)] = True
+    return first
+
+
+def thread_extras(doc: Document, blocks: learn_blocks.PageBlocks) -> np.ndarray:
+    """Per block, whether it lies inside a thread's post (`thread.post_parts`) but is
+    not the post: the poster's badges, join date and post count, "Reply with quote" and share
+    buttons, and the signature and reaction bars inside the body (what the thread view drops)."""
+    parts = thread_parts(doc, blocks.features)
+    elements = blocks.elements
+    if parts is None:
+        return np.zeros(len(elements), dtype=bool)
+    return doc.within(list(parts.posts), elements) & ~thread_posts(doc, blocks)
+
+
+def thread_outside(doc: Document, blocks: learn_blocks.PageBlocks) -> np.ndarray:
+    """Per block, whether it comes after a thread's first post (`thread.post_parts`)
+    and lies in none of its posts: the "Similar threads" list, the reply box, the forum's footer.
+    What comes before the first post (the thread's title) is left to the trees."""
+    parts = thread_parts(doc, blocks.features)
+    elements = blocks.elements
+    if parts is None:
+        return np.zeros(len(elements), dtype=bool)
+    after = doc.start[elements] > doc.start[min(parts.posts)]
+    return after & ~doc.within(list(parts.posts), elements)
+
+
+#: A kept block of at least this many characters of its own text is a paragraph of prose
+#: (characters, not words: Chinese or Japanese text has no spaces between its words).
+PROSE_BLOCK_CHARS = 150
+#: A page whose kept paragraphs of prose hold this many characters or more is read by its prose: a
+#: category page with a written introduction is that introduction, not its grid (WCXB's references),
+#: and an article is its story.
+LIST_MAX_PROSE_CHARS = 600
+#: A card holding this many links or more (the median over the cards) is a section of a menu or an
+#: archive ("March (109)" and its days), not an item: an item links to its page and a few variants.
+CARD_MAX_LINKS = 10
+
+
+def prose_chars(blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> int:
+    """The characters of the kept blocks of `PROSE_BLOCK_CHARS` characters or more."""
+    chars = np.expm1(blocks.features[:, learn_blocks.FEATURES.index("log_chars")])
+    return int(chars[keep & (chars >= PROSE_BLOCK_CHARS)].sum())
+
+
+def links_per_card(doc: Document, cards: list[int]) -> float:
+    """The median number of links (`a` elements) inside each card."""
+    anchors = np.array(indices_of(doc.tag, "a"), dtype=np.int64)
+    starts = np.array(cards, dtype=np.int64)
+    inside = np.searchsorted(anchors, doc.subtree_end[starts]) - np.searchsorted(anchors, starts)
+    return float(np.median(inside)) if len(cards) else 0.0
+
+
+def listing_cards(
+    doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray, min_items: int
+) -> np.ndarray:
+    """Per block, whether it lies in a card of the page's list: the best group of repeated cards
+    that `listing.item_cards` finds (siblings of one tag, each holding a link's text: the "data
+    records" of Liu, Grossman and Zhai 2003), when they read as at least `min_items` distinct items,
+    hold fewer than `CARD_MAX_LINKS` links each, and the blocks kept so far hold less than
+    `LIST_MAX_PROSE_CHARS` characters of prose. A category page's or a content index's cards are its
+    content (WCXB's collection and listing types: item titles, prices, excerpts), but each card is a
+    short, linked block repeated many times, which the trees learned to call boilerplate. The prose
+    test comes first: it is cheap, and on an article page it stops the rule before the cards are
+    looked for."""
+    none = np.zeros(len(blocks.elements), dtype=bool)
+    if prose_chars(blocks, keep) >= LIST_MAX_PROSE_CHARS:
+        return none
+    cards, items = item_cards(doc, min_items)
+    if items < min_items or links_per_card(doc, cards) >= CARD_MAX_LINKS:
+        return none
+    return doc.within(cards, blocks.elements)
+
+
 # --- The post-rules, as one table ----------------------------------------------------------------
 
 
@@ -607,6 +734,42 @@ POST_RULES: tuple[PostRule, ...] = (
         effect="drop",
         blocks=lambda page, keep, _: repeated_blocks(page.doc, page.blocks, keep),
         does="a kept block repeating an earlier kept block is dropped",
+    ),
+    PostRule(
+        name="listing_items",
+        when=("not article", "not discussion"),
+        parameter="list_min_items",
+        off=0,
+        effect="add",
+        blocks=lambda page, keep, min_items: listing_cards(page.doc, page.blocks, keep, min_items),
+        does="on a page that is a list, the text of its repeated cards is kept",
+    ),
+    PostRule(
+        name="thread_extras",
+        when=(),
+        parameter="cut_thread_extras",
+        off=False,
+        effect="drop",
+        blocks=lambda page, keep, _: thread_extras(page.doc, page.blocks),
+        does="on a forum engine's thread, what lies in a post but is not its body, author or date is dropped",
+    ),
+    PostRule(
+        name="thread_outside",
+        when=(),
+        parameter="cut_thread_outside",
+        off=False,
+        effect="drop",
+        blocks=lambda page, keep, _: thread_outside(page.doc, page.blocks),
+        does="on a forum engine's thread, what follows the first post outside every post is dropped",
+    ),
+    PostRule(
+        name="thread_posts",
+        when=(),
+        parameter="keep_thread_posts",
+        off=False,
+        effect="add",
+        blocks=lambda page, keep, _: thread_posts(page.doc, page.blocks),
+        does="on a forum engine's thread, every post's body, author and date are kept",
     ),
     PostRule(
         name="short_page",
