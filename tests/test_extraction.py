@@ -96,6 +96,7 @@ RANGES["learned"] = RANGES["auto"] = {
     "gallery_threshold": ([-0.1, 1.1], [0, 0.8, 1]),
     "wide_only_threshold": ([-0.1, 1.1], [0, 0.9, 1]),
     "short_page_chars": ([-1, 10_000_001], [0, 200, 10_000_000]),
+    "list_min_items": ([-1, 10_001], [0, 6, 10_000]),
 }
 CHOICES["learned"] = CHOICES["auto"] = {
     "cut_comments": ("maybe", ["1", "false", True]),
@@ -107,6 +108,9 @@ CHOICES["learned"] = CHOICES["auto"] = {
     "cut_teasers": ("maybe", ["1", "false", True]),
     "cut_other_articles": ("maybe", ["1", "false", True]),
     "keep_embeds": ("maybe", ["1", "false", True]),
+    "cut_thread_extras": ("maybe", ["1", "false", True]),
+    "cut_thread_outside": ("maybe", ["1", "false", True]),
+    "keep_thread_posts": ("maybe", ["1", "false", True]),
 }
 PATH_PARAMETERS = {"learned": {"model"}, "auto": {"model"}}
 LINK_FILTERED = ("density", "danag", "cetr", "cetr-km", "cetr-tm", "lineblock")
@@ -218,6 +222,9 @@ def test_choices_are_checked(algorithm: str, name: str) -> None:
             "cut_teasers",
             "cut_other_articles",
             "keep_embeds",
+            "cut_thread_extras",
+            "cut_thread_outside",
+            "keep_thread_posts",
         )
     ):
         with pytest.raises(ValueError, match=rf"^{name} must be one of"):
