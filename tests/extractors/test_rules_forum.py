@@ -14,6 +14,7 @@ from readerproxy.engine.extractors.learned import (
     post_rule,
     thread_extras,
     thread_outside,
+    thread_parts,
     thread_posts,
 )
 from readerproxy.engine.learn.blocks import page_blocks
@@ -98,9 +99,9 @@ def test_post_parts_finds_each_post_its_body_author_date_and_signature() -> None
 def test_thread_rules_find_the_posts_the_extras_and_what_follows() -> None:
     doc, blocks = _blocks(THREAD)
     texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
-    kept = thread_posts(doc, blocks)
-    extras = thread_extras(doc, blocks)
-    outside = thread_outside(doc, blocks)
+    kept = thread_posts(doc, blocks, thread_parts(doc, blocks.features))
+    extras = thread_extras(doc, blocks, thread_parts(doc, blocks.features))
+    outside = thread_outside(doc, blocks, thread_parts(doc, blocks.features))
     for *_, body in POSTS:
         (index,) = [i for i, text in enumerate(texts) if text.startswith(body[:30])]
         assert kept[index] and not extras[index] and not outside[index]
@@ -175,7 +176,9 @@ def test_pages_without_a_thread_are_left_alone() -> None:
         assert post_parts(parse(page)) is None
         doc, blocks = _blocks(page)
         assert not (
-            thread_posts(doc, blocks) | thread_extras(doc, blocks) | thread_outside(doc, blocks)
+            thread_posts(doc, blocks, thread_parts(doc, blocks.features))
+            | thread_extras(doc, blocks, thread_parts(doc, blocks.features))
+            | thread_outside(doc, blocks, thread_parts(doc, blocks.features))
         ).any()
         assert extract(page, algorithm="auto").text == extract(page, algorithm="auto", **off).text
 

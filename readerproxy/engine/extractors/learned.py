@@ -26,7 +26,6 @@ reads "auto via learned" or "auto via heuristic" after a fallback).
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -382,30 +381,22 @@ def review_section(doc: Document, elements: np.ndarray) -> np.ndarray:
     return doc.within(_section_containers(doc, named), elements)
 
 
-#: Each page's thread parts (`thread.post_parts`), so the thread rules read a page's posts once;
-#: an entry goes with its Document.
-_thread_parts: weakref.WeakKeyDictionary[Document, PostParts | None] = weakref.WeakKeyDictionary()
-
-
 def thread_parts(doc: Document, features: np.ndarray) -> PostParts | None:
-    """`thread.post_parts` of `doc` (whose blocks have `features`), read once for the rules that
-    ask in a row. The page's JSON-LD counts as saying it is a discussion only when it does not also
-    say it is an article: an article may state its readers' comments (`Comment`) too."""
-    if doc in _thread_parts:
-        return _thread_parts[doc]
+    """`thread.post_parts` of `doc` (whose blocks have `features`), read once per page into
+    `RulePage.thread` for the three thread rules. The page's JSON-LD counts as saying it is a
+    discussion only when it does not also say it is an article: an article may state its readers'
+    comments (`Comment`) too."""
     discussion = says_discussion(features) and not says_article(features)
-    parts = _thread_parts[doc] = post_parts(doc, discussion=discussion)
-    return parts
+    return post_parts(doc, discussion=discussion)
 
 
-def thread_posts(doc: Document, blocks: learn_blocks.PageBlocks) -> np.ndarray:
+def thread_posts(doc: Document, blocks: learn_blocks.PageBlocks, parts: PostParts | None) -> np.ndarray:
     """Per block, whether it is a post of a thread in a known forum engine's markup
     (`thread.post_parts`): inside a post's body and not in what the thread view drops from it
     (signatures, reaction bars, edit notes), or the first block of its author's element (the name)
     or of its date's. WCXB's forum guidelines take "many users' posts in sequence" as the content,
     each with who wrote it and when; the trees, trained mostly on articles, drop short replies as
     comments. The engine's markup decides, not the words, so it holds in any language."""
-    parts = thread_parts(doc, blocks.features)
     elements = blocks.elements
     if parts is None:
         return np.zeros(len(elements), dtype=bool)
@@ -431,22 +422,20 @@ def first_blocks(doc: Document, blocks: learn_blocks.PageBlocks, containers: tup
     return first
 
 
-def thread_extras(doc: Document, blocks: learn_blocks.PageBlocks) -> np.ndarray:
+def thread_extras(doc: Document, blocks: learn_blocks.PageBlocks, parts: PostParts | None) -> np.ndarray:
     """Per block, whether it lies inside a thread's post (`thread.post_parts`) but is
     not the post: the poster's badges, join date and post count, "Reply with quote" and share
     buttons, and the signature and reaction bars inside the body (what the thread view drops)."""
-    parts = thread_parts(doc, blocks.features)
     elements = blocks.elements
     if parts is None:
         return np.zeros(len(elements), dtype=bool)
-    return doc.within(list(parts.posts), elements) & ~thread_posts(doc, blocks)
+    return doc.within(list(parts.posts), elements) & ~thread_posts(doc, blocks, parts)
 
 
-def thread_outside(doc: Document, blocks: learn_blocks.PageBlocks) -> np.ndarray:
+def thread_outside(doc: Document, blocks: learn_blocks.PageBlocks, parts: PostParts | None) -> np.ndarray:
     """Per block, whether it comes after a thread's first post (`thread.post_parts`)
     and lies in none of its posts: the "Similar threads" list, the reply box, the forum's footer.
     What comes before the first post (the thread's title) is left to the trees."""
-    parts = thread_parts(doc, blocks.features)
     elements = blocks.elements
     if parts is None:
         return np.zeros(len(elements), dtype=bool)
@@ -552,6 +541,7 @@ class RulePage:
     probability: np.ndarray  # float64 per block: the trees' probability of "content"
     outside: np.ndarray  # bool per block: outside the heuristic's article root
     params: LearnedParams
+    thread: PostParts | None  # the posts of a forum engine's thread (`thread_parts`), or None
 
 
 #: Which blocks a rule is about: (the page, the blocks kept so far, the rule's parameter value) ->
@@ -750,7 +740,7 @@ POST_RULES: tuple[PostRule, ...] = (
         parameter="cut_thread_extras",
         off=False,
         effect="drop",
-        blocks=lambda page, keep, _: thread_extras(page.doc, page.blocks),
+        blocks=lambda page, keep, _: thread_extras(page.doc, page.blocks, page.thread),
         does="on a forum engine's thread, what lies in a post but is not its body, author or date is dropped",
     ),
     PostRule(
@@ -759,7 +749,7 @@ POST_RULES: tuple[PostRule, ...] = (
         parameter="cut_thread_outside",
         off=False,
         effect="drop",
-        blocks=lambda page, keep, _: thread_outside(page.doc, page.blocks),
+        blocks=lambda page, keep, _: thread_outside(page.doc, page.blocks, page.thread),
         does="on a forum engine's thread, what follows the first post outside every post is dropped",
     ),
     PostRule(
@@ -768,7 +758,7 @@ POST_RULES: tuple[PostRule, ...] = (
         parameter="keep_thread_posts",
         off=False,
         effect="add",
-        blocks=lambda page, keep, _: thread_posts(page.doc, page.blocks),
+        blocks=lambda page, keep, _: thread_posts(page.doc, page.blocks, page.thread),
         does="on a forum engine's thread, every post's body, author and date are kept",
     ),
     PostRule(
@@ -839,7 +829,9 @@ def extract_learned(doc: Document, params: LearnedParams) -> Extraction:
             params.threshold if params.heuristic_threshold is None else params.heuristic_threshold,
         ),
     )
-    keep = run_post_rules(RulePage(doc, blocks, probability, outside, params), kinds, keep)
+    keep = run_post_rules(
+        RulePage(doc, blocks, probability, outside, params, thread_parts(doc, blocks.features)), kinds, keep
+    )
     auto = AutoParams(min_chars=params.min_chars, min_share=params.min_share)
     selection = block_selection(doc, blocks.holder, blocks.elements[keep])
     if selected_chars(doc, selection) < enough_chars(doc, auto):
