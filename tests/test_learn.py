@@ -31,6 +31,7 @@ from readerproxy.engine.extractors.learned import (
     choice_blocks,
     comment_section,
     embedded_posts,
+    filter_panels,
     gallery_section,
     other_articles,
     post_rule,
@@ -684,6 +685,50 @@ def test_wide_only_threshold_and_cut_choices_drop_a_sidebar_inside_the_article_r
         extract(WIDE_ONLY_PAGE, algorithm="learned", wide_only_threshold="2")
 
 
+BRANDS = ("Acme", "Bolt", "Crest", "Dune", "Ember", "Fjord")
+FILTERS_PAGE = f"""<html><body><main><h1>Bike helmets</h1>
+<aside class="refine"><h3>Brand</h3><ul>
+{"".join(f'<li><label><input type="checkbox" name="b" value="{b}"> {b} (12)</label></li>' for b in BRANDS)}
+</ul><h3>Colour</h3><div>
+{"".join(f'<span role="checkbox" aria-checked="false">{c}</span>' for c in ("Red", "Blue", "Black"))}
+</div><a href="?all">Show more</a></aside>
+<section class="grid">{
+    "".join(
+        f'<div class="card"><a href="/p/{i}"><h2>{b} helmet {i}</h2></a><p>A light helmet with vents and a visor, '
+        f"rated for road and trail riding, number {i}.</p><p>$89.95</p></div>"
+        for i, b in enumerate(BRANDS * 2)
+    )
+}</section></main></body></html>"""
+CHECKLIST_PAGE = f"""<html><body><article><h1>Wedding budget checklist</h1><p>{ARTICLE[:600]}</p><ul>
+{"".join(f'<li><input type="checkbox"> Venue rental fee for the ceremony and the reception, item {i}</li>' for i in range(8))}
+</ul><p>{ARTICLE[600:1200]}</p></article></body></html>"""
+
+
+def test_filter_panels_find_the_facets_beside_a_product_grid() -> None:
+    doc, blocks = _blocks(FILTERS_PAGE)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    panel = filter_panels(doc, blocks.elements)
+    found = [t for t, p in zip(texts, panel, strict=True) if p]
+    assert "Brand" in found and "Colour" in found and "Acme (12)" in found and "Red Blue Black" in found
+    assert "Show more" in found
+    assert not any("helmet" in t or "$89.95" in t for t in found)
+
+
+def test_filter_panels_leave_a_checklist_whose_items_are_sentences() -> None:
+    doc, blocks = _blocks(CHECKLIST_PAGE)
+    assert not filter_panels(doc, blocks.elements).any()
+
+
+def test_cut_filters_drops_the_facets_and_keeps_the_grid() -> None:
+    kept = extract(FILTERS_PAGE, algorithm="learned", cut_filters="false", **EVERY_BLOCK).text
+    assert "Acme (12)" in kept and "Bolt helmet 1" in kept
+    text = extract(FILTERS_PAGE, algorithm="learned", **EVERY_BLOCK).text
+    assert "Bolt helmet 1" in text and "$89.95" in text
+    assert "Acme (12)" not in text and "Show more" not in text
+    checklist = extract(CHECKLIST_PAGE, algorithm="learned", **EVERY_BLOCK).text
+    assert "Venue rental fee for the ceremony and the reception, item 7" in checklist
+
+
 CAPTION = "The festival's opening night on the main stage in the park"
 CAPTIONS_PAGE = f"""<html><body><article><h1>The festival</h1><p>{ARTICLE[:900]}</p>
 {"".join(f'<div class="wp-caption"><img src="{i}.jpg"><p class="wp-caption-text">{CAPTION}</p></div>' for i in range(4))}
@@ -825,6 +870,7 @@ FIRING = [
     ("other_articles", _feed_page(3, 90), EVERY_BLOCK),
     ("wide_only", WIDE_ONLY_PAGE, {**EVERY_BLOCK, "wide_only_threshold": "1"}),
     ("choices", WIDE_ONLY_PAGE, EVERY_BLOCK),
+    ("filters", FILTERS_PAGE, EVERY_BLOCK),
     ("caption_repeats", CAPTIONS_PAGE, {}),
     ("gallery", GALLERY_PAGE, {"gallery_threshold": "1"}),
 ]
@@ -845,7 +891,7 @@ def test_the_rule_table_is_what_runs(
 
 def test_every_rule_has_a_parameter_an_off_value_and_known_conditions() -> None:
     fields = {f.name: f for f in dataclasses.fields(LearnedParams)}
-    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 18
+    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 19
     assert len({rule.parameter for rule in POST_RULES}) == len(POST_RULES)
     for rule in POST_RULES:
         assert rule.parameter in fields and rule.active(LearnedParams()), rule.name

@@ -60,6 +60,7 @@ class LearnedParams:
     wide_only_threshold: float | None = 0.9  # blocks shown on wide screens only need this (None: off)
     cut_caption_repeats: bool = True  # drop a caption that repeats an earlier kept caption
     cut_choices: bool = True  # drop the options of drop-down lists (`CHOICE_TAGS`)
+    cut_filters: bool = True  # drop the panels of check boxes that filter a list (`filter_panels`)
     cut_teasers: bool = True  # on an article, drop linked excerpts cut short with an ellipsis
     cut_other_articles: bool = True  # on an article, drop the small <article>s beside the main one
     keep_embeds: bool = True  # keep social posts quoted inside the heuristic's article root
@@ -282,6 +283,77 @@ def choice_blocks(doc: Document, elements: np.ndarray) -> np.ndarray:
     `datalist` with its options)."""
     # An option outside a select or datalist is not a drop-down's: pages without one are done.
     return doc.within(indices_of(doc.tag, "select") + indices_of(doc.tag, "datalist"), elements)
+
+
+#: ARIA roles of a filter's options, beside `<input type=checkbox|radio>` (WAI-ARIA 1.2, §5.3).
+FILTER_ROLES = frozenset(("checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"))
+#: A filter panel holds at least this many check boxes or radio buttons ...
+FILTER_MIN_CONTROLS = 5
+#: ... with at most this many characters of text per control (an option's label and its count) ...
+FILTER_CHARS_PER_CONTROL = 20
+#: ... and under this share of the page's text (a form that is the page is not a panel beside it).
+FILTER_MAX_SHARE = 0.5
+
+
+def filter_controls(doc: Document) -> list[int]:
+    """The elements that are a check box or radio button: `<input type=checkbox|radio>` or an
+    element with one of `FILTER_ROLES`."""
+    elements = doc.elements
+    controls = [
+        e
+        for e in indices_of(doc.tag, "input")
+        if (elements[e].attributes.get("type") or "").strip().lower() in ("checkbox", "radio")
+    ]
+    controls += [
+        e for e, role in enumerate(doc.role) if role is not None and role.strip().lower() in FILTER_ROLES
+    ]
+    return controls
+
+
+def filter_panels(doc: Document, elements: np.ndarray) -> np.ndarray:
+    """Per block (`elements`), whether it lies in a panel of filters: the faceted search of a shop's
+    category page ("Brand", "Price", "Size", each a column of check boxes with a label and a
+    count), where WCXB's guidelines call "filters and navigation taken as content" the type's
+    common mistake. Found by structure, in any language: the smallest element holding
+    `FILTER_MIN_CONTROLS` check boxes or radio buttons, widened to its ancestors while they hold no
+    more than `FILTER_CHARS_PER_CONTROL` characters of text a control (the facets' headings and
+    "Show more" links come in, the product grid beside them does not) and under `FILTER_MAX_SHARE`
+    of the page's text."""
+    none = np.zeros(len(elements), dtype=bool)
+    controls = filter_controls(doc)
+    if len(controls) < FILTER_MIN_CONTROLS:
+        return none
+    parent = doc.parent
+    counts = np.zeros(len(doc.elements), dtype=np.int32)
+    for control in controls:  # every ancestor counts the controls inside it
+        e = int(parent[control])
+        while e >= 0:
+            counts[e] += 1
+            e = int(parent[e])
+    chars = doc.subtree_chars
+    page_chars = max(int(chars[doc.tag.index("body")]) if "body" in doc.tag else int(chars.max()), 1)
+    page_tags = _PAGE_TAGS
+
+    def fits(e: int) -> bool:
+        return (
+            doc.tag[e] not in page_tags
+            and chars[e] <= FILTER_CHARS_PER_CONTROL * counts[e]
+            and chars[e] < FILTER_MAX_SHARE * page_chars
+        )
+
+    panels: set[int] = set()
+    for control in controls:
+        e = int(parent[control])
+        while e >= 0 and counts[e] < FILTER_MIN_CONTROLS:
+            e = int(parent[e])
+        if e < 0 or not fits(e):
+            continue
+        while parent[e] >= 0 and fits(int(parent[e])):
+            e = int(parent[e])
+        panels.add(e)
+    if not panels:
+        return none
+    return doc.within(sorted(panels), elements)
 
 
 #: Tags of captions; an element whose class or id has "caption" in it is one too (WordPress's
@@ -706,6 +778,15 @@ POST_RULES: tuple[PostRule, ...] = (
         effect="drop",
         blocks=lambda page, keep, _: choice_blocks(page.doc, page.blocks.elements),
         does="the options of drop-down lists are dropped",
+    ),
+    PostRule(
+        name="filters",
+        when=(),
+        parameter="cut_filters",
+        off=False,
+        effect="drop",
+        blocks=lambda page, keep, _: filter_panels(page.doc, page.blocks.elements),
+        does="the panels of check boxes that filter a list (a shop's facets) are dropped",
     ),
     PostRule(
         name="reviews",
