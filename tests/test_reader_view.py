@@ -284,14 +284,20 @@ async def test_screenshots_of_named_pages(chromium: Chromium, upstream: Upstream
         sources = await page.evaluate("[...document.querySelectorAll('.content img')].map(i => i.src)")
         assert any("/max/3788/" in src for src in sources)  # the <noscript> copy, full size
         assert not [src for src in sources if "/max/60/" in src]  # never the blurred placeholder
-        for name, header_only in (("lwn-1", "Nathan Willis"), ("quanta-1", "Joshua Sokol")):
+        for name, header_only, day in (
+            ("lwn-1", "Nathan Willis", "25 March 2015"),
+            ("quanta-1", "Joshua Sokol", "20 May 2019"),  # the day its byline states, and nothing else
+        ):
             await open_page(page, server.read_url(upstream.url(f"/rd/{name}")), 375)
             shown = await page.evaluate(
                 "({h1: [...document.querySelectorAll('h1')].map(h => h.textContent.trim()),"
                 " byline: document.querySelector('.article-head .byline')?.textContent || '',"
+                " date: document.querySelector('.article-head time')?.textContent || '',"
                 " start: document.querySelector('.content').textContent.slice(0, 400)})"
             )
             assert len(shown["h1"]) == 1 and header_only in shown["byline"]  # shown once, in the header
+            assert shown["byline"] == header_only  # the name alone, not "By Joshua Sokol May 20, 2019"
+            assert shown["date"] == day
             assert header_only not in shown["start"] and "Read Later" not in shown["start"]
         await open_page(page, server.read_url(upstream.url("/rd/quanta-1"), theme="dark"), 375)
         await shot(page, "quanta-1-dark-375")

@@ -238,10 +238,35 @@ def test_reader_page_of_an_empty_extraction(renderer: Renderer) -> None:
     assert tree.css_first(".content") is None
 
 
+BYLINED = """<html lang="en"><head><title>Planting in autumn</title></head><body><article>
+<h1>Planting in autumn</h1><p class="byline">Aug 15 Written By Tyler King</p>
+<p>First paragraph of the article with enough words to count as content for the extractor here.</p>
+<p>Second paragraph of text that continues the article for a while longer, so it is kept.</p>
+<p>Third paragraph with more words, more words, and still more words to read in the end.</p>
+</article></body></html>"""
+
+
+def test_reader_page_names_the_author_not_the_raw_byline(renderer: Renderer) -> None:
+    data = _article(BYLINED)
+    assert data["byline"] == "Aug 15 Written By Tyler King" and data["author"] == "Tyler King"
+    tree = LexborHTMLParser(renderer.reader_page(data, Preferences()))
+    assert tree.css_first(".article-head .byline").text() == "Tyler King"
+    assert "Written By" not in tree.css_first(".content").text()  # the header shows it, once
+    # a byline that names nobody ("DECEMBER 27, 2024") is not shown as one
+    tree = LexborHTMLParser(
+        renderer.reader_page({**data, "byline": "DECEMBER 27, 2024", "author": None}, Preferences())
+    )
+    assert tree.css_first(".article-head .byline") is None
+    # an article cached before `author` existed shows its byline
+    old = {key: value for key, value in data.items() if key != "author"}
+    tree = LexborHTMLParser(renderer.reader_page(old, Preferences()))
+    assert tree.css_first(".article-head .byline").text() == "Aug 15 Written By Tyler King"
+
+
 def test_reader_page_escapes_metadata(renderer: Renderer) -> None:
     data = _article(ARTICLE)
     data["title"] = "<script>alert(1)</script>"
-    data["byline"] = '"><img src=x onerror=alert(1)>'
+    data["byline"] = data["author"] = '"><img src=x onerror=alert(1)>'
     page = renderer.reader_page(data, Preferences())
     assert "<script>" not in page and "<img src=x" not in page
     tree = LexborHTMLParser(page)

@@ -1157,9 +1157,12 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
         lang=doc.lang,
         dir=article_dir(doc, root),
         next_page_url=next_page_url(doc, selection),
+        # the byline's own date ("By Joshua Sokol May 20, 2019") last: a page that states its day
+        # nowhere else still shows it in the reader's header
         date=publication_day(
             doc, lambda: (post.date or post.date_text) if (post := starter()) else None, contents
-        ),
+        )
+        or parse_day(byline),
         author=author_names(
             doc, ld, meta, _clean(unescape(site_name)), byline, starter, byline_element, contents
         ),

@@ -564,7 +564,7 @@ class Renderer:
                     fit_under_header(
                         fragment,
                         title,
-                        article.get("byline"),
+                        article.get("byline") or article.get("author"),
                         dated=bool(
                             article.get("published")
                             or article.get("date")
@@ -593,10 +593,15 @@ class Renderer:
         algorithms = {name: text for name, text in algorithms.items() if name not in MENU_HIDDEN}
         posts = thread_posts(article.get("posts"), self.rewrite_images)
         items = listing_view(article.get("items"), url, prefs, algorithm, self.rewrite_images)
+        # The header names the author alone (`Metadata.author`: no "By", date, role or site name,
+        # never a date or a testimonial's name), not the page's raw byline ("Aug 15 Written By Tyler
+        # King", "DECEMBER 27, 2024"); an article cached before the field existed shows its byline.
+        author = article.get("author") if "author" in article else article.get("byline")
         if len(posts) >= 2 and posts[0]["author"]:
-            article = {**article, "byline": posts[0]["author"]}  # a thread is by its starter
+            author = posts[0]["author"]  # a thread is by its starter
         return self._reader.render(
             article=article,
+            author=author,
             title=title or display_host(original) or "Untitled",
             content=fragment,
             posts=posts,
