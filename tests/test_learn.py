@@ -717,6 +717,13 @@ def test_filter_panels_find_the_facets_beside_a_product_grid() -> None:
 def test_filter_panels_leave_a_checklist_whose_items_are_sentences() -> None:
     doc, blocks = _blocks(CHECKLIST_PAGE)
     assert not filter_panels(doc, blocks.elements).any()
+    # a table of check boxes is a form or the page's data (csrankings.org's areas), not facets
+    table = FILTERS_PAGE.replace('<aside class="refine">', "<table><tbody><tr><td>").replace(
+        "</aside>", "</td></tr></tbody></table>"
+    )
+    table = table.replace("<li><label>", "<tr><td><label>").replace("</label></li>", "</label></td></tr>")
+    doc, blocks = _blocks(table)
+    assert not filter_panels(doc, blocks.elements).any()
 
 
 def test_cut_filters_drops_the_facets_and_keeps_the_grid() -> None:

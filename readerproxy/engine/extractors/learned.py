@@ -293,6 +293,8 @@ FILTER_MIN_CONTROLS = 5
 FILTER_CHARS_PER_CONTROL = 20
 #: ... and under this share of the page's text (a form that is the page is not a panel beside it).
 FILTER_MAX_SHARE = 0.5
+#: Elements a filter panel never is: the page itself, and a table's parts.
+_TABLE_TAGS = frozenset(("table", "thead", "tbody", "tfoot", "tr", "td", "th"))
 
 
 def filter_controls(doc: Document) -> list[int]:
@@ -318,7 +320,7 @@ def filter_panels(doc: Document, elements: np.ndarray) -> np.ndarray:
     `FILTER_MIN_CONTROLS` check boxes or radio buttons, widened to its ancestors while they hold no
     more than `FILTER_CHARS_PER_CONTROL` characters of text a control (the facets' headings and
     "Show more" links come in, the product grid beside them does not) and under `FILTER_MAX_SHARE`
-    of the page's text."""
+    of the page's text; never a table or a part of one (`_TABLE_TAGS`)."""
     none = np.zeros(len(elements), dtype=bool)
     controls = filter_controls(doc)
     if len(controls) < FILTER_MIN_CONTROLS:
@@ -332,7 +334,8 @@ def filter_panels(doc: Document, elements: np.ndarray) -> np.ndarray:
             e = int(parent[e])
     chars = doc.subtree_chars
     page_chars = max(int(chars[doc.tag.index("body")]) if "body" in doc.tag else int(chars.max()), 1)
-    page_tags = _PAGE_TAGS
+    # a table of check boxes is a form's or a data table's (csrankings.org's areas), not a shop's facets
+    page_tags = _PAGE_TAGS | _TABLE_TAGS
 
     def fits(e: int) -> bool:
         return (
