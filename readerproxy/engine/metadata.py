@@ -32,6 +32,7 @@ import functools
 import html as html_lib
 import itertools
 import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -331,14 +332,51 @@ def headline(title: str, doc: Document) -> str:
 # --- Byline from the page -------------------------------------------------------------------------
 
 
+#: The words whose presence in a class or id (in any ASCII case) marks a byline candidate.
+_BYLINE_WORDS = ("byline", "author", "dateline", "writtenby")
 _BYLINE_SELECTOR = ", ".join(
     ['[rel="author"]', '[itemprop*="author"]']
-    + [
-        f'[{attr}*="{hint}" i]'
-        for attr in ("class", "id")
-        for hint in ("byline", "author", "dateline", "writtenby")
-    ]
+    + [f'[{attr}*="{hint}" i]' for attr in ("class", "id") for hint in _BYLINE_WORDS]
 )
+#: The part of `_BYLINE_SELECTOR` that reads attributes the Document does not keep.
+_BYLINE_MARKUP = '[rel="author"], [itemprop*="author"]'
+#: ASCII upper case to lower case only, as CSS's `i` flag compares (`str.lower` maps more).
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+@functools.lru_cache(maxsize=16384)
+def _byline_value(value: str) -> bool:
+    """Whether a class or id value matches `_BYLINE_SELECTOR`'s `[class*=WORD i]` parts (memoised:
+    pages, and the pages of a site, repeat their values)."""
+    lowered = value.translate(_ASCII_LOWER)
+    return any(word in lowered for word in _BYLINE_WORDS)
+
+
+def _byline_candidates(doc: Document) -> list[Any]:
+    """The elements `doc.tree.css(_BYLINE_SELECTOR)` finds, in document order (without its
+    repeats: an element matching two of its selectors is found twice there). For speed (100 us at
+    the median page, most of it the eight case-insensitive substring tests of every class and id),
+    the class and id parts are read from the Document's `classes` and `ident`, each distinct value
+    once; only `rel` and `itemprop` are left to Lexbor. On 1,604 pages (ScrapingHub, Readability,
+    wcxb-dev), the same elements as the query."""
+    distinct = set(doc.classes)
+    distinct.update(doc.ident)
+    named = {value for value in distinct if value and _byline_value(value)}
+    found = (
+        [i for i, c, d in zip(itertools.count(), doc.classes, doc.ident) if c in named or d in named]
+        if named
+        else []
+    )
+    marked = doc.tree.css(_BYLINE_MARKUP)
+    if not marked:
+        return [doc.elements[i] for i in found]
+    if not found:
+        return list({node.mem_id: node for node in marked}.values())
+    position = {node.mem_id: i for i, node in enumerate(doc.elements)}
+    if any(node.mem_id not in position for node in marked):
+        # an element added to the tree after the parse: the query's own answer
+        return list({node.mem_id: node for node in doc.tree.css(_BYLINE_SELECTOR)}.values())
+    return [doc.elements[i] for i in sorted({*found, *(position[node.mem_id] for node in marked)})]
 
 
 def _dropped(node: Any) -> bool:
@@ -369,7 +407,7 @@ def page_byline(doc: Document) -> str | None:
 
 def page_byline_element(doc: Document) -> tuple[Any, str | None] | None:
     """`page_byline`'s element and its text."""
-    for node in doc.tree.css(_BYLINE_SELECTOR):
+    for node in _byline_candidates(doc):
         attrs = node.attributes
         match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
         if not (
