@@ -501,3 +501,25 @@ def test_byline_candidates_are_the_byline_query(body: str) -> None:
     doc = parse(f"<html><body><header class='top'>{body}</header><p>Text of the page.</p></body></html>")
     expected = list({node.mem_id: node for node in doc.tree.css(metadata._BYLINE_SELECTOR)}.values())
     assert [n.mem_id for n in metadata._byline_candidates(doc)] == [n.mem_id for n in expected]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '<p class="Author-Name">Ana Lima</p><a rel="author" href="/ana">Ana</a>',
+        '<span itemprop="author"><b itemprop="name">Ana</b></span><i class="byline__name">B</i>',
+        '<div class="post-AUTHORNAME x">Ana</div><div class="byline-name">B</div><p class="author">C</p>',
+        '<p class="writer">nobody classed</p>',
+    ],
+)
+def test_author_candidates_are_the_author_queries(body: str) -> None:
+    """`_element_author`'s and `classed_author`'s candidates, read from the Document's class values,
+    are the elements their CSS queries find, in document order."""
+    doc = parse(f"<html><body><header class='top'>{body}</header><p>Text of the page.</p></body></html>")
+    query = list({node.mem_id: node for node in doc.tree.css(metadata._AUTHOR_SELECTOR)}.values())
+    found = metadata._classed(doc, metadata._AUTHOR_NAME_CLASSES)
+    marked = doc.tree.css(metadata._AUTHOR_MARKUP)
+    merged = metadata._with_marked(doc, found, marked, metadata._AUTHOR_SELECTOR)
+    assert [n.mem_id for n in merged] == [n.mem_id for n in query]
+    classed = [doc.elements[i] for i in metadata._classed(doc, ("author",))]
+    assert [n.mem_id for n in classed] == [n.mem_id for n in doc.tree.css('[class*="author" i]')]

@@ -345,29 +345,33 @@ _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 @functools.lru_cache(maxsize=16384)
-def _byline_value(value: str) -> bool:
-    """Whether a class or id value matches `_BYLINE_SELECTOR`'s `[class*=WORD i]` parts (memoised:
-    pages, and the pages of a site, repeat their values)."""
+def _holds_word(value: str, words: tuple[str, ...]) -> bool:
+    """Whether a class or id value holds one of `words` (lower-case) in any ASCII case, as CSS's
+    `[class*=WORD i]` tests (memoised: pages, and the pages of a site, repeat their values)."""
     lowered = value.translate(_ASCII_LOWER)
-    return any(word in lowered for word in _BYLINE_WORDS)
+    return any(word in lowered for word in words)
 
 
-def _byline_candidates(doc: Document) -> list[Any]:
-    """The elements `doc.tree.css(_BYLINE_SELECTOR)` finds, in document order (without its
-    repeats: an element matching two of its selectors is found twice there). For speed (100 us at
-    the median page, most of it the eight case-insensitive substring tests of every class and id),
-    the class and id parts are read from the Document's `classes` and `ident`, each distinct value
-    once; only `rel` and `itemprop` are left to Lexbor. On 1,604 pages (ScrapingHub, Readability,
-    wcxb-dev), the same elements as the query."""
-    distinct = set(doc.classes)
-    distinct.update(doc.ident)
-    named = {value for value in distinct if value and _byline_value(value)}
-    found = (
-        [i for i, c, d in zip(itertools.count(), doc.classes, doc.ident) if c in named or d in named]
-        if named
-        else []
-    )
-    marked = doc.tree.css(_BYLINE_MARKUP)
+def _classed(doc: Document, words: tuple[str, ...], ident: bool = False) -> list[int]:
+    """The elements (indices, in document order) whose class, or id when `ident`, holds one of
+    `words` in any ASCII case: what `[class*=WORD i]` (and `[id*=WORD i]`) selectors find. For speed
+    (Lexbor tests each such selector on every element: 100 us for the byline's eight at the median
+    page), from the values the parse read (`Document.classes`, `.ident`), each distinct one tested
+    once."""
+    columns = (doc.classes, doc.ident) if ident else (doc.classes,)
+    distinct = set(columns[0]).union(*columns[1:])
+    named = {value for value in distinct if value and _holds_word(value, words)}
+    if not named:
+        return []
+    if not ident:
+        return [i for i, value in enumerate(doc.classes) if value in named]
+    return [i for i, c, d in zip(itertools.count(), doc.classes, doc.ident) if c in named or d in named]
+
+
+def _with_marked(doc: Document, found: list[int], marked: list[Any], selector: str) -> list[Any]:
+    """The elements `found` (indices, in order) and the nodes `marked` (a query's, in document
+    order), in document order, each once: what `doc.tree.css(selector)` finds, when `found` and
+    `marked` are its parts (without the repeats of an element matching two of its selectors)."""
     if not marked:
         return [doc.elements[i] for i in found]
     if not found:
@@ -375,8 +379,16 @@ def _byline_candidates(doc: Document) -> list[Any]:
     position = {node.mem_id: i for i, node in enumerate(doc.elements)}
     if any(node.mem_id not in position for node in marked):
         # an element added to the tree after the parse: the query's own answer
-        return list({node.mem_id: node for node in doc.tree.css(_BYLINE_SELECTOR)}.values())
+        return list({node.mem_id: node for node in doc.tree.css(selector)}.values())
     return [doc.elements[i] for i in sorted({*found, *(position[node.mem_id] for node in marked)})]
+
+
+def _byline_candidates(doc: Document) -> list[Any]:
+    """The elements `doc.tree.css(_BYLINE_SELECTOR)` finds, in document order, each once: its
+    class and id parts by `_classed`, only `rel` and `itemprop` left to Lexbor. On 1,604 pages
+    (ScrapingHub, Readability, wcxb-dev), the same elements as the query."""
+    found = _classed(doc, _BYLINE_WORDS, ident=True)
+    return _with_marked(doc, found, doc.tree.css(_BYLINE_MARKUP), _BYLINE_SELECTOR)
 
 
 def _dropped(node: Any) -> bool:
@@ -577,14 +589,17 @@ def _is_site(name: str, site: str | None, host: str) -> bool:
     return any(letters == label or (len(letters) > 5 and letters in label) for label in labels)
 
 
+#: Classes naming an element the author's name, and the rest of `_element_author`'s query.
+_AUTHOR_NAME_CLASSES = ("author-name", "author__name", "authorname", "byline__name", "byline-name")
+_AUTHOR_MARKUP = '[itemprop~="author"] [itemprop~="name"], [rel~="author"], [itemprop~="author"]'
+_AUTHOR_SELECTOR = ", ".join([_AUTHOR_MARKUP, *(f'[class*="{word}" i]' for word in _AUTHOR_NAME_CLASSES)])
+
+
 def _element_author(doc: Document) -> str | None:
     """A name marked up as the author: `rel=author`, `itemprop=author` (its `name` part), or an
     element classed as the author's name, read with spaces between its parts."""
-    for node in doc.tree.css(
-        '[itemprop~="author"] [itemprop~="name"], [rel~="author"], [itemprop~="author"], '
-        '[class*="author-name" i], [class*="author__name" i], [class*="authorname" i], '
-        '[class*="byline__name" i], [class*="byline-name" i]'
-    ):
+    found = _classed(doc, _AUTHOR_NAME_CLASSES)
+    for node in _with_marked(doc, found, doc.tree.css(_AUTHOR_MARKUP), _AUTHOR_SELECTOR):
         text = node.attributes.get("content") or node.text(separator=" ") or ""
         name = squash(text)
         if 0 < len(name) < 100 and not _in_testimonial(node):
@@ -824,7 +839,7 @@ def classed_author(doc: Document, site: str | None, host: str) -> str | None:
     """The first short element whose class names it the author's ("text__author",
     "video-post_author-name") and whose text reads as a person's name of two words or more,
     never the site's own name."""
-    for node in doc.tree.css('[class*="author" i]')[:CLASSED_AUTHORS_READ]:
+    for node in [doc.elements[i] for i in _classed(doc, ("author",))[:CLASSED_AUTHORS_READ]]:
         text = squash(node.text(separator=" ") or "")
         if not 0 < len(text) < 60 or _in_testimonial(node):
             continue
