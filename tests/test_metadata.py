@@ -523,3 +523,11 @@ def test_author_candidates_are_the_author_queries(body: str) -> None:
     assert [n.mem_id for n in merged] == [n.mem_id for n in query]
     classed = [doc.elements[i] for i in metadata._classed(doc, ("author",))]
     assert [n.mem_id for n in classed] == [n.mem_id for n in doc.tree.css('[class*="author" i]')]
+
+
+def test_once_reads_at_most_once() -> None:
+    """extract_metadata's lazy reads (the byline element, the thread's starter) run once, when asked."""
+    calls: list[int] = []
+    read = metadata._once(lambda: calls.append(1) or None)
+    assert calls == []
+    assert read() is None and read() is None and calls == [1]
