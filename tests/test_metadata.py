@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from readerproxy import extract
+from readerproxy.engine import metadata
 from readerproxy.engine.document import parse
 from readerproxy.engine.metadata import clean_title, extract_metadata
 
@@ -481,3 +482,52 @@ def test_dated_bylines_in_the_page() -> None:
     body = '<h1>Defer, Panic, and Recover</h1><p class="author">Andrew Gerrand<br>4 August 2010</p>'
     meta = extract(_article(body=body)).metadata
     assert (meta.author, meta.date) == ("Andrew Gerrand", "2010-08-04")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '<p class="Byline">By Ana</p><a rel="author" href="/ana">Ana</a>',
+        '<a rel="author" href="/ana">Ana</a><div id="post-AUTHOR">Ana Lima</div>',
+        '<span itemprop="author"><b itemprop="name">Ana</b></span>',
+        '<div class="x"><p class="meta byline-writtenBy">Ana</p></div><i class="byline">B</i>',
+        '<p class="dateline">Lisbon</p><p id="Dateline">Porto</p><p class="other">no</p>',
+        '<p class="byIine">no: a capital I is no l</p><p>none at all</p>',
+    ],
+)
+def test_byline_candidates_are_the_byline_query(body: str) -> None:
+    """The byline's candidates read from the Document's class and id values are the elements (in
+    document order, each once) that the whole CSS query finds."""
+    doc = parse(f"<html><body><header class='top'>{body}</header><p>Text of the page.</p></body></html>")
+    expected = list({node.mem_id: node for node in doc.tree.css(metadata._BYLINE_SELECTOR)}.values())
+    assert [n.mem_id for n in metadata._byline_candidates(doc)] == [n.mem_id for n in expected]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '<p class="Author-Name">Ana Lima</p><a rel="author" href="/ana">Ana</a>',
+        '<span itemprop="author"><b itemprop="name">Ana</b></span><i class="byline__name">B</i>',
+        '<div class="post-AUTHORNAME x">Ana</div><div class="byline-name">B</div><p class="author">C</p>',
+        '<p class="writer">nobody classed</p>',
+    ],
+)
+def test_author_candidates_are_the_author_queries(body: str) -> None:
+    """`_element_author`'s and `classed_author`'s candidates, read from the Document's class values,
+    are the elements their CSS queries find, in document order."""
+    doc = parse(f"<html><body><header class='top'>{body}</header><p>Text of the page.</p></body></html>")
+    query = list({node.mem_id: node for node in doc.tree.css(metadata._AUTHOR_SELECTOR)}.values())
+    found = metadata._classed(doc, metadata._AUTHOR_NAME_CLASSES)
+    marked = doc.tree.css(metadata._AUTHOR_MARKUP)
+    merged = metadata._with_marked(doc, found, marked, metadata._AUTHOR_SELECTOR)
+    assert [n.mem_id for n in merged] == [n.mem_id for n in query]
+    classed = [doc.elements[i] for i in metadata._classed(doc, ("author",))]
+    assert [n.mem_id for n in classed] == [n.mem_id for n in doc.tree.css('[class*="author" i]')]
+
+
+def test_once_reads_at_most_once() -> None:
+    """extract_metadata's lazy reads (the byline element, the thread's starter) run once, when asked."""
+    calls: list[int] = []
+    read = metadata._once(lambda: calls.append(1) or None)
+    assert calls == []
+    assert read() is None and read() is None and calls == [1]

@@ -16,8 +16,9 @@ import pytest
 
 from readerproxy.api import to_text
 from readerproxy.engine.document import parse
+from readerproxy.engine.extractors.heuristic import THREAD_MARKER_BIT, features_of
 from readerproxy.engine.pipeline import process
-from readerproxy.engine.thread import Post, read_thread, thread_for, thread_posts
+from readerproxy.engine.thread import MARKER_WORDS, Post, has_markers, read_thread, thread_for, thread_posts
 from readerproxy.web.templating import Renderer, preferences
 
 
@@ -301,3 +302,31 @@ def test_real_forum_quotes_are_attributed(wcxb: Path) -> None:
         assert len(attributed) >= 0.8 * len(quotes) > 0  # a bare [quote] names nobody
         assert quoted in {q.author for q in quotes}
         assert not any(q.author.endswith(("said", "wrote")) for q in quotes)
+
+
+def test_has_markers_is_answered_once_per_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The marker test runs once per Document (the thread rules ask, then the metadata): a second
+    question is answered from the first, whatever the caller says it knows."""
+    doc = parse('<div class="message-inner bbWrapper">Hello there</div><p class="x">Other</p>')
+    assert has_markers(doc)
+    monkeypatch.setattr(doc, "classes", [None] * len(doc.classes))
+    assert has_markers(doc) and has_markers(doc, class_markers=False)
+    plain = parse('<div class="message-inner">Hello there</div>')
+    assert not has_markers(plain)
+    told = parse('<div class="entry">Hello there</div>')
+    assert has_markers(told, class_markers=True)  # the caller's answer is the one kept
+
+
+def test_auto_reads_thread_markers_from_the_heuristic_memo() -> None:
+    """`heuristic.THREAD_MARKER_BIT` is set exactly on the elements whose class holds one of
+    `MARKER_WORDS` as a substring (as `has_markers` searches the class text), so the thread rules
+    decide from the memo as from the text."""
+    html = (
+        '<div class="outer"><div class="xpostbodyx">One</div><div class="post-body">Two</div>'
+        '<span class="message-userDetails">Ana</span><p id="postbody">Three</p></div>'
+    )
+    doc = parse(html)
+    bits = features_of(doc).class_words & THREAD_MARKER_BIT
+    expected = [bool(c) and any(word in c for word in MARKER_WORDS) for c in doc.classes]
+    assert (bits > 0).tolist() == expected
+    assert sum(expected) == 2  # "xpostbodyx" and "message-userDetails"; an id does not count

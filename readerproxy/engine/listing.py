@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
@@ -204,9 +205,27 @@ def item_cards(doc: Document, enough: int = MAX_ITEMS) -> tuple[list[int], int]:
     return best, len(_read_group(page, best, enough))
 
 
+#: Each Document's best group of cards and the `_Page` it was read on (`_best_group`), kept while
+#: the Document lives: `auto`'s `listing_items` rule searches the groups during the extraction, and
+#: the listing view (`read_listing`) asks again for the same page.
+_BEST_GROUPS: weakref.WeakKeyDictionary[Document, tuple[list[int], _Page | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _best_group(doc: Document) -> tuple[list[int], _Page | None]:
     """The members of the group of repeated cards that reads best as a list, and the `_Page` they
-    were read on (empty and None: no such group)."""
+    were read on (empty and None: no such group). Searched once per Document (for speed: the
+    search reads a sample of every likely group's cards); the members are shared: do not change
+    them."""
+    found = _BEST_GROUPS.get(doc)
+    if found is None:
+        found = _BEST_GROUPS[doc] = _search_groups(doc)
+    return found
+
+
+def _search_groups(doc: Document) -> tuple[list[int], _Page | None]:
+    """`_best_group`, searched."""
     n = len(doc.tag)
     if n == 0:
         return [], None

@@ -33,6 +33,7 @@ from __future__ import annotations
 import html as html_lib
 import json
 import re
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -349,14 +350,30 @@ def _class_text(doc: Document) -> str:
     return " ".join(filter(None, doc.classes))
 
 
-def has_markers(doc: Document) -> bool:
+#: Each Document's `has_markers` answer, kept while the Document lives: `auto`'s thread rules ask
+#: (`post_parts`), then the metadata's thread starter (`detect_engine`), on every page.
+_HAS_MARKERS: weakref.WeakKeyDictionary[Document, bool] = weakref.WeakKeyDictionary()
+
+
+def has_markers(doc: Document, class_markers: bool | None = None) -> bool:
     """Whether the page may carry a known forum engine's post markup: Reddit's `shreddit-comment`,
-    or one of `MARKER_WORDS` anywhere in its classes (a plain substring test, 0.1 ms on a large
-    page). False: `detect_engine` finds no engine here."""
-    if "shreddit-comment" in doc.tag:
-        return True
-    classes = _class_text(doc)
-    return any(word in classes for word in MARKER_WORDS)
+    or one of `MARKER_WORDS` in a class value (a plain substring test). False: `detect_engine`
+    finds no engine here. Answered once per Document. `class_markers` is whether a class value holds
+    one of the words, when the caller already knows (`auto` reads it from the heuristic's memo of
+    class values, `heuristic.THREAD_MARKER_BIT`); else each distinct class value is searched once
+    (pages repeat their class values, so the joined text is a fraction of every element's)."""
+    known = _HAS_MARKERS.get(doc)
+    if known is None:
+        if "shreddit-comment" in doc.tag:
+            known = True
+        elif class_markers is not None:
+            known = class_markers
+        else:
+            # No word holds a space, so the words found in the joined values are those in one value.
+            classes = " ".join(filter(None, set(doc.classes)))
+            known = any(word in classes for word in MARKER_WORDS)
+        _HAS_MARKERS[doc] = known
+    return known
 
 
 def detect_engine(doc: Document) -> str | None:
@@ -817,17 +834,9 @@ def _engine_parts(doc: Document, engine: Engine, index: dict[int, int]) -> tuple
     return PostParts(engine.name, tuple(posts), tuple(bodies), tuple(heads), tuple(dropped)), authored
 
 
-def _may_carry_markers(doc: Document) -> bool:
-    """`has_markers` over each distinct class value once: pages repeat their class values, so the
-    joined text to search is a fraction of every element's (`post_parts` asks on every page `auto`
-    reads; False: `detect_engine` finds no engine)."""
-    if "shreddit-comment" in doc.tag:
-        return True
-    classes = " ".join(filter(None, set(doc.classes)))
-    return any(word in classes for word in MARKER_WORDS)
-
-
-def post_parts(doc: Document, discussion: bool = False) -> PostParts | None:
+def post_parts(
+    doc: Document, discussion: bool = False, class_markers: bool | None = None
+) -> PostParts | None:
     """The parts of the thread's posts, read as `read_thread` reads them (the engine whose markup
     the page carries first, then every engine; the one finding the most posts with an author wins),
     without writing any post out. Only on a page that carries a known engine's markup
@@ -835,8 +844,8 @@ def post_parts(doc: Document, discussion: bool = False) -> PostParts | None:
     discussion (`discussion`: its JSON-LD, as the caller read it) or whose microdata does
     (`DiscussionForumPosting`); on a page without an engine's markup, the posts must name their
     authors (an FAQ's questions and answers do not). None: no such page, or fewer than `MIN_POSTS`
-    posts."""
-    named = detect_engine(doc) if _may_carry_markers(doc) else None
+    posts. `class_markers`: as `has_markers` takes it."""
+    named = detect_engine(doc) if has_markers(doc, class_markers) else None
     if named is None and not discussion and doc.tree.css_first(_FORUM_MICRODATA) is None:
         return None
     index = {node.mem_id: position for position, node in enumerate(doc.elements)}

@@ -4,9 +4,11 @@ its repeated cards is kept; on an article, or a list page read by its written in
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from readerproxy import extract
-from readerproxy.engine.document import parse
+from readerproxy.engine import listing
+from readerproxy.engine.document import Document, parse
 from readerproxy.engine.extractors.auto import first_extractor
 from readerproxy.engine.extractors.learned import (
     LIST_MAX_PROSE_CHARS,
@@ -80,6 +82,26 @@ def test_item_cards_are_the_listing_views_cards() -> None:
     assert items == len(KETTLES) == len(markup_items(doc)) and len(cards) == len(KETTLES)
     assert {doc.classes[card] for card in cards} == {"product-card"}
     assert [item.title for item in markup_items(doc)] == [name for name, *_ in KETTLES]
+
+
+def test_the_card_groups_are_searched_once_per_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule's `item_cards` and the view's `markup_items` share one search of the card groups
+    per Document (`listing._best_group`); another Document searches again."""
+    searched: list[Document] = []
+    search = listing._search_groups
+
+    def counted(doc: Document):  # type: ignore[no-untyped-def]
+        searched.append(doc)
+        return search(doc)
+
+    monkeypatch.setattr(listing, "_search_groups", counted)
+    doc = parse(CATEGORY, URL)
+    cards, items = item_cards(doc, 6)
+    assert items == 6 and len(markup_items(doc)) == len(KETTLES)
+    assert item_cards(doc) == (cards, len(KETTLES))
+    assert searched == [doc]
+    other = parse(CATEGORY, URL)
+    assert len(markup_items(other)) == len(KETTLES) and searched == [doc, other]
 
 
 def test_listing_cards_marks_every_card_and_nothing_else() -> None:

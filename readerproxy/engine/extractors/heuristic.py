@@ -45,6 +45,7 @@ from ...engine.convert import check_choice, check_range
 from ...engine.document import BLOCK_TAGS, TEXT, VOID_TAGS, Document
 from ...engine.extraction import Extraction, HolderBlocks, register
 from ...engine.readability_rules import UNLIKELY_ROLES, literal_trie, unlikely_by_class_id
+from ...engine.thread import MARKER_WORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,10 +211,14 @@ def class_word_bits(value: str) -> int:
 
 
 #: Bits of `ElementFeatures.class_words` above `CLASS_WORDS`' categories (bit k: the k-th), read
-#: from the whole class value rather than its words: shown on wide screens only (`wide_only`), and a
-#: caption ("caption" in the class or id: WordPress's `wp-caption-text`, `image-caption`).
+#: from the whole class value rather than its words: shown on wide screens only (`wide_only`), a
+#: caption ("caption" in the class or id: WordPress's `wp-caption-text`, `image-caption`), and a
+#: forum engine's post markup (one of `thread.MARKER_WORDS` in the class, as a plain substring).
+THREAD_MARKER_BIT = 1 << 13
 WIDE_ONLY_BIT = 1 << 14
 CAPTION_BIT = 1 << 15
+#: `thread.MARKER_WORDS` as one search (found anywhere in the value, as `in` finds them).
+_THREAD_MARKERS = re.compile(literal_trie(MARKER_WORDS))
 
 
 #: Classes that show an element on wide screens only (hidden on phones): Bootstrap 3's `hidden-xs`,
@@ -248,10 +253,16 @@ def wide_only(classes: str) -> bool:
 
 @functools.lru_cache(maxsize=16384)
 def class_value_bits(value: str, is_class: bool) -> int:
-    """`WIDE_ONLY_BIT` and `CAPTION_BIT` of a class value (`is_class`) or an id value (caption only)."""
+    """`WIDE_ONLY_BIT`, `CAPTION_BIT` and `THREAD_MARKER_BIT` of a class value (`is_class`) or an id
+    value (caption only). For speed, the thread markers are looked for here, once per distinct
+    class value of the process, with the rest of the value's bits: a page's thread rules then read
+    one bit per element (`thread.has_markers`) instead of searching its class text."""
     bits = CAPTION_BIT if "caption" in value.lower() else 0
-    if is_class and wide_only(value):
-        bits |= WIDE_ONLY_BIT
+    if is_class:
+        if wide_only(value):
+            bits |= WIDE_ONLY_BIT
+        if _THREAD_MARKERS.search(value):
+            bits |= THREAD_MARKER_BIT
     return bits
 
 

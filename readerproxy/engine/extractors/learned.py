@@ -42,7 +42,7 @@ from ...engine.learn import model as learn_model
 from ...engine.listing import item_cards
 from ...engine.thread import PostParts, post_parts
 from .auto import MIN_CHARS, MIN_SHARE, AutoParams, enough_chars, fall_back, first_extractor, selected_chars
-from .heuristic import CAPTION_BIT, CLASS_WORDS, WIDE_ONLY_BIT, features_of, holder_blocks
+from .heuristic import CAPTION_BIT, CLASS_WORDS, THREAD_MARKER_BIT, WIDE_ONLY_BIT, features_of, holder_blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -462,7 +462,9 @@ def thread_parts(doc: Document, features: np.ndarray) -> PostParts | None:
     discussion only when it does not also say it is an article: an article may state its readers'
     comments (`Comment`) too."""
     discussion = says_discussion(features) and not says_article(features)
-    return post_parts(doc, discussion=discussion)
+    # For speed: whether a class names a forum engine's markup, from the heuristic's class memo.
+    class_markers = bool((features_of(doc).class_words & THREAD_MARKER_BIT).any())
+    return post_parts(doc, discussion=discussion, class_markers=class_markers)
 
 
 def thread_posts(doc: Document, blocks: learn_blocks.PageBlocks, parts: PostParts | None) -> np.ndarray:
