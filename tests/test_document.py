@@ -147,6 +147,35 @@ def test_hidden_content_that_scripts_reveal_stays() -> None:
     assert story not in token_text(parse(wrapper.format(rest=f"<main><p>{page}</p></main>")))
 
 
+def test_collapsed_panels_stay_and_hidden_menus_and_dialogs_go() -> None:
+    """An accordion's closed panels and a tab set's other tabs are the page's text, closed until a
+    tap (WAI-ARIA's accordion and tabs patterns): parse keeps them. What a control opens that is a
+    menu, a dialog or a nav stays hidden, as does a hidden panel no control names."""
+    page = parse(
+        "<html><body><h1>Installing solar panels</h1>"
+        '<button aria-expanded="false" aria-controls="week1">Week 1</button>'
+        '<div id="week1" style="display:none" role="region"><p>Gather twelve months of bills.</p></div>'
+        '<div role="tablist"><a role="tab" aria-controls="py" aria-selected="true">Python</a>'
+        '<a role="tab" aria-controls="js">Node.js</a></div>'
+        '<div id="py" role="tabpanel"><p>pip install twilio</p></div>'
+        '<div id="js" role="tabpanel" hidden><p>npm install twilio</p></div>'
+        '<button aria-expanded="false" aria-controls="menu">Menu</button>'
+        '<ul id="menu" role="menu" hidden><li>Products menu item</li></ul>'
+        '<button aria-expanded="false" aria-controls="site-nav">Open</button>'
+        '<nav id="site-nav" hidden><a href="/">Home link</a></nav>'
+        '<a aria-controls="login" aria-expanded="false">Sign in</a>'
+        '<div id="login" role="dialog" aria-hidden="true"><p>Your password</p></div>'
+        '<div id="promo" hidden><p>A hidden promotion</p></div>'
+        '<span aria-controls="promo">no aria-expanded, no tab</span>'
+        "</body></html>"
+    )
+    text = token_text(page)
+    assert "Gather twelve months of bills." in text and "npm install twilio" in text
+    assert "pip install twilio" in text
+    for gone in ("Products menu item", "Home link", "Your password", "A hidden promotion"):
+        assert gone not in text, gone
+
+
 def test_page_facts() -> None:
     doc = parse(PAGE, url="https://example.org/dir/page.html")
     assert doc.title == "A Title"

@@ -529,13 +529,65 @@ def _clean(tree: LexborHTMLParser, early: _Early) -> None:
     body = tree.body
     # The body's word count, counted once if needed (no body: no element is the page).
     body_words = functools.cache(lambda: _word_count(body) if body is not None else math.inf)
-    for node in tree.css(HIDDEN_SELECTOR):
+    hidden = tree.css(HIDDEN_SELECTOR)
+    collapsed = _collapsed_panels(tree, hidden)
+    for node in hidden:
         if node.tag in ("html", "body") or _shown_later(node, body_words):
             continue
         classes = node.attributes.get("class") or ""
         if "fallback-image" in classes:  # Readability.js keeps these despite aria-hidden
             continue
+        if collapsed and node.attributes.get("id") in collapsed:
+            continue
         node.decompose()
+
+
+#: Roles and tags of a hidden element that a control opens but that is no part of the page's text:
+#: menus, dialogs, pop-ups (WAI-ARIA 1.2, §5.3).
+_NOT_PANELS = frozenset(
+    (
+        "menu",
+        "menubar",
+        "navigation",
+        "dialog",
+        "alertdialog",
+        "listbox",
+        "tooltip",
+        "combobox",
+        "tree",
+        "search",
+    )
+)
+
+
+def _collapsed_panels(tree: LexborHTMLParser, hidden: Iterable[LexborNode]) -> frozenset[str]:
+    """The ids of the hidden elements that are collapsed parts of the page: an accordion's panels
+    and a tab set's other tabs, closed until a reader taps their control. A control names its panel
+    by `aria-controls` and says it opens one by `aria-expanded` or by being a `tab` (WAI-ARIA 1.2,
+    the accordion and tabs patterns of the Authoring Practices); a panel that is a menu, dialog or
+    pop-up (`_NOT_PANELS`, or a `<nav>`/`<dialog>`) stays hidden. A reader shows these panels
+    open, as WCXB's references keep them (an installation guide's steps behind "Week 1", a
+    quick-start's code for each language). For speed, the controls are looked for only on pages
+    with a hidden element that has an id."""
+    ids = {node.attributes.get("id") for node in hidden} - {None, ""}
+    if not ids:
+        return frozenset()
+    opened: set[str] = set()
+    for control in tree.css("[aria-controls]"):
+        attributes = control.attributes
+        if "aria-expanded" not in attributes and (attributes.get("role") or "").strip().lower() != "tab":
+            continue
+        opened.update((attributes.get("aria-controls") or "").split())
+    opened &= ids
+    if not opened:
+        return frozenset()
+    return frozenset(
+        node.attributes.get("id") or ""
+        for node in hidden
+        if node.attributes.get("id") in opened
+        and node.tag not in ("nav", "dialog")
+        and (node.attributes.get("role") or "").strip().lower() not in _NOT_PANELS
+    )
 
 
 def _tags_in_source(html: str, names: tuple[str, ...]) -> list[str]:
