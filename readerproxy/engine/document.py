@@ -563,8 +563,9 @@ _NOT_PANELS = frozenset(
 def _collapsed_panels(tree: LexborHTMLParser, hidden: Iterable[LexborNode]) -> frozenset[str]:
     """The ids of the hidden elements that are collapsed parts of the page: an accordion's panels
     and a tab set's other tabs, closed until a reader taps their control. A control names its panel
-    by `aria-controls` and says it opens one by `aria-expanded` or by being a `tab` (WAI-ARIA 1.2,
-    the accordion and tabs patterns of the Authoring Practices); a panel that is a menu, dialog or
+    by `aria-controls` and says it opens one by `aria-expanded`, or by being a `tab`, a `button` or
+    an element of role `button` (WAI-ARIA 1.2, the accordion and tabs patterns of the Authoring
+    Practices; many accordions leave `aria-expanded` out); a panel that is a menu, dialog or
     pop-up (`_NOT_PANELS`, or a `<nav>`/`<dialog>`) stays hidden. A reader shows these panels
     open, as WCXB's references keep them (an installation guide's steps behind "Week 1", a
     quick-start's code for each language). For speed, the controls are looked for only on pages
@@ -575,7 +576,11 @@ def _collapsed_panels(tree: LexborHTMLParser, hidden: Iterable[LexborNode]) -> f
     opened: set[str] = set()
     for control in tree.css("[aria-controls]"):
         attributes = control.attributes
-        if "aria-expanded" not in attributes and (attributes.get("role") or "").strip().lower() != "tab":
+        if (
+            "aria-expanded" not in attributes
+            and (attributes.get("role") or "").strip().lower() not in ("tab", "button")
+            and control.tag != "button"
+        ):
             continue
         opened.update((attributes.get("aria-controls") or "").split())
     opened &= ids
