@@ -57,3 +57,24 @@ def test_readability_check_is_made_once_when_asked_and_is_the_readerable_check()
         "<html><body><ul><li><a href='/a'>A</a></li><li><a href='/b'>B</a></li></ul></body></html>"
     )
     assert menu.readability_check is False
+
+
+def test_metadata_is_read_once_when_asked() -> None:
+    """`extract` gives the text without reading the metadata; the first use of `title` or
+    `metadata` reads it from the page's own Document (the same as `extract_metadata` gives), times
+    it, and lets the Document go."""
+    from pathlib import Path
+
+    from readerproxy.engine.document import parse
+    from readerproxy.engine.metadata import extract_metadata
+
+    html = (Path(__file__).parent / "fixtures" / "pagination_rel_next.html").read_text()
+    url = "https://news.example.com/features/river-changed-course"
+    article = extract(html, url=url)
+    assert article.decide_metadata is not None and "metadata" not in article.timings
+    title = article.title
+    assert article.decide_metadata is None and article.timings["metadata"] >= 0
+    doc = parse(html, url)
+    expected = extract_metadata(doc, article.text, selection=article.extraction.selection)
+    assert article.metadata == expected and title == expected.title and title
+    assert article.to_dict()["title"] == title

@@ -8,8 +8,9 @@ phases, each a named function that can also be called on its own:
 2. `parse`: text to the one `Document` (cleaned DOM and its linear view), with the browser's layout
    snapshot aligned to its elements when the page was rendered (`layout.align`);
 3. `run_extractor`: the chosen algorithm, `Document -> Extraction`;
-4. `render`: the selection to sanitised HTML, plain text and metadata, the `Article` (ended by a
-   product description the page states only in its JSON-LD, `structured.missing_description`).
+4. `render`: the selection to sanitised HTML and plain text, the `Article` (ended by a product
+   description the page states only in its JSON-LD, `structured.missing_description`); its
+   metadata, page kind, facts, posts and items are read from the Document when first asked.
 """
 
 from __future__ import annotations
@@ -82,8 +83,9 @@ def render(
     """An extraction of a parsed document as an Article: text, sanitised HTML, metadata."""
     began = time.perf_counter()
     text = render_text(doc, extraction.selection)
+    # the text before the JSON-LD description is added: the excerpt's fallback reads the page's
+    read_metadata = functools.partial(extract_metadata, doc, text, selection=extraction.selection)
     fragment = render_html(doc, extraction.selection, rewrite_link=rewrite_link, images=images)
-    metadata = extract_metadata(doc, text, selection=extraction.selection)
     supplement = missing_description(doc)
     if supplement:
         text = "\n\n".join([text, *supplement] if text else supplement)
@@ -92,11 +94,10 @@ def render(
     return Article(
         text=text,
         html=fragment,
-        title=metadata.title,
         algorithm=extraction.algorithm,
         extraction=extraction,
-        metadata=metadata,
         url=doc.url,
+        decide_metadata=read_metadata,
         decide_readability=functools.partial(is_probably_readerable, doc),
         decide_kind=functools.partial(page_kind, doc, extraction.selection),
         decide_facts=functools.partial(page_facts, doc, text),
