@@ -59,8 +59,8 @@ def test_readability_check_is_made_once_when_asked_and_is_the_readerable_check()
     assert menu.readability_check is False
 
 
-def test_metadata_is_read_once_when_asked() -> None:
-    """`extract` gives the text without reading the metadata; the first use of `title` or
+def test_metadata_and_html_are_made_once_when_asked() -> None:
+    """`extract` gives the text without reading the metadata or rendering the HTML; the first use of `title` or
     `metadata` reads it from the page's own Document (the same as `extract_metadata` gives), times
     it, and lets the Document go."""
     from pathlib import Path
@@ -72,6 +72,8 @@ def test_metadata_is_read_once_when_asked() -> None:
     url = "https://news.example.com/features/river-changed-course"
     article = extract(html, url=url)
     assert article.decide_metadata is not None and "metadata" not in article.timings
+    assert article.decide_html is not None and "html" not in article.timings  # nor its HTML
+    assert "<p>" in article.html and article.decide_html is None and article.timings["html"] >= 0
     title = article.title
     assert article.decide_metadata is None and article.timings["metadata"] >= 0
     doc = parse(html, url)

@@ -28,7 +28,6 @@ class Article:
     """The main content of a page, with what the reader view shows around it."""
 
     text: str
-    html: str
     algorithm: str
     extraction: Extraction
     url: str | None = None
@@ -39,6 +38,10 @@ class Article:
     #: took is then `timings["metadata"]`.
     decide_metadata: Callable[[], Metadata] | None = field(default=None, repr=False, compare=False)
     _metadata: Metadata | None = field(default=None, repr=False, compare=False)
+    #: Renders the sanitised HTML (`output.render_html` of the selection) on first use of `html` or
+    #: `markdown`, for the same reason: `trafilatura.extract` gives text by default (2026-12-01).
+    decide_html: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+    _html: str | None = field(default=None, repr=False, compare=False)
     #: Makes Readability.js's check (`readerable.is_probably_readerable` over this page's Document)
     #: on first use (`readability_check`): it is the answer only when no page kind is decided, so a
     #: library caller who never asks, and a page whose kind decides, never pay it (2026-11-26).
@@ -81,6 +84,17 @@ class Article:
     @property
     def title(self) -> str:
         return self.metadata.title
+
+    @property
+    def html(self) -> str:
+        """The content as a sanitised HTML fragment with absolute URLs, rendered once on first use."""
+        if self._html is None:
+            decide, self.decide_html = self.decide_html, None  # let the Document go
+            began = time.perf_counter()
+            self._html = decide() if decide is not None else ""
+            if decide is not None:
+                self.timings["html"] = round((time.perf_counter() - began) * 1000, 3)
+        return self._html
 
     @property
     def kind(self) -> PageKind | None:

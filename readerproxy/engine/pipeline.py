@@ -8,9 +8,10 @@ phases, each a named function that can also be called on its own:
 2. `parse`: text to the one `Document` (cleaned DOM and its linear view), with the browser's layout
    snapshot aligned to its elements when the page was rendered (`layout.align`);
 3. `run_extractor`: the chosen algorithm, `Document -> Extraction`;
-4. `render`: the selection to sanitised HTML and plain text, the `Article` (ended by a product
-   description the page states only in its JSON-LD, `structured.missing_description`); its
-   metadata, page kind, facts, posts and items are read from the Document when first asked.
+4. `render`: the selection to plain text, the `Article` (ended by a product description the page
+   states only in its JSON-LD, `structured.missing_description`); its sanitised HTML
+   (`render_fragment`), metadata, page kind, facts, posts and items are made from the Document
+   when first asked.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .article import Article
 from .decoding import decode_html, maybe_gunzip
@@ -80,24 +83,24 @@ def render(
     images: bool = True,
     timings: Mapping[str, float] | None = None,
 ) -> Article:
-    """An extraction of a parsed document as an Article: text, sanitised HTML, metadata."""
+    """An extraction of a parsed document as an Article: its text now, the rest when asked."""
     began = time.perf_counter()
     text = render_text(doc, extraction.selection)
     # the text before the JSON-LD description is added: the excerpt's fallback reads the page's
     read_metadata = functools.partial(extract_metadata, doc, text, selection=extraction.selection)
-    fragment = render_html(doc, extraction.selection, rewrite_link=rewrite_link, images=images)
     supplement = missing_description(doc)
     if supplement:
         text = "\n\n".join([text, *supplement] if text else supplement)
-        fragment += "".join(f"<p>{html_lib.escape(line, quote=False)}</p>" for line in supplement)
     rendered = time.perf_counter()
     return Article(
         text=text,
-        html=fragment,
         algorithm=extraction.algorithm,
         extraction=extraction,
         url=doc.url,
         decide_metadata=read_metadata,
+        decide_html=functools.partial(
+            render_fragment, doc, extraction.selection, supplement, rewrite_link=rewrite_link, images=images
+        ),
         decide_readability=functools.partial(is_probably_readerable, doc),
         decide_kind=functools.partial(page_kind, doc, extraction.selection),
         decide_facts=functools.partial(page_facts, doc, text),
@@ -109,6 +112,20 @@ def render(
             "render": round((rendered - began) * 1000, 3),
         },
     )
+
+
+def render_fragment(
+    doc: Document,
+    selection: np.ndarray,
+    supplement: list[str],
+    *,
+    rewrite_link: LinkRewriter | None = None,
+    images: bool = True,
+) -> str:
+    """The selection as sanitised HTML (`output.render_html`), ended by the product description the
+    page states only in its JSON-LD (`supplement`, the lines `render` added to the text)."""
+    fragment = render_html(doc, selection, rewrite_link=rewrite_link, images=images)
+    return fragment + "".join(f"<p>{html_lib.escape(line, quote=False)}</p>" for line in supplement)
 
 
 @dataclass(slots=True)
