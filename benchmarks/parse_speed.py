@@ -9,7 +9,8 @@ For every page of each dataset (decoded to text once, outside the timings), in o
 - `readerproxy.extract(text, url, algorithm="auto")` (parse, extraction and the text; since
   2026-12-01 the HTML and the metadata are made when first asked for) against
   `trafilatura.extract(text, url=url)` with its defaults (text, no metadata), and the same with the
-  article's HTML and metadata read as well (what the reader view needs).
+  article's HTML and metadata read as well (what the reader view needs), also against
+  `trafilatura.extract(..., with_metadata=True)`.
 
 Each page is timed `--repeat` times with the contenders interleaved, and the fastest run of each is
 kept (the least disturbed by other load on a shared machine). Printed per dataset: the median over
@@ -57,6 +58,7 @@ def measure(
         "auto": lambda text, url: readerproxy.extract(text, url=url, algorithm="auto"),
         "auto article": lambda text, url: _whole(readerproxy.extract(text, url=url, algorithm="auto")),
         "trafilatura": lambda text, url: trafilatura.extract(text, url=url),
+        "trafilatura metadata": lambda text, url: trafilatura.extract(text, url=url, with_metadata=True),
     }
     if baseline is not None:
         # the Document lives in engine/ since 2026-11-26 (issue #29); older trees have it at the top
@@ -109,6 +111,11 @@ def main() -> int:
         print(ratio_line("Document build / Lexbor parse", times["document"], times["lexbor"]))
         print(ratio_line("extract(auto) / trafilatura.extract", times["auto"], times["trafilatura"]))
         print(ratio_line("  + its HTML and metadata", times["auto article"], times["trafilatura"]))
+        print(
+            ratio_line(
+                "  the same / trafilatura with metadata", times["auto article"], times["trafilatura metadata"]
+            )
+        )
         if baseline is not None:
             print(ratio_line("before: Document / Lexbor parse", times["baseline document"], times["lexbor"]))
             print(
