@@ -166,12 +166,13 @@ def test_collapsed_panels_stay_and_hidden_menus_and_dialogs_go() -> None:
         '<a aria-controls="login" aria-expanded="false">Sign in</a>'
         '<div id="login" role="dialog" aria-hidden="true"><p>Your password</p></div>'
         '<div id="promo" hidden><p>A hidden promotion</p></div>'
+        '<div id="go" role="tabpanel" style="display: none"><p>go get twilio</p></div>'
         '<span aria-controls="promo">no aria-expanded, no tab</span>'
         "</body></html>"
     )
     text = token_text(page)
     assert "Gather twelve months of bills." in text and "npm install twilio" in text
-    assert "pip install twilio" in text
+    assert "pip install twilio" in text and "go get twilio" in text  # a tab panel whatever names it
     for gone in ("Products menu item", "Home link", "Your password", "A hidden promotion"):
         assert gone not in text, gone
 

@@ -565,7 +565,8 @@ def _collapsed_panels(tree: LexborHTMLParser, hidden: Iterable[LexborNode]) -> f
     and a tab set's other tabs, closed until a reader taps their control. A control names its panel
     by `aria-controls` and says it opens one by `aria-expanded`, or by being a `tab`, a `button` or
     an element of role `button` (WAI-ARIA 1.2, the accordion and tabs patterns of the Authoring
-    Practices; many accordions leave `aria-expanded` out); a panel that is a menu, dialog or
+    Practices; many accordions leave `aria-expanded` out), and an element of role `tabpanel` is one
+    whatever names it (Twilio's quick-start hides each language's tab so); a panel that is a menu, dialog or
     pop-up (`_NOT_PANELS`, or a `<nav>`/`<dialog>`) stays hidden. A reader shows these panels
     open, as WCXB's references keep them (an installation guide's steps behind "Week 1", a
     quick-start's code for each language). For speed, the controls are looked for only on pages
@@ -583,6 +584,12 @@ def _collapsed_panels(tree: LexborHTMLParser, hidden: Iterable[LexborNode]) -> f
         ):
             continue
         opened.update((attributes.get("aria-controls") or "").split())
+    # a tab set's panel is one whether or not its tab names it (WAI-ARIA 1.2, `tabpanel`)
+    opened.update(
+        node.attributes.get("id") or ""
+        for node in hidden
+        if (node.attributes.get("role") or "").strip().lower() == "tabpanel"
+    )
     opened &= ids
     if not opened:
         return frozenset()
