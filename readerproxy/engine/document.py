@@ -562,15 +562,20 @@ _NOT_PANELS = frozenset(
 
 def _collapsed_panels(tree: LexborHTMLParser, hidden: Iterable[LexborNode]) -> frozenset[str]:
     """The ids of the hidden elements that are collapsed parts of the page: an accordion's panels
-    and a tab set's other tabs, closed until a reader taps their control. A control names its panel
-    by `aria-controls` and says it opens one by `aria-expanded`, or by being a `tab`, a `button` or
-    an element of role `button` (WAI-ARIA 1.2, the accordion and tabs patterns of the Authoring
-    Practices; many accordions leave `aria-expanded` out), and an element of role `tabpanel` is one
-    whatever names it (Twilio's quick-start hides each language's tab so); a panel that is a menu, dialog or
-    pop-up (`_NOT_PANELS`, or a `<nav>`/`<dialog>`) stays hidden. A reader shows these panels
-    open, as WCXB's references keep them (an installation guide's steps behind "Week 1", a
-    quick-start's code for each language). For speed, the controls are looked for only on pages
-    with a hidden element that has an id."""
+    and a tab set's other tabs, closed until a reader taps their control (WAI-ARIA 1.2, the
+    accordion and tabs patterns of the Authoring Practices).
+
+    - A control names its panel by `aria-controls` and says it opens one by `aria-expanded`, or by
+      being a `tab`, a `<button>` or an element of role `button` (many accordions leave
+      `aria-expanded` out).
+    - An element of role `tabpanel` is a panel whatever names it (Twilio's quick-start hides each
+      language's tab so).
+    - A panel that is a menu, dialog or pop-up (`_NOT_PANELS`, or a `<nav>`/`<dialog>`) stays
+      hidden, as does a panel without an id.
+
+    A reader shows these panels open, as WCXB's references keep them (an installation guide's steps
+    behind "Week 1", a quick-start's code for each language). For speed, the controls are looked
+    for only on pages with a hidden element that has an id."""
     ids = {node.attributes.get("id") for node in hidden} - {None, ""}
     if not ids:
         return frozenset()
