@@ -31,5 +31,11 @@ def shared_datasets() -> Path:
 
 
 # Real parts started by the tests (tests/support/): the upstream test site, redis-server, the reader
-# server (in-process or as `readerproxy serve` processes) and headless Chromium.
-pytest_plugins = ["support.upstream", "support.redis_server", "support.reader_server", "support.chromium"]
+# server (in-process or as `readerproxy serve` processes), headless Chromium, and wcxb-dev's pages.
+pytest_plugins = [
+    "support.upstream",
+    "support.redis_server",
+    "support.reader_server",
+    "support.chromium",
+    "support.wcxb_site",
+]

@@ -8,12 +8,9 @@ The page is wcxb-dev's solar installation guide (energysage.com), whose steps ("
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 from support.chromium import SCREENSHOTS, Chromium
-from support.reader_server import serve, serve_app, test_settings
-from test_listing_browser import WCXB, wcxb_site
+from support.reader_server import serve, test_settings
 
 pytestmark = pytest.mark.browser
 
@@ -23,14 +20,6 @@ PANELS = (
     "An engineer visit differs from a general site visit",
     "Your solar installer preps your roof",
 )
-
-
-@pytest.fixture
-async def wcxb_base() -> AsyncIterator[str]:
-    if not (WCXB / "html").is_dir():
-        pytest.skip("wcxb-dev is not in ../shared/datasets")
-    async with serve_app(await wcxb_site(WCXB)) as base:
-        yield base
 
 
 @pytest.mark.parametrize("width", [375, 1280])

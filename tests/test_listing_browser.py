@@ -9,22 +9,14 @@ artifacts/screenshots/listing-*.png for a person to look at.
 
 from __future__ import annotations
 
-import gzip
-import io
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
-from PIL import Image
 from support.chromium import SCREENSHOTS, Chromium, Page, wait_for
-from support.reader_server import serve, serve_app, test_settings
-from support.upstream import DATASETS
+from support.reader_server import serve, test_settings
 
 pytestmark = pytest.mark.browser
 
-WCXB = DATASETS / "wcxb-dev"
 #: (wcxb-dev page, kind, fewest items shown): pages whose pictures are on the page's own site.
 PAGES = (
     ("2901", "listing", 10),
@@ -59,40 +51,6 @@ SHOWN = """
 })()
 """
 RESOURCES = "performance.getEntriesByType('resource').map(e => e.name)"
-
-
-def _placeholder() -> bytes:
-    """A 600x450 picture standing for every image of the pages (their originals are not stored)."""
-    out = io.BytesIO()
-    Image.new("RGB", (600, 450), (150, 170, 190)).save(out, "JPEG")
-    return out.getvalue()
-
-
-async def wcxb_site(directory: Path) -> web.Application:
-    """wcxb-dev pages at /wcxb/<id>, as their servers sent them; any other path is a picture."""
-    picture = _placeholder()
-
-    async def page(request: web.Request) -> web.Response:
-        path = directory / "html" / f"{request.match_info['id']}.html.gz"
-        if not path.is_file():
-            raise web.HTTPNotFound()
-        return web.Response(body=gzip.decompress(path.read_bytes()), content_type="text/html")
-
-    async def image(request: web.Request) -> web.Response:
-        return web.Response(body=picture, content_type="image/jpeg")
-
-    app = web.Application()
-    app.router.add_get("/wcxb/{id}", page)
-    app.router.add_get("/{tail:.*}", image)
-    return app
-
-
-@pytest.fixture
-async def wcxb_base() -> AsyncIterator[str]:
-    if not (WCXB / "html").is_dir():
-        pytest.skip("wcxb-dev is not in ../shared/datasets")
-    async with serve_app(await wcxb_site(WCXB)) as base:
-        yield base
 
 
 async def show(page: Page, url: str, width: int) -> dict[str, Any]:

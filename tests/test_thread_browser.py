@@ -7,14 +7,13 @@ thread views at both widths go to artifacts/screenshots/ for a person to look at
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 from support.chromium import SCREENSHOTS, Chromium, Page
 from support.reader_server import serve, serve_app, test_settings
+from support.wcxb_site import wcxb_site
 
 pytestmark = pytest.mark.browser
 
@@ -50,26 +49,12 @@ SHOWN = """
 """
 
 
-async def wcxb_site(directory: Path) -> web.Application:
-    """A site serving wcxb-dev pages at /wcxb/<id> (decompressed, as their servers sent them)."""
-
-    async def page(request: web.Request) -> web.Response:
-        path = directory / "html" / f"{request.match_info['id']}.html.gz"
-        if not path.is_file():
-            raise web.HTTPNotFound()
-        return web.Response(body=gzip.decompress(path.read_bytes()), content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/wcxb/{id}", page)
-    return app
-
-
 @pytest.fixture
 async def wcxb_base(shared_datasets: Path) -> AsyncIterator[str]:
     directory = shared_datasets / "wcxb-dev"
     if not directory.is_dir():
         pytest.skip("wcxb-dev is not in ../shared/datasets")
-    async with serve_app(await wcxb_site(directory)) as base:
+    async with serve_app(await wcxb_site(directory, pictures=False)) as base:
         yield base
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .extraction import Extraction
 from .metadata import Metadata
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from .pagekind import PageKind
     from .thread import Post
 
+
+_T = TypeVar("_T")
 
 #: Fewer words than this kept from a page and it does not read well as a reader view.
 MIN_READER_WORDS = 30
@@ -69,16 +71,20 @@ class Article:
     )
     _items: tuple[ListItem, ...] | None = field(default=None, repr=False, compare=False)
 
+    def _timed(self, decide: Callable[[], _T], timing: str) -> _T:
+        """`decide()`, its time kept in `timings[timing]` (ms), as `render` keeps its own."""
+        began = time.perf_counter()
+        made = decide()
+        self.timings[timing] = round((time.perf_counter() - began) * 1000, 3)
+        return made
+
     @property
     def metadata(self) -> Metadata:
         """Title, byline, author, dates, site name, excerpt, image, language and direction, read
         once on first use (empty without a reader)."""
         if self._metadata is None:
             decide, self.decide_metadata = self.decide_metadata, None  # let the Document go
-            began = time.perf_counter()
-            self._metadata = decide() if decide is not None else Metadata()
-            if decide is not None:
-                self.timings["metadata"] = round((time.perf_counter() - began) * 1000, 3)
+            self._metadata = self._timed(decide, "metadata") if decide is not None else Metadata()
         return self._metadata
 
     @property
@@ -90,10 +96,7 @@ class Article:
         """The content as a sanitised HTML fragment with absolute URLs, rendered once on first use."""
         if self._html is None:
             decide, self.decide_html = self.decide_html, None  # let the Document go
-            began = time.perf_counter()
-            self._html = decide() if decide is not None else ""
-            if decide is not None:
-                self.timings["html"] = round((time.perf_counter() - began) * 1000, 3)
+            self._html = self._timed(decide, "html") if decide is not None else ""
         return self._html
 
     @property

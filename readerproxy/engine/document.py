@@ -576,35 +576,32 @@ def _collapsed_panels(tree: LexborHTMLParser, hidden: Iterable[LexborNode]) -> f
     A reader shows these panels open, as WCXB's references keep them (an installation guide's steps
     behind "Week 1", a quick-start's code for each language). For speed, the controls are looked
     for only on pages with a hidden element that has an id."""
-    ids = {node.attributes.get("id") for node in hidden} - {None, ""}
-    if not ids:
+    # each hidden element with an id: its id, tag and role, read once
+    named = [
+        (ident, node.tag, _role(attributes))
+        for node in hidden
+        if (ident := (attributes := node.attributes).get("id"))
+    ]
+    if not named:
         return frozenset()
     opened: set[str] = set()
     for control in tree.css("[aria-controls]"):
         attributes = control.attributes
-        if (
-            "aria-expanded" not in attributes
-            and (attributes.get("role") or "").strip().lower() not in ("tab", "button")
-            and control.tag != "button"
-        ):
-            continue
-        opened.update((attributes.get("aria-controls") or "").split())
-    # a tab set's panel is one whether or not its tab names it (WAI-ARIA 1.2, `tabpanel`)
-    opened.update(
-        node.attributes.get("id") or ""
-        for node in hidden
-        if (node.attributes.get("role") or "").strip().lower() == "tabpanel"
-    )
-    opened &= ids
-    if not opened:
-        return frozenset()
+        if "aria-expanded" in attributes or control.tag == "button" or _role(attributes) in ("tab", "button"):
+            opened.update((attributes.get("aria-controls") or "").split())
     return frozenset(
-        node.attributes.get("id") or ""
-        for node in hidden
-        if node.attributes.get("id") in opened
-        and node.tag not in ("nav", "dialog")
-        and (node.attributes.get("role") or "").strip().lower() not in _NOT_PANELS
+        ident
+        for ident, tag, role in named
+        # a tab set's panel is one whether or not its tab names it (WAI-ARIA 1.2, `tabpanel`)
+        if (ident in opened or role == "tabpanel")
+        and tag not in ("nav", "dialog")
+        and role not in _NOT_PANELS
     )
+
+
+def _role(attributes: dict[str, str | None]) -> str:
+    """An element's ARIA role, trimmed and in lower case ("" for none)."""
+    return (attributes.get("role") or "").strip().lower()
 
 
 def _tags_in_source(html: str, names: tuple[str, ...]) -> list[str]:

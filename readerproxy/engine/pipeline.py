@@ -86,7 +86,7 @@ def render(
     """An extraction of a parsed document as an Article: its text now, the rest when asked."""
     began = time.perf_counter()
     text = render_text(doc, extraction.selection)
-    # the text before the JSON-LD description is added: the excerpt's fallback reads the page's
+    # bound to the text as extracted, before the JSON-LD description is added to it
     read_metadata = functools.partial(extract_metadata, doc, text, selection=extraction.selection)
     supplement = missing_description(doc)
     if supplement:

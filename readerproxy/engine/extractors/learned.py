@@ -293,8 +293,9 @@ FILTER_MIN_CONTROLS = 5
 FILTER_CHARS_PER_CONTROL = 20
 #: ... and under this share of the page's text (a form that is the page is not a panel beside it).
 FILTER_MAX_SHARE = 0.5
-#: Elements a filter panel never is: the page itself, and a table's parts.
-_TABLE_TAGS = frozenset(("table", "thead", "tbody", "tfoot", "tr", "td", "th"))
+#: Elements a filter panel never is: the page itself, and a table's parts (a table of check boxes
+#: is a form's or a data table's, csrankings.org's areas, not a shop's facets).
+_NOT_FILTER_PANELS = _PAGE_TAGS | frozenset(("table", "thead", "tbody", "tfoot", "tr", "td", "th"))
 
 
 def filter_controls(doc: Document) -> list[int]:
@@ -306,9 +307,10 @@ def filter_controls(doc: Document) -> list[int]:
         for e in indices_of(doc.tag, "input")
         if (elements[e].attributes.get("type") or "").strip().lower() in ("checkbox", "radio")
     ]
-    controls += [
-        e for e, role in enumerate(doc.role) if role is not None and role.strip().lower() in FILTER_ROLES
-    ]
+    # For speed: the page's distinct role values first (most pages have none of these roles).
+    roles = {role for role in set(doc.role) if role is not None and role.strip().lower() in FILTER_ROLES}
+    if roles:
+        controls += [e for e, role in enumerate(doc.role) if role in roles]
     return controls
 
 
@@ -320,26 +322,22 @@ def filter_panels(doc: Document, elements: np.ndarray) -> np.ndarray:
     `FILTER_MIN_CONTROLS` check boxes or radio buttons, widened to its ancestors while they hold no
     more than `FILTER_CHARS_PER_CONTROL` characters of text a control (the facets' headings and
     "Show more" links come in, the product grid beside them does not) and under `FILTER_MAX_SHARE`
-    of the page's text; never a table or a part of one (`_TABLE_TAGS`)."""
+    of the page's text; never a table or a part of one (`_NOT_FILTER_PANELS`)."""
     none = np.zeros(len(elements), dtype=bool)
     controls = filter_controls(doc)
     if len(controls) < FILTER_MIN_CONTROLS:
         return none
     parent = doc.parent
-    counts = np.zeros(len(doc.elements), dtype=np.int32)
-    for control in controls:  # every ancestor counts the controls inside it
-        e = int(parent[control])
-        while e >= 0:
-            counts[e] += 1
-            e = int(parent[e])
+    is_control = np.zeros(len(doc.elements))
+    is_control[controls] = 1
+    # per element, the controls inside it (itself not counted)
+    counts = doc.sum_descendants(is_control) - is_control
     chars = doc.subtree_chars
     page_chars = max(int(chars[doc.tag.index("body")]) if "body" in doc.tag else int(chars.max()), 1)
-    # a table of check boxes is a form's or a data table's (csrankings.org's areas), not a shop's facets
-    page_tags = _PAGE_TAGS | _TABLE_TAGS
 
     def fits(e: int) -> bool:
         return (
-            doc.tag[e] not in page_tags
+            doc.tag[e] not in _NOT_FILTER_PANELS
             and chars[e] <= FILTER_CHARS_PER_CONTROL * counts[e]
             and chars[e] < FILTER_MAX_SHARE * page_chars
         )
