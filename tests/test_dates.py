@@ -204,3 +204,66 @@ def test_headline_texts_match_the_token_by_token_reading(shared_datasets: Path) 
 def test_texts_without_a_year_hold_no_date() -> None:
     assert parse_day("Posted on the 3rd of the month, 12:30") is None
     assert parse_day("Posted on 3 May 2024, 12:30") == "2024-05-03"
+
+
+# --- 2026-12-01: the address's own day, dated lines away from the headline ------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "day"),
+    [
+        ("https://blog.example.fr/articles/2025-12-15+Rust+GCC+backend", "2025-12-15"),  # a `+` ends it
+        ("https://example.org/blog/2023/october/03/wine-styles/", "2023-10-03"),  # a month's name
+        ("https://example.org/2024/03/05?ref=feed", "2024-03-05"),
+        ("https://example.org/2024/03/", "2024-03-01"),  # a month: its first day, last of all
+        ("https://example.org/2024/best-tips", None),
+        ("https://example.org/archive/2024/1234", None),
+    ],
+)
+def test_the_address_date(url: str, day: str | None) -> None:
+    html, _ = _page()
+    assert publication_day(parse(html, url)) == day
+
+
+def test_a_full_date_in_the_address_beats_a_side_box_date() -> None:
+    html, _ = _page(body='<div class="post-date">February 16, 2026</div>')
+    url = "https://example.org/blog/2023/october/03/how-many-wine-styles/"
+    assert publication_day(parse(html, url)) == "2023-10-03"
+
+
+def test_a_utc_publication_is_the_day_the_address_gives() -> None:
+    """Declared "2025-12-19T02:41Z", the address and the page say December 18 (the site's evening)."""
+    html, _ = _page('<meta property="article:published_time" content="2025-12-19T02:41:41+00:00">')
+    assert publication_day(parse(html, "https://example.org/2025/12/18/a-post/")) == "2025-12-18"
+    # two days apart is not a time zone: the declaration stands
+    assert publication_day(parse(html, "https://example.org/2025/12/17/a-post/")) == "2025-12-19"
+
+
+@pytest.mark.parametrize(
+    ("body", "day"),
+    [
+        # a lone dated line far from any headline, with a label, a time of day, in another language
+        ('<div class="x"><span class="text-green">Nov 21, 2018</span></div>', "2018-11-21"),
+        ('<p style="text-align:right">Last updated: November 13, 2025</p>', "2025-11-13"),
+        ("<div>20 Dec 2025, 11:59</div>", "2025-12-20"),
+        ("<p>Veröffentlicht am 4. März 2025</p>", "2025-03-04"),
+        # the same day twice is still one day
+        ("<p>Dec 20, 2025</p><p>Dec 20, 2025</p>", "2025-12-20"),
+        # several days: a list of dated things (reviews, posts), not the page's date
+        ("<p>Nov 29, 2025</p><p>Oct 3, 2025</p>", None),
+        # inside a list item, a link or the footer: someone else's date
+        ("<ul><li>Nov 29, 2025</li></ul>", None),
+        ('<a href="/older">Nov 29, 2025</a>', None),
+        ("<footer><p>Nov 29, 2025</p></footer>", None),
+        # a sentence that mentions a day is not a dated line
+        ("<p>The council met on November 29, 2025 to vote on the new budget for the city</p>", None),
+    ],
+)
+def test_a_dated_line_in_the_body(body: str, day: str | None) -> None:
+    html, url = _page(body=body)
+    assert publication_day(parse(html, url)) == day
+
+
+def test_an_update_line_is_the_last_resort() -> None:
+    html, url = _page(body='<div class="entry_update">20 Dec 2025, 11:59 and more words here</div>')
+    assert publication_day(parse(html, url)) == "2025-12-20"
