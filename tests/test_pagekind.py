@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -11,11 +12,13 @@ import pytest
 from readerproxy import extract
 from readerproxy.engine.document import parse
 from readerproxy.engine.pagekind import (
+    BASE_FEATURES,
     FEATURES,
     KINDS,
     READERABLE_AT,
     READERABLE_DOCS_AT,
     SHIPPED_MODEL,
+    WORD_FEATURES,
     count_prices,
     load_model,
     page_features,
@@ -24,6 +27,7 @@ from readerproxy.engine.pagekind import (
     readerable_probability,
     url_features,
 )
+from readerproxy.engine.pagewords import BITS, LOG_FLOOR, WordModel, page_words
 from readerproxy.research.datasets import datasets_root
 
 #: Out-of-fold accuracy on wcxb-dev reported for the shipped features and settings
@@ -70,6 +74,9 @@ def test_the_shipped_model_loads_with_the_features_of_this_code() -> None:
     model = load_model()
     assert SHIPPED_MODEL.is_file()
     assert model.kinds == KINDS and model.features == FEATURES
+    assert FEATURES[-len(KINDS) :] == WORD_FEATURES == tuple(f"words_{kind}" for kind in KINDS)
+    assert model.words.weights.shape == (2**BITS, len(KINDS)) and model.words.weights.dtype == np.float32
+    assert model.words.bias.shape == (len(KINDS),) and np.isfinite(model.words.weights).all()
     probabilities = model.probabilities(np.zeros((3, len(FEATURES))))
     assert probabilities.shape == (3, len(KINDS))
     assert np.allclose(probabilities.sum(axis=1), 1.0)
@@ -104,6 +111,112 @@ def test_known_dataset_pages(kind: str) -> None:
     url = json.loads((directory / "ground-truth" / f"{page_id}.json").read_text()).get("url")
     article = extract((directory / "html" / f"{page_id}.html.gz").read_bytes(), url=url)
     assert article.page_kind == kind
+
+
+GERMAN_PAGE = """<html lang="de"><head><title>Wanderschuhe für Damen</title>
+<meta name="description" content="Leichte Wanderschuhe mit griffiger Sohle."></head><body>
+<nav><a href="/">Startseite</a> <a href="/schuhe">Schuhe</a></nav><h1>Wanderschuhe Größe 38–42</h1>
+<p>Ein leichter Schuh für nasse Felsen und lange Tage unterwegs.</p>
+<label>Menge</label><input type="submit" value="In den Warenkorb"></body></html>"""
+JAPANESE_PAGE = """<html lang="ja"><head><title>登山靴 レディース</title></head><body>
+<nav><a href="/">ホーム</a></nav><h1>軽量 登山靴</h1><p>濡れた岩でも滑りにくい 靴底 です。</p>
+<button>カートに入れる</button></body></html>"""
+
+
+def _bucket(prefix: str, word: str) -> int:
+    """The documented hash of a word where it stands: CRC-32 of `prefix:word`, masked to `BITS`."""
+    return zlib.crc32(f"{prefix}:{word}".encode()) & ((1 << BITS) - 1)
+
+
+@pytest.mark.parametrize("html", [GERMAN_PAGE, JAPANESE_PAGE, PRODUCT_PAGE], ids=["de", "ja", "en"])
+def test_hashed_word_ids_are_deterministic_in_any_language(html: str) -> None:
+    ids = page_words(parse(html), None)
+    assert ids.dtype == np.int64 and len(ids) >= 8
+    assert (np.diff(ids) > 0).all() and ids.min() >= 0 and ids.max() < 2**BITS  # sorted, distinct, in range
+    assert np.array_equal(ids, page_words(parse(html), None))  # a fresh parse, the same ids
+
+
+def test_word_ids_are_the_prefixed_words_hashed() -> None:
+    """Words are lower-cased `\\w+` (Unicode), prefixed by where they stand; numbers and one-letter
+    words are left out."""
+    ids = set(page_words(parse(GERMAN_PAGE), None).tolist())
+    for prefix, word in [
+        ("t", "wanderschuhe"),
+        ("t", "für"),
+        ("m", "griffiger"),
+        ("h", "größe"),
+        ("n", "startseite"),
+        ("b", "menge"),
+        ("b", "warenkorb"),
+        ("k", "felsen"),
+    ]:
+        assert _bucket(prefix, word) in ids, (prefix, word)
+    assert _bucket("h", "38") not in ids and _bucket("k", "ein") in ids
+    japanese = set(page_words(parse(JAPANESE_PAGE), None).tolist())
+    assert {
+        _bucket("t", "登山靴"),
+        _bucket("h", "軽量"),
+        _bucket("n", "ホーム"),
+        _bucket("b", "カートに入れる"),
+    } <= japanese
+    only_title = page_words(parse("<html><head><title>Warenkorb 2024 x</title></head><body></body></html>"))
+    assert only_title.tolist() == [_bucket("t", "warenkorb")]
+
+
+def test_links_the_extraction_drops_are_words_of_their_own() -> None:
+    html = "<html><body><main><p>Trail shoes for wet rock.</p><a href='/x'>Pricing</a></main></body></html>"
+    doc = parse(html)
+    whole = set(page_words(doc, None).tolist())
+    assert _bucket("k", "pricing") in whole and _bucket("a", "pricing") not in whole
+    selection = np.zeros(len(doc.tokens), dtype=bool)
+    selection[: doc.tokens.text.index("Trail shoes for wet rock.") + 1] = True  # the paragraph, not the link
+    dropped = set(page_words(doc, selection).tolist())
+    assert _bucket("a", "pricing") in dropped and _bucket("k", "pricing") not in dropped
+
+
+def test_the_word_features_move_a_shop_page_towards_product() -> None:
+    model = load_model()
+    doc = parse(PRODUCT_PAGE, "https://shop.example.com/p/trail-runner-2-tr2-42")
+    values = page_features(doc, None)
+    assert np.array_equal(values, page_features(doc, None, model.words))
+    assert np.array_equal(
+        values[: len(BASE_FEATURES)], page_features(doc, None, _flat_words())[: len(BASE_FEATURES)]
+    )
+    words = dict(zip(WORD_FEATURES, values[len(BASE_FEATURES) :].tolist(), strict=True))
+    assert all(LOG_FLOOR <= value <= 0.0 for value in words.values())
+    # The words alone (a cart, a price, shoe words) say product, well above an even guess.
+    assert words["words_product"] == max(words.values()) and words["words_product"] > np.log(2 / len(KINDS))
+    # Without the words' evidence (every kind alike) the trees are less sure of the product.
+    flat = page_features(doc, None, _flat_words())
+    assert np.allclose(flat[len(BASE_FEATURES) :], np.log(1 / len(KINDS)))
+    with_words, without = model.probabilities(np.vstack([values, flat]))
+    assert with_words[KINDS.index("product")] > without[KINDS.index("product")]
+
+
+def _flat_words() -> WordModel:
+    """A word regression that knows nothing: every kind's log-probability log(1/7) on any page."""
+    return WordModel(np.zeros((2**BITS, len(KINDS)), dtype=np.float32), np.zeros(len(KINDS)))
+
+
+def test_a_model_without_this_codes_word_regression_is_refused(tmp_path: Path) -> None:
+    with np.load(SHIPPED_MODEL, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    without = tmp_path / "without-words.npz"
+    np.savez(without, **{name: value for name, value in arrays.items() if not name.startswith("words_")})
+    with pytest.raises(ValueError, match="no word regression"):
+        load_model(str(without))
+    other_scheme = tmp_path / "other-hashing.npz"
+    np.savez(other_scheme, **{**arrays, "words_scheme": np.array("crc32 prefix:word, 14 bits")})
+    with pytest.raises(ValueError, match="no word regression"):
+        load_model(str(other_scheme))
+    wrong_shape = tmp_path / "wrong-shape.npz"
+    np.savez(wrong_shape, **{**arrays, "words_weights": arrays["words_weights"][:100]})
+    with pytest.raises(ValueError, match="word weights of shape"):
+        load_model(str(wrong_shape))
+    stale = tmp_path / "stale.npz"  # a model from before the word features
+    np.savez(stale, **{**arrays, "features": np.array(BASE_FEATURES)})
+    with pytest.raises(ValueError, match="trained on other features"):
+        load_model(str(stale))
 
 
 def test_features_of_an_empty_page_and_of_no_selection() -> None:
@@ -252,11 +365,12 @@ def test_the_seeds_report_averages_each_seed_and_pools_the_choice() -> None:
     # A second seed that is sure of every page: its shares are exact.
     second = np.eye(len(KINDS))[truth]
     pages = pagekind_eval.PageSet(
-        np.zeros((len(truth), len(FEATURES))),
+        np.zeros((len(truth), len(BASE_FEATURES))),
         truth,
         np.array(["wcxb-dev"] * len(truth)),
         np.array([str(i) for i in range(len(truth))]),
         np.array([f"site{i % 10}.example" for i in range(len(truth))]),
+        np.zeros((len(truth), 2**BITS), dtype=bool),
     )
     result = pagekind_eval.seeds_report(pages, {7: first, 1: second})
     assert list(result["per_seed"]) == ["7", "1"]

@@ -10,8 +10,17 @@ Pages and labels:
   `mozilla-2`, Firefox Developer Edition's landing page, is a service page (`READABILITY_KINDS`).
 
 Features are those of `pagekind.page_features`, on the `Document` of each page and the selection of
-`auto` (the pipeline's default). They are cached in `--out-dir/features.npz`, keyed by the feature
-names, so a second run fits only.
+`auto` (the pipeline's default): the base features (`pagekind.base_features`) and the page's bag of
+hashed words (`pagewords.page_words`), from which the seven word features are made per fit. Both are
+cached in `--out-dir/features.npz`, keyed by the feature names and the word hashing
+(`pagewords.SCHEME`), so a second run fits only.
+
+The word features are stacked (Wolpert 1992) without leaks: `fit` fits the word regression
+(`fit_words`: multinomial logistic regression, L2 `WORDS_L2`, scipy's L-BFGS) on every training page
+for the model it returns, and gives the trees each training page's log-probabilities from a
+regression fitted without that page's site fold (`stack_words`, folds grouped by site as
+`fold_of_pages`); out of fold, the regression is refitted inside each outer fold with the trees
+(`fold_stacks`, made once for every seed), so no held-out page's words are ever fitted on.
 
 Out of fold: folds grouped by site (`learn.folds`: a site's fold is a hash of its key, the same
 key across the three sets), each fold's pages predicted by a model fitted on the other folds, with
@@ -47,6 +56,7 @@ from ..engine.document import parse
 from ..engine.extraction import get_extractor
 from ..engine.learn.model import TreeModel, from_lightgbm_dump
 from ..engine.pagekind import (
+    BASE_FEATURES,
     FEATURES,
     KINDS,
     RARELY_MISTAKEN_KINDS,
@@ -55,8 +65,9 @@ from ..engine.pagekind import (
     READERABLE_KINDS,
     SHIPPED_MODEL,
     PageKindModel,
-    page_features,
+    base_features,
 )
+from ..engine.pagewords import BITS, SCHEME, WordModel, page_words
 from .datasets import Page, load_dataset
 from .training.folds import fold_of_site, site_of_page
 
@@ -91,20 +102,28 @@ THRESHOLDS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 
 #: pages 2 and listings 1.5, the kinds most often taken for articles, was measured out of fold on
 #: 2026-11-26 and moved accuracy and the readerable shares by no more than a page or two: none.
 KIND_WEIGHTS: dict[str, float] = {}
+#: L2 penalty of the word regression (on the summed weighted log loss). 1 and 4 measured out of fold on
+#: 2026-12-01 (/tmp/kind prototype; docs/experiments.md): 1 kept listings and services lower.
+WORDS_L2 = 1.0
+#: L-BFGS iterations of the word regression at most.
+WORDS_ITERATIONS = 300
 
 
 @dataclass(frozen=True, slots=True)
 class PageSet:
     """Features and labels of every page, with where each page comes from."""
 
-    x: np.ndarray  # pages × FEATURES
+    x: np.ndarray  # pages × BASE_FEATURES
     y: np.ndarray  # int: index into KINDS
     source: np.ndarray  # str: dataset name
     ids: np.ndarray  # str: page id within its dataset
     sites: np.ndarray  # str: site key (`learn.folds`)
+    bags: np.ndarray  # bool: pages × 2 ** BITS, the page's hashed words (`pagewords.page_words`)
 
     def subset(self, rows: np.ndarray) -> PageSet:
-        return PageSet(self.x[rows], self.y[rows], self.source[rows], self.ids[rows], self.sites[rows])
+        return PageSet(
+            self.x[rows], self.y[rows], self.source[rows], self.ids[rows], self.sites[rows], self.bags[rows]
+        )
 
 
 SETS = ("wcxb-dev", "scrapinghub", "readability")
@@ -113,11 +132,12 @@ SETS = ("wcxb-dev", "scrapinghub", "readability")
 def collect(
     limit: int | None = None, progress: bool = False, every: int = 1, sets: tuple[str, ...] = SETS
 ) -> PageSet:
-    """Parse every page (or every `every`-th of each set), run `auto`, compute the page features
-    (pages in a stable order)."""
+    """Parse every page (or every `every`-th of each set), run `auto`, compute the page's base
+    features and its bag of hashed words (pages in a stable order)."""
     extractor = get_extractor("auto")
     params = extractor.defaults()
     rows: list[np.ndarray] = []
+    bags: list[np.ndarray] = []
     labels: list[int] = []
     sources: list[str] = []
     ids: list[str] = []
@@ -131,19 +151,24 @@ def collect(
                 continue
             doc = parse(page.read_html(), page.url)
             extraction = extractor.run(doc, params)
-            rows.append(page_features(doc, extraction.selection))
+            rows.append(base_features(doc, extraction.selection))
+            bags.append(page_words(doc, extraction.selection))
             labels.append(KINDS.index(kind))
             sources.append(name)
             ids.append(page.id)
             sites.append(site_of_page(dataset.layout, page.id, page.url))
             if progress and len(rows) % 100 == 0:
                 print(f"  {len(rows)} pages", file=sys.stderr)
+    presence = np.zeros((len(bags), 1 << BITS), dtype=bool)
+    for row, bag in enumerate(bags):
+        presence[row, bag] = True
     return PageSet(
-        np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURES)),
+        np.array(rows, dtype=np.float64).reshape(len(rows), len(BASE_FEATURES)),
         np.array(labels, dtype=np.int64),
         np.array(sources),
         np.array(ids),
         np.array(sites),
+        presence,
     )
 
 
@@ -195,17 +220,26 @@ def page_label(layout: str, page_id: str, page_type: str | None, path: Path) -> 
 
 
 def cached_collect(out_dir: Path, limit: int | None = None, progress: bool = False) -> PageSet:
-    """`collect`, read from `out_dir/features.npz` when it was made with the same features and limit."""
+    """`collect`, read from `out_dir/features.npz` when it was made with the same features, word
+    hashing (`pagewords.SCHEME`) and limit."""
     path = out_dir / "features.npz"
-    key = json.dumps({"features": FEATURES, "limit": limit})
+    key = json.dumps({"features": BASE_FEATURES, "words": SCHEME, "limit": limit})
     if path.is_file():
         with np.load(path, allow_pickle=False) as data:
             if str(data["key"]) == key:
-                return PageSet(data["x"], data["y"], data["source"], data["ids"], data["sites"])
+                bags = np.unpackbits(data["bags"], axis=1, count=1 << BITS).astype(bool)
+                return PageSet(data["x"], data["y"], data["source"], data["ids"], data["sites"], bags)
     pages = collect(limit, progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
-        path, key=np.array(key), x=pages.x, y=pages.y, source=pages.source, ids=pages.ids, sites=pages.sites
+        path,
+        key=np.array(key),
+        x=pages.x,
+        y=pages.y,
+        source=pages.source,
+        ids=pages.ids,
+        sites=pages.sites,
+        bags=np.packbits(pages.bags, axis=1),
     )
     return pages
 
@@ -216,14 +250,83 @@ def weights(pages: PageSet) -> np.ndarray:
     return np.where(pages.source == "wcxb-dev", by_kind, EXTRA_WEIGHT)
 
 
+def fit_words(pages: PageSet, l2: float = WORDS_L2) -> WordModel:
+    """The multinomial logistic regression of the kinds on the pages' hashed words: weighted log loss
+    (`weights`) plus `l2` / 2 times the squared weights (biases free), minimised by L-BFGS (scipy, the
+    train extra) from zero; deterministic. The weights are stored as float32, as they ship."""
+    import scipy.sparse  # the train extra
+    from scipy.optimize import minimize
+
+    x = scipy.sparse.csr_matrix(pages.bags, dtype=np.float64)
+    rows, buckets = x.shape
+    classes = len(KINDS)
+    target = np.zeros((rows, classes))
+    target[np.arange(rows), pages.y] = 1.0
+    weight = weights(pages)
+    x_t = x.T.tocsr()
+
+    def loss_and_gradient(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        w = theta[: buckets * classes].reshape(buckets, classes)
+        scores = x @ w + theta[buckets * classes :]
+        scores -= scores.max(axis=1, keepdims=True)
+        log_p = scores - np.log(np.exp(scores).sum(axis=1, keepdims=True))
+        loss = -float((weight * (log_p * target).sum(axis=1)).sum()) + 0.5 * l2 * float((w * w).sum())
+        residual = (np.exp(log_p) - target) * weight[:, None]
+        gradient = np.concatenate([np.asarray(x_t @ residual + l2 * w).ravel(), residual.sum(axis=0)])
+        return loss, gradient
+
+    result = minimize(
+        loss_and_gradient,
+        np.zeros(buckets * classes + classes),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": WORDS_ITERATIONS},
+    )
+    return WordModel(
+        result.x[: buckets * classes].reshape(buckets, classes).astype(np.float32),
+        result.x[buckets * classes :].astype(np.float64),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class WordStack:
+    """The word regression of a training set and its stacked columns: `model`, fitted on every
+    training page (it scores pages outside the set, and ships), and `columns`, each training page's
+    log-probabilities from a regression fitted without its site's inner fold (what the trees learn
+    from: no page's own words score it, as the pages they will see are scored)."""
+
+    model: WordModel
+    columns: np.ndarray  # pages × WORD_FEATURES
+
+
+def stack_words(pages: PageSet, folds: int = FOLDS) -> WordStack:
+    """`WordStack` of `pages` (stacked generalisation, Wolpert 1992): inner folds grouped by site as
+    `fold_of_pages` (inside an outer fold the held fold's sites are absent, so one fewer)."""
+    fold = fold_of_pages(pages, folds)
+    columns = np.zeros((len(pages.y), len(KINDS)))
+    for k in np.unique(fold).tolist():
+        held = fold == k
+        inner = fit_words(pages.subset(np.flatnonzero(~held)))
+        columns[held] = inner.log_probabilities_of_rows(pages.bags[held])
+    return WordStack(fit_words(pages), columns)
+
+
 def fit(
-    pages: PageSet, rounds: int = ROUNDS, features: tuple[str, ...] = FEATURES, seed: int | None = None
+    pages: PageSet,
+    rounds: int = ROUNDS,
+    features: tuple[str, ...] = FEATURES,
+    seed: int | None = None,
+    stack: WordStack | None = None,
 ) -> PageKindModel:
-    """LightGBM's multiclass trees on the pages, as one numpy `TreeModel` per kind (`seed`: LightGBM's,
-    else `BOOSTING`'s)."""
+    """LightGBM's multiclass trees on the pages' base features and stacked word columns (`stack`:
+    `stack_words(pages)`, made when not given), as one numpy `TreeModel` per kind, with the word
+    regression fitted on every page (`seed`: LightGBM's, else `BOOSTING`'s)."""
     import lightgbm  # the train extra
 
-    data = lightgbm.Dataset(pages.x, label=pages.y, weight=weights(pages), feature_name=list(features))
+    if stack is None:
+        stack = stack_words(pages)
+    x = np.hstack([pages.x, stack.columns])
+    data = lightgbm.Dataset(x, label=pages.y, weight=weights(pages), feature_name=list(features))
     settings = BOOSTING if seed is None else {**BOOSTING, "seed": seed}
     booster = lightgbm.train(settings, data, num_boost_round=rounds)
     dump = booster.dump_model()
@@ -236,23 +339,43 @@ def fit(
                 {"tree_info": trees[index :: len(KINDS)], "feature_names": dump["feature_names"]}
             )
         )
-    return PageKindModel(KINDS, tuple(per_kind), tuple(features))
+    return PageKindModel(KINDS, tuple(per_kind), tuple(features), stack.model)
+
+
+def model_inputs(model: PageKindModel, pages: PageSet) -> np.ndarray:
+    """Pages × FEATURES as the engine makes them (`pagekind.page_features`): the base features, then
+    `model`'s word regression on each page's bag."""
+    return np.hstack([pages.x, model.words.log_probabilities_of_rows(pages.bags)])
 
 
 def fold_of_pages(pages: PageSet, folds: int = FOLDS) -> np.ndarray:
     return np.array([fold_of_site(site, folds) for site in pages.sites.tolist()], dtype=np.int64)
 
 
-def out_of_fold(
-    pages: PageSet, folds: int = FOLDS, rounds: int = ROUNDS, seed: int | None = None
-) -> np.ndarray:
-    """Pages × kinds probabilities, each page's from the model fitted without its site's fold."""
+def fold_stacks(pages: PageSet, folds: int = FOLDS) -> list[WordStack]:
+    """Per outer fold, the `WordStack` of the pages outside it (the regressions do not depend on
+    LightGBM's seed: made once for every seed of `out_of_fold`)."""
     fold = fold_of_pages(pages, folds)
+    return [stack_words(pages.subset(np.flatnonzero(fold != k)), folds) for k in range(folds)]
+
+
+def out_of_fold(
+    pages: PageSet,
+    folds: int = FOLDS,
+    rounds: int = ROUNDS,
+    seed: int | None = None,
+    stacks: list[WordStack] | None = None,
+) -> np.ndarray:
+    """Pages × kinds probabilities, each page's from the model fitted without its site's fold: the
+    word regression too (refitted inside each fold, `fold_stacks`), so no page's words score it."""
+    fold = fold_of_pages(pages, folds)
+    if stacks is None:
+        stacks = fold_stacks(pages, folds)
     probabilities = np.zeros((len(pages.y), len(KINDS)))
     for k in range(folds):
         held = fold == k
-        model = fit(pages.subset(np.flatnonzero(~held)), rounds, seed=seed)
-        probabilities[held] = model.probabilities(pages.x[held])
+        model = fit(pages.subset(np.flatnonzero(~held)), rounds, seed=seed, stack=stacks[k])
+        probabilities[held] = model.probabilities(model_inputs(model, pages.subset(np.flatnonzero(held))))
     return probabilities
 
 
@@ -512,7 +635,10 @@ def run(args: argparse.Namespace) -> int:
         model.save(target)
         print(f"wrote {target} ({len(pages.y)} pages, {time.perf_counter() - began:.1f} s)")
         return 0
-    runs = {seed: out_of_fold(pages, args.folds, seed=seed) for seed in dict.fromkeys(args.seeds)}
+    stacks = fold_stacks(pages, args.folds)
+    runs = {
+        seed: out_of_fold(pages, args.folds, seed=seed, stacks=stacks) for seed in dict.fromkeys(args.seeds)
+    }
     probabilities = runs[args.seeds[0]]
     result = report(pages, probabilities)
     if len(runs) > 1:
