@@ -18,11 +18,12 @@ L-BFGS); its log-probabilities of the seven kinds are seven features of the page
 trees were trained on regression scores made out of fold, so they learn how far to trust them.
 
 Cost (2026-12-01, the first 80 ScrapingHub pages, each page's fastest of five, 2-CPU host shared with
-other work): `page_words` 480 µs a page at the median (870 µs at the 90th percentile; 520 buckets at
-the median), most of it `\\w+` over the kept text and the link text, and the regression 21 µs
-beside it: together 9.5 % of `extract(auto)`'s 5.1-5.4 ms (the page kind decided, 1.4 ms of it). A
-split at white space with `str.isalnum` before the regular expression gave the same ids and no
-time back.
+other work; two runs): `page_words` 590-600 µs a page at the median (1.06-1.09 ms at the 90th
+percentile; 520 buckets at the median), most of it `\\w+` over the kept text and the elements' texts,
+and the regression 22 µs beside it: together 11-12 % of `extract(auto)`'s 5.3-5.5 ms (the page kind
+decided, 1.56 ms of it). Joining the tokens' texts instead of cutting each element's text was 480 µs
+(see `page_words`); a split at white space with `str.isalnum` before the regular expression gave the
+same ids and no time back.
 """
 
 from __future__ import annotations
@@ -43,16 +44,22 @@ BITS = 12
 SOURCES = ("t", "m", "h", "n", "a", "b", "k")
 #: Characters of the kept text whose words count (a long article's later words add little).
 KEPT_CHARS = 20_000
+#: Characters of a heading's, a link's, a button's or a label's text whose words count.
+ELEMENT_CHARS = 200
 #: Elements whose links are the page's chrome (menus, header, footer, sidebars).
 CHROME_TAGS = ("nav", "header", "footer", "aside")
 #: ARIA roles (lower case) that mark an element as chrome.
 CHROME_ROLES = frozenset(("navigation", "banner", "contentinfo", "menu", "menubar", "complementary"))
 #: What the ids mean: a model fitted on another scheme is refused at load (`pagekind.load_model`).
-SCHEME = f"crc32 prefix:word, {BITS} bits, presence, sources {' '.join(SOURCES)}, kept {KEPT_CHARS} chars"
+SCHEME = (
+    f"crc32 prefix:word, {BITS} bits, presence, sources {' '.join(SOURCES)}, kept {KEPT_CHARS} chars,"
+    f" elements {ELEMENT_CHARS} chars"
+)
 #: Floor of a log-probability (log 1e-6): a page far from a kind does not give the trees -inf.
 LOG_FLOOR = float(np.log(1e-6))
 
 _WORD = re.compile(r"\w+")
+_SPACE = re.compile(r"\s+")  # as `Document.element_text` squashes white space
 _MASK = (1 << BITS) - 1
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 #: CRC-32 of each prefix with its colon, continued over the word (`zlib.crc32(word, start)`): the
@@ -70,7 +77,14 @@ def _add_words(source: str, text: str, into: set[int]) -> None:
 
 def page_words(doc: Document, selection: np.ndarray | None = None) -> np.ndarray:
     """The sorted distinct bucket ids (int64, below `2 ** BITS`) of the page's words (`SOURCES`),
-    given its extraction's token selection (None or empty: the page counts as kept whole)."""
+    given its extraction's token selection (None or empty: the page counts as kept whole).
+
+    Headings, links, buttons and labels count element by element, as the prototype measured them
+    (2026-12-01): each element's text (`Document.element_text`'s, its first `ELEMENT_CHARS`
+    characters), a link in the chrome or not, kept or not, by its start tag. Token by token
+    instead (the same words, joined at every tag, no cut, a link's text kept or not by its own
+    tokens) measured listings 0.141 and services 0.138 readerable out of fold, against 0.125 and
+    0.105 (mean of four seeds): one of the variants' draws, kept as measured."""
     found: set[int] = set()
     _add_words("t", doc.title, found)
     for meta in doc.meta:
@@ -79,35 +93,43 @@ def page_words(doc: Document, selection: np.ndarray | None = None) -> np.ndarray
             _add_words("m", meta.get("content") or "", found)
     tokens = doc.tokens
     n = len(tokens)
-    if n:
-        tags = doc.tag
+    if not n:
+        return np.array(sorted(found), dtype=np.int64)
+    tags = doc.tag
+    texts = tokens.text
+    starts = doc.start
+    ends = doc.end
+    chrome_elements = [index for name in CHROME_TAGS for index in indices_of(tags, name)]
+    # For speed: the roles are scanned only on pages with a chrome role among their distinct values.
+    roles = {role for role in set(doc.role) if role is not None and role.lower() in CHROME_ROLES}
+    if roles:
+        chrome_elements += [index for index, role in enumerate(doc.role) if role in roles]
+    chrome = doc.mask_elements(chrome_elements) if chrome_elements else np.zeros(n, dtype=bool)
+    kept = selection if selection is not None and len(selection) else np.ones(n, dtype=bool)
 
-        def covered(elements: list[int]) -> np.ndarray:
-            return doc.mask_elements(elements) if elements else np.zeros(n, dtype=bool)
+    def element_text(index: int) -> str:
+        """`Document.element_text` (for speed: the tokens' texts sliced, not indexed one by one), cut."""
+        joined = "".join(texts[int(starts[index]) : int(ends[index]) + 1])
+        return _SPACE.sub(" ", joined).strip()[:ELEMENT_CHARS]
 
-        chrome_elements = [index for name in CHROME_TAGS for index in indices_of(tags, name)]
-        # For speed: the roles are scanned only on pages with a chrome role among their distinct values.
-        roles = {role for role in set(doc.role) if role is not None and role.lower() in CHROME_ROLES}
-        if roles:
-            chrome_elements += [index for index, role in enumerate(doc.role) if role in roles]
-        chrome = covered(chrome_elements)
-        text = (tokens.kind == TEXT) & (tokens.chars > 0) & doc.body_mask
-        kept = selection if selection is not None and len(selection) else np.ones(n, dtype=bool)
-        texts = tokens.text
+    def elements_text(elements: list[int]) -> str:
+        return " ".join([element_text(index) for index in elements])
 
-        def joined(mask: np.ndarray) -> str:
-            return " ".join([texts[i] for i in np.flatnonzero(mask & text).tolist()])
-
-        _add_words("h", joined(covered([i for name in _HEADINGS for i in indices_of(tags, name)])), found)
-        _add_words("n", joined(tokens.in_anchor & chrome), found)
-        _add_words("a", joined(tokens.in_anchor & ~chrome & ~kept), found)
-        _add_words("b", joined(covered(indices_of(tags, "button") + indices_of(tags, "label"))), found)
-        for index in indices_of(tags, "input"):
-            attributes = doc.elements[index].attributes
-            kind = (attributes.get("type") or "").lower()
-            label = attributes.get("value") if kind in ("submit", "button") else attributes.get("placeholder")
-            _add_words("b", f"{kind} {label or ''}", found)
-        _add_words("k", joined(kept)[:KEPT_CHARS], found)
+    _add_words("h", elements_text([index for name in _HEADINGS for index in indices_of(tags, name)]), found)
+    links = np.array(indices_of(tags, "a"), dtype=np.int64)
+    if len(links):
+        at = starts[links]
+        in_chrome = chrome[at]
+        _add_words("n", elements_text(links[in_chrome].tolist()), found)
+        _add_words("a", elements_text(links[~in_chrome & ~kept[at]].tolist()), found)
+    _add_words("b", elements_text(indices_of(tags, "button") + indices_of(tags, "label")), found)
+    for index in indices_of(tags, "input"):
+        attributes = doc.elements[index].attributes
+        kind = (attributes.get("type") or "").lower()
+        label = attributes.get("value") if kind in ("submit", "button") else attributes.get("placeholder")
+        _add_words("b", f"{kind} {label or ''}", found)
+    text = (tokens.kind == TEXT) & (tokens.chars > 0) & doc.body_mask & kept
+    _add_words("k", " ".join([texts[i] for i in np.flatnonzero(text).tolist()])[:KEPT_CHARS], found)
     return np.array(sorted(found), dtype=np.int64)
 
 
