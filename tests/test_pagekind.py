@@ -283,8 +283,8 @@ def test_the_threshold_is_the_highest_that_keeps_the_readerable_kinds() -> None:
     pytest.importorskip("lightgbm", reason="the train extra (lightgbm) is not installed")
     from readerproxy.research import pagekind_eval
 
-    assert pagekind_eval.MIN_READERABLE == 0.96
-    # At 0.5, 96 % of the articles stay readerable; at 0.55 none would.
+    assert pagekind_eval.MIN_READERABLE == 0.95
+    # At 0.5, 96 % of the articles stay readerable (at least 95 %); at 0.55 none would.
     shares = {
         "article": [0.42] * 2 + [0.47] * 2 + [0.52] * 96,
         "documentation": [0.9] * 10,

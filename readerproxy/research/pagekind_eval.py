@@ -408,8 +408,12 @@ def balanced_error(truth: np.ndarray, said: np.ndarray) -> float:
 
 
 #: The share of each readerable kind's pages (article, documentation, forum) the chosen threshold must
-#: keep readerable: the issue's 0.95 and a point of margin.
-MIN_READERABLE = 0.96
+#: keep readerable: issue #30's 0.95. 0.96 until 2026-12-01 (a point of margin); without it the
+#: nested shares of listings and services called readerable go 0.128 -> 0.109 and 0.131 -> 0.104,
+#: articles' and documentation's 0.961 -> 0.953 and 0.962 -> 0.955 (mean of four seeds). An
+#: article passed through in proxy mode still works as its site made it; a product page replaced
+#: by a reader view loses its price and its cart, so the stricter bar is the better trade.
+MIN_READERABLE = 0.95
 
 
 def choose_threshold(truth: np.ndarray, probabilities: np.ndarray) -> float:
