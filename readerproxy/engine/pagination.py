@@ -133,6 +133,11 @@ def _acceptable(url: str, here: str | None) -> bool:
     return page_marker(url) != page_marker(here)
 
 
+def _may_lead_on(text: str) -> bool:
+    """Whether a link's text can be a next page's: a number, "next" in a language, arrows."""
+    return text.isdecimal() or bool(_NEXT_TEXT.match(text)) or bool(_ARROWS.fullmatch(text))
+
+
 def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | None:
     """The URL of the next page of this article, or None (see the module docstring)."""
     here = doc.url
@@ -156,7 +161,14 @@ def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | N
     # For speed, only the links with short text are read (a page has a hundred links, most of them
     # with a headline or a menu entry as their text), from the Document's elements, not a new query.
     anchors = np.asarray(indices_of(doc.tag, "a"), dtype=np.int64)
+    texts = doc.tokens.text
+    starts, ends = doc.start, doc.end
     for index in anchors[doc.subtree_chars[anchors] <= MAX_LINK_CHARS].tolist():
+        # For speed, the link's text as the Document read it rules most links out before its node
+        # is touched (a menu entry, a date): the decision below reads the node's own text.
+        seen = "".join(texts[int(starts[index]) : int(ends[index]) + 1]).strip()
+        if seen and not _may_lead_on(seen):
+            continue
         node = doc.elements[index]
         # One attribute, not the whole dict: for speed. `.get`, as an SVG <a xlink:href> has no "href".
         href = node.attrs.get("href") or ""
