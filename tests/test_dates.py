@@ -267,3 +267,13 @@ def test_a_dated_line_in_the_body(body: str, day: str | None) -> None:
 def test_an_update_line_is_the_last_resort() -> None:
     html, url = _page(body='<div class="entry_update">20 Dec 2025, 11:59 and more words here</div>')
     assert publication_day(parse(html, url)) == "2025-12-20"
+
+
+def test_the_headline_s_dated_line_beats_a_date_classed_box() -> None:
+    """A related box's classed dates come before the story's own line under its headline."""
+    body = (
+        '<div class="related"><span class="post-date">Dec 2, 2025</span></div>'
+        "<h1>The headline</h1><p>Last updated: Dec 12, 2025</p>"
+    )
+    html, url = _page(body=body)
+    assert publication_day(parse(html, url)) == "2025-12-12"

@@ -481,8 +481,8 @@ def publication_day(
     publication keys (the known ones, then any key that says "publish"), each unless the headline
     shows an earlier date (`shown_earlier`); the first post's date on a discussion thread
     (`first_post` gives it as the page states it, asked only when needed), a full date in the
-    address, `<time>`/`itemprop=datePublished` elements, date-classed elements, a dated line after
-    the headline or just above it, the address's month, a dated line elsewhere in the body
+    address, `<time>`/`itemprop=datePublished` elements, a dated line after the headline or just
+    above it, date-classed elements, the address's month, a dated line elsewhere in the body
     (`_dated_line`), and last the modification date, declared or shown. A declared publication
     one day after the address's date is the address's (`local_day`). `contents` is
     `meta_contents(doc)`, when the caller has it already."""
@@ -514,9 +514,11 @@ def publication_day(
         # side box's ("/2023/october/03/" beside a "Related" list dated 2026)
         or _url_date(doc.url, with_day=True)
         or _time_elements(doc)
-        or _dated_elements(doc)
+        # the dated line by the headline before any date-classed element: a "Related" box's dates
+        # are classed too (wcxb-dev, 2026-12-01: 3 pages gained, none lost)
         or _near_headline(doc)
         or _above_headline(doc)
+        or _dated_elements(doc)
         or _url_date(doc.url)
         or _dated_line(doc)
         or next(
