@@ -277,3 +277,17 @@ def test_the_headline_s_dated_line_beats_a_date_classed_box() -> None:
     )
     html, url = _page(body=body)
     assert publication_day(parse(html, url)) == "2025-12-12"
+
+
+def test_the_time_by_the_headline_beats_a_sidebar_s_earlier_times() -> None:
+    """Every <time> classed `datetime` (a publication hint): the one by the headline is the story's."""
+    sidebar = "".join(
+        f'<li><time class="datetime" datetime="2025-01-{day:02d}T12:00:00Z">01/{day:02d}/2025</time></li>'
+        for day in (31, 6, 2)
+    )
+    body = (
+        f"<aside><ul>{sidebar}</ul></aside><h1>The headline</h1>"
+        '<div class="node__meta"><time class="datetime" datetime="2017-03-01T12:00:00Z">03/01/2017</time></div>'
+    )
+    html, url = _page(body=body)
+    assert publication_day(parse(html, url)) == "2017-03-01"

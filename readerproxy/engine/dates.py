@@ -235,6 +235,36 @@ def _element_date(node: Any) -> str | None:
     return parse_day(attrs.get("datetime") or attrs.get("content")) or parse_day(node.text() or "")
 
 
+#: Tokens before and after the first <h1>'s start tag within which a <time> is the headline's own
+#: (those `headline_texts` reads).
+TIME_BEFORE_HEADLINE = 199
+TIME_AFTER_HEADLINE = 400
+
+
+def _headline_time(doc: Document) -> str | None:
+    """The date of the <time> element nearest the page's first <h1>, within
+    `TIME_BEFORE_HEADLINE`/`TIME_AFTER_HEADLINE` tokens of it and not marked as a modification: a
+    story's own date, where a list of other stories' dated <time>s comes before it (a newsletter's
+    sidebar of dated items, each classed `datetime`, above its article)."""
+    times = indices_of(doc.tag, "time")
+    if not times or "h1" not in doc.tag:
+        return None
+    heading = int(doc.start[doc.tag.index("h1")])
+    near = [
+        (abs(int(doc.start[index]) - heading), index)
+        for index in times
+        if -TIME_BEFORE_HEADLINE <= int(doc.start[index]) - heading <= TIME_AFTER_HEADLINE
+    ]
+    for _, index in sorted(near):
+        node = doc.elements[index]
+        if _MODIFIED_HINT.search(node.attributes.get("class") or ""):
+            continue
+        day = _element_date(node)
+        if day:
+            return day
+    return None
+
+
 def _time_elements(doc: Document) -> str | None:
     """The first <time> (or date-classed element) marked as the publication, else the first <time>
     not marked as a modification."""
@@ -513,6 +543,7 @@ def publication_day(
         # an address's full date is the page's own, where a <time> or a dated element may be a
         # side box's ("/2023/october/03/" beside a "Related" list dated 2026)
         or _url_date(doc.url, with_day=True)
+        or _headline_time(doc)
         or _time_elements(doc)
         # the dated line by the headline before any date-classed element: a "Related" box's dates
         # are classed too (wcxb-dev, 2026-12-01: 3 pages gained, none lost)
