@@ -291,3 +291,19 @@ def test_the_time_by_the_headline_beats_a_sidebar_s_earlier_times() -> None:
     )
     html, url = _page(body=body)
     assert publication_day(parse(html, url)) == "2017-03-01"
+
+
+def test_a_byline_s_date_under_a_dated_title_and_no_infobox_row() -> None:
+    """The byline's classed date wins over the title's own date; an infobox cell is no dated line."""
+    body = (
+        "<h1>Weekly Edition for March 26, 2015</h1><h2>A trademark battle</h2>"
+        '<div class="FeatureByline">By Nathan Willis <br>March 25, 2015</div>'
+    )
+    html, url = _page(body=body)
+    assert publication_day(parse(html, url)) == "2015-03-25"
+    infobox = (
+        '<h1>Mozilla</h1><table class="infobox"><tr><th>Initial release</th><td>February 28, 1998</td></tr>'
+        '</table><div id="lastmod" class="footer-date">This page was edited on 1 May 2016</div>'
+    )
+    html, url = _page(body=infobox)
+    assert publication_day(parse(html, url)) == "2016-05-01"

@@ -369,6 +369,50 @@ def _near_headline(doc: Document) -> str | None:
     return parse_day(headline_text(doc))
 
 
+def _shown_by_headline(doc: Document) -> str | None:
+    """The date a date-classed element shows (`_dated_elements`) when the text by the headline
+    shows it too (the byline's date under a title itself dated, "LWN.net Weekly Edition for March
+    26, 2015" over "By Nathan Willis March 25, 2015"); else a dated line just after the headline or
+    just above it (`_headline_lines`); else the date-classed element anywhere; else any date in the
+    text by the headline. A dated line before the classed elements, because a "Related" box's dates
+    are classed too (wcxb-dev, 2026-12-01: 3 pages gained, none lost)."""
+    classed = _dated_elements(doc)
+    if classed and classed in {day for _, day in _days(headline_text(doc) or "")}:
+        return classed
+    lines = _headline_lines(doc)
+    return (
+        next((day for text in lines if (day := parse_day(text))), None)
+        or classed
+        or _near_headline(doc)
+        or _above_headline(doc)
+    )
+
+
+def _headline_lines(doc: Document) -> list[str]:
+    """The short runs (at most `DATED_LINE` characters) by the headline, those after it in order,
+    then those above it nearest first (within `HEADLINE_WINDOW` and `ABOVE_HEADLINE_WINDOW`),
+    outside tables: a line, not a sentence, and not an infobox's row ("Initial release: February 28,
+    1998" under Wikipedia's headline)."""
+    if "h1" not in doc.tag:
+        return []
+    tokens = doc.tokens
+    start = int(doc.start[doc.tag.index("h1")])
+    kind, chars, texts = tokens.kind, tokens.chars, tokens.text
+    tables = indices_of(doc.tag, "table")
+    in_table = doc.mask_elements(tables) if tables else np.zeros(len(kind), dtype=bool)
+    found: list[str] = []
+    for span, window in (
+        (np.arange(start, min(start + 400, len(kind))), HEADLINE_WINDOW),
+        (np.arange(start - 1, max(start - 200, 0), -1), ABOVE_HEADLINE_WINDOW),
+    ):
+        # for speed, vectorised: the text runs up to the one that brings them past the window
+        runs = span[kind[span] == TEXT]
+        runs = runs[: int(np.searchsorted(np.cumsum(chars[runs]), window, side="right")) + 1]
+        lines = runs[(chars[runs] > 0) & (chars[runs] <= DATED_LINE) & ~in_table[runs]]
+        found.extend(texts[index] for index in lines.tolist())
+    return found
+
+
 #: Characters before the headline in which a dated line counts as the article's own (a "Published
 #: March 3, 2026" line set above the title); shorter than after it, where the byline sits.
 ABOVE_HEADLINE_WINDOW = 200
@@ -545,11 +589,7 @@ def publication_day(
         or _url_date(doc.url, with_day=True)
         or _headline_time(doc)
         or _time_elements(doc)
-        # the dated line by the headline before any date-classed element: a "Related" box's dates
-        # are classed too (wcxb-dev, 2026-12-01: 3 pages gained, none lost)
-        or _near_headline(doc)
-        or _above_headline(doc)
-        or _dated_elements(doc)
+        or _shown_by_headline(doc)
         or _url_date(doc.url)
         or _dated_line(doc)
         or next(
