@@ -33,6 +33,7 @@ from readerproxy.engine.extractors.learned import (
     embedded_posts,
     filter_panels,
     gallery_section,
+    link_runs,
     other_articles,
     post_rule,
     repeated_captions,
@@ -803,6 +804,45 @@ def test_teaser_blocks_are_linked_excerpts_cut_short_three_or_more() -> None:
     assert "Story number 1" in extract(listing, algorithm="learned", **EVERY_BLOCK).text
 
 
+def _link_list_page(items: int, paragraphs: int = 2) -> str:
+    """An article with a list of other stories' linked headlines between its paragraphs."""
+    others = "".join(
+        f'<li><a href="/other-{i}">Other story number {i} about the harbour</a></li>' for i in range(items)
+    )
+    body = "".join(f"<p>{ARTICLE}</p>" for _ in range(paragraphs))
+    return f"""<html><head><meta property="og:type" content="article"></head><body>
+<article><h1>The river and its bridges</h1><p>{ARTICLE}</p><div class="x"><h4>Don't miss</h4><ul>{others}</ul></div>
+{body}</article></body></html>"""
+
+
+def test_link_runs_are_three_or_more_short_links_in_a_row_on_an_article() -> None:
+    doc, blocks = _blocks(_link_list_page(4))
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    every = np.ones(len(texts), dtype=bool)
+    found = link_runs(blocks, every, 3)
+    assert [t for t, cut in zip(texts, found, strict=True) if cut] == [
+        f"Other story number {i} about the harbour" for i in range(4)
+    ]
+    # Two links are not a list; a run longer than `least` needs more blocks.
+    doc, blocks = _blocks(_link_list_page(2))
+    assert not link_runs(blocks, np.ones(len(blocks.elements), dtype=bool), 3).any()
+    doc, blocks = _blocks(_link_list_page(4))
+    assert not link_runs(blocks, np.ones(len(blocks.elements), dtype=bool), 5).any()
+    # Only kept blocks are reported.
+    assert not link_runs(blocks, np.zeros(len(blocks.elements), dtype=bool), 3).any()
+    # A page that is mostly such lists (Wikipedia's "List of ...") keeps them: they are its content.
+    doc, blocks = _blocks(_link_list_page(60, paragraphs=0))
+    assert not link_runs(blocks, np.ones(len(blocks.elements), dtype=bool), 3).any()
+    # Through auto: dropped on an article, kept with the rule off and on a page not saying article.
+    page = _link_list_page(4)
+    assert "Other story number 1" not in extract(page, algorithm="learned", **EVERY_BLOCK).text
+    assert (
+        "Other story number 1" in extract(page, algorithm="learned", link_run_blocks="0", **EVERY_BLOCK).text
+    )
+    plain = page.replace('<meta property="og:type" content="article">', "")
+    assert "Other story number 1" in extract(plain, algorithm="learned", **EVERY_BLOCK).text
+
+
 def _feed_page(cards: int, words: int) -> str:
     card = " ".join(["The other story goes on about something else entirely."] * (words // 9))
     return f"""<html><head><meta property="og:type" content="article"></head><body>
@@ -898,7 +938,7 @@ def test_the_rule_table_is_what_runs(
 
 def test_every_rule_has_a_parameter_an_off_value_and_known_conditions() -> None:
     fields = {f.name: f for f in dataclasses.fields(LearnedParams)}
-    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 19
+    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 20
     assert len({rule.parameter for rule in POST_RULES}) == len(POST_RULES)
     for rule in POST_RULES:
         assert rule.parameter in fields and rule.active(LearnedParams()), rule.name
