@@ -209,6 +209,12 @@ def test_texts_without_a_year_hold_no_date() -> None:
 # --- 2026-12-01: the address's own day, dated lines away from the headline ------------------------
 
 
+def _day_of(body: str) -> str | None:
+    """The publication day of a page with `body` at the default address."""
+    html, url = _page(body=body)
+    return publication_day(parse(html, url))
+
+
 @pytest.mark.parametrize(
     ("url", "day"),
     [
@@ -260,13 +266,11 @@ def test_a_utc_publication_is_the_day_the_address_gives() -> None:
     ],
 )
 def test_a_dated_line_in_the_body(body: str, day: str | None) -> None:
-    html, url = _page(body=body)
-    assert publication_day(parse(html, url)) == day
+    assert _day_of(body) == day
 
 
 def test_an_update_line_is_the_last_resort() -> None:
-    html, url = _page(body='<div class="entry_update">20 Dec 2025, 11:59 and more words here</div>')
-    assert publication_day(parse(html, url)) == "2025-12-20"
+    assert _day_of('<div class="entry_update">20 Dec 2025, 11:59 and more words here</div>') == "2025-12-20"
 
 
 def test_the_headline_s_dated_line_beats_a_date_classed_box() -> None:
@@ -275,8 +279,7 @@ def test_the_headline_s_dated_line_beats_a_date_classed_box() -> None:
         '<div class="related"><span class="post-date">Dec 2, 2025</span></div>'
         "<h1>The headline</h1><p>Last updated: Dec 12, 2025</p>"
     )
-    html, url = _page(body=body)
-    assert publication_day(parse(html, url)) == "2025-12-12"
+    assert _day_of(body) == "2025-12-12"
 
 
 def test_the_time_by_the_headline_beats_a_sidebar_s_earlier_times() -> None:
@@ -289,8 +292,7 @@ def test_the_time_by_the_headline_beats_a_sidebar_s_earlier_times() -> None:
         f"<aside><ul>{sidebar}</ul></aside><h1>The headline</h1>"
         '<div class="node__meta"><time class="datetime" datetime="2017-03-01T12:00:00Z">03/01/2017</time></div>'
     )
-    html, url = _page(body=body)
-    assert publication_day(parse(html, url)) == "2017-03-01"
+    assert _day_of(body) == "2017-03-01"
 
 
 def test_a_byline_s_date_under_a_dated_title_and_no_infobox_row() -> None:
@@ -299,11 +301,9 @@ def test_a_byline_s_date_under_a_dated_title_and_no_infobox_row() -> None:
         "<h1>Weekly Edition for March 26, 2015</h1><h2>A trademark battle</h2>"
         '<div class="FeatureByline">By Nathan Willis <br>March 25, 2015</div>'
     )
-    html, url = _page(body=body)
-    assert publication_day(parse(html, url)) == "2015-03-25"
+    assert _day_of(body) == "2015-03-25"
     infobox = (
         '<h1>Mozilla</h1><table class="infobox"><tr><th>Initial release</th><td>February 28, 1998</td></tr>'
         '</table><div id="lastmod" class="footer-date">This page was edited on 1 May 2016</div>'
     )
-    html, url = _page(body=infobox)
-    assert publication_day(parse(html, url)) == "2016-05-01"
+    assert _day_of(infobox) == "2016-05-01"

@@ -14,9 +14,7 @@ numeric date is read only when one of its numbers can only be the day.
 
 from __future__ import annotations
 
-import bisect
 import datetime
-import itertools
 import re
 import time
 import weakref
@@ -27,6 +25,7 @@ import numpy as np
 
 from .document import TEXT, Document, indices_of
 from .structured import parsed_json_ld
+from .text import join_runs, runs_hit
 
 #: <meta> names, properties and itemprops that state the publication time.
 PUBLISHED_META = (
@@ -288,19 +287,20 @@ _DATED_HINT = re.compile("|".join(_DATED_WORDS))
 DATED_ELEMENTS = 60
 
 
-def _dated_elements(doc: Document) -> str | None:
-    """The first short element whose class or id says it holds a date, and does (not a
-    modification date)."""
+def _dated_elements(doc: Document, modified: bool = False) -> str | None:
+    """The first short element whose class or id says it holds a date, and does: a publication
+    date (the first `DATED_ELEMENTS` such elements read), or with `modified` a modification date
+    (every one read)."""
     read = 0
     for index, (ident, classes) in enumerate(zip(doc.ident, doc.classes, strict=True)):
         if classes is None and ident is None:
             continue
         words = f"{classes or ''} {ident or ''}".lower()
         # for speed: one search for the hint words first, the modification test on the few that pass
-        if not _DATED_HINT.search(words) or _MODIFIED_HINT.search(words):
+        if not _DATED_HINT.search(words) or bool(_MODIFIED_HINT.search(words)) != modified:
             continue
         read += 1
-        if read > DATED_ELEMENTS:
+        if read > DATED_ELEMENTS and not modified:
             break
         text = doc.elements[index].text() or ""
         if len(text) < 160 and (day := parse_day(text)):
@@ -320,29 +320,37 @@ def headline_texts(doc: Document, after: bool = True, window: int = HEADLINE_WIN
     key = (after, window)
     if key not in known:
         if "runs" not in known:
-            known["runs"] = _headline_runs(doc)
+            found = _headline_tokens(doc)
+            texts = doc.tokens.text
+            known["runs"] = None if found is None else tuple([texts[i] for i in side] for side in found)
         runs = known["runs"]
         known[key] = None if runs is None else _within(runs[0] if after else runs[1], window, after)
     result: list[str] | None = known[key]
     return result
 
 
-def _headline_runs(doc: Document) -> tuple[list[str], list[str]] | None:
-    """The texts of the text tokens among the 400 tokens from the first <h1>'s start tag on, in
-    document order, and among the 199 tokens before it, nearest first; None without an <h1>. Found
-    at once (for speed: not token by token), once per Document for every window."""
+def _headline_tokens(doc: Document) -> tuple[list[int], list[int]] | None:
+    """The text tokens among the 400 tokens from the first <h1>'s start tag on, in document order,
+    and among the 199 tokens before it, nearest first; None without an <h1>. Found at once (for
+    speed: not token by token), once per Document (`headline_texts`' memo)."""
+    known = _HEADLINE_TEXTS.setdefault(doc, {})
+    if "tokens" not in known:
+        known["tokens"] = _find_headline_tokens(doc)
+    found: tuple[list[int], list[int]] | None = known["tokens"]
+    return found
+
+
+def _find_headline_tokens(doc: Document) -> tuple[list[int], list[int]] | None:
     try:
         heading = doc.tag.index("h1")
     except ValueError:
         return None
-    tokens = doc.tokens
+    kind = doc.tokens.kind
     start = int(doc.start[heading])
-    texts = tokens.text
-    kind = tokens.kind
     after = (np.flatnonzero(kind[start : min(start + 400, len(kind))] == TEXT) + start).tolist()
     first = max(start - 199, 1)
     before = (np.flatnonzero(kind[first:start] == TEXT) + first).tolist()
-    return [texts[i] for i in after], [texts[i] for i in reversed(before)]
+    return after, before[::-1]
 
 
 def _within(runs: list[str], window: int, after: bool) -> list[str]:
@@ -389,28 +397,25 @@ def _shown_by_headline(doc: Document) -> str | None:
 
 
 def _headline_lines(doc: Document) -> list[str]:
-    """The short runs (at most `DATED_LINE` characters) by the headline, those after it in order,
-    then those above it nearest first (within `HEADLINE_WINDOW` and `ABOVE_HEADLINE_WINDOW`),
-    outside tables: a line, not a sentence, and not an infobox's row ("Initial release: February 28,
-    1998" under Wikipedia's headline)."""
-    if "h1" not in doc.tag:
+    """The short runs (at most `DATED_LINE` characters) by the headline (`_headline_tokens`), those
+    after it in order, then those above it nearest first, within `HEADLINE_WINDOW` and
+    `ABOVE_HEADLINE_WINDOW` characters, outside tables: a line, not a sentence, and not an
+    infobox's row ("Initial release: February 28, 1998" under Wikipedia's headline)."""
+    found = _headline_tokens(doc)
+    if found is None:
         return []
     tokens = doc.tokens
-    start = int(doc.start[doc.tag.index("h1")])
-    kind, chars, texts = tokens.kind, tokens.chars, tokens.text
+    chars, texts = tokens.chars, tokens.text
     tables = indices_of(doc.tag, "table")
-    in_table = doc.mask_elements(tables) if tables else np.zeros(len(kind), dtype=bool)
-    found: list[str] = []
-    for span, window in (
-        (np.arange(start, min(start + 400, len(kind))), HEADLINE_WINDOW),
-        (np.arange(start - 1, max(start - 200, 0), -1), ABOVE_HEADLINE_WINDOW),
-    ):
+    in_table = doc.mask_elements(tables) if tables else np.zeros(len(chars), dtype=bool)
+    lines: list[str] = []
+    for side, window in zip(found, (HEADLINE_WINDOW, ABOVE_HEADLINE_WINDOW), strict=True):
         # for speed, vectorised: the text runs up to the one that brings them past the window
-        runs = span[kind[span] == TEXT]
+        runs = np.asarray(side, dtype=np.int64)
         runs = runs[: int(np.searchsorted(np.cumsum(chars[runs]), window, side="right")) + 1]
-        lines = runs[(chars[runs] > 0) & (chars[runs] <= DATED_LINE) & ~in_table[runs]]
-        found.extend(texts[index] for index in lines.tolist())
-    return found
+        runs = runs[(chars[runs] > 0) & (chars[runs] <= DATED_LINE) & ~in_table[runs]]
+        lines.extend(texts[index] for index in runs.tolist())
+    return lines
 
 
 #: Characters before the headline in which a dated line counts as the article's own (a "Published
@@ -463,10 +468,9 @@ def _dated_line(doc: Document) -> str | None:
     short = (tokens.kind[first : last + 1] == TEXT) & (tokens.chars[first : last + 1] > 0)
     short &= tokens.chars[first : last + 1] <= DATED_LINE
     runs = (np.flatnonzero(short) + first).tolist()
-    joined = "\x00".join([texts[index] for index in runs])
-    starts = list(itertools.accumulate((len(texts[index]) + 1 for index in runs[:-1]), initial=0))
-    found_at = {bisect.bisect_right(starts, found.start()) - 1 for found in _ANY_YEAR.finditer(joined)}
-    candidates = [runs[position] for position in sorted(found_at)]
+    run_texts = [texts[index] for index in runs]
+    hits = runs_hit(run_texts, (found.start() for found in _ANY_YEAR.finditer(join_runs(run_texts))))
+    candidates = [runs[position] for position in hits]
     if not candidates:
         return None
     wanted = [i for name in _ELSEWHERE_TAGS for i in indices_of(doc.tag, name)]
@@ -485,32 +489,17 @@ def _dated_line(doc: Document) -> str | None:
     return next(iter(days), None)
 
 
-def _modified_elements(doc: Document) -> str | None:
-    """The first short element whose class or id says it holds the modification date, and does:
-    the last shown date, for a page that shows no other (WCXB's annotators take an "Updated" line
-    as the page's date about as often as its declared publication)."""
-    for index, (ident, classes) in enumerate(zip(doc.ident, doc.classes, strict=True)):
-        if classes is None and ident is None:
-            continue
-        words = f"{classes or ''} {ident or ''}".lower()
-        if _DATED_HINT.search(words) and _MODIFIED_HINT.search(words):
-            text = doc.elements[index].text() or ""
-            if len(text) < 160 and (day := parse_day(text)):
-                return day
-    return None
-
-
 def local_day(doc: Document, declared: str) -> str:
     """The day the page's address gives, when it is the day before the `declared` one, else
     `declared`: a publication declared in UTC ("2025-12-19T02:41Z") is the evening before where
     the site is, and its address and its page say so ("/2025/12/18/", "December 18, 2025")."""
     in_address = _url_date(doc.url)
-    if (
-        in_address
-        and in_address == (datetime.date.fromisoformat(declared) - datetime.timedelta(days=1)).isoformat()
-    ):
-        return in_address
-    return declared
+    return in_address if in_address and in_address == _days_before(declared, 1) else declared
+
+
+def _days_before(day: str, days: int) -> str:
+    """The YYYY-MM-DD `days` before the YYYY-MM-DD `day`."""
+    return (datetime.date.fromisoformat(day) - datetime.timedelta(days=days)).isoformat()
 
 
 #: Days by which a date shown at the headline must precede the declared one to be taken instead:
@@ -534,14 +523,12 @@ def shown_earlier(doc: Document, declared: str) -> str | None:
     above = headline_texts(doc, after=False, window=ABOVE_HEADLINE_WINDOW)
     if above is None:
         return None
-    latest = (datetime.date.fromisoformat(declared) - datetime.timedelta(days=SHOWN_EARLIER_DAYS)).isoformat()
+    latest = _days_before(declared, SHOWN_EARLIER_DAYS)
     # a dated line, not a sentence of the story that mentions a day ("in November 2017, ...")
     below = headline_texts(doc) or ()
     lines = [text for text in [*above, *below] if len(text) <= DATED_LINE]
     # for speed: one search over the lines joined finds the few with a year, the only ones read
-    joined = "\x00".join(lines)
-    starts = list(itertools.accumulate((len(text) + 1 for text in lines[:-1]), initial=0))
-    dated = sorted({bisect.bisect_right(starts, found.start()) - 1 for found in _ANY_YEAR.finditer(joined)})
+    dated = runs_hit(lines, (found.start() for found in _ANY_YEAR.finditer(join_runs(lines))))
     shown = (day for index in dated if (day := parse_day(lines[index])))
     return next((day for day in shown if day <= latest), None)
 
@@ -601,5 +588,7 @@ def publication_day(
             None,
         )
         or _meta_dates(contents, MODIFIED_META)
-        or _modified_elements(doc)
+        # the last shown date, for a page that shows no other: WCXB's annotators take an "Updated"
+        # line as the page's date about as often as its declared publication
+        or _dated_elements(doc, modified=True)
     )

@@ -243,9 +243,9 @@ class Document:
 
     def element_text(self, index: int) -> str:
         """Whitespace-normalised text of one element."""
-        t = self.tokens
-        parts = [t.text[i] for i in range(int(self.start[index]), int(self.end[index]) + 1)]
-        return _WS.sub(" ", "".join(parts)).strip()
+        # for speed: the tokens' texts sliced, not indexed one by one
+        joined = "".join(self.tokens.text[int(self.start[index]) : int(self.end[index]) + 1])
+        return _WS.sub(" ", joined).strip()
 
     def mask_elements(self, elements: np.ndarray | list[int]) -> np.ndarray:
         """Token mask covering the given elements with everything inside them."""

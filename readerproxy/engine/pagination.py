@@ -135,7 +135,7 @@ def _acceptable(url: str, here: str | None) -> bool:
 
 def _may_lead_on(text: str) -> bool:
     """Whether a link's text can be a next page's: a number, "next" in a language, arrows."""
-    return text.isdecimal() or bool(_NEXT_TEXT.match(text)) or bool(_ARROWS.fullmatch(text))
+    return text.isdecimal() or bool(_NEXT_TEXT.match(text))  # arrows alone match _NEXT_TEXT too
 
 
 def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | None:
@@ -161,12 +161,10 @@ def next_page_url(doc: Document, selection: np.ndarray | None = None) -> str | N
     # For speed, only the links with short text are read (a page has a hundred links, most of them
     # with a headline or a menu entry as their text), from the Document's elements, not a new query.
     anchors = np.asarray(indices_of(doc.tag, "a"), dtype=np.int64)
-    texts = doc.tokens.text
-    starts, ends = doc.start, doc.end
     for index in anchors[doc.subtree_chars[anchors] <= MAX_LINK_CHARS].tolist():
         # For speed, the link's text as the Document read it rules most links out before its node
         # is touched (a menu entry, a date): the decision below reads the node's own text.
-        seen = "".join(texts[int(starts[index]) : int(ends[index]) + 1]).strip()
+        seen = doc.element_text(index)
         if seen and not _may_lead_on(seen):
             continue
         node = doc.elements[index]
