@@ -30,6 +30,7 @@ from readerproxy.engine.extractors.learned import (
     PageKinds,
     choice_blocks,
     comment_section,
+    data_tables,
     embedded_posts,
     filter_panels,
     gallery_section,
@@ -39,6 +40,7 @@ from readerproxy.engine.extractors.learned import (
     repeated_captions,
     says_product,
     teaser_blocks,
+    whole_tables,
     wide_only_section,
 )
 from readerproxy.engine.learn.blocks import (
@@ -843,6 +845,40 @@ def test_link_runs_are_three_or_more_short_links_in_a_row_on_an_article() -> Non
     assert "Other story number 1" in extract(plain, algorithm="learned", **EVERY_BLOCK).text
 
 
+def _schedule_page(rows: int, header: str = "<tr><th>Date</th><th>Topic</th><th>Readings</th></tr>") -> str:
+    """An article with a data table of lectures (a header row, then one row per lecture)."""
+    body = "".join(
+        f"<tr><td>Sep {i + 1}</td><td>Lecture {i} on tensors</td><td>Paper number {i} by its authors</td></tr>"
+        for i in range(rows)
+    )
+    return f"""<html><body><article><h1>The course</h1><p>{ARTICLE}</p>
+<table>{header}{body}</table></article></body></html>"""
+
+
+def test_whole_tables_keep_a_data_table_kept_in_part_whole() -> None:
+    doc, blocks = _blocks(_schedule_page(10))
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    in_table = np.array(
+        [t.startswith(("Sep", "Lecture", "Paper", "Date", "Topic", "Readings")) for t in texts]
+    )
+    # The first three rows kept (9 of the 33 cells' words): the whole table is added.
+    some = ~in_table.copy()
+    some[np.flatnonzero(in_table)[3:12]] = True
+    found = whole_tables(doc, blocks, some, 0.2)
+    assert (found == in_table).all()
+    # Under the share, or with the rule off, nothing is added.
+    one_row = ~in_table.copy()
+    one_row[np.flatnonzero(in_table)[3:6]] = True
+    assert not whole_tables(doc, blocks, one_row, 0.2).any()
+    assert not whole_tables(doc, blocks, some, 0.0).any()
+    # Not a data table: no header cell, too few rows, or a table holding another (a layout table).
+    nested = _schedule_page(10).replace("<td>Sep 1</td>", "<td><table><tr><td>Sep 1</td></tr></table></td>")
+    for page in (_schedule_page(10, header=""), _schedule_page(1), nested):
+        doc, blocks = _blocks(page)
+        assert not data_tables(doc)
+        assert not whole_tables(doc, blocks, np.ones(len(blocks.elements), dtype=bool), 0.2).any()
+
+
 def _feed_page(cards: int, words: int) -> str:
     card = " ".join(["The other story goes on about something else entirely."] * (words // 9))
     return f"""<html><head><meta property="og:type" content="article"></head><body>
@@ -938,7 +974,7 @@ def test_the_rule_table_is_what_runs(
 
 def test_every_rule_has_a_parameter_an_off_value_and_known_conditions() -> None:
     fields = {f.name: f for f in dataclasses.fields(LearnedParams)}
-    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 20
+    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 21
     assert len({rule.parameter for rule in POST_RULES}) == len(POST_RULES)
     for rule in POST_RULES:
         assert rule.parameter in fields and rule.active(LearnedParams()), rule.name

@@ -53,11 +53,16 @@ LINK_RUN_CHARS = 150
 #: The lists are dropped only when they hold at most this share of the kept words: on a page that
 #: is mostly lists of links (Wikipedia's "List of ..." pages, a recipe index) they are the content.
 LINK_RUN_SHARE = 0.25
+#: A data table (`data_tables`) whose kept blocks hold at least this share of its text is kept whole
+#: (`whole_tables`; 0: off).
+WHOLE_TABLE_SHARE = 0.2
+#: Rows a table needs to be a data table (a header row and two of data).
+DATA_TABLE_ROWS = 3
 
 
 @dataclass(frozen=True, slots=True)
 class LearnedParams:
-    """Ranges: threshold and heuristic_threshold in [0, 1]; min_chars and short_page_chars in [0, 10_000_000]; link_run_blocks in [0, 10_000]; min_share in [0, 1]; model is a
+    """Ranges: threshold and heuristic_threshold in [0, 1]; min_chars and short_page_chars in [0, 10_000_000]; link_run_blocks in [0, 10_000]; min_share and whole_table_share in [0, 1]; model is a
     path to a `.npz` written by `readerproxy train` ("" = the weights shipped with the package)."""
 
     threshold: float = 0.5  # probability of "content" at which a block is kept
@@ -83,6 +88,7 @@ class LearnedParams:
     link_run_blocks: int = (
         LINK_RUN_BLOCKS  # on an article, runs of this many short links are dropped (0: off)
     )
+    whole_table_share: float = WHOLE_TABLE_SHARE  # a data table kept this much is kept whole (0: off)
     model: str = ""
     min_chars: int = MIN_CHARS
     min_share: float = MIN_SHARE
@@ -102,6 +108,7 @@ class LearnedParams:
         check_range("short_page_chars", self.short_page_chars, 0, 10_000_000)
         check_range("link_run_blocks", self.link_run_blocks, 0, 10_000)
         check_range("min_share", self.min_share, 0, 1)
+        check_range("whole_table_share", self.whole_table_share, 0, 1)
         learn_model.load_model(self.model)  # ValueError naming the file if it cannot be used
 
 
@@ -281,6 +288,42 @@ def link_runs(blocks: learn_blocks.PageBlocks, keep: np.ndarray, least: int) -> 
     words = blocks.own_words
     if words[found].sum() > LINK_RUN_SHARE * words[keep].sum():
         found[:] = False
+    return found
+
+
+def data_tables(doc: Document) -> list[int]:
+    """The page's data tables: <table>s with a header cell (<th> or <thead>), at least
+    `DATA_TABLE_ROWS` rows and no table inside them (a layout table holds the page's parts, and on
+    older pages other tables; a data table's rows are one record each)."""
+    found = []
+    for index in indices_of(doc.tag, "table"):
+        inside = doc.tag[index + 1 : int(doc.subtree_end[index])]
+        if (
+            "table" not in inside
+            and ("th" in inside or "thead" in inside)
+            and inside.count("tr") >= DATA_TABLE_ROWS
+        ):
+            found.append(index)
+    return found
+
+
+def whole_tables(
+    doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray, share: float
+) -> np.ndarray:
+    """Per block, whether it lies in a data table (`data_tables`) whose kept blocks hold at least
+    `share` of the table's words: a table is read whole, row by row, and the trees, which score its
+    cells one by one, keep some rows of a schedule or a reference table and drop others alike."""
+    found = np.zeros(len(keep), dtype=bool)
+    tables = data_tables(doc) if share > 0 and "table" in doc.tag else []
+    if not tables:
+        return found
+    words = blocks.own_words
+    starts = doc.start[blocks.elements]
+    for table in tables:
+        inside = (starts > doc.start[table]) & (starts < doc.end[table])
+        total = float(words[inside].sum())
+        if total > 0 and float(words[inside & keep].sum()) >= share * total:
+            found |= inside
     return found
 
 
@@ -678,7 +721,7 @@ class PostRule:
     name: str
     when: tuple[str, ...]  # page conditions, all required: names of `PAGE_CONDITIONS`, or "not NAME"
     parameter: str  # the `LearnedParams` field that sets the rule (a threshold, a switch, a size)
-    off: bool | int | None  # the parameter's value that turns the rule off
+    off: bool | int | float | None  # the parameter's value that turns the rule off
     effect: Literal["drop", "add"]
     blocks: BlockFinder
     does: str  # what it does, in one line
@@ -898,6 +941,15 @@ POST_RULES: tuple[PostRule, ...] = (
         effect="drop",
         blocks=lambda page, keep, least: link_runs(page.blocks, keep, least),
         does="on an article, runs of three or more short link-only blocks (lists of other stories) are dropped",
+    ),
+    PostRule(
+        name="whole_tables",
+        when=(),
+        parameter="whole_table_share",
+        off=0.0,
+        effect="add",
+        blocks=lambda page, keep, share: whole_tables(page.doc, page.blocks, keep, share),
+        does="a data table kept in part (whole_table_share of its words) is kept whole",
     ),
     PostRule(
         name="short_page",
