@@ -1,4 +1,5 @@
-"""Product descriptions stated only in a page's JSON-LD (structured.py), and the article they end."""
+"""Product descriptions stated only in a page's JSON-LD (structured.py), the article they end, and how
+leniently JSON-LD is read."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ import json
 from selectolax.lexbor import LexborHTMLParser
 
 from readerproxy import extract
+from readerproxy.engine.dates import publication_day
 from readerproxy.engine.document import parse
-from readerproxy.engine.structured import MIN_WORDS, missing_description, product_description
+from readerproxy.engine.structured import (
+    MIN_WORDS,
+    load_json_ld,
+    missing_description,
+    parsed_json_ld,
+    product_description,
+)
 
 DESCRIPTION = (
     "This kettle boils a full litre in under three minutes, keeps the water hot for an hour and switches "
@@ -62,3 +70,34 @@ def test_the_article_ends_with_a_description_only_the_json_ld_holds() -> None:
     assert "<script" not in article.html and "onerror" not in article.html
     plain = extract(product_page({"@type": "Product", "name": "Kettle"}), algorithm="auto")
     assert DESCRIPTION[:20] not in plain.text and "In stock" in plain.text
+
+
+def test_json_ld_is_read_as_leniently_as_search_engines_read_it() -> None:
+    # valid JSON, and a CDATA wrapper
+    assert load_json_ld('{"@type": "Article"}') == [{"@type": "Article"}]
+    assert load_json_ld('<![CDATA[{"@type": "Article"}]]>') == [{"@type": "Article"}]
+    # a line break inside a string (gamefaqs' posting bodies)
+    assert load_json_ld('{"articleBody": "one\n\ntwo"}') == [{"articleBody": "one\n\ntwo"}]
+    # a template's line comments, but not a "//" inside a string
+    commented = '{"url": "https://example.org/a", // the page\n "ratingValue": "5" // hardcoded\n}'
+    assert load_json_ld(commented) == [{"url": "https://example.org/a", "ratingValue": "5"}]
+    assert load_json_ld('{"a": "q\\"//x"}') == [{"a": 'q"//x'}]
+    # several values one after the other, with or without a comma
+    assert load_json_ld('{"a": 1},{"b": 2}') == [{"a": 1}, {"b": 2}]
+    assert load_json_ld('{"a": 1} {"b": 2}') == [{"a": 1}, {"b": 2}]
+    # what is still not JSON gives nothing, or the values before it
+    assert load_json_ld("not json") == []
+    assert load_json_ld("") == []
+    assert load_json_ld('{"a": 1} {"b": "<a href="x">"}') == [{"a": 1}]
+    assert load_json_ld("[" * 100_000) == []
+
+
+def test_a_lenient_json_ld_date_and_author_reach_the_metadata() -> None:
+    ld = '{"@type": "DiscussionForumPosting", "author": {"@type": "Person", "name": "Ana Lima"},\n'
+    ld += '"articleBody": "First line.\n\nSecond line.", "datePublished": "2024-02-21 13:00:00"}'
+    page = (
+        f'<html><head><script type="application/ld+json">{ld}</script></head><body><p>Hello</p></body></html>'
+    )
+    doc = parse(page)
+    assert parsed_json_ld(doc)[0]["datePublished"] == "2024-02-21 13:00:00"
+    assert publication_day(doc) == "2024-02-21"

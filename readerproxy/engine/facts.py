@@ -26,7 +26,6 @@ calls, lazily (`Article.facts`), so an extraction nobody asks about pays nothing
 from __future__ import annotations
 
 import html as html_lib
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
@@ -34,6 +33,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .document import TEXT, Document
+from .structured import load_json_ld
 
 #: Deepest nesting of JSON-LD objects searched (a `@graph`, `mainEntity`, an `offers` list, ...).
 MAX_DEPTH = 12
@@ -277,10 +277,7 @@ def page_facts(doc: Document, text: str, kind: str) -> PageFacts:
 
 def _ld_roots(doc: Document) -> Iterator[Any]:
     for raw in doc.json_ld:
-        try:
-            yield json.loads(raw.strip().removeprefix("<![CDATA[").removesuffix("]]>"))
-        except (ValueError, RecursionError):
-            continue
+        yield from load_json_ld(raw)
 
 
 def _types(node: dict[str, Any]) -> list[str]:

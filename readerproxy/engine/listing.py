@@ -35,7 +35,6 @@ Pure: reads the parsed `Document` (nothing is parsed again except each JSON-LD b
 
 from __future__ import annotations
 
-import json
 import re
 import weakref
 from bisect import bisect_left
@@ -48,7 +47,7 @@ import numpy as np
 from .dates import parse_day
 from .document import CLOSE, OPEN, TEXT, Document, indices_of
 from .output import SAFE_SCHEMES, _image_sources, absolute_url, parse_srcset
-from .structured import ld_type_names, walk_ld
+from .structured import ld_type_names, load_json_ld, walk_ld
 from .text import squash
 
 #: Page kinds that get the listing view.
@@ -653,11 +652,11 @@ def json_ld_items(doc: Document) -> tuple[ListItem, ...]:
     for raw in doc.json_ld:
         if "itemListElement" not in raw:
             continue
-        try:
-            data = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        for thing in walk_ld(data, ("@graph", "mainEntity", "hasPart", "about"), max_depth=8):
+        for thing in (
+            found
+            for data in load_json_ld(raw)
+            for found in walk_ld(data, ("@graph", "mainEntity", "hasPart", "about"), max_depth=8)
+        ):
             if not _is_item_list(thing):
                 continue
             entries = thing["itemListElement"]

@@ -31,7 +31,6 @@ body, its author and date, and what the view drops inside the body) without writ
 from __future__ import annotations
 
 import html as html_lib
-import json
 import re
 import weakref
 from collections.abc import Iterable, Iterator
@@ -52,7 +51,7 @@ from .output import (
     _safe_url,
     sanitize,
 )
-from .structured import ld_type_names, walk_ld
+from .structured import ld_type_names, load_json_ld, walk_ld
 from .text import squash
 
 #: Fewer posts than this and the page is shown as an article: one post is no thread.
@@ -765,11 +764,7 @@ def _json_ld_posts(doc: Document) -> tuple[Post, ...]:
             name in raw for name in ("DiscussionForumPosting", "Comment", "Question", "SocialMediaPosting")
         ):
             continue
-        try:
-            data = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        for item in walk_ld(data):
+        for item in (found for data in load_json_ld(raw) for found in walk_ld(data)):
             add(item, 0)
         if len(posts) >= MIN_POSTS:
             break

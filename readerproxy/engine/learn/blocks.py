@@ -42,7 +42,6 @@ logarithm, and the tests compare both on every dataset page, bit for bit.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -52,6 +51,7 @@ from ..._speedups import native
 from ...engine.document import TEXT, Document, code_points
 from ...engine.extraction import Extraction, block_columns
 from ...engine.extractors.heuristic import ElementFeatures, features_of, tag_ids
+from ...engine.structured import load_json_ld
 
 #: Own tags that get a feature of their own (one-hot); any other tag leaves them all 0.
 OWN_TAGS = (
@@ -953,10 +953,11 @@ def json_ld_text(doc: Document) -> str:
     for raw in doc.json_ld:
         if not any(f'"{key}"' in raw for key in LD_TEXT_KEYS):
             continue
-        try:
-            walk(json.loads(raw), 0)
-        except (ValueError, RecursionError):
-            continue
+        for value in load_json_ld(raw):
+            try:
+                walk(value, 0)
+            except RecursionError:
+                continue
     words = _WORD.findall(" ".join(found).lower())
     return " ".join(words) if len(words) >= LD_BODY_MIN_WORDS else ""
 
