@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from readerproxy.engine.document import parse
+from readerproxy.engine.document import TEXT, parse
 from readerproxy.engine.output import (
     drop_dead_jump_links,
     html_to_markdown,
@@ -226,6 +226,42 @@ def test_layout_tables_become_flow_and_data_tables_stay() -> None:
     assert "<table><caption>Results</caption>" in data and "<th>Year</th>" in data
     grid = "".join(f"<tr>{''.join(f'<td>{r}.{c}</td>' for c in range(6))}</tr>" for r in range(3))
     assert "<td>0.0</td>" in _render(f"<p>A grid of numbers:</p><table>{grid}</table>")  # six columns: data
+
+
+def test_a_data_tables_empty_cells_keep_their_columns() -> None:
+    # A comparison table marks a missing feature with an empty cell; only the cells' text is
+    # selected, and the empty cells, before the first selected text and after the last too, are
+    # written with their rows, or "check" would move under the wrong product.
+    html = (
+        "<html><body><table><tr><th></th><th>Web</th><th>Premium</th></tr>"
+        "<tr><td>Corporate</td><td></td><td><i>check</i></td></tr>"
+        "<tr><td>Cloud</td><td><i>check</i></td><td></td></tr></table><p>After.</p></body></html>"
+    )
+    doc = parse(html)
+    t = doc.tokens
+    selection = np.array(
+        [
+            kind == TEXT and bool(text.strip()) and text != "After."
+            for kind, text in zip(t.kind.tolist(), t.text, strict=True)
+        ]
+    )
+    fragment = render_html(doc, selection)
+    rows = re.findall(r"<tr>(.*?)</tr>", fragment)
+    assert rows == [
+        "<th></th><th>Web</th><th>Premium</th>",
+        "<td>Corporate</td><td></td><td><i>check</i></td>",
+        "<td>Cloud</td><td><i>check</i></td><td></td>",
+    ]
+    assert "After." not in fragment
+    # A layout table's row is the page's columns: its other cells are not written, nor their images.
+    layout = parse(
+        '<html><body><table><tr><td><img src="/logo.png" alt="Logo"><a href="/">Home</a></td>'
+        "<td><p>The story, told in a long paragraph of prose.</p></td><td></td></tr></table></body></html>"
+    )
+    story = layout.mask_elements([layout.tag.index("p")])
+    written = render_html(layout, story)
+    assert "Logo" not in written and "Home" not in written and "<td" not in written
+    assert "The story, told" in written
 
 
 def test_lite_mode_drops_the_captions_of_dropped_images() -> None:

@@ -87,14 +87,58 @@ def _split_join(text: str) -> str:
 LinkRewriter = Callable[[str], str]
 
 
-def kept_elements(doc: Document, selection: np.ndarray) -> np.ndarray:
-    """Elements that contain at least one selected token (ancestor-closed by construction)."""
-    return doc.sum_within(selection.astype(np.int64)) > 0
+def kept_elements(
+    doc: Document, selection: np.ndarray, layout: dict[int, str | None] | None = None
+) -> np.ndarray:
+    """Elements that contain at least one selected token (ancestor-closed by construction), and
+    every cell of a kept row of a data table (not one of the `layout` tables' parts,
+    `layout_table_parts`): a cell the page leaves empty (a comparison table's missing check mark)
+    still holds its column, or the next cell's "check" would stand under the wrong product."""
+    keep = doc.sum_within(selection.astype(np.int64)) > 0
+    if "tr" in doc.tag:
+        cells = np.asarray(indices_of(doc.tag, "td") + indices_of(doc.tag, "th"), dtype=np.int64)
+        if len(cells):
+            rows = doc.parent[cells]
+            cells = cells[(rows >= 0) & keep[np.maximum(rows, 0)]]
+            if layout:
+                cells = cells[[int(cell) not in layout for cell in cells.tolist()]]
+            keep[cells] = True
+    return keep
 
 
 def selected_range(selection: np.ndarray) -> tuple[int, int]:
     """Indices of the first and last selected token (the selection must not be empty)."""
     return int(np.argmax(selection)), len(selection) - 1 - int(np.argmax(selection[::-1]))
+
+
+#: Ancestors looked through for the table row of a token (a cell's text is rarely deeper).
+_ROW_DEPTH = 8
+
+
+def _row_of(doc: Document, token: int) -> int | None:
+    """The <tr> the token lies in (within `_ROW_DEPTH` ancestors), or None."""
+    element = int(doc.tokens.element[token])
+    for _ in range(_ROW_DEPTH):
+        if element < 0:
+            return None
+        if doc.tag[element] == "tr":
+            return element
+        element = int(doc.parent[element])
+    return None
+
+
+def _whole_rows(doc: Document, first: int, last: int, layout: dict[int, str | None]) -> tuple[int, int]:
+    """The selected range `first`..`last` widened to the whole rows of data tables (not `layout`'s)
+    it starts and ends in, so that the empty cells before the first selected text and after the
+    last (a comparison table's blank corner, a missing check mark) are written with their row
+    (`kept_elements`). A layout table's row is the page's columns: it is not widened."""
+    if "tr" not in doc.tag:
+        return first, last
+    start_row, end_row = _row_of(doc, first), _row_of(doc, last)
+    return (
+        int(doc.start[start_row]) if start_row is not None and start_row not in layout else first,
+        int(doc.end[end_row]) if end_row is not None and end_row not in layout else last,
+    )
 
 
 def render_html(
@@ -106,9 +150,10 @@ def render_html(
     """Sanitised HTML of the selected tokens, keeping the page's structure, images and links."""
     if not selection.any():
         return ""
-    keep = kept_elements(doc, selection).tolist()
+    layout = layout_table_parts(doc)
+    keep = kept_elements(doc, selection, layout).tolist()
     t = doc.tokens
-    first, last = selected_range(selection)
+    first, last = _whole_rows(doc, *selected_range(selection), layout)
     # For speed, only the tokens that can be written are visited: every tag, selected text, and
     # the text inside figures and pictures (written whole when they lie between selected text).
     # Skipped: unselected text elsewhere (whitespace between tags, boilerplate), which the walk
@@ -121,7 +166,6 @@ def render_html(
     visited = np.flatnonzero(visit) + first
     kinds, owners = t.kind[visited].tolist(), t.element[visited].tolist()
     selected = selection[visited].tolist()
-    layout = layout_table_parts(doc)
     tags, idents = doc.tag, doc.ident
     out: list[str] = []
     # Open the kept ancestors of the first selected token, then walk the selected range.
