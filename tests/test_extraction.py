@@ -98,6 +98,7 @@ RANGES["learned"] = RANGES["auto"] = {
     "short_page_chars": ([-1, 10_000_001], [0, 200, 10_000_000]),
     "link_run_blocks": ([-1, 10_001], [0, 3, 10_000]),
     "whole_table_share": ([-0.1, 1.1], [0, 0.2, 1]),
+    "whole_list_share": ([-0.1, 1.1], [0, 0.3, 1]),
     "list_min_items": ([-1, 10_001], [0, 6, 10_000]),
 }
 CHOICES["learned"] = CHOICES["auto"] = {

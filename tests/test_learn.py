@@ -37,9 +37,11 @@ from readerproxy.engine.extractors.learned import (
     link_runs,
     other_articles,
     post_rule,
+    prose_lists,
     repeated_captions,
     says_product,
     teaser_blocks,
+    whole_lists,
     whole_tables,
     wide_only_section,
 )
@@ -879,6 +881,47 @@ def test_whole_tables_keep_a_data_table_kept_in_part_whole() -> None:
         assert not whole_tables(doc, blocks, np.ones(len(blocks.elements), dtype=bool), 0.2).any()
 
 
+def _steps_page(items: int, linked: bool = False) -> str:
+    """An article with a list of steps, each a sentence (or, `linked`, a link to another page)."""
+    step = (
+        '<a href="/step-{i}">Step {i} of the recipe, as another page</a>'
+        if linked
+        else "Step {i}: stir the pot slowly for two minutes."
+    )
+    steps = "".join(f"<li>{step.format(i=i)}</li>" for i in range(items))
+    return (
+        f"""<html><body><article><h1>The soup</h1><p>{ARTICLE}</p><ol>{steps}</ol></article></body></html>"""
+    )
+
+
+def test_whole_lists_keep_a_list_of_prose_kept_in_part_whole() -> None:
+    doc, blocks = _blocks(_steps_page(6))
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    steps = np.array([t.startswith("Step") for t in texts])
+    assert steps.sum() == 6
+    some = ~steps.copy()
+    some[np.flatnonzero(steps)[:2]] = True  # two of six steps kept: a third of the list's words
+    assert (whole_lists(doc, blocks, some, 0.3) == steps).all()
+    one = ~steps.copy()
+    one[np.flatnonzero(steps)[:1]] = True
+    assert not whole_lists(doc, blocks, one, 0.3).any()
+    assert not whole_lists(doc, blocks, some, 0.0).any()
+    # Not a list of prose: two items, a list of links, a list holding a <nav>.
+    for page in (
+        _steps_page(2),
+        _steps_page(6, linked=True),
+        _steps_page(6).replace("<li>Step 0", "<li><nav>Menu</nav>Step 0"),
+    ):
+        doc, blocks = _blocks(page)
+        assert not prose_lists(doc)
+        assert not whole_lists(doc, blocks, np.ones(len(blocks.elements), dtype=bool), 0.3).any()
+    # It runs before the rules that drop blocks (they still take out what does not belong).
+    names = [rule.name for rule in POST_RULES]
+    assert names.index("whole_lists") < min(
+        names.index(rule.name) for rule in POST_RULES if rule.effect == "drop"
+    )
+
+
 def _feed_page(cards: int, words: int) -> str:
     card = " ".join(["The other story goes on about something else entirely."] * (words // 9))
     return f"""<html><head><meta property="og:type" content="article"></head><body>
@@ -974,7 +1017,7 @@ def test_the_rule_table_is_what_runs(
 
 def test_every_rule_has_a_parameter_an_off_value_and_known_conditions() -> None:
     fields = {f.name: f for f in dataclasses.fields(LearnedParams)}
-    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 21
+    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 22
     assert len({rule.parameter for rule in POST_RULES}) == len(POST_RULES)
     for rule in POST_RULES:
         assert rule.parameter in fields and rule.active(LearnedParams()), rule.name
@@ -982,7 +1025,7 @@ def test_every_rule_has_a_parameter_an_off_value_and_known_conditions() -> None:
         assert not rule.active(off), rule.name
         for condition in rule.when:
             assert condition.removeprefix("not ") in PAGE_CONDITIONS, (rule.name, condition)
-    with pytest.raises(ValueError, match="valid: heuristic_prior, related_heading"):
+    with pytest.raises(ValueError, match="valid: heuristic_prior, whole_lists, related_heading"):
         post_rule("gallerie")
 
 

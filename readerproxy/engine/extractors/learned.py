@@ -58,11 +58,18 @@ LINK_RUN_SHARE = 0.25
 WHOLE_TABLE_SHARE = 0.2
 #: Rows a table needs to be a data table (a header row and two of data).
 DATA_TABLE_ROWS = 3
+#: A list (`whole_lists`) whose kept blocks hold at least this share of its words is kept whole
+#: (0: off).
+WHOLE_LIST_SHARE = 0.3
+#: Items a list needs for `whole_lists`, and the share of its text in links it must stay under (a
+#: menu, a list of other pages, is links).
+WHOLE_LIST_ITEMS = 3
+WHOLE_LIST_LINK_DENSITY = 0.5
 
 
 @dataclass(frozen=True, slots=True)
 class LearnedParams:
-    """Ranges: threshold and heuristic_threshold in [0, 1]; min_chars and short_page_chars in [0, 10_000_000]; link_run_blocks in [0, 10_000]; min_share and whole_table_share in [0, 1]; model is a
+    """Ranges: threshold and heuristic_threshold in [0, 1]; min_chars and short_page_chars in [0, 10_000_000]; link_run_blocks in [0, 10_000]; min_share, whole_list_share and whole_table_share in [0, 1]; model is a
     path to a `.npz` written by `readerproxy train` ("" = the weights shipped with the package)."""
 
     threshold: float = 0.5  # probability of "content" at which a block is kept
@@ -88,6 +95,7 @@ class LearnedParams:
     link_run_blocks: int = (
         LINK_RUN_BLOCKS  # on an article, runs of this many short links are dropped (0: off)
     )
+    whole_list_share: float = WHOLE_LIST_SHARE  # a list of prose kept this much is kept whole (0: off)
     whole_table_share: float = WHOLE_TABLE_SHARE  # a data table kept this much is kept whole (0: off)
     model: str = ""
     min_chars: int = MIN_CHARS
@@ -108,6 +116,7 @@ class LearnedParams:
         check_range("short_page_chars", self.short_page_chars, 0, 10_000_000)
         check_range("link_run_blocks", self.link_run_blocks, 0, 10_000)
         check_range("min_share", self.min_share, 0, 1)
+        check_range("whole_list_share", self.whole_list_share, 0, 1)
         check_range("whole_table_share", self.whole_table_share, 0, 1)
         learn_model.load_model(self.model)  # ValueError naming the file if it cannot be used
 
@@ -313,14 +322,46 @@ def whole_tables(
     """Per block, whether it lies in a data table (`data_tables`) whose kept blocks hold at least
     `share` of the table's words: a table is read whole, row by row, and the trees, which score its
     cells one by one, keep some rows of a schedule or a reference table and drop others alike."""
-    found = np.zeros(len(keep), dtype=bool)
     tables = data_tables(doc) if share > 0 and "table" in doc.tag else []
-    if not tables:
+    return _kept_whole(doc, blocks, keep, share, tables)
+
+
+def prose_lists(doc: Document) -> list[int]:
+    """The page's lists of prose: <ul>s and <ol>s of at least `WHOLE_LIST_ITEMS` items, with no
+    <nav> inside and under `WHOLE_LIST_LINK_DENSITY` of their text in links (a menu, or a list of
+    other pages, is links)."""
+    found = []
+    for index in indices_of(doc.tag, "ul") + indices_of(doc.tag, "ol"):
+        inside = doc.tag[index + 1 : int(doc.subtree_end[index])]
+        if inside.count("li") < WHOLE_LIST_ITEMS or "nav" in inside:
+            continue
+        if doc.subtree_anchor_chars[index] < WHOLE_LIST_LINK_DENSITY * max(int(doc.subtree_chars[index]), 1):
+            found.append(index)
+    return found
+
+
+def whole_lists(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray, share: float) -> np.ndarray:
+    """Per block, whether it lies in a list of prose (`prose_lists`) whose kept blocks hold at
+    least `share` of the list's words: the steps of a how-to, a syllabus's readings, a review's
+    pros and cons are read as one list, and the trees, which score its items one by one, keep some
+    and drop others alike (most often on pages of kinds they saw few of). It runs before the rules
+    that drop blocks, which still take out what does not belong (a thread's extras, teasers)."""
+    lists = prose_lists(doc) if share > 0 and ("ul" in doc.tag or "ol" in doc.tag) else []
+    return _kept_whole(doc, blocks, keep, share, lists)
+
+
+def _kept_whole(
+    doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray, share: float, containers: list[int]
+) -> np.ndarray:
+    """Per block, whether it lies in one of the `containers` whose kept blocks hold at least `share`
+    of its blocks' words."""
+    found = np.zeros(len(keep), dtype=bool)
+    if not containers:
         return found
     words = blocks.own_words
     starts = doc.start[blocks.elements]
-    for table in tables:
-        inside = (starts > doc.start[table]) & (starts < doc.end[table])
+    for container in containers:
+        inside = (starts > doc.start[container]) & (starts < doc.end[container])
         total = float(words[inside].sum())
         if total > 0 and float(words[inside & keep].sum()) >= share * total:
             found |= inside
@@ -773,6 +814,15 @@ POST_RULES: tuple[PostRule, ...] = (
             (_column(page, "heuristic_selected") > 0) & (page.probability >= threshold)
         ),
         does="blocks the heuristic keeps need only heuristic_threshold (its answer is a prior)",
+    ),
+    PostRule(
+        name="whole_lists",
+        when=(),
+        parameter="whole_list_share",
+        off=0.0,
+        effect="add",
+        blocks=lambda page, keep, share: whole_lists(page.doc, page.blocks, keep, share),
+        does="a list of prose kept in part (whole_list_share of its words) is kept whole",
     ),
     PostRule(
         name="related_heading",
