@@ -307,3 +307,13 @@ def test_a_byline_s_date_under_a_dated_title_and_no_infobox_row() -> None:
         '</table><div id="lastmod" class="footer-date">This page was edited on 1 May 2016</div>'
     )
     assert _day_of(infobox) == "2016-05-01"
+
+
+def test_web_components_that_render_a_time_count_as_time_elements() -> None:
+    # Reddit's post page without comments: the post's time is a timestamp attribute only
+    reddit = '<p>The post.</p><faceplate-timeago ts="2026-03-03T09:47:05.754000+0000" format="narrow">9d ago</faceplate-timeago>'
+    assert _day_of(reddit) == "2026-03-03"
+    github = '<p>The issue.</p><relative-time datetime="2024-05-06T10:00:00Z">May 6, 2024</relative-time>'
+    assert _day_of(github) == "2024-05-06"
+    # A timestamp attribute on another element is not read
+    assert _day_of('<p>The post.</p><span ts="2026-03-03T09:47:05Z">9d ago</span>') is None

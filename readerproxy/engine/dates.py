@@ -231,7 +231,15 @@ def _meta_dates_by_word(doc: Document) -> str | None:
 
 def _element_date(node: Any) -> str | None:
     attrs = node.attributes
-    return parse_day(attrs.get("datetime") or attrs.get("content")) or parse_day(node.text() or "")
+    stated = attrs.get("datetime") or attrs.get("content") or attrs.get("ts")
+    return parse_day(stated) or parse_day(node.text() or "")
+
+
+#: Elements that stand for a <time>: the element itself, the web components that render one
+#: ("3 hours ago") from a timestamp (GitHub's `relative-time`, Reddit's `faceplate-timeago`, whose
+#: `ts` holds it), and `itemprop=datePublished`. Reddit's post pages without comments state their
+#: post's time only so (wcxb-dev, 2026-12-02: one page gained, none lost).
+_TIME_ELEMENTS = "time, relative-time, faceplate-timeago, [itemprop='datePublished']"
 
 
 #: Tokens before and after the first <h1>'s start tag within which a <time> is the headline's own
@@ -265,10 +273,10 @@ def _headline_time(doc: Document) -> str | None:
 
 
 def _time_elements(doc: Document) -> str | None:
-    """The first <time> (or date-classed element) marked as the publication, else the first <time>
-    not marked as a modification."""
+    """The first <time> (or an element standing for one, `_TIME_ELEMENTS`) marked as the
+    publication, else the first not marked as a modification."""
     first: str | None = None
-    for node in doc.tree.css("time, [itemprop='datePublished']"):
+    for node in doc.tree.css(_TIME_ELEMENTS):
         words = f"{node.attributes.get('class') or ''} {node.attributes.get('itemprop') or ''}"
         day = _element_date(node)
         if not day:
