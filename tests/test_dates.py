@@ -317,3 +317,16 @@ def test_web_components_that_render_a_time_count_as_time_elements() -> None:
     assert _day_of(github) == "2024-05-06"
     # A timestamp attribute on another element is not read
     assert _day_of('<p>The post.</p><span ts="2026-03-03T09:47:05Z">9d ago</span>') is None
+
+
+def test_a_threads_first_post_shown_a_day_from_the_declared_moment_gives_the_day() -> None:
+    # flyertalk: JSON-LD declares the thread in UTC, the first post shows the site's evening
+    ld = '{"@type": "DiscussionForumPosting", "datePublished": "2026-02-15 03:05:48"}'
+    html = f'<html><head><script type="application/ld+json">{ld}</script></head><body><p>Trip report.</p></body></html>'
+    doc = parse(html, "https://forum.example/t/1")
+    assert publication_day(doc, lambda: "Feb 14, 2026 | 9:05 pm #1") == "2026-02-14"
+    # the same day, or days apart (a later post, a moved thread): the declaration holds
+    assert publication_day(parse(html, "https://forum.example/t/1"), lambda: "Feb 15, 2026") == "2026-02-15"
+    assert publication_day(parse(html, "https://forum.example/t/1"), lambda: "Feb 10, 2026") == "2026-02-15"
+    # no first post: the declaration
+    assert publication_day(parse(html, "https://forum.example/t/1"), lambda: None) == "2026-02-15"

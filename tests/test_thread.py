@@ -147,6 +147,13 @@ def test_vbulletin_postcontainers() -> None:
     assert posts[0].date_text.startswith("11-29-2024")
     assert posts[1].quotes[0].author == "HOSTLAR" and "cPanel, always." in posts[1].text
     assert "Junior Guru" not in posts[0].text
+    # vBulletin 3's div rows (flyertalk's theme): the date in the post's header row
+    rows = VBULLETIN.replace(
+        '<div class="posthead"><span class="postdate"><span class="date">',
+        '<div class="trow thead"><div class="tcell">',
+    )
+    rows = rows.replace("</span></span></span></div>", "</span></div></div>")
+    assert [p.date_text[:10] for p in posts_of(rows)] == ["11-29-2024", "11-29-2024"]
 
 
 STACK_EXCHANGE = """<html><body><div id="question" class="question js-question">

@@ -553,7 +553,8 @@ def publication_day(
     address, `<time>`/`itemprop=datePublished` elements, a dated line after the headline or just
     above it, date-classed elements, the address's month, a dated line elsewhere in the body
     (`_dated_line`), and last the modification date, declared or shown. A declared publication
-    one day after the address's date is the address's (`local_day`). `contents` is
+    one day after the address's date is the address's (`local_day`), and a day from the first
+    post's shown day is the post's. `contents` is
     `meta_contents(doc)`, when the caller has it already."""
     objects = list(ld_objects(doc))
     if contents is None:
@@ -573,9 +574,14 @@ def publication_day(
     )
     if declared:
         earlier = shown_earlier(doc, declared)
+        posted = parse_day(first_post()) if first_post else None
         # a thread's page shows its posts' dates, and "now", around its title: none is a refresh
-        if earlier and not (first_post and parse_day(first_post())):
+        if earlier and not posted:
             return earlier
+        # the first post's day as the page shows it, where the declaration is the same moment in
+        # UTC ("2026-02-15 03:05:48" for "Feb 14, 2026 | 9:05 pm"); a day further, another post's
+        if posted and posted in (_days_before(declared, 1), _days_before(declared, -1)):
+            return posted
         return local_day(doc, declared)
     return (
         (parse_day(first_post()) if first_post else None)

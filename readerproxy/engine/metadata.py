@@ -1237,7 +1237,7 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
         # the byline's own date ("By Joshua Sokol May 20, 2019") last: a page that states its day
         # nowhere else still shows it in the reader's header
         date=publication_day(
-            doc, lambda: (post.date or post.date_text) if (post := starter()) else None, contents
+            doc, lambda: (post.date_text or post.date) if (post := starter()) else None, contents
         )
         or parse_day(byline),
         author=author_names(

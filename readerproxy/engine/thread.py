@@ -178,7 +178,7 @@ ENGINES: tuple[Engine, ...] = (
         sign="[id^=post_message_]",
         post="li.postcontainer, li.postbitlegacy, li.postbit, div[id^=edit]",
         author=(".username strong", ".username", ".bigusername", "[id^=postmenu_] a"),
-        date=(".postdate .date", ".postdate", ".date", "td.thead"),
+        date=(".postdate .date", ".postdate", ".date", ".thead"),
         body=("[id^=post_message_]", ".postbody .content", ".postcontent"),
         quote=".bbcode_quote, div.quote",
         quote_author=(".bbcode_postedby strong", ".bbcode_postedby", "strong"),
