@@ -330,3 +330,24 @@ def test_a_threads_first_post_shown_a_day_from_the_declared_moment_gives_the_day
     assert publication_day(parse(html, "https://forum.example/t/1"), lambda: "Feb 10, 2026") == "2026-02-15"
     # no first post: the declaration
     assert publication_day(parse(html, "https://forum.example/t/1"), lambda: None) == "2026-02-15"
+
+
+def test_disagreeing_declarations_are_settled_by_the_one_the_page_shows() -> None:
+    ld = '{"@type": "Article", "datePublished": "2024-08-29T10:00:00+00:00"}'
+    head = f'<script type="application/ld+json">{ld}</script><meta name="date" content="November 25, 2025">'
+
+    def day(body: str) -> str | None:
+        return publication_day(
+            parse(f"<html><head>{head}</head><body>{body}</body></html>", "https://example.org/a")
+        )
+
+    # pcworld.com: the JSON-LD a year before the <meta name=date>, the byline showing the latter
+    assert (
+        day('<h1>The best TV</h1><p class="posted-on">Nov 25, 2025 5:00 am PST</p><p>Text.</p>')
+        == "2025-11-25"
+    )
+    # neither shown, or the first shown: the first declaration, as before
+    assert day("<h1>The best TV</h1><p>Text.</p>") == "2024-08-29"
+    assert (
+        day("<h1>The best TV</h1><p>Published August 29, 2024. Seen November 25, 2025.</p>") == "2024-08-29"
+    )
