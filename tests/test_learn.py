@@ -911,6 +911,7 @@ def test_whole_lists_keep_a_list_of_prose_kept_in_part_whole() -> None:
         _steps_page(2),
         _steps_page(6, linked=True),
         _steps_page(6).replace("<li>Step 0", "<li><nav>Menu</nav>Step 0"),
+        _steps_page(6).replace("<li>Step 0", '<li><div class="signature">Posted by ana</div>Step 0'),
     ):
         doc, blocks = _blocks(page)
         assert not prose_lists(doc)

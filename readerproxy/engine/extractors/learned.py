@@ -65,6 +65,11 @@ WHOLE_LIST_SHARE = 0.3
 #: menu, a list of other pages, is links).
 WHOLE_LIST_ITEMS = 3
 WHOLE_LIST_LINK_DENSITY = 0.5
+#: Elements a list of prose never holds: a menu's, or those of a list of posts or cards, each item
+#: a box of its own parts (a header, an author's box, a signature, a form, a picture).
+_PROSE_LIST_PARTS = frozenset(
+    "nav div section article aside header footer form table figure img picture button input".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,13 +334,13 @@ def whole_tables(
 
 
 def prose_lists(doc: Document) -> list[int]:
-    """The page's lists of prose: <ul>s and <ol>s of at least `WHOLE_LIST_ITEMS` items, with no
-    <nav> inside and under `WHOLE_LIST_LINK_DENSITY` of their text in links (a menu, or a list of
-    other pages, is links)."""
+    """The page's lists of prose: <ul>s and <ol>s of at least `WHOLE_LIST_ITEMS` items, with none
+    of `_PROSE_LIST_PARTS` inside (a forum's list of posts, a grid of cards) and under
+    `WHOLE_LIST_LINK_DENSITY` of their text in links (a menu, or a list of other pages, is links)."""
     found = []
     for index in indices_of(doc.tag, "ul") + indices_of(doc.tag, "ol"):
         inside = doc.tag[index + 1 : int(doc.subtree_end[index])]
-        if inside.count("li") < WHOLE_LIST_ITEMS or "nav" in inside:
+        if inside.count("li") < WHOLE_LIST_ITEMS or not _PROSE_LIST_PARTS.isdisjoint(inside):
             continue
         if doc.subtree_anchor_chars[index] < WHOLE_LIST_LINK_DENSITY * max(int(doc.subtree_chars[index]), 1):
             found.append(index)
@@ -348,8 +353,9 @@ def whole_lists(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray
     pros and cons are read as one list, and the trees, which score its items one by one, keep some
     and drop others alike (most often on pages of kinds they saw few of). It runs before the rules
     that drop blocks, which still take out what does not belong (a thread's extras, teasers).
-    Measured 2026-12-02 (docs/rules.md 2): wcxb-dev +0.0004 out of fold and +0.0012 held out, the
-    other sets equal or higher; last in the table, or with `<dl>`s or link lists, a set fell."""
+    Measured 2026-12-02 (docs/rules.md 2): wcxb-dev +0.0001 out of fold and +0.0005 held out, the
+    other sets equal or higher; last in the table, or with `<dl>`s or link lists, a set fell, and
+    without `_PROSE_LIST_PARTS` a forum's posts came back with their signatures."""
     lists = prose_lists(doc) if share > 0 and ("ul" in doc.tag or "ol" in doc.tag) else []
     return _kept_whole(doc, blocks, keep, share, lists)
 
