@@ -570,7 +570,7 @@ def _shown_declaration(doc: Document, declared: list[str]) -> str | None:
         return first
     # for speed: one search over the page's text runs joined, on the few pages whose declarations
     # disagree
-    shown = {day for _, day in _days("\n".join(text for text in doc.tokens.text if text))}
+    shown = {day for _, day in _days(join_runs(doc.tokens.text))}
     if first in shown:
         return first
     return next((day for day in declared if day in shown), first)

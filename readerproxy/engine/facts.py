@@ -33,7 +33,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .document import TEXT, Document
-from .structured import load_json_ld
+from .structured import parsed_json_ld
 
 #: Deepest nesting of JSON-LD objects searched (a `@graph`, `mainEntity`, an `offers` list, ...).
 MAX_DEPTH = 12
@@ -264,7 +264,7 @@ def page_facts(doc: Document, text: str, kind: str) -> PageFacts:
     has_recipe = any("Recipe" in raw for raw in doc.json_ld)  # for speed: no JSON parse otherwise
     if kind != "product" and not has_recipe:
         return PageFacts()
-    objects = list(_ld_roots(doc))
+    objects = list(parsed_json_ld(doc))
     product = product_facts(doc, text, objects) if kind == "product" else None
     recipe = recipe_facts(objects) if has_recipe else None
     if recipe is not None and recipe.image:
@@ -273,11 +273,6 @@ def page_facts(doc: Document, text: str, kind: str) -> PageFacts:
 
 
 # --- JSON-LD ------------------------------------------------------------------------------------
-
-
-def _ld_roots(doc: Document) -> Iterator[Any]:
-    for raw in doc.json_ld:
-        yield from load_json_ld(raw)
 
 
 def _types(node: dict[str, Any]) -> list[str]:
@@ -684,7 +679,7 @@ def _shown(text: str, fragment: str | None) -> bool:
 def product_facts(doc: Document, text: str = "", objects: list[Any] | None = None) -> ProductFacts | None:
     """The facts of the page's product (None when the page names no product and shows no price)."""
     if objects is None:
-        objects = list(_ld_roots(doc))
+        objects = list(parsed_json_ld(doc))
     product = _main_product(objects, doc.title) or {}
     name = _text(product.get("name")) or ""
     price = high = was = None

@@ -47,7 +47,7 @@ import numpy as np
 from .dates import parse_day
 from .document import CLOSE, OPEN, TEXT, Document, indices_of
 from .output import SAFE_SCHEMES, _image_sources, absolute_url, parse_srcset
-from .structured import ld_type_names, load_json_ld, walk_ld
+from .structured import ld_type_names, script_values, walk_ld
 from .text import squash
 
 #: Page kinds that get the listing view.
@@ -649,12 +649,12 @@ def _ld_item(doc: Document, entry: Any) -> ListItem | None:
 def json_ld_items(doc: Document) -> tuple[ListItem, ...]:
     """The items of the page's JSON-LD ItemList with a name and a link each (the longest list)."""
     best: tuple[ListItem, ...] = ()
-    for raw in doc.json_ld:
+    for index, raw in enumerate(doc.json_ld):
         if "itemListElement" not in raw:
             continue
         for thing in (
             found
-            for data in load_json_ld(raw)
+            for data in script_values(doc, index)
             for found in walk_ld(data, ("@graph", "mainEntity", "hasPart", "about"), max_depth=8)
         ):
             if not _is_item_list(thing):

@@ -78,20 +78,33 @@ def walk_ld(
                 yield from walk_ld(value[key], descend, max_depth, depth + 1)
 
 
-#: Each Document's parsed JSON-LD (`parsed_json_ld`), kept while the Document lives.
+#: Each Document's parsed JSON-LD: per script (`script_values`), and all of them (`parsed_json_ld`),
+#: kept while the Document lives.
+_SCRIPT_LD: weakref.WeakKeyDictionary[Document, dict[int, list[Any]]] = weakref.WeakKeyDictionary()
 _PARSED_LD: weakref.WeakKeyDictionary[Document, list[Any]] = weakref.WeakKeyDictionary()
 
 
-def parsed_json_ld(doc: Document) -> list[Any]:
-    """Each `<script type="application/ld+json">` of the page parsed (`load_json_ld`), in document
-    order. Parsed once per Document, for every reader (metadata, dates): read the values, do not
-    change them."""
-    cached = _PARSED_LD.get(doc)
-    if cached is not None:
-        return cached
-    values = [value for raw in doc.json_ld for value in load_json_ld(raw)]
-    _PARSED_LD[doc] = values
+def script_values(doc: Document, index: int) -> list[Any]:
+    """The values of the page's `index`-th JSON-LD script (`doc.json_ld[index]`, `load_json_ld`),
+    parsed once per Document for every reader: the readers that look at a script's text first (for
+    speed: no parse of a script without the keys they need) share the parses. Read the values, do
+    not change them."""
+    parsed = _SCRIPT_LD.setdefault(doc, {})
+    values = parsed.get(index)
+    if values is None:
+        values = parsed[index] = load_json_ld(doc.json_ld[index])
     return values
+
+
+def parsed_json_ld(doc: Document) -> list[Any]:
+    """Each `<script type="application/ld+json">` of the page parsed (`script_values`), in document
+    order, for every reader (metadata, dates, facts): read the values, do not change them."""
+    cached = _PARSED_LD.get(doc)
+    if cached is None:
+        cached = _PARSED_LD[doc] = [
+            value for index in range(len(doc.json_ld)) for value in script_values(doc, index)
+        ]
+    return cached
 
 
 #: A JSON string, or a JavaScript line comment (`//` to the end of the line): strings are matched so
@@ -146,10 +159,10 @@ def product_description(doc: Document) -> list[str]:
 
     Descriptions are sometimes HTML (escaped or not) or percent-encoded: tags are dropped, breaks end
     paragraphs."""
-    for raw in doc.json_ld:
+    for index, raw in enumerate(doc.json_ld):
         if "description" not in raw or "roduct" not in raw:  # for speed: no JSON parse for other objects
             continue
-        for product in (found for parsed in load_json_ld(raw) for found in _products(parsed)):
+        for product in (found for parsed in script_values(doc, index) for found in _products(parsed)):
             description = product.get("description")
             if isinstance(description, str) and description.strip():
                 text = html_lib.unescape(description)

@@ -51,7 +51,7 @@ from .output import (
     _safe_url,
     sanitize,
 )
-from .structured import ld_type_names, load_json_ld, walk_ld
+from .structured import ld_type_names, script_values, walk_ld
 from .text import squash
 
 #: Fewer posts than this and the page is shown as an article: one post is no thread.
@@ -759,12 +759,12 @@ def _json_ld_posts(doc: Document) -> tuple[Post, ...]:
                 if isinstance(reply, dict):
                     add(reply, depth + 1)
 
-    for raw in doc.json_ld:
+    for index, raw in enumerate(doc.json_ld):
         if not any(
             name in raw for name in ("DiscussionForumPosting", "Comment", "Question", "SocialMediaPosting")
         ):
             continue
-        for item in (found for data in load_json_ld(raw) for found in walk_ld(data)):
+        for item in (found for data in script_values(doc, index) for found in walk_ld(data)):
             add(item, 0)
         if len(posts) >= MIN_POSTS:
             break

@@ -51,7 +51,7 @@ from ..._speedups import native
 from ...engine.document import TEXT, Document, code_points
 from ...engine.extraction import Extraction, block_columns
 from ...engine.extractors.heuristic import ElementFeatures, features_of, tag_ids
-from ...engine.structured import load_json_ld
+from ...engine.structured import script_values
 
 #: Own tags that get a feature of their own (one-hot); any other tag leaves them all 0.
 OWN_TAGS = (
@@ -950,14 +950,11 @@ def json_ld_text(doc: Document) -> str:
             for value in node:
                 walk(value, depth + 1)
 
-    for raw in doc.json_ld:
+    for index, raw in enumerate(doc.json_ld):
         if not any(f'"{key}"' in raw for key in LD_TEXT_KEYS):
             continue
-        for value in load_json_ld(raw):
-            try:
-                walk(value, 0)
-            except RecursionError:
-                continue
+        for value in script_values(doc, index):
+            walk(value, 0)  # no RecursionError: `walk` stops at depth 20
     words = _WORD.findall(" ".join(found).lower())
     return " ".join(words) if len(words) >= LD_BODY_MIN_WORDS else ""
 
