@@ -54,6 +54,23 @@ def test_cleaning_removes_scripts_styles_comments_and_hidden() -> None:
     assert "script" not in doc.tag and "style" not in doc.tag
 
 
+def test_text_for_screen_readers_only_is_removed_unless_it_stands_for_a_hidden_twin() -> None:
+    page = (
+        '<html><body><a class="screen-reader-text" href="#main">Skip to content</a>'
+        '<p>Price <span class="visually-hidden">Regular price</span>$279.95</p>'
+        '<button><svg aria-hidden="true"></svg><span class="sr-only">Open menu</span></button>'
+        '<p class="rating"><span aria-hidden="true">4.8 / 5</span>'
+        '<span class="sr-only">Rated 4.8 stars by 27,784 users</span></p>'
+        '<p><span class="visuallyhidden">Photo</span>A caption.</p></body></html>'
+    )
+    text = token_text(parse(page))
+    for gone in ("Skip to content", "Regular price", "Open menu", "4.8 / 5", "Photo"):
+        assert gone not in text
+    # The label of a visible twin that screen readers skip is the only text of both: kept.
+    for kept in ("$279.95", "Rated 4.8 stars by 27,784 users", "A caption."):
+        assert kept in text
+
+
 SHELL = """<html><head><title>Thread</title></head><body>
 <header><a href="/">Forum</a> <a href="/latest">Latest</a> <button>Log in</button></header>
 <div id="app"></div>

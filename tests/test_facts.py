@@ -57,6 +57,20 @@ def test_structured_data_gives_price_was_price_availability_rating_and_image() -
     assert facts.source == "structured"
 
 
+def test_names_escaped_twice_by_the_shop_read_as_written() -> None:
+    ld = {
+        **PRODUCT,
+        "name": "Caf&amp;eacute; Mug",
+        "brand": {"@type": "Brand", "name": "L&amp;#8217;atelier"},
+    }
+    facts = product_facts(parse(_page(ld), "https://shop.example/p/1"))
+    assert facts is not None
+    assert facts.brand == "L\u2019atelier" and facts.name == "Café Mug"
+    # Text that merely holds an ampersand stays as it is.
+    plain = product_facts(parse(_page({**PRODUCT, "name": "Salt & Pepper; Set"}), "https://shop.example/p/2"))
+    assert plain is not None and plain.name == "Salt & Pepper; Set"
+
+
 def test_the_page_s_own_product_not_a_related_one_and_variants_give_a_range() -> None:
     group = {
         "@graph": [

@@ -72,6 +72,15 @@ HIDDEN_SELECTOR = (
     '[hidden], [aria-hidden="true" i], [style*="display:none" i], [style*="display: none" i], '
     '[style*="visibility:hidden" i], [style*="visibility: hidden" i]'
 )
+#: Text for screen readers only, shown to no sighted reader: the visually-hidden utility classes of
+#: Bootstrap and Tailwind (`sr-only`), Bootstrap 5 and Shopify's themes (`visually-hidden`),
+#: WordPress (`screen-reader-text`) and HTML5 Boilerplate (`visuallyhidden`). Their text is a
+#: control's label ("Open menu", "Share on X", "opens in a new window"), a skip link or a label of
+#: what the eye reads from the layout ("Regular price", "Vendor:"). Removed unless a sibling is the
+#: visible twin hidden from screen readers (`aria-hidden`, removed as hidden): then the label is the
+#: text of both ("Rated 4.8 stars" beside an aria-hidden "4.8 / 5"); `_hidden_and_screen_reader_only`.
+SCREEN_READER_SELECTOR = ".sr-only, .visually-hidden, .screen-reader-text, .visuallyhidden"
+_HIDDEN_OR_SCREEN_READER = f"{HIDDEN_SELECTOR}, {SCREEN_READER_SELECTOR}"
 VOID_TAGS = frozenset(
     "area base br col embed hr img input link meta param source track wbr keygen basefont "
     "bgsound frame".split()
@@ -529,7 +538,8 @@ def _clean(tree: LexborHTMLParser, early: _Early) -> None:
     body = tree.body
     # The body's word count, counted once if needed (no body: no element is the page).
     body_words = functools.cache(lambda: _word_count(body) if body is not None else math.inf)
-    hidden = tree.css(HIDDEN_SELECTOR)
+    # For speed, one query for both kinds (a walk of the tree each otherwise), told apart here.
+    hidden, screen_reader = _hidden_and_screen_reader_only(tree.css(_HIDDEN_OR_SCREEN_READER))
     collapsed = _collapsed_panels(tree, hidden)
     for node in hidden:
         if node.tag in ("html", "body") or _shown_later(node, body_words):
@@ -540,6 +550,47 @@ def _clean(tree: LexborHTMLParser, early: _Early) -> None:
         if collapsed and node.attributes.get("id") in collapsed:
             continue
         node.decompose()
+    for node in screen_reader:
+        node.decompose()
+
+
+def _hidden_and_screen_reader_only(
+    found: list[LexborNode],
+) -> tuple[list[LexborNode], list[LexborNode]]:
+    """`found` (the matches of `_HIDDEN_OR_SCREEN_READER`) split into the hidden elements
+    (`HIDDEN_SELECTOR`'s, by their attributes) and the screen-reader-only ones to remove: each of
+    the others, unless its parent holds an `aria-hidden` element with text (the visible twin that
+    is removed as hidden). Told apart before anything is removed, while the twins are there."""
+    hidden: list[LexborNode] = []
+    screen_reader: list[LexborNode] = []
+    seen: set[int] = set()
+    for node in found:
+        if node.mem_id in seen:  # an element matching two of the selectors comes twice
+            continue
+        seen.add(node.mem_id)
+        if _hidden_by_attributes(node.attributes):
+            hidden.append(node)
+            continue
+        parent = node.parent
+        twin = parent is not None and any(
+            (child.attributes.get("aria-hidden") or "").lower() == "true" and child.text(strip=True)
+            for child in parent.iter()
+        )
+        if not twin and node.tag not in ("html", "body"):
+            screen_reader.append(node)
+    return hidden, screen_reader
+
+
+def _hidden_by_attributes(attributes: dict[str, str | None]) -> bool:
+    """Whether an element's attributes match `HIDDEN_SELECTOR`."""
+    if "hidden" in attributes or (attributes.get("aria-hidden") or "").lower() == "true":
+        return True
+    style = (attributes.get("style") or "").lower()
+    return any(rule in style for rule in _HIDING_STYLES)
+
+
+#: The inline styles of `HIDDEN_SELECTOR`.
+_HIDING_STYLES = ("display:none", "display: none", "visibility:hidden", "visibility: hidden")
 
 
 #: Roles and tags of a hidden element that a control opens but that is no part of the page's text:

@@ -307,8 +307,20 @@ def _text(value: Any) -> str | None:
         value = str(value)
     if not isinstance(value, str):
         return None
-    cleaned = _SPACE.sub(" ", _TAG.sub(" ", html_lib.unescape(value))).strip()
+    cleaned = _SPACE.sub(" ", _TAG.sub(" ", _unescaped(value))).strip()
     return cleaned or None
+
+
+#: A character reference left in text after decoding once (`_unescaped`).
+_ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[a-zA-Z]{2,31});")
+
+
+def _unescaped(value: str) -> str:
+    """`value` with its character references decoded, twice when the first pass leaves one: shops
+    escape the entities of an already escaped name once more (WooCommerce's JSON-LD brand
+    "L&amp;#8217;atelier", shown as "L&#8217;atelier")."""
+    once = html_lib.unescape(value)
+    return html_lib.unescape(once) if "&" in once and _ENTITY.search(once) else once
 
 
 def _image(value: Any) -> str | None:

@@ -500,8 +500,10 @@ def _words(page: _Page, element: int, limit: int, skip: np.ndarray | None = None
         kind = kinds[index]
         if kind == TEXT:
             text = tokens.text[index]
-            if apart and text.strip() and text.strip() == last:
-                continue  # the same words again in the next element (a name linked twice)
+            if text.strip() and text.strip() == last:
+                # The same words again in the next element: a name linked twice, or a shop's
+                # regular and sale prices, equal, of which its style sheet shows one.
+                continue
             if apart and parts:
                 parts.append(" ")
             parts.append(text)
