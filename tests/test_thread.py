@@ -242,6 +242,36 @@ def test_article_with_comments_is_no_thread_unless_a_forum() -> None:
     assert thread_for(parse("<html><body><p>Just one paragraph.</p></body></html>"), forum=True) is None
 
 
+def test_an_opening_post_stated_in_json_ld_leads_the_microdata_replies() -> None:
+    """warriorforum.com marks its replies up as microdata `Comment`s and its opening post only as the
+    page's JSON-LD `Article`: the thread starts with it, by its author, not with the first reply."""
+    article = {
+        "@context": "https://schema.org",
+        "@type": "Article",
+        "headline": "Will this simple method work?",
+        "author": {"@type": "Person", "name": "Shancock"},
+        "datePublished": "2024-05-27T07:11:40",
+        "articleBody": "So could it be as simple as this?\n\nWhere will I run into a snag?",
+    }
+    replies = "".join(
+        f'<div itemscope itemtype="https://schema.org/Comment"><span itemprop="author">R{i}</span>'
+        f'<div itemprop="text">Reply number {i}.</div></div>'
+        for i in range(3)
+    )
+    head = f'<script type="application/ld+json">{json.dumps(article)}</script>'
+    html = f"<html><head>{head}</head><body><article><p>So could it be as simple as this?</p></article>{replies}</body></html>"
+    engine, posts = read_thread(parse(html, "https://forum.example/t/1"))
+    assert engine == "microdata"
+    assert [p.author for p in posts] == ["Shancock", "R0", "R1", "R2"]
+    assert posts[0].date == "2024-05-27T07:11:40"
+    assert posts[0].html == "<p>So could it be as simple as this?</p><p>Where will I run into a snag?</p>"
+    # Microdata with an opening post of its own is read as it is; so is JSON-LD without an author.
+    own = replies.replace("/Comment", "/DiscussionForumPosting", 1)
+    assert [p.author for p in read_thread(parse(html.replace(replies, own)))[1]] == ["R0", "R1", "R2"]
+    anonymous = html.replace(json.dumps(article), json.dumps({**article, "author": ""}))
+    assert [p.author for p in read_thread(parse(anonymous))[1]] == ["R0", "R1", "R2"]
+
+
 def test_article_posts_in_to_dict_and_the_reader_view() -> None:
     article = process(XENFORO, url="https://forum.example/threads/firmware.1/")
     result = article.to_dict()
@@ -272,6 +302,7 @@ REAL_PAGES = (
     ("0562", "reddit", "AutoModerator", 30),
     ("0544", "json-ld", "ColdJ", 20),
     ("0555", "fluxbb", "archuser38013", 20),
+    ("0526", "microdata", "Shancock", 20),  # the opening post from JSON-LD, the replies from microdata
 )
 
 

@@ -1,4 +1,5 @@
-"""The thread view in a real headless Chromium, on real forum pages of four engines (wcxb-dev).
+"""The thread view in a real headless Chromium, on real forum pages of four engines and a thread
+whose replies alone are marked up (wcxb-dev).
 
 Every post is shown with its author; quotes are attributed ("X said:") and set apart (indented);
 no badge, signature or reply box; nothing scrolls sideways at 375 and 1280 px. Screenshots of two
@@ -23,6 +24,7 @@ PAGES = (
     ("0535", "phpbb", "b.scherer", None),
     ("0502", "discourse", "amondale", None),
     ("0533", "vbulletin", "HOSTLAR", None),
+    ("0526", "microdata", "Shancock", None),  # warriorforum: the opening post from JSON-LD
 )
 
 SHOWN = """

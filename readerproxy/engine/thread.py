@@ -444,6 +444,10 @@ def read_thread(
         ld = _json_ld_posts(doc)
         if sum(1 for p in ld if p.author) > best_key[0]:
             return "json-ld", ld
+    if best_name == "microdata":
+        opening = _opening_post(doc, best)
+        if opening is not None:
+            best = (opening, *best)
     return best_name, best
 
 
@@ -740,6 +744,33 @@ def _ld_post(item: dict[str, Any]) -> Post | None:
         html=sanitize(fragment),
         text="\n".join(paragraphs),
     )
+
+
+#: Microdata of a thread's opening post (`_opening_post`: when the page has one, it is read).
+_OPENING_MICRODATA = "[itemtype$='/DiscussionForumPosting'], [itemtype$='/Question']"
+#: JSON-LD types of an opening post stated apart from its replies' microdata.
+_OPENING_TYPES = frozenset(("article", "discussionforumposting", "question", "socialmediaposting"))
+
+
+def _opening_post(doc: Document, replies: tuple[Post, ...]) -> Post | None:
+    """The thread's opening post when the page marks only its replies up (microdata `Comment`s)
+    and states the opening post in JSON-LD instead (an `Article` or `DiscussionForumPosting` with
+    an author and its text): warriorforum.com's threads, whose first post is the page's article.
+    None when the microdata has an opening post of its own, when the JSON-LD names no author or
+    text, or when its text is a reply's (already shown)."""
+    if not replies or doc.tree.css_first(_OPENING_MICRODATA) is not None:
+        return None
+    shown = {squash(post.text)[:200] for post in replies}
+    for index, raw in enumerate(doc.json_ld):
+        if "articleBody" not in raw and '"text"' not in raw:
+            continue
+        for item in (found for data in script_values(doc, index) for found in walk_ld(data)):
+            if not ({name.lower() for name in ld_type_names(item)} & _OPENING_TYPES):
+                continue
+            post = _ld_post(item)
+            if post is not None and post.author and squash(post.text)[:200] not in shown:
+                return post
+    return None
 
 
 def _json_ld_posts(doc: Document) -> tuple[Post, ...]:
