@@ -67,10 +67,11 @@ REMOVED_TAGS = (
 )
 #: `REMOVED_TAGS` but `<noscript>`, which `_clean` removes only when it is not the page (`_noscript_page`).
 _STRIPPED_TAGS = tuple(name for name in REMOVED_TAGS if name != "noscript")
+#: The inline styles that hide an element (`HIDDEN_SELECTOR`, `_hidden_by_attributes`).
+_HIDING_STYLES = ("display:none", "display: none", "visibility:hidden", "visibility: hidden")
 #: Elements hidden from a reader: `hidden`, `aria-hidden="true"` and inline `display:none`.
-HIDDEN_SELECTOR = (
-    '[hidden], [aria-hidden="true" i], [style*="display:none" i], [style*="display: none" i], '
-    '[style*="visibility:hidden" i], [style*="visibility: hidden" i]'
+HIDDEN_SELECTOR = '[hidden], [aria-hidden="true" i], ' + ", ".join(
+    f'[style*="{style}" i]' for style in _HIDING_STYLES
 )
 #: Text for screen readers only, shown to no sighted reader: the visually-hidden utility classes of
 #: Bootstrap and Tailwind (`sr-only`), Bootstrap 5 and Shopify's themes (`visually-hidden`),
@@ -582,15 +583,11 @@ def _hidden_and_screen_reader_only(
 
 
 def _hidden_by_attributes(attributes: dict[str, str | None]) -> bool:
-    """Whether an element's attributes match `HIDDEN_SELECTOR`."""
+    """Whether an element's attributes match `HIDDEN_SELECTOR` (the same tests, in Python)."""
     if "hidden" in attributes or (attributes.get("aria-hidden") or "").lower() == "true":
         return True
     style = (attributes.get("style") or "").lower()
     return any(rule in style for rule in _HIDING_STYLES)
-
-
-#: The inline styles of `HIDDEN_SELECTOR`.
-_HIDING_STYLES = ("display:none", "display: none", "visibility:hidden", "visibility: hidden")
 
 
 #: Roles and tags of a hidden element that a control opens but that is no part of the page's text:
