@@ -565,6 +565,9 @@ def _hidden_and_screen_reader_only(
     hidden: list[LexborNode] = []
     screen_reader: list[LexborNode] = []
     seen: set[int] = set()
+    # Per parent, whether it holds a visible twin: asked once per parent, not once per label (a
+    # page of many labels under one parent would cost their number squared).
+    twins: dict[int, bool] = {}
     for node in found:
         if node.mem_id in seen:  # an element matching two of the selectors comes twice
             continue
@@ -573,11 +576,15 @@ def _hidden_and_screen_reader_only(
             hidden.append(node)
             continue
         parent = node.parent
-        twin = parent is not None and any(
-            (child.attributes.get("aria-hidden") or "").lower() == "true" and child.text(strip=True)
-            for child in parent.iter()
-        )
-        if not twin and node.tag not in ("html", "body"):
+        if parent is None or node.tag in ("html", "body"):
+            continue
+        twin = twins.get(parent.mem_id)
+        if twin is None:
+            twin = twins[parent.mem_id] = any(
+                (child.attributes.get("aria-hidden") or "").lower() == "true" and child.text(strip=True)
+                for child in parent.iter()
+            )
+        if not twin:
             screen_reader.append(node)
     return hidden, screen_reader
 
