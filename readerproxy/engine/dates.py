@@ -200,13 +200,9 @@ def meta_contents(doc: Document) -> dict[str, str]:
     return found
 
 
-def _meta_dates(contents: dict[str, str], keys: tuple[str, ...]) -> str | None:
-    """The first of `keys` (in their order) whose content holds a date."""
-    for key in keys:
-        day = parse_day(contents.get(key))
-        if day:
-            return day
-    return None
+def _meta_days(contents: dict[str, str], keys: tuple[str, ...]) -> Iterator[str]:
+    """The day of each of `keys` (in their order) whose content holds a date."""
+    return (day for key in keys if (day := parse_day(contents.get(key))))
 
 
 #: Words in a <meta> key that name the publication when the key is none of `PUBLISHED_META`
@@ -551,7 +547,7 @@ def _declared_days(objects: list[dict[str, Any]], contents: dict[str, str], doc:
         for item in objects
         if isinstance(item.get(wanted), str) and (day := parse_day(item[wanted]))
     ]
-    days.extend(day for key in PUBLISHED_META if (day := parse_day(contents.get(key))))
+    days.extend(_meta_days(contents, PUBLISHED_META))
     if by_word := _meta_dates_by_word(doc):
         days.append(by_word)
     return days
@@ -624,7 +620,7 @@ def publication_day(
             ),
             None,
         )
-        or _meta_dates(contents, MODIFIED_META)
+        or next(_meta_days(contents, MODIFIED_META), None)
         # the last shown date, for a page that shows no other: WCXB's annotators take an "Updated"
         # line as the page's date about as often as its declared publication
         or _dated_elements(doc, modified=True)
