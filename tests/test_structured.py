@@ -10,8 +10,10 @@ from selectolax.lexbor import LexborHTMLParser
 from readerproxy import extract
 from readerproxy.engine.dates import publication_day
 from readerproxy.engine.document import parse
+from readerproxy.engine.listing import json_ld_items
 from readerproxy.engine.structured import (
     MIN_WORDS,
+    ld_text,
     load_json_ld,
     missing_description,
     parsed_json_ld,
@@ -101,3 +103,36 @@ def test_a_lenient_json_ld_date_and_author_reach_the_metadata() -> None:
     doc = parse(page)
     assert parsed_json_ld(doc)[0]["datePublished"] == "2024-02-21 13:00:00"
     assert publication_day(doc) == "2024-02-21"
+
+
+def test_json_ld_text_is_decoded_as_the_page_shows_it() -> None:
+    assert ld_text("Editors&#8217; picks") == "Editors\u2019 picks"  # once, as WordPress writes it
+    assert ld_text("L&amp;#8217;atelier") == "L\u2019atelier"  # escaped once more, as WooCommerce writes it
+    assert ld_text("Fish &amp; chips") == "Fish & chips"
+    assert ld_text("AT&T &amp;amp; co") == "AT&T & co"
+    assert ld_text("R&D, 100% &c") == "R&D, 100% &c"  # no reference: left alone
+    assert ld_text("&lt;p&gt;Hi&lt;/p&gt;") == "<p>Hi</p>"
+    # the scripts themselves are read as they are written (the learned scorer's feature)
+    assert load_json_ld('{"name": "Caf&eacute;"}') == [{"name": "Caf&eacute;"}]
+
+
+def test_a_listing_item_named_with_a_reference_shows_the_character() -> None:
+    ld = {
+        "@type": "ItemList",
+        "itemListElement": [
+            {
+                "@type": "ListItem",
+                "position": 1,
+                "name": "Editor&#8217;s guide",
+                "url": "https://example.org/a",
+            },
+            {
+                "@type": "ListItem",
+                "position": 2,
+                "name": "Tea &amp;amp; cake",
+                "url": "https://example.org/b",
+            },
+        ],
+    }
+    doc = parse(product_page(ld))
+    assert [item.title for item in json_ld_items(doc)] == ["Editor\u2019s guide", "Tea & cake"]

@@ -223,6 +223,24 @@ def test_json_ld_discussion_forum_posting_and_its_comments() -> None:
     assert "<b>" not in posts[2].html and "&lt;b&gt;" in posts[2].html  # text is text
 
 
+def test_json_ld_posts_show_the_characters_their_references_stand_for() -> None:
+    stated = {
+        "@type": "DiscussionForumPosting",
+        "author": {"@type": "Person", "name": "Zo&#235;"},
+        "text": "An SEO audit &quot;roadmap&quot; &amp;amp; a fee",
+        "comment": [
+            {"@type": "Comment", "author": {"name": f"R{i}"}, "text": f"Reply {i} it&#8217;s fine"}
+            for i in range(3)
+        ],
+    }
+    html = f'<html><head><script type="application/ld+json">{json.dumps(stated)}</script></head><body><p>x</p></body></html>'
+    engine, posts = read_thread(parse(html, "https://forum.example/t/2"))
+    assert engine == "json-ld"
+    assert posts[0].author == "Zo\u00eb"
+    assert posts[0].html == '<p>An SEO audit "roadmap" &amp; a fee</p>'
+    assert posts[1].text == "Reply 0 it\u2019s fine"
+
+
 def test_article_with_comments_is_no_thread_unless_a_forum() -> None:
     """Microdata comments under a blog post do not turn the post into a thread; a forum page does."""
     html = (

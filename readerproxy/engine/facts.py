@@ -25,7 +25,6 @@ calls, lazily (`Article.facts`), so an extraction nobody asks about pays nothing
 
 from __future__ import annotations
 
-import html as html_lib
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
@@ -33,7 +32,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .document import TEXT, Document
-from .structured import parsed_json_ld
+from .structured import ld_text, parsed_json_ld
 
 #: Deepest nesting of JSON-LD objects searched (a `@graph`, `mainEntity`, an `offers` list, ...).
 MAX_DEPTH = 12
@@ -307,20 +306,8 @@ def _text(value: Any) -> str | None:
         value = str(value)
     if not isinstance(value, str):
         return None
-    cleaned = _SPACE.sub(" ", _TAG.sub(" ", _unescaped(value))).strip()
+    cleaned = _SPACE.sub(" ", _TAG.sub(" ", ld_text(value))).strip()
     return cleaned or None
-
-
-#: A character reference left in text after decoding once (`_unescaped`).
-_ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[a-zA-Z]{2,31});")
-
-
-def _unescaped(value: str) -> str:
-    """`value` with its character references decoded, twice when the first pass leaves one: shops
-    escape the entities of an already escaped name once more (WooCommerce's JSON-LD brand
-    "L&amp;#8217;atelier", shown as "L&#8217;atelier")."""
-    once = html_lib.unescape(value)
-    return html_lib.unescape(once) if "&" in once and _ENTITY.search(once) else once
 
 
 def _image(value: Any) -> str | None:

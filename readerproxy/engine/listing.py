@@ -47,7 +47,7 @@ import numpy as np
 from .dates import parse_day
 from .document import CLOSE, OPEN, TEXT, Document, indices_of
 from .output import SAFE_SCHEMES, _image_sources, absolute_url, parse_srcset
-from .structured import ld_type_names, script_values, walk_ld
+from .structured import ld_text, ld_type_names, script_values, walk_ld
 from .text import squash
 
 #: Page kinds that get the listing view.
@@ -622,7 +622,7 @@ def _text(value: Any) -> str:
         value = value[0] if value else ""
     if isinstance(value, dict):
         value = value.get("name") or value.get("url") or value.get("@id") or ""
-    return squash(str(value)) if isinstance(value, str | int | float) else ""
+    return squash(ld_text(str(value))) if isinstance(value, str | int | float) else ""
 
 
 def _ld_item(doc: Document, entry: Any) -> ListItem | None:

@@ -146,6 +146,23 @@ def load_json_ld(raw: str) -> list[Any]:
         return values
 
 
+#: A character reference (`&#8217;`, `&#x2019;`, `&rsquo;`) left in a string after decoding once.
+_REFERENCE = re.compile(r"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[a-zA-Z]{2,31});")
+
+
+def ld_text(value: str) -> str:
+    """A JSON-LD string as the page shows it: its HTML character references decoded, twice when
+    the first pass leaves one. A script's text is not decoded by the HTML parser, and templates write
+    entities into it: once ("L&#8217;atelier", WordPress's texturised titles, "&quot;") or escaped
+    once more ("L&amp;#8217;atelier", WooCommerce's brands), both shown as "L’atelier". Every
+    reader that shows JSON-LD text uses it (facts, listings, threads, product descriptions); the
+    learned scorer's `json_ld_text` reads the scripts as its model was trained, undecoded."""
+    if "&" not in value:
+        return value
+    once = html_lib.unescape(value)
+    return html_lib.unescape(once) if "&" in once and _REFERENCE.search(once) else once
+
+
 def ld_type_names(item: dict[str, Any]) -> set[str]:
     """The schema.org type names of a JSON-LD object, without a vocabulary URL ("Product" for
     "https://schema.org/Product"); `@type` may be one name or a list."""
@@ -165,7 +182,7 @@ def product_description(doc: Document) -> list[str]:
         for product in (found for parsed in script_values(doc, index) for found in _products(parsed)):
             description = product.get("description")
             if isinstance(description, str) and description.strip():
-                text = html_lib.unescape(description)
+                text = ld_text(description)
                 if "%20" in text:  # percent-encoded by the shop's template
                     text = unquote(text)
                 lines = (_SPACE.sub(" ", _TAG.sub(" ", line)).strip() for line in _BREAK.split(text))

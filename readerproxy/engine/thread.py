@@ -51,7 +51,7 @@ from .output import (
     _safe_url,
     sanitize,
 )
-from .structured import ld_type_names, script_values, walk_ld
+from .structured import ld_text, ld_type_names, script_values, walk_ld
 from .text import squash
 
 #: Fewer posts than this and the page is shown as an article: one post is no thread.
@@ -726,14 +726,14 @@ def _ld_author(value: Any) -> str:
         value = value[0] if value else None
     if isinstance(value, dict):
         value = value.get("name") or value.get("alternateName") or ""
-    return _clean_author(str(value or ""))
+    return _clean_author(ld_text(str(value or "")))
 
 
 def _ld_post(item: dict[str, Any]) -> Post | None:
     text = item.get("text") or item.get("articleBody") or ""
     if not isinstance(text, str) or not text.strip():
         return None
-    paragraphs = [squash(p) for p in re.split(r"\n\s*\n|\r\n\s*\r\n", html_lib.unescape(text)) if p.strip()]
+    paragraphs = [squash(p) for p in re.split(r"\n\s*\n|\r\n\s*\r\n", ld_text(text)) if p.strip()]
     fragment = "".join(f"<p>{html_lib.escape(p, quote=False)}</p>" for p in paragraphs)
     date = item.get("datePublished") or item.get("dateCreated")
     date = date if isinstance(date, str) else None
