@@ -38,6 +38,7 @@ from readerproxy.engine.extractors.learned import (
     other_articles,
     post_rule,
     prose_lists,
+    repeated_blocks,
     repeated_captions,
     says_product,
     teaser_blocks,
@@ -988,6 +989,39 @@ def test_embedded_posts_inside_the_root_are_kept(monkeypatch: pytest.MonkeyPatch
     assert "half a million dollars" not in text and "Sentence 29 of the article" in text
 
 
+GUIDE = [
+    f"Part {i} of the buying guide explains how to choose a suitcase for a short trip by plane."
+    for i in range(6)
+]
+STEP = [
+    "Then edit the repository configuration:",
+    "$ hg config --edit --local here",
+    "and add the same text.",
+]
+COPIES_PAGE = f"""<html><body><main><h1>Carry-on luggage</h1>
+<section class="grid">{"".join(f'<div class="card"><a href="/s/{i}">Suitcase {i}</a><p>$1{i}9</p></div>' for i in range(8))}</section>
+<div class="guide mobile">{"".join(f"<p>{p}</p>" for p in GUIDE)}</div>
+<div class="guide desktop">{"".join(f"<p>{p}</p>" for p in GUIDE)}</div>
+<div class="steps">{"".join(f"<p>{p}</p>" for p in STEP)}<p>{ARTICLE[:400]}</p>{"".join(f"<p>{p}</p>" for p in STEP)}</div>
+<div class="filler">{"".join(f"<p>{ARTICLE[:300]}</p>" for _ in range(4))}</div>
+</main></body></html>"""
+
+
+def test_repeated_blocks_drop_a_copied_section_and_keep_a_step_or_a_paragraph_written_again() -> None:
+    doc, blocks = _blocks(COPIES_PAGE)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    repeated = repeated_blocks(doc, blocks, np.ones(len(texts), dtype=bool))
+    dropped = [t for t, r in zip(texts, repeated, strict=True) if r]
+    assert dropped == GUIDE  # the second copy of the guide, once
+    # a short run of steps written twice, and one paragraph repeated on its own, stay
+    assert sum(t in STEP for t in texts) == 6 and not any(t in STEP for t in dropped)
+    assert not any(t.startswith(ARTICLE[:30]) for t in dropped)
+    text = extract(COPIES_PAGE, algorithm="learned", **EVERY_BLOCK).text
+    assert all(text.count(p) == 1 for p in GUIDE) and text.count(STEP[1]) == 2
+    off = extract(COPIES_PAGE, algorithm="learned", cut_repeats="false", **EVERY_BLOCK).text
+    assert all(off.count(p) == 2 for p in GUIDE)
+
+
 # --- The post-rules as a table, and --ablate ---------------------------------------------------------
 
 
@@ -1000,6 +1034,7 @@ FIRING = [
     ("filters", FILTERS_PAGE, EVERY_BLOCK),
     ("caption_repeats", CAPTIONS_PAGE, {}),
     ("gallery", GALLERY_PAGE, {"gallery_threshold": "1"}),
+    ("repeats", COPIES_PAGE, EVERY_BLOCK),
 ]
 
 

@@ -82,7 +82,7 @@ class LearnedParams:
     outside_threshold: float | None = 0.7  # blocks outside the heuristic's article root need this
     cut_comments: bool = True  # on an article, drop what follows a comment heading outside the root
     cut_reviews: bool = True  # on a product page, drop the customer reviews' containers
-    cut_repeats: bool = True  # on a product page, drop a kept block that repeats an earlier one
+    cut_repeats: bool = True  # off an article, drop a copy of kept blocks (on a product page, any repeat)
     gallery_threshold: float | None = 0.8  # on an article, blocks in a gallery need this (None: off)
     wide_only_threshold: float | None = 0.9  # blocks shown on wide screens only need this (None: off)
     cut_caption_repeats: bool = True  # drop a caption that repeats an earlier kept caption
@@ -227,23 +227,54 @@ def after_related_heading(features: np.ndarray) -> np.ndarray:
 REPEAT_MIN_WORDS = 4
 
 
-def repeated_blocks(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
-    """Per block, whether it is kept (`keep`) and its own text (whitespace normalised, at least
-    `REPEAT_MIN_WORDS` words) repeats that of an earlier kept block; a shorter block counts only
-    inside a copy (after a longer block that repeats). Shops often ship a product's description and
-    details twice, one copy for narrow screens and one for wide ones, and show one; a reader needs it
-    once, and a table's repeated "Yes" or a price stays."""
+#: A copy is dropped only when it repeats at least this many different blocks of `REPEAT_MIN_WORDS`
+#: words or more: a section shipped twice repeats its paragraphs in order, while one paragraph
+#: repeated on its own (a pull quote, a test page's filler text) is the page's.
+COPY_MIN_TEXTS = 2
+#: ... and at least this many words: a section, not a tutorial's step written twice ("Then edit
+#: Bob's repository configuration: ... and add the same text.", 16 words, on Mercurial's guide).
+COPY_MIN_WORDS = 50
+
+
+def repeated_blocks(
+    doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray, sections: bool = True
+) -> np.ndarray:
+    """Per block, whether it is kept (`keep`) and lies in a copy: a run of kept blocks whose own
+    texts (whitespace normalised, at least `REPEAT_MIN_WORDS` words) each repeat that of an earlier
+    kept block, at least `COPY_MIN_TEXTS` different ones and `COPY_MIN_WORDS` words, with the
+    shorter blocks among them that repeat too; with `sections` False (a product page), any such
+    run, one block long or more. Shops ship a product's description and details, and category
+    pages their buying guide, twice, one copy for narrow screens and one for wide ones, and show
+    one; a reader needs it once, and a table's repeated "Yes" or a price stays."""
     seen: set[str] = set()
     repeated = np.zeros(len(keep), dtype=bool)
-    in_copy = False  # whether the last kept block of REPEAT_MIN_WORDS words or more was a repeat
+    run: list[int] = []  # the blocks of the copy being read
+    texts: set[str] = set()  # its different long texts
+    words_in_run = 0
+
+    def close() -> None:
+        nonlocal words_in_run
+        if not sections or (len(texts) >= COPY_MIN_TEXTS and words_in_run >= COPY_MIN_WORDS):
+            repeated[run] = True
+        run.clear()
+        texts.clear()
+        words_in_run = 0
+
     for block, raw in learn_blocks.own_texts(doc, blocks, keep).items():
         words = raw.split()
         text = " ".join(words)
         if len(words) >= REPEAT_MIN_WORDS:
-            in_copy = repeated[block] = text in seen
-        else:
-            repeated[block] = in_copy and text in seen
+            if text in seen:
+                run.append(block)
+                texts.add(text)
+                words_in_run += len(words)
+            else:
+                close()
+        elif run and text in seen:
+            run.append(block)
+            words_in_run += len(words)
         seen.add(text)
+    close()
     return repeated
 
 
@@ -950,12 +981,14 @@ POST_RULES: tuple[PostRule, ...] = (
     ),
     PostRule(
         name="repeats",
-        when=("product", "not article"),
+        when=("not article",),
         parameter="cut_repeats",
         off=False,
         effect="drop",
-        blocks=lambda page, keep, _: repeated_blocks(page.doc, page.blocks, keep),
-        does="a kept block repeating an earlier kept block is dropped",
+        blocks=lambda page, keep, _: repeated_blocks(
+            page.doc, page.blocks, keep, sections=not says_product(page.blocks.features)
+        ),
+        does="a copied section (on a product page, any kept block repeating an earlier one) is dropped",
     ),
     PostRule(
         name="listing_items",
