@@ -142,7 +142,7 @@ def test_a_product_page_repeats_no_block() -> None:
     doc, blocks = _blocks(twice)
     texts = block_texts(doc, blocks)
     keep = np.ones(len(texts), dtype=bool)
-    repeated = repeated_blocks(doc, blocks, keep)
+    repeated = repeated_blocks(doc, blocks, keep, sections=False)  # as on a product page
     copies = [i for i, t in enumerate(texts) if t.startswith("Point 0")]
     short = [i for i, t in enumerate(texts) if t.startswith("Handmade")]
     assert len(copies) == 3 and not repeated[copies[0]] and repeated[copies[1:]].all()
