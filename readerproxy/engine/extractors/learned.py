@@ -246,36 +246,41 @@ def repeated_blocks(
     run, one block long or more. Shops ship a product's description and details, and category
     pages their buying guide, twice, one copy for narrow screens and one for wide ones, and show
     one; a reader needs it once, and a table's repeated "Yes" or a price stays."""
-    seen: set[str] = set()
     repeated = np.zeros(len(keep), dtype=bool)
-    run: list[int] = []  # the blocks of the copy being read
-    texts: set[str] = set()  # its different long texts
-    words_in_run = 0
-
-    def close() -> None:
-        nonlocal words_in_run
-        if not sections or (len(texts) >= COPY_MIN_TEXTS and words_in_run >= COPY_MIN_WORDS):
-            repeated[run] = True
-        run.clear()
-        texts.clear()
-        words_in_run = 0
-
+    # For speed: equal texts have equal characters, so a page whose kept blocks (of at least
+    # REPEAT_MIN_WORDS characters) all differ in length has no copy, and its texts are not read.
+    chars = blocks.features[keep, learn_blocks.FEATURES.index("log_chars")]
+    chars = chars[chars >= np.log1p(REPEAT_MIN_WORDS)]
+    if len(np.unique(chars)) == len(chars):
+        return repeated
+    seen: set[str] = set()
+    runs: list[list[tuple[int, str, int]]] = []  # each copy's (block, text, words)
+    run: list[tuple[int, str, int]] | None = None  # the copy being read
     for block, raw in learn_blocks.own_texts(doc, blocks, keep).items():
         words = raw.split()
         text = " ".join(words)
         if len(words) >= REPEAT_MIN_WORDS:
-            if text in seen:
-                run.append(block)
-                texts.add(text)
-                words_in_run += len(words)
+            if text not in seen:
+                run = None
+            elif run is None:
+                run = [(block, text, len(words))]
+                runs.append(run)
             else:
-                close()
-        elif run and text in seen:
-            run.append(block)
-            words_in_run += len(words)
+                run.append((block, text, len(words)))
+        elif run is not None and text in seen:
+            run.append((block, text, len(words)))
         seen.add(text)
-    close()
+    for run in runs:
+        if not sections or _is_section(run):
+            repeated[[block for block, _, _ in run]] = True
     return repeated
+
+
+def _is_section(copy: list[tuple[int, str, int]]) -> bool:
+    """Whether a copy (`repeated_blocks`: its blocks' texts and words) repeats a section: at least
+    `COPY_MIN_TEXTS` different texts of `REPEAT_MIN_WORDS` words or more, `COPY_MIN_WORDS` in all."""
+    texts = {text for _, text, words in copy if words >= REPEAT_MIN_WORDS}
+    return len(texts) >= COPY_MIN_TEXTS and sum(words for _, _, words in copy) >= COPY_MIN_WORDS
 
 
 #: The class of a blockquote that a social network's script turns into an embedded post (X/Twitter,
