@@ -42,6 +42,7 @@ from readerproxy.engine.extractors.learned import (
     repeated_captions,
     says_product,
     teaser_blocks,
+    template_labels,
     whole_lists,
     whole_tables,
     wide_only_section,
@@ -1022,6 +1023,49 @@ def test_repeated_blocks_drop_a_copied_section_and_keep_a_step_or_a_paragraph_wr
     assert all(off.count(p) == 2 for p in GUIDE)
 
 
+SHOES = [
+    "Trail Runner",
+    "Road Racer",
+    "Easy Jogger",
+    "Hill Climber",
+    "Track Spike",
+    "Park Walker",
+    "City Sprinter",
+]
+LABELS_PAGE = f"""<html><body><main><h1>Running shoes</h1>
+<ul class="grid">{
+    "".join(
+        f'<li class="card"><div><a href="/p/{i}">{name}</a></div><div class="sr">Price</div><div>${90 + i}.00</div>'
+        f"<div>Cushioning:</div><div>{'Firm' if i % 3 else 'Soft'}</div><button>Compare</button></li>"
+        for i, name in enumerate(SHOES)
+    )
+}</ul>
+<ul class="links">{"".join('<li><a href="/more">link</a></li>' for _ in range(6))}</ul>
+</main></body></html>"""
+
+
+def test_template_labels_are_the_texts_every_card_repeats() -> None:
+    doc, blocks = _blocks(LABELS_PAGE)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    labels = template_labels(doc, blocks, np.ones(len(texts), dtype=bool))
+    dropped = {t for t, label in zip(texts, labels, strict=True) if label}
+    # "Price" and "Compare" in every card; not a price, a "Label:", a value only some cards have
+    # (Soft: 3 of 7), nor six copies side by side (a list of the same link)
+    assert dropped == {"Price", "Compare"}
+    # four cards are too few to tell a template
+    four = np.array([not t.startswith(("Price", "Compare")) for t in texts])
+    four[[i for i, t in enumerate(texts) if t == "Compare"][:4]] = True
+    assert not template_labels(doc, blocks, four).any()
+    text = extract(LABELS_PAGE, algorithm="learned", **EVERY_BLOCK).text
+    assert "Compare" not in text and "Price" not in text and "$96.00" in text and "Cushioning:" in text
+    assert text.count("link") == 6 and "Soft" in text and "Trail Runner" in text
+    off = extract(LABELS_PAGE, algorithm="learned", cut_labels="false", **EVERY_BLOCK).text
+    assert off.count("Compare") == len(SHOES)
+    # not on an article: a story's recurring words are the story's
+    article = LABELS_PAGE.replace("<html>", '<html><head><meta property="og:type" content="article"></head>')
+    assert extract(article, algorithm="learned", **EVERY_BLOCK).text.count("Compare") == len(SHOES)
+
+
 # --- The post-rules as a table, and --ablate ---------------------------------------------------------
 
 
@@ -1035,6 +1079,7 @@ FIRING = [
     ("caption_repeats", CAPTIONS_PAGE, {}),
     ("gallery", GALLERY_PAGE, {"gallery_threshold": "1"}),
     ("repeats", COPIES_PAGE, EVERY_BLOCK),
+    ("labels", LABELS_PAGE, EVERY_BLOCK),
 ]
 
 
@@ -1053,7 +1098,7 @@ def test_the_rule_table_is_what_runs(
 
 def test_every_rule_has_a_parameter_an_off_value_and_known_conditions() -> None:
     fields = {f.name: f for f in dataclasses.fields(LearnedParams)}
-    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 22
+    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 23
     assert len({rule.parameter for rule in POST_RULES}) == len(POST_RULES)
     for rule in POST_RULES:
         assert rule.parameter in fields and rule.active(LearnedParams()), rule.name

@@ -83,6 +83,7 @@ class LearnedParams:
     cut_comments: bool = True  # on an article, drop what follows a comment heading outside the root
     cut_reviews: bool = True  # on a product page, drop the customer reviews' containers
     cut_repeats: bool = True  # off an article, drop a copy of kept blocks (on a product page, any repeat)
+    cut_labels: bool = True  # off an article, drop the labels a template writes into every card
     gallery_threshold: float | None = 0.8  # on an article, blocks in a gallery need this (None: off)
     wide_only_threshold: float | None = 0.9  # blocks shown on wide screens only need this (None: off)
     cut_caption_repeats: bool = True  # drop a caption that repeats an earlier kept caption
@@ -281,6 +282,43 @@ def _is_section(copy: list[tuple[int, str, int]]) -> bool:
     `COPY_MIN_TEXTS` different texts of `REPEAT_MIN_WORDS` words or more, `COPY_MIN_WORDS` in all."""
     texts = {text for _, text, words in copy if words >= REPEAT_MIN_WORDS}
     return len(texts) >= COPY_MIN_TEXTS and sum(words for _, _, words in copy) >= COPY_MIN_WORDS
+
+
+#: A card's label (`template_labels`) has at most this many words ...
+LABEL_MAX_WORDS = 4
+#: ... recurs in at least this many kept blocks ...
+LABEL_MIN_COPIES = 5
+#: ... and at least this share as often as the page's most frequent label: the template writes its
+#: labels once per card, while a value ("Wide", "Waterproof") is shared by some of the cards only.
+LABEL_SHARE = 0.8
+_DIGIT = re.compile(r"\d")
+
+
+def template_labels(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
+    """Per block, whether it is a kept block whose text is a label of the page's template: short
+    (`LABEL_MAX_WORDS`), without a digit or a colon, the same (case folded) in at least
+    `LABEL_MIN_COPIES` kept blocks and `LABEL_SHARE` as often as the most frequent such text, with
+    other kept blocks between its copies. A shop's grid writes the same "Compare", "Add", "Quick
+    view" or, for screen readers, "Brand Name" and "Price" into every card, which the trees, seeing
+    a short block inside an item's card, keep with the item. A price or a size has digits; a label
+    with a colon ("Cushioning:") or inside one ("Cap type: screw cap") introduces a value, the card's
+    data; copies side by side are a list of the same link ("link" x 8 on a test page), not cards."""
+    labels = np.zeros(len(keep), dtype=bool)
+    short = keep & (blocks.own_words > 0) & (blocks.own_words <= LABEL_MAX_WORDS)
+    if int(short.sum()) < LABEL_MIN_COPIES:
+        return labels
+    copies: dict[str, list[int]] = {}
+    for block, raw in learn_blocks.own_texts(doc, blocks, short).items():
+        text = " ".join(raw.split()).casefold()
+        if ":" not in text and not _DIGIT.search(text):
+            copies.setdefault(text, []).append(block)
+    most = max((len(found) for found in copies.values()), default=0)
+    least = max(LABEL_MIN_COPIES, LABEL_SHARE * most)
+    rank = np.cumsum(keep)  # a block's place among the kept blocks
+    for found in copies.values():
+        if len(found) >= least and np.median(np.diff(rank[found])) >= 2:
+            labels[found] = True
+    return labels
 
 
 #: The class of a blockquote that a social network's script turns into an embedded post (X/Twitter,
@@ -1003,6 +1041,15 @@ POST_RULES: tuple[PostRule, ...] = (
         effect="add",
         blocks=lambda page, keep, min_items: listing_cards(page.doc, page.blocks, keep, min_items),
         does="on a page that is a list, the text of its repeated cards is kept",
+    ),
+    PostRule(
+        name="labels",
+        when=("not article",),
+        parameter="cut_labels",
+        off=False,
+        effect="drop",
+        blocks=lambda page, keep, _: template_labels(page.doc, page.blocks, keep),
+        does="the labels a template writes into every card (Compare, Add, Quick view) are dropped",
     ),
     PostRule(
         name="thread_extras",
