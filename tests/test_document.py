@@ -162,6 +162,20 @@ def test_hidden_content_that_scripts_reveal_stays() -> None:
     # ... but not a hidden box beside a page that holds more text outside it.
     page = " ".join(f"page{i}" for i in range(400))
     assert story not in token_text(parse(wrapper.format(rest=f"<main><p>{page}</p></main>")))
+    # A gate's wrapper: `display: none` around nearly all of the main landmark's text, shown by a
+    # script, beside a hidden menu outside it with as many words.
+    menu = " ".join(f"menu{i}" for i in range(300))
+    gated = (
+        f'<html><body><nav style="display:none"><p>{menu}</p></nav><main id="MainContent">'
+        f'<div class="lockdown-content" style="display:none;"><p>{story}</p></div>{{rest}}</main></body></html>'
+    )
+    text = token_text(parse(gated.format(rest="")))
+    assert story in text and "menu1 " not in text
+    # ... but not a hidden part of a main that shows more of its own.
+    assert story not in token_text(parse(gated.format(rest=f"<p>{page}</p>")))
+    assert story not in token_text(
+        parse(gated.replace("<main", "<div").replace("</main>", "</div>").format(rest=""))
+    )
 
 
 def test_collapsed_panels_stay_and_hidden_menus_and_dialogs_go() -> None:

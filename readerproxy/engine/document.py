@@ -488,17 +488,34 @@ def _noscript_page(tree: LexborHTMLParser, any_noscript: bool) -> bool:
 #: Share of the body's words above which a `visibility: hidden` element is the page itself.
 ANTI_FLICKER_SHARE = 0.9
 _VISIBILITY_HIDDEN = re.compile(r"visibility\s*:\s*hidden", re.IGNORECASE)
+_DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 
 
 def _shown_later(node: LexborNode, body_words: Callable[[], float]) -> bool:
     """True for a hidden element that a script reveals as the page's content, which a reader shows:
-    an anti-flicker wrapper: `visibility: hidden` on an element that holds nearly all of the page's
+    an anti-flicker wrapper, `visibility: hidden` on an element that holds nearly all of the page's
     text (at least `ANTI_FLICKER_SHARE` of `body_words()`), lifted by a script once styles or
-    experiments load."""
-    if not _VISIBILITY_HIDDEN.search(node.attributes.get("style") or ""):
+    experiments load; or a gate's wrapper, inline `display: none` on an element inside the page's
+    main landmark that holds nearly all of its text (the same share of the `<main>`'s words), shown
+    by a script once it has checked the visitor (a shop's lockdown app wraps every page so: Death
+    Wish Coffee's category grid and product page, 2026-12-02). The landmark, not the body, for the
+    display case: a hidden menu or dialog outside it may hold as many words as the content."""
+    style = node.attributes.get("style") or ""
+    if _DISPLAY_NONE.search(style):
+        main = _main_landmark(node)
+        return main is not None and _word_count(node) >= max(1.0, ANTI_FLICKER_SHARE * _word_count(main))
+    if not _VISIBILITY_HIDDEN.search(style):
         return False
     words = _word_count(node)
     return words > 0 and words >= ANTI_FLICKER_SHARE * body_words()
+
+
+def _main_landmark(node: LexborNode) -> LexborNode | None:
+    """The nearest `<main>` or `role="main"` element around `node`, or None."""
+    up = node.parent
+    while up is not None and up.tag != "main" and (up.attributes.get("role") or "").lower() != "main":
+        up = up.parent
+    return up
 
 
 def _place_streamed_boundaries(tree: LexborHTMLParser, boundaries: list[LexborNode]) -> None:
