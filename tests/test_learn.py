@@ -680,6 +680,36 @@ def test_wide_only_section_and_choice_blocks_find_their_blocks() -> None:
     ]
 
 
+def test_choice_blocks_take_a_drop_downs_label_and_run_after_the_cards_are_added() -> None:
+    form = (
+        '<html><body><main><p>Pick a size for the bag you want.</p><label for="size">Size</label>'
+        '<select id="size"><option>1 bag</option><option>2 bags</option></select>'
+        '<label for="note">Your note</label><input id="note"></main></body></html>'
+    )
+    doc, blocks = _blocks(form)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    choices = choice_blocks(doc, blocks.elements)
+    assert [t for t, c in zip(texts, choices, strict=True) if c] == ["Size", "1 bag", "2 bags"]
+    # A shop's cards, each with a quick-buy drop-down: `listing_items` adds the cards, and the
+    # options that come with them go after.
+    names = ["Dark Roast", "Light Roast", "Blueberry", "Vanilla", "Mocha Latte", "Cold Brew", "Espresso"]
+    cards = "".join(
+        f'<li class="card"><h3><a href="/p/{i}">{name} Coffee</a></h3><div>${15 + i}.99</div>'
+        f'<select id="o{i}"><option>{i + 1} bags of coffee</option><option>a box</option></select></li>'
+        for i, name in enumerate(names)
+    )
+    shop = f'<html><body><main><h1>Coffee</h1><ul class="grid">{cards}</ul></main></body></html>'
+    text = extract(shop, url="https://shop.example/coffee", algorithm="learned", threshold="1").text
+    assert all(f"{name} Coffee" in text for name in names) and "$21.99" in text
+    assert "bags of coffee" not in text
+    off = extract(
+        shop, url="https://shop.example/coffee", algorithm="learned", threshold="1", cut_choices="false"
+    )
+    assert "bags of coffee" in off.text  # they came with the cards
+    names_order = [rule.name for rule in POST_RULES]
+    assert names_order.index("listing_items") < names_order.index("choices")
+
+
 def test_wide_only_threshold_and_cut_choices_drop_a_sidebar_inside_the_article_row() -> None:
     kept = extract(
         WIDE_ONLY_PAGE, algorithm="learned", wide_only_threshold="none", cut_choices="false", **EVERY_BLOCK

@@ -493,9 +493,18 @@ CHOICE_TAGS = frozenset(("select", "option", "optgroup", "datalist"))
 
 def choice_blocks(doc: Document, elements: np.ndarray) -> np.ndarray:
     """Per block (`elements`), whether it is inside a drop-down list (`CHOICE_TAGS`: a `select` or
-    `datalist` with its options)."""
+    `datalist` with its options) or is the `<label for=...>` of one (since 2026-12-02: a shop's
+    card writes "Size" or "Type" above each quick-buy drop-down; without its options it says
+    nothing)."""
+    lists = indices_of(doc.tag, "select") + indices_of(doc.tag, "datalist")
     # An option outside a select or datalist is not a drop-down's: pages without one are done.
-    return doc.within(indices_of(doc.tag, "select") + indices_of(doc.tag, "datalist"), elements)
+    if not lists:
+        return np.zeros(len(elements), dtype=bool)
+    named = {ident for e in lists if (ident := doc.ident[e])}
+    labels = [
+        e for e in indices_of(doc.tag, "label") if named and doc.elements[e].attributes.get("for") in named
+    ]
+    return doc.within(sorted(lists + labels), elements)
 
 
 #: ARIA roles of a filter's options, beside `<input type=checkbox|radio>` (WAI-ARIA 1.2, §5.3).
@@ -996,15 +1005,6 @@ POST_RULES: tuple[PostRule, ...] = (
         does="a kept caption repeating an earlier kept caption is dropped",
     ),
     PostRule(
-        name="choices",
-        when=(),
-        parameter="cut_choices",
-        off=False,
-        effect="drop",
-        blocks=lambda page, keep, _: choice_blocks(page.doc, page.blocks.elements),
-        does="the options of drop-down lists are dropped",
-    ),
-    PostRule(
         name="filters",
         when=(),
         parameter="cut_filters",
@@ -1041,6 +1041,15 @@ POST_RULES: tuple[PostRule, ...] = (
         effect="add",
         blocks=lambda page, keep, min_items: listing_cards(page.doc, page.blocks, keep, min_items),
         does="on a page that is a list, the text of its repeated cards is kept",
+    ),
+    PostRule(
+        name="choices",
+        when=(),
+        parameter="cut_choices",
+        off=False,
+        effect="drop",
+        blocks=lambda page, keep, _: choice_blocks(page.doc, page.blocks.elements),
+        does="the options of drop-down lists are dropped",
     ),
     PostRule(
         name="labels",
