@@ -130,6 +130,17 @@ def test_a_button_shared_by_every_card_is_not_a_title() -> None:
     assert items[2].excerpt == "$ 29.00"
 
 
+def test_a_definition_lists_terms_are_labels_not_title_or_excerpt() -> None:
+    cards = "".join(
+        f'<article class="p"><a href="/p/{n}"><dl><dt>Brand Name</dt><dd>Topo</dd><dt>Product Name</dt>'
+        f"<dd>Runner {n}</dd></dl></a><dl><dt>Price</dt><dd>${n}0.00</dd></dl></article>"
+        for n in range(4)
+    )
+    items = items_of(f"<html><body><section>{cards}</section></body></html>")
+    assert [item.title for item in items] == [f"Topo Runner {n}" for n in range(4)]
+    assert items[1].excerpt == "$10.00"
+
+
 def test_words_apart_as_shown_and_a_name_linked_twice_written_once() -> None:
     cards = "".join(
         f'<div class="c"><h3><a href="/s/{n}">Story <b>number</b> {n}</a></h3><span class="by">'

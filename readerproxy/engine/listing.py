@@ -140,6 +140,7 @@ class _Page:
     times: list[int]
     paragraphs: list[int]
     controls: list[int]  # form controls and their labels: never read (the reader drops them)
+    terms: list[int]  # `<dt>`s: inside a title, the labels of its facts (`text`)
     ends: list[int]  # `end` as a list (for speed: no numpy scalar per lookup)
     hrefs: dict[int, str | None] = field(default_factory=dict)  # `_href` of each anchor read
     texts: dict[int, str] = field(default_factory=dict)  # `_words` of each title candidate read
@@ -167,6 +168,7 @@ class _Page:
             times=where("time"),
             paragraphs=where("p"),
             controls=where(*CONTROLS),
+            terms=where("dt"),
             ends=end.tolist(),
         )
 
@@ -177,9 +179,17 @@ class _Page:
         return self.hrefs[element]
 
     def text(self, element: int) -> str:
-        """`_words` of an element up to `MAX_TITLE`, read once."""
+        """`_words` of an element up to `MAX_TITLE`, read once, without the terms of a definition
+        list inside it: a shop's card can write its name as `<dl><dt>Brand Name</dt><dd>Topo
+        Athletic</dd><dt>Product Name</dt><dd>ST-5</dd>...`, the terms for screen readers, and a
+        title reads as the descriptions ("Topo Athletic ST-5")."""
         if element not in self.texts:
-            self.texts[element] = _words(self, element, MAX_TITLE)
+            terms = self.inside(self.terms, element)
+            if terms:
+                first, skip = _skipped_mask(self, element, terms)
+                self.texts[element] = _words(self, element, MAX_TITLE, skip, first)
+            else:
+                self.texts[element] = _words(self, element, MAX_TITLE)
         return self.texts[element]
 
     def inside(self, found: list[int], element: int) -> list[int]:
@@ -396,6 +406,7 @@ def _read_item(page: _Page, element: int, shared: frozenset[str]) -> ListItem | 
         or page.text(a).casefold() in shared  # the button every card has
     ]
     skipped += [c for c in page.inside(page.controls, element) if c != element]
+    skipped += page.inside(page.terms, element)  # a definition list's labels (`_Page.text`)
     if title_element is not None:
         skipped.append(title_element)
     date, dated = _date(page, element, skipped)
