@@ -87,7 +87,7 @@ class LearnedParams:
     gallery_threshold: float | None = 0.8  # on an article, blocks in a gallery need this (None: off)
     wide_only_threshold: float | None = 0.9  # blocks shown on wide screens only need this (None: off)
     cut_caption_repeats: bool = True  # drop a caption that repeats an earlier kept caption
-    cut_choices: bool = True  # drop the options of drop-down lists (`CHOICE_TAGS`)
+    cut_choices: bool = True  # drop the options of drop-down lists (`CHOICE_TAGS`) and their labels
     cut_filters: bool = True  # drop the panels of check boxes that filter a list (`filter_panels`)
     cut_teasers: bool = True  # on an article, drop linked excerpts cut short with an ellipsis
     cut_other_articles: bool = True  # on an article, drop the small <article>s beside the main one
@@ -1049,7 +1049,7 @@ POST_RULES: tuple[PostRule, ...] = (
         off=False,
         effect="drop",
         blocks=lambda page, keep, _: choice_blocks(page.doc, page.blocks.elements),
-        does="the options of drop-down lists are dropped",
+        does="the options of drop-down lists, and their labels, are dropped (after the cards are added)",
     ),
     PostRule(
         name="labels",
