@@ -491,7 +491,9 @@ _VISIBILITY_HIDDEN = re.compile(r"visibility\s*:\s*hidden", re.IGNORECASE)
 _DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 
 
-def _shown_later(node: LexborNode, body_words: Callable[[], float]) -> bool:
+def _shown_later(
+    node: LexborNode, body_words: Callable[[], float], landmark_words: Callable[[LexborNode], int]
+) -> bool:
     """True for a hidden element that a script reveals as the page's content, which a reader shows:
     an anti-flicker wrapper, `visibility: hidden` on an element that holds nearly all of the page's
     text (at least `ANTI_FLICKER_SHARE` of `body_words()`), lifted by a script once styles or
@@ -499,11 +501,13 @@ def _shown_later(node: LexborNode, body_words: Callable[[], float]) -> bool:
     main landmark that holds nearly all of its text (the same share of the `<main>`'s words), shown
     by a script once it has checked the visitor (a shop's lockdown app wraps every page so: Death
     Wish Coffee's category grid and product page, 2026-12-02). The landmark, not the body, for the
-    display case: a hidden menu or dialog outside it may hold as many words as the content."""
+    display case: a hidden menu or dialog outside it may hold as many words as the content.
+    `landmark_words` counts a landmark's words, once per landmark (for speed: a shop hides hundreds
+    of swatches inside its `<main>`)."""
     style = node.attributes.get("style") or ""
     if _DISPLAY_NONE.search(style):
         main = _main_landmark(node)
-        return main is not None and _word_count(node) >= max(1.0, ANTI_FLICKER_SHARE * _word_count(main))
+        return main is not None and _word_count(node) >= max(1.0, ANTI_FLICKER_SHARE * landmark_words(main))
     if not _VISIBILITY_HIDDEN.search(style):
         return False
     words = _word_count(node)
@@ -556,11 +560,12 @@ def _clean(tree: LexborHTMLParser, early: _Early) -> None:
     body = tree.body
     # The body's word count, counted once if needed (no body: no element is the page).
     body_words = functools.cache(lambda: _word_count(body) if body is not None else math.inf)
+    landmark_words = functools.cache(_word_count)
     # For speed, one query for both kinds (a walk of the tree each otherwise), told apart here.
     hidden, screen_reader = _hidden_and_screen_reader_only(tree.css(_HIDDEN_OR_SCREEN_READER))
     collapsed = _collapsed_panels(tree, hidden)
     for node in hidden:
-        if node.tag in ("html", "body") or _shown_later(node, body_words):
+        if node.tag in ("html", "body") or _shown_later(node, body_words, landmark_words):
             continue
         classes = node.attributes.get("class") or ""
         if "fallback-image" in classes:  # Readability.js keeps these despite aria-hidden

@@ -185,11 +185,8 @@ class _Page:
         title reads as the descriptions ("Topo Athletic ST-5")."""
         if element not in self.texts:
             terms = self.inside(self.terms, element)
-            if terms:
-                first, skip = _skipped_mask(self, element, terms)
-                self.texts[element] = _words(self, element, MAX_TITLE, skip, first)
-            else:
-                self.texts[element] = _words(self, element, MAX_TITLE)
+            first, skip = _skipped_mask(self, element, terms) if terms else (0, None)
+            self.texts[element] = _words(self, element, MAX_TITLE, skip, first)
         return self.texts[element]
 
     def inside(self, found: list[int], element: int) -> list[int]:

@@ -501,10 +501,9 @@ def choice_blocks(doc: Document, elements: np.ndarray) -> np.ndarray:
     if not lists:
         return np.zeros(len(elements), dtype=bool)
     named = {ident for e in lists if (ident := doc.ident[e])}
-    labels = [
-        e for e in indices_of(doc.tag, "label") if named and doc.elements[e].attributes.get("for") in named
-    ]
-    return doc.within(sorted(lists + labels), elements)
+    if named:
+        lists += [e for e in indices_of(doc.tag, "label") if doc.elements[e].attributes.get("for") in named]
+    return doc.within(sorted(lists), elements)
 
 
 #: ARIA roles of a filter's options, beside `<input type=checkbox|radio>` (WAI-ARIA 1.2, §5.3).
