@@ -178,6 +178,36 @@ def test_hidden_content_that_scripts_reveal_stays() -> None:
     )
 
 
+def test_streamed_async_fragments_are_placed() -> None:
+    """Marko's streamed `<await>` fragments (eBay): each arrives at the end of the body in a hidden
+    div that an inline script moves into its placeholder; so does parse, nested ones included."""
+    cards = "".join(f"<li><a href='/i/{i}'>Vintage print {i}</a><span>${i}.00</span></li>" for i in range(8))
+    page = parse(
+        "<html><body><header>Sign in</header>"
+        '<section><span id="afbrwwebph1"><div class="loader"></div></span>'
+        '<noscript id="afbrwwebph2"></noscript></section><footer>Foot</footer>'
+        '<div id="afbrwweb2" style="display:none"><h2>Results</h2><noscript id="afbrwwebph3"></noscript>'
+        "<p>Shipping to you</p></div>"
+        '<div id="afbrwweb1" style="display:none"><h1>Collectibles &amp; Art</h1></div>'
+        f'<div id="afbrwweb3" style="display:none"><ul>{cards}</ul></div>'
+        '<div id="afbrwweb4" style="display:none"><p>no placeholder</p></div>'
+        '<div id="afother" style="display:none"><p>really hidden</p></div>'
+        "<script>function $afbrwweb(d){}$afbrwweb(2);$afbrwweb(1);$afbrwweb(3,2)</script></body></html>"
+    )
+    text = token_text(page)
+    assert text.startswith("Sign inCollectibles & ArtResultsVintage print 0$0.00")
+    assert text.endswith("Vintage print 7$7.00Shipping to youFoot")
+    assert "no placeholder" not in text and "really hidden" not in text
+    assert "noscript" not in page.tag and text.count("Vintage print 3") == 1
+    # Fragments that would place each other, or one inside another, stay hidden; the page parses.
+    cycle = parse(
+        '<html><body><p>Page</p><div id="afx1" style="display:none"><span id="afxph2"></span>One</div>'
+        '<div id="afx2" style="display:none"><span id="afxph1"></span>Two'
+        '<div id="afx3" style="display:none">Three</div></div><span id="afxph3"></span></body></html>'
+    )
+    assert token_text(cycle) == "Page"
+
+
 def test_collapsed_panels_stay_and_hidden_menus_and_dialogs_go() -> None:
     """An accordion's closed panels and a tab set's other tabs are the page's text, closed until a
     tap (WAI-ARIA's accordion and tabs patterns): parse keeps them. What a control opens that is a
