@@ -1096,6 +1096,36 @@ def test_template_labels_are_the_texts_every_card_repeats() -> None:
     assert extract(article, algorithm="learned", **EVERY_BLOCK).text.count("Compare") == len(SHOES)
 
 
+FORMATS = ["Hardcover"] * 5 + ["Paperback"] * 4 + ["Board book"] * 3
+
+
+def _grid(card: str, cards: int) -> str:
+    return f'<html><body><main><h1>Best sellers</h1><ul class="grid">{"".join(card.format(i=i) for i in range(cards))}</ul></main></body></html>'
+
+
+def test_template_labels_keep_a_value_that_shares_its_slot_and_drop_a_labels_own_slot() -> None:
+    # A book's format, the most frequent short text but one of three in the same slot of the cards:
+    # the cards' data.
+    books = _grid(
+        '<li class="card"><a href="/b/{i}">Book number {i}</a><div class="format">{{format}}</div><div>${i}.99</div></li>',
+        len(FORMATS),
+    )
+    books = books.replace("{format}", "{}").format(*FORMATS)
+    doc, blocks = _blocks(books)
+    assert not template_labels(doc, blocks, np.ones(len(blocks.elements), dtype=bool)).any()
+    assert extract(books, algorithm="learned", **EVERY_BLOCK).text.count("Hardcover") == 5
+    # Three labels in turn in one tag, each in its own place in every card's <dl>: the template's.
+    terms = _grid(
+        '<li class="card"><a href="/s/{i}"><dl><dt>Brand</dt><dd>Maker {i}</dd><dt>Name</dt><dd>Shoe {i}</dd>'
+        "<dt>Color</dt><dd>Grey {i}</dd></dl></a></li>",
+        6,
+    )
+    doc, blocks = _blocks(terms)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    labels = template_labels(doc, blocks, np.ones(len(texts), dtype=bool))
+    assert {t for t, label in zip(texts, labels, strict=True) if label} == {"Brand", "Name", "Color"}
+
+
 # --- The post-rules as a table, and --ablate ---------------------------------------------------------
 
 

@@ -26,6 +26,7 @@ reads "auto via learned" or "auto via heuristic" after a fallback).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -291,6 +292,12 @@ LABEL_MIN_COPIES = 5
 #: ... and at least this share as often as the page's most frequent label: the template writes its
 #: labels once per card, while a value ("Wide", "Waterproof") is shared by some of the cards only.
 LABEL_SHARE = 0.8
+#: ... and its copies fill at least this share of their slot in the cards: the kept blocks of their
+#: tag and classes at their place among the siblings of that tag. A value has other values in the
+#: same slot of other cards ("Paperback" where Amazon's "Hardcover" stands, blackroll's "Exercises"
+#: and "Difficulty" where "Duration" stands); a label has the slot to itself (Zappos' first `<dt>`
+#: in every card reads "Brand Name"). Chosen by both protocols on 2026-12-02, docs/rules.md 17.
+LABEL_SLOT_SHARE = 0.5
 _DIGIT = re.compile(r"\d")
 
 
@@ -302,7 +309,8 @@ def template_labels(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.nda
     view" or, for screen readers, "Brand Name" and "Price" into every card, which the trees, seeing
     a short block inside an item's card, keep with the item. A price or a size has digits; a label
     with a colon ("Cushioning:") or inside one ("Cap type: screw cap") introduces a value, the card's
-    data; copies side by side are a list of the same link ("link" x 8 on a test page), not cards."""
+    data; copies side by side are a list of the same link ("link" x 8 on a test page), not cards; a
+    text that shares its slot in the cards with other texts is a value (`_fills_its_slot`)."""
     labels = np.zeros(len(keep), dtype=bool)
     short = keep & (blocks.own_words > 0) & (blocks.own_words <= LABEL_MAX_WORDS)
     if int(short.sum()) < LABEL_MIN_COPIES:
@@ -315,10 +323,41 @@ def template_labels(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.nda
     most = max((len(found) for found in copies.values()), default=0)
     least = max(LABEL_MIN_COPIES, LABEL_SHARE * most)
     rank = np.cumsum(keep)  # a block's place among the kept blocks
+    kept = np.flatnonzero(keep & (blocks.own_words > 0))
     for found in copies.values():
-        if len(found) >= least and np.median(np.diff(rank[found])) >= 2:
+        if (
+            len(found) >= least
+            and np.median(np.diff(rank[found])) >= 2
+            and _fills_its_slot(doc, blocks.elements, kept, found)
+        ):
             labels[found] = True
     return labels
+
+
+def _fills_its_slot(doc: Document, elements: np.ndarray, kept: np.ndarray, found: list[int]) -> bool:
+    """Whether the copies of a text (blocks `found`) are at least `LABEL_SLOT_SHARE` of the kept
+    blocks (`kept`) in the slot most of them take (`_slot`)."""
+    slots = Counter(_slot(doc, int(elements[block])) for block in found)
+    slot, copies = slots.most_common(1)[0]
+    tag, classes, _ = slot
+    in_slot = sum(
+        1
+        for element in elements[kept].tolist()
+        if doc.tag[element] == tag and doc.classes[element] == classes and _slot(doc, element) == slot
+    )
+    return copies >= LABEL_SLOT_SHARE * in_slot
+
+
+def _slot(doc: Document, element: int) -> tuple[str, str | None, int]:
+    """An element's slot in a card's template: its tag, its classes, and how many siblings of its
+    tag come before it (the first `<dt>` of a card's `<dl>`, the second, ...)."""
+    tag = doc.tag[element]
+    before = 0
+    sibling = doc.elements[element].prev
+    while sibling is not None:
+        before += sibling.tag == tag
+        sibling = sibling.prev
+    return tag, doc.classes[element], before
 
 
 #: The class of a blockquote that a social network's script turns into an embedded post (X/Twitter,
