@@ -562,7 +562,7 @@ def _place_async_fragments(tree: LexborHTMLParser, fragments: list[LexborNode]) 
     page with placeholders, `<noscript id="af{runtime}ph{n}">`, and each fragment's HTML as it is
     ready, at the end of the body in `<div id="af{runtime}{n}" style="display:none">`, which an
     inline script (`$af{runtime}(n)`) moves into its placeholder. Do the same, so a reader sees the
-    content in place (an eBay category page held 0.9 of its words in 43 hidden fragments). A
+    content in place (an eBay category page sends its whole listing in 43 hidden fragments). A
     fragment whose placeholder lies in another fragment is placed first, so the outer one carries
     it; one without a placeholder, or inside another fragment, stays hidden. `fragments`: the
     page's `div[id^="af"]` with an inline `display: none`, in document order."""
