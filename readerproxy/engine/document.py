@@ -589,7 +589,7 @@ def _place_async_fragments(tree: LexborHTMLParser, fragments: list[LexborNode]) 
         if host(by_id[ident]) is not None:
             continue  # a fragment inside another is copied with it: its node would not outlive it
         chain, at = [ident], host(placeholder)
-        while at is not None and at not in chain and len(chain) <= len(by_id):
+        while at is not None and at not in chain:  # each id once: a cycle ends the walk
             chain.append(at)
             at = host(placeholders[at]) if at in placeholders else None
         if at is None:  # no cycle

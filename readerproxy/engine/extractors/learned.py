@@ -25,6 +25,7 @@ reads "auto via learned" or "auto via heuristic" after a fallback).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -323,27 +324,29 @@ def template_labels(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.nda
     most = max((len(found) for found in copies.values()), default=0)
     least = max(LABEL_MIN_COPIES, LABEL_SHARE * most)
     rank = np.cumsum(keep)  # a block's place among the kept blocks
-    kept = np.flatnonzero(keep & (blocks.own_words > 0))
+    kept = blocks.elements[keep & (blocks.own_words > 0)].tolist()
+    slot = functools.cache(lambda element: _slot(doc, element))  # each element's once, for all texts
     for found in copies.values():
         if (
             len(found) >= least
             and np.median(np.diff(rank[found])) >= 2
-            and _fills_its_slot(doc, blocks.elements, kept, found)
+            and _fills_its_slot(doc, blocks.elements[found].tolist(), kept, slot)
         ):
             labels[found] = True
     return labels
 
 
-def _fills_its_slot(doc: Document, elements: np.ndarray, kept: np.ndarray, found: list[int]) -> bool:
-    """Whether the copies of a text (blocks `found`) are at least `LABEL_SLOT_SHARE` of the kept
-    blocks (`kept`) in the slot most of them take (`_slot`)."""
-    slots = Counter(_slot(doc, int(elements[block])) for block in found)
-    slot, copies = slots.most_common(1)[0]
-    tag, classes, _ = slot
+def _fills_its_slot(
+    doc: Document, found: list[int], kept: list[int], slot: Callable[[int], tuple[str, str | None, int]]
+) -> bool:
+    """Whether the copies of a text (elements `found`) are at least `LABEL_SLOT_SHARE` of the kept
+    blocks' elements (`kept`) in the slot most of them take (`slot`: `_slot`, cached per page)."""
+    taken, copies = Counter(map(slot, found)).most_common(1)[0]
+    tag, classes, _ = taken
     in_slot = sum(
         1
-        for element in elements[kept].tolist()
-        if doc.tag[element] == tag and doc.classes[element] == classes and _slot(doc, element) == slot
+        for element in kept
+        if doc.tag[element] == tag and doc.classes[element] == classes and slot(element) == taken
     )
     return copies >= LABEL_SLOT_SHARE * in_slot
 
