@@ -10,12 +10,19 @@
   streams through from its first bytes instead. `Save-Data: on` makes the view lite.
   It also serves the reader view's own assets under `/.readerproxy/` on every proxied host, so the
   page stays same-origin (its CSP holds, and nothing is mixed content inside intercepted HTTPS).
-- `MetricsAddon`: counts every flow by outcome on `/metrics`.
+- `MetricsAddon`: counts every flow by outcome on `/metrics`, and every reading that failed (the
+  original passed through instead, `fall_back`) by reason.
 
 Hooks, called by the core in this order for every flow: `request(flow)` (an addon may answer by
 setting `flow.response`), `response_headers(flow)` (the upstream head is in `flow.response`; an addon
 may set `flow.wants_body`), `response(flow, body)` (only when the body was buffered; an addon may
 replace `flow.response`), `done(flow)`.
+
+Every navigation is answered (since 2026-12-07): reading a page is an offer, never a condition. When
+it fails for any reason (the extraction pool overloaded or past its deadline, a worker that died, a
+body that does not decode, a bug), the original goes through as it came, and the reason is counted
+(`fall_back`); only a request the proxy refuses on purpose (access, the SSRF guard, the block list)
+gets an error page. The core (`server.py`) does the same for an exception in any addon's hook.
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ import binascii
 import dataclasses
 import hashlib
 import hmac
+import logging
 import re
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from html import escape as html_escape
@@ -33,12 +42,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
+from ..errors import ReaderproxyError
+from ..web.browser import ClientGone
 from ..web.fetch import BodyDecoder, FetchError, media_type
 from ..web.images import route_images_to, saves_data
 from ..web.templating import Preferences, preferences
 from .flow import Flow, Outcome, Response, header, prefers_html
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
     from ..web.metrics import Metrics
     from ..web.reader import Reader
     from ..web.settings import Settings
@@ -71,6 +84,19 @@ _HOME_LINKS = re.compile(r'\bhref="/"')
 #: Preference links that static/reader.js applies in the page: in proxy views they navigate, so the
 #: choice reaches the proxy, which keeps it for the client.
 _INSTANT = re.compile(r'(<a\b[^>]*?)\sdata-pref="[^"]*"')
+#: The note of a flow whose page could not be read: why (`fall_back`), counted by `MetricsAddon`.
+FALLBACK_NOTE = "fallback"
+
+log = logging.getLogger("readerproxy.proxy")
+
+
+def fall_back(flow: Flow, reason: str, message: str = "") -> None:
+    """Record that reading this flow's page failed and the original goes through as it came:
+    `reason` (an error's `kind`: overloaded, extraction_timeout, extraction_failed, …, or
+    `internal` for a bug) is what `/metrics` counts it under."""
+    flow.notes[FALLBACK_NOTE] = reason
+    if message:
+        flow.error = message
 
 
 class Addon:
@@ -551,7 +577,12 @@ class ReaderAddon(Addon):
                 reader_links=False,
             )
         except FetchError as exc:  # a corrupt or oversized encoding: leave the page to the browser
-            flow.error = exc.message
+            fall_back(flow, "undecodable", exc.message)
+            return
+        except ClientGone:  # nobody to answer: the connection closes
+            raise
+        except ReaderproxyError as exc:  # overloaded, past the deadline, a worker that died, …
+            fall_back(flow, exc.kind, exc.message)
             return
         if not is_article(data, flow.reader_rule):
             if key is not None:
@@ -580,14 +611,37 @@ class ReaderAddon(Addon):
 # ---- metrics ------------------------------------------------------------------------------------
 
 
+#: The fallback counter of each metrics registry (several proxies may share one in tests).
+_FALLBACKS: weakref.WeakKeyDictionary[CollectorRegistry, Any] = weakref.WeakKeyDictionary()
+
+
+def fallback_counter(metrics: Metrics) -> Any:
+    """`readerproxy_proxy_reader_fallbacks_total{reason}` on the server's registry, made once."""
+    counter = _FALLBACKS.get(metrics.registry)
+    if counter is None:
+        from prometheus_client import Counter
+
+        counter = _FALLBACKS[metrics.registry] = Counter(
+            "readerproxy_proxy_reader_fallbacks",
+            "Pages passed through as they came because reading them failed, by reason "
+            "(overloaded, extraction_timeout, extraction_failed, undecodable, internal, ...).",
+            ["reason"],
+            registry=metrics.registry,
+        )
+    return counter
+
+
 class MetricsAddon(Addon):
-    """Every finished flow counted by outcome."""
+    """Every finished flow counted by outcome, and every failed reading by reason (`fall_back`)."""
 
     def __init__(self, metrics: Metrics) -> None:
         self.metrics = metrics
+        self.fallbacks = fallback_counter(metrics)
 
     async def done(self, flow: Flow) -> None:
         self.metrics.proxy_request(str(flow.outcome or Outcome.ERROR))
+        if (reason := flow.notes.get(FALLBACK_NOTE)) is not None:
+            self.fallbacks.labels(str(reason)).inc()
 
 
 def reader_base(settings: Settings) -> str:

@@ -59,6 +59,7 @@ from .addons import (
     ReaderAddon,
     RulesAddon,
     configured_credentials,
+    fall_back,
     host_list,
     reader_base,
     same_origin_links,
@@ -250,6 +251,8 @@ class ProxyServer:
             pass
         except asyncio.CancelledError:  # the proxy is closing
             pass
+        except Exception:  # a bug outside any flow (a flow's own is answered in `_handle`)
+            log.exception("proxy connection from %s failed", peer[0])
         finally:
             self._connections.discard(task)
             writer.close()
@@ -302,7 +305,11 @@ class ProxyServer:
 
     # ---- one flow ---------------------------------------------------------------------------
     async def _handle(self, flow: Flow, conn: ClientConnection) -> bool:
-        """Run the flow through the addons and the network; True to keep the connection."""
+        """Run the flow through the addons and the network; True to keep the connection.
+
+        An exception no part of the flow expected (a bug in an addon, say) is logged once and
+        answered with a readable 502 page when nothing was sent yet, and the connection closes:
+        never a connection closed with no answer."""
         request = flow.request
         try:
             for addon in self.addons:
@@ -317,10 +324,38 @@ class ProxyServer:
                 await self._tunnel(flow, conn)
                 return False
             return await self._forward(flow, conn)
+        except _GOING_AWAY:
+            raise
+        except Exception as exc:
+            await self._failed(flow, conn, exc)
+            return False
         finally:
             if flow.outcome is not None or request.method != "CONNECT":
                 for addon in self.addons:
-                    await addon.done(flow)
+                    try:
+                        await addon.done(flow)
+                    except Exception:
+                        log.exception(
+                            "proxy addon %s failed when %s ended", type(addon).__name__, request.url
+                        )
+
+    async def _failed(self, flow: Flow, conn: ClientConnection, exc: Exception) -> None:
+        """An unexpected exception in a flow: logged once, then a 502 page if no answer began."""
+        log.error("proxy request %s %s failed", flow.request.method, flow.request.url, exc_info=exc)
+        flow.outcome = Outcome.ERROR
+        if conn.response_started:
+            flow.error = f"internal: {type(exc).__name__}"
+            return
+        with contextlib.suppress(h11.LocalProtocolError, ConnectionError):
+            await self._error_page(
+                flow,
+                conn,
+                502,
+                "readerproxy could not handle this request",
+                f"an internal error ({type(exc).__name__}) stopped it; it was logged",
+                flow.request.url,
+                close=True,
+            )
 
     async def _tunnel(self, flow: Flow, conn: ClientConnection) -> None:
         """CONNECT: an intercepted TLS connection with `--intercept-https`, else a plain TCP tunnel."""
@@ -465,12 +500,26 @@ class ProxyServer:
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in up.raw_headers]
         if upgraded:
             headers = [(k, _plain_http(v) if k.lower() == "location" else v) for k, v in headers]
-        flow.response = Response(up.status, up.reason or "", headers)
+        flow.response = response = Response(up.status, up.reason or "", headers)
         if upgraded:
             flow.notes["upgraded_https"] = True
         for addon in self.addons:
-            await addon.response_headers(flow)
+            try:
+                await addon.response_headers(flow)
+            except _GOING_AWAY:
+                raise
+            except Exception as exc:  # a bug: the answer streams through as it comes
+                self._addon_failed(flow, addon, "response_headers", exc)
+                flow.response, flow.wants_body, flow.sniff = response, False, None
+                break
         return await self._answer(flow, up, conn)
+
+    @staticmethod
+    def _addon_failed(flow: Flow, addon: Addon, hook: str, exc: Exception) -> None:
+        log.error(
+            "proxy addon %s failed in %s on %s", type(addon).__name__, hook, flow.request.url, exc_info=exc
+        )
+        fall_back(flow, "internal", f"{type(addon).__name__}.{hook}: {type(exc).__name__}")
 
     def _https_upgrade(self, request: Request, up: aiohttp.ClientResponse) -> str | None:
         """With `--upgrade-https`: the https:// URL to fetch instead, when the site redirects this
@@ -624,7 +673,14 @@ class ProxyServer:
             if complete:  # else: too large, or too slow: it streams through as it is, below
                 body = b"".join(buffered)
                 for addon in self.addons:
-                    await addon.response(flow, body)
+                    try:
+                        await addon.response(flow, body)
+                    except _GOING_AWAY:
+                        raise
+                    except Exception as exc:  # a bug: the original goes through as it came
+                        self._addon_failed(flow, addon, "response", exc)
+                        flow.response = response
+                        break
                 if flow.response is not None and flow.response is not response:  # replaced: the reader view
                     await self._write_simple(conn, flow.response, keep_alive=request.keep_alive)
                     return request.keep_alive
@@ -709,9 +765,18 @@ class ProxyServer:
         await conn.send_response(response.status, response.reason, headers, body)
 
     async def _error_page(
-        self, flow: Flow, conn: ClientConnection, status: int, title: str, message: str, url: str
+        self,
+        flow: Flow,
+        conn: ClientConnection,
+        status: int,
+        title: str,
+        message: str,
+        url: str,
+        *,
+        close: bool = False,
     ) -> bool:
-        """An HTML error page from the reader's templates, for a request that got no upstream answer."""
+        """An HTML error page from the reader's templates, for a request that got no upstream answer
+        (`close`: the connection closes after it whatever the request asked)."""
         flow.error = message
         message = message[0].upper() + message[1:] if message else message
         page = self.renderer.error_page(status, title, message.rstrip(".") + ".", Preferences(), url)
@@ -721,7 +786,7 @@ class ProxyServer:
             [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"), *SECURITY_HEADERS],
             same_origin_links(page).encode("utf-8"),
         )
-        keep = flow.request.keep_alive and not _has_body(flow.request)
+        keep = flow.request.keep_alive and not _has_body(flow.request) and not close
         await self._write_simple(conn, flow.response, keep_alive=keep)
         return keep
 
@@ -733,6 +798,11 @@ class ProxyServer:
 
 class _Sent(Exception):
     """The answer was partly sent when upstream failed: the connection can only be closed."""
+
+
+#: What ends a flow with nobody to answer (the browser left, the answer already broke off): passed
+#: on to the connection, never answered with a 502 page.
+_GOING_AWAY = (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError, ClientGone, _Sent)
 
 
 def _still_connected(conn: ClientConnection) -> Callable[[], bool]:
