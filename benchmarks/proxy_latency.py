@@ -15,6 +15,11 @@ then measures with one keep-alive aiohttp client:
 - memory: the proxy process's RSS (VmRSS sampled every 10 ms, and VmHWM) while a download of
   MB megabytes streams through it to a client that discards it.
 
+`--repeat` instead measures a repeat visit to an article (median of `--requests`, default 30 there,
+all in one run): the page fetched directly, passed through the proxy (`Accept: */*`, streamed as
+it comes), its reader view on a first visit (a new URL each time: extracted), and its reader view
+on a repeat visit (the same bytes again: the kept extraction rendered, since 2026-12-07).
+
 `--sniff` instead measures the early decision itself over the 1,310 wcxb-dev pages: how many
 pages of each type their head already shows to be no article (`addons.HeadSniffer`, fed 64 KB at a
 time as the proxy feeds it), and
@@ -22,6 +27,7 @@ how many of those the full pipeline would have made reader views (`Article.reade
 
     .venv/bin/python benchmarks/proxy_latency.py [--requests 20] [--mb 20]
     .venv/bin/python benchmarks/proxy_latency.py --sniff
+    .venv/bin/python benchmarks/proxy_latency.py --repeat [--requests 30]
 """
 
 from __future__ import annotations
@@ -114,6 +120,45 @@ async def non_articles(http: aiohttp.ClientSession, upstream: DatasetSite, proxy
         )
 
 
+#: Articles of the upstream test site for `--repeat`: its own small one, and Readability's ars-1
+#: (56 KB) and wapo-1 (180 KB).
+REPEAT_PAGES = ("/article", "/rd/ars-1", "/rd/wapo-1")
+
+
+async def repeat_visits(upstream: DatasetSite, proxy_url: str, n: int) -> None:
+    """Direct, passed through, first and repeat reader views of the same articles, one run."""
+    direct_host = f"http://127.0.0.1:{upstream.port}"
+    named = f"http://news.test:{upstream.port}"
+    print(f"repeat visits (median of {n}, ms, one keep-alive client; added = over direct)")
+    print("| page | direct | passed through | reader view, first visit | reader view, repeat visit |")
+    print("|---|---|---|---|---|")
+    async with aiohttp.ClientSession() as http:
+        for path in REPEAT_PAGES:
+            async with http.get(direct_host + path) as r:
+                size = len(await r.read())
+            direct = await timed(http, direct_host + path, n, None, HTML_ACCEPT)
+            passed = await timed(http, named + path, n, proxy_url, "*/*")
+            first = []
+            sep = "&" if "?" in path else "?"
+            for i in range(n):  # a new URL each time: nothing kept for it
+                began = time.perf_counter()
+                async with http.get(
+                    f"{named}{path}{sep}first={time.time_ns()}-{i}",
+                    proxy=proxy_url,
+                    headers={"Accept": HTML_ACCEPT},
+                ) as r:
+                    await r.read()
+                    assert r.headers.get("X-Readerproxy") == "reader-view", path
+                first.append((time.perf_counter() - began) * 1000)
+            repeat = await timed(http, named + path, n, proxy_url, HTML_ACCEPT)
+            base = statistics.median(direct)
+            cells = [
+                f"{statistics.median(x):.2f} (+{statistics.median(x) - base:.2f})"
+                for x in (passed, first, repeat)
+            ]
+            print(f"| {path} ({size / 1000:.0f} KB) | {base:.2f} | {' | '.join(cells)} |")
+
+
 def sniff_corpus() -> None:
     """The early decision over wcxb-dev: pages per type, and the full pipeline's answer on those."""
     import readerproxy
@@ -184,6 +229,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--mb", type=int, default=20)
     parser.add_argument("--sniff", action="store_true", help="the early decision over wcxb-dev instead")
+    parser.add_argument("--repeat", action="store_true", help="repeat visits to articles instead")
     args = parser.parse_args()
     if args.sniff:
         sniff_corpus()
@@ -194,6 +240,9 @@ def main() -> None:
     options = ["--proxy-port", str(proxy_port), "--cache", "memory", "--allow-private"]
     process, _ = start_server_process(*options, "--resolve", "news.test:127.0.0.1")
     try:
+        if args.repeat:
+            asyncio.run(repeat_visits(upstream, f"http://127.0.0.1:{proxy_port}", args.requests))
+            return
         asyncio.run(measure(upstream, f"http://127.0.0.1:{proxy_port}", process.pid, args.requests, args.mb))
     finally:
         stop_process(process)

@@ -32,6 +32,7 @@ import binascii
 import dataclasses
 import hashlib
 import hmac
+import json
 import logging
 import re
 import weakref
@@ -42,10 +43,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
+from ..engine.extraction import Extractor, params_dict
 from ..errors import ReaderproxyError
 from ..web.browser import ClientGone
 from ..web.fetch import BodyDecoder, FetchError, media_type
 from ..web.images import route_images_to, saves_data
+from ..web.page_cache import DecodedMemo
 from ..web.templating import Preferences, preferences
 from .flow import Flow, Outcome, Response, header, prefers_html
 
@@ -446,6 +449,9 @@ def decoded_body(response: Response, body: bytes, settings: Settings, url: str) 
 
 #: How many "no article" verdicts the reader addon remembers (`ReaderAddon.not_articles`).
 NOT_ARTICLE_MEMO = 4096
+#: The prefix of a proxied page's reader view in the cache backend (`ReaderAddon.view_key`); the
+#: number is the stored value's shape, bumped with `reader.RESULT_VERSION`.
+VIEW_PREFIX = "proxyview:4:"
 
 
 class ReaderAddon(Addon):
@@ -455,6 +461,13 @@ class ReaderAddon(Addon):
     Content-Encoding, whether the host is an `always` host, the body's bytes): the same bytes
     navigated to again pass through without a second extraction, which would say the same. Only
     for algorithms that read the page alone (not a browser's rendering of it, which may change).
+
+    An article's reader view is kept in the cache backend (memory, SQLite or Redis, as `/read`'s
+    results: shared by every server process and kept across restarts) under the page's digest (the
+    same URL, type, encoding and bytes), the algorithm and its parameters (since 2026-12-07): a
+    repeat visit to an unchanged page renders it again with no extraction. What is kept is the
+    extraction's result, not HTML: the reader's preferences, the site choices and the way back are
+    applied at each render, so a preference changed between visits applies.
     """
 
     def __init__(
@@ -473,21 +486,53 @@ class ReaderAddon(Addon):
         self.store = store
         self.user = user  # the proxy login's user name with --auth: the key of its preferences
         self.not_articles: OrderedDict[bytes, None] = OrderedDict()  # digests, oldest first
+        # the stored views decoded once while the memory cache hands back the same bytes
+        self._views: DecodedMemo[dict[str, Any]] = DecodedMemo(json.loads, 8 * 1024 * 1024)
 
     @staticmethod
-    def verdict_key(flow: Flow, upstream: Response, body: bytes) -> bytes:
-        """The digest of everything the "no article" verdict on this answer depends on."""
+    def page_digest(flow: Flow, upstream: Response, body: bytes) -> bytes:
+        """The digest of the answer as the site sent it: URL, Content-Type, Content-Encoding, bytes."""
         digest = hashlib.blake2b(digest_size=32)
         for part in (
             flow.request.url,
             header(upstream.headers, "content-type") or "",
             header(upstream.headers, "content-encoding") or "",
-            "always" if flow.reader_rule == "always" else "",
         ):
             data = part.encode("utf-8", "surrogateescape")
             digest.update(len(data).to_bytes(4, "big") + data)
         digest.update(body)
         return digest.digest()
+
+    @staticmethod
+    def verdict_key(flow: Flow, page_digest: bytes) -> bytes:
+        """The key of the "no article" verdict on an answer: the page, and whether its host is an
+        `always` host (which needs only some text)."""
+        return page_digest + (b"a" if flow.reader_rule == "always" else b"")
+
+    @staticmethod
+    def view_key(page_digest: bytes, extractor: Extractor[Any], params: object) -> str:
+        """The cache key of a page's reader view: the page's digest, the algorithm, its parameters."""
+        values = params_dict(params)
+        signature = ",".join(f"{name}={values[name]}" for name in sorted(values))
+        return f"{VIEW_PREFIX}{page_digest.hex()}|{extractor.name}|{signature}"
+
+    async def cached_view(self, key: str) -> dict[str, Any] | None:
+        """The extraction kept for `key`, or None (absent, or not readable as one)."""
+        cache = self.reader.cache
+        raw = await cache.get(key) if cache is not None else None
+        if raw is None:
+            return None
+        try:
+            data = self._views.decode(key, raw)
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    async def keep_view(self, key: str, data: dict[str, Any]) -> None:
+        """Keep an article's extraction for later visits (for `--result-ttl`, as `/read`'s results)."""
+        if self.reader.cache is not None:
+            value = json.dumps(data, ensure_ascii=False).encode("utf-8")
+            await self.reader.cache.set(key, value, self.settings.result_ttl)
 
     def remember_not_article(self, key: bytes) -> None:
         self.not_articles[key] = None
@@ -560,22 +605,18 @@ class ReaderAddon(Addon):
         upstream = flow.response
         url = flow.request.url
         extractor, params = self.reader.resolve_request(self.settings.default_algorithm, {})
-        key = None if extractor.needs_browser else self.verdict_key(flow, upstream, body)
+        digest = None if extractor.needs_browser else self.page_digest(flow, upstream, body)
+        key = None if digest is None else self.verdict_key(flow, digest)
         if key is not None and key in self.not_articles:  # these bytes were no article a moment ago
             self.not_articles.move_to_end(key)
             return
+        view_key = None if digest is None else self.view_key(digest, extractor, params)
         try:
-            page = decoded_body(upstream, body, self.settings, url)
+            data = await self.cached_view(view_key) if view_key is not None else None
+            fresh = data is None
+            if data is None:
+                data = await self.extract(flow, upstream, body, extractor, params)
             prefs = await self.preferences(flow)
-            data = await self.reader.extract_bytes(
-                page,
-                url,
-                header(upstream.headers, "content-type"),
-                extractor,
-                params,
-                images=True,  # as on /read: lite folds each image behind a tap when it renders
-                reader_links=False,
-            )
         except FetchError as exc:  # a corrupt or oversized encoding: leave the page to the browser
             fall_back(flow, "undecodable", exc.message)
             return
@@ -588,6 +629,9 @@ class ReaderAddon(Addon):
             if key is not None:
                 self.remember_not_article(key)
             return
+        if fresh and view_key is not None:
+            await self.keep_view(view_key, data)
+        data = dict(data)  # the kept one stays as the extraction made it
         data["url"] = url
         data["final_url"] = with_marker(url)  # the reader page's "Original" links: the way back
         page_html = same_origin_links(self.renderer.reader_page(data, prefs, extractor.name))
@@ -606,6 +650,22 @@ class ReaderAddon(Addon):
             html,
         )
         flow.outcome = Outcome.READER
+
+    async def extract(
+        self, flow: Flow, upstream: Response, body: bytes, extractor: Extractor[Any], params: object
+    ) -> dict[str, Any]:
+        """The page's extraction in the worker pool (FetchError for a body that does not decode)."""
+        url = flow.request.url
+        page = decoded_body(upstream, body, self.settings, url)
+        return await self.reader.extract_bytes(
+            page,
+            url,
+            header(upstream.headers, "content-type"),
+            extractor,
+            params,
+            images=True,  # as on /read: lite folds each image behind a tap when it renders
+            reader_links=False,
+        )
 
 
 # ---- metrics ------------------------------------------------------------------------------------
