@@ -51,6 +51,8 @@ from .output import (
     _safe_url,
     sanitize,
 )
+from .posts import find_thread
+from .posts import name_of as structural_name
 from .structured import ld_text, ld_type_names, script_values, walk_ld
 from .text import squash
 
@@ -423,31 +425,42 @@ def read_thread(
     *,
     rewrite_link: LinkRewriter | None = None,
     images: bool = True,
+    engines: tuple[Engine, ...] = ENGINES,
+    json_ld: bool = True,
+    structure: bool = True,
 ) -> tuple[str, tuple[Post, ...]]:
-    """`thread_posts` with the name of the engine that read them ("json-ld", or "" for none)."""
+    """`thread_posts` with the name of the engine that read them ("json-ld", "structure", or ""
+    for none). `engines` and `json_ld` switch readings off (the leave-one-engine-out measure of
+    `benchmarks/thread_structure.py` reads with an engine's table entry, or all of them, off), and
+    `structure` the posts found by structure (`posts.find_thread`)."""
     order = {node.mem_id: index for index, node in enumerate(doc.elements)}
     best: tuple[Post, ...] = ()
     best_name = ""
     best_key = (0, 0)
-    named = detect_engine(doc)
+    named = detect_engine(doc) if engines is ENGINES else None
     # For speed, the engine the page names is read first, and when every post it finds has an
     # author no other reading can do better.
-    first = [engine for engine in ENGINES if engine.name == named]
-    for engine in first + [engine for engine in ENGINES if engine.name != named]:
+    first = [engine for engine in engines if engine.name == named]
+    for engine in first + [engine for engine in engines if engine.name != named]:
         posts = _read_engine(doc, engine, order, rewrite_link, images)
         key = (sum(1 for p in posts if p.author), len(posts))
         if key > best_key:
             best, best_key, best_name = posts, key, engine.name
         if engine.name == named and key[1] >= MIN_POSTS and key[0] == key[1]:
             break
-    if best_key[0] < MIN_POSTS:
+    if best_key[0] < MIN_POSTS and json_ld:
         ld = _json_ld_posts(doc)
         if sum(1 for p in ld if p.author) > best_key[0]:
-            return "json-ld", ld
+            best, best_key, best_name = ld, (sum(1 for p in ld if p.author), len(ld)), "json-ld"
     if best_name == "microdata":
         opening = _opening_post(doc, best)
         if opening is not None:
             best = (opening, *best)
+    if best_key[0] < MIN_POSTS and structure:
+        # No table entry reads this engine: the posts as their structure shows them (`posts.py`).
+        found = _structural_posts(doc, rewrite_link, images)
+        if sum(1 for p in found if p.author) > best_key[0]:
+            return "structure", found
     return best_name, best
 
 
@@ -537,24 +550,30 @@ def _date(top: LexborNode, selectors: Iterable[str], posts: set[int]) -> tuple[s
                 return (value if _ISO.match(value) else None), value
             continue
         for node in _own(top, selector, posts):
-            attrs = node.attributes
-            machine = next(
-                (
-                    v.strip()
-                    for k in ("datetime", "content", "title", "data-time")
-                    if (v := attrs.get(k)) and _ISO.match(v.strip())
-                ),
-                None,
-            )
-            shown = squash(node.text(deep=True) or "")
-            if len(shown) > 60:
-                shown = ""
-            shown = _WHEN_SHOWN.sub("", shown).strip()
-            if _ISO.match(shown) or (machine and "ago" in shown.split()):
-                shown = ""  # the reader writes the machine date its own way
+            machine, shown = _node_date(node)
             if machine or shown:
                 return machine, shown
     return None, ""
+
+
+def _node_date(node: LexborNode) -> tuple[str | None, str]:
+    """(machine date or None, the date as shown) of one element holding a date."""
+    attrs = node.attributes
+    machine = next(
+        (
+            v.strip()
+            for k in ("datetime", "content", "title", "data-time")
+            if (v := attrs.get(k)) and _ISO.match(v.strip())
+        ),
+        None,
+    )
+    shown = squash(node.text(deep=True) or "")
+    if len(shown) > 60:
+        shown = ""
+    shown = _WHEN_SHOWN.sub("", shown).strip()
+    if _ISO.match(shown) or (machine and "ago" in shown.split()):
+        shown = ""  # the reader writes the machine date its own way
+    return machine, shown
 
 
 def _post(
@@ -568,9 +587,10 @@ def _post(
     quote_ids: set[int],
     rewrite_link: LinkRewriter | None,
     images: bool,
+    also_dropped: Iterable[int] = (),
 ) -> Post | None:
     drop = ", ".join(filter(None, (COMMON_DROP, engine.drop)))
-    dropped = {node.mem_id for node in body.css(drop)}
+    dropped = {node.mem_id for node in body.css(drop)} | set(also_dropped)
     quotes: list[Quote] = []
     writer = _Writer(doc, engine, dropped, posts, quote_ids, quotes, rewrite_link, images)
     writer.children(body)
@@ -714,6 +734,60 @@ class _Writer:
         if name == "img" and not any(p.startswith("src=") for p in parts[1:]):
             return ""
         return "<" + " ".join(parts) + ">"
+
+
+# -- structure ------------------------------------------------------------------------------------
+
+#: How a thread found by structure is written: quotes as blockquotes and the common quote boxes,
+#: their author from the attributes engines put on them or a `<cite>`.
+STRUCTURE = Engine(
+    name="structure",
+    post="",
+    author=(),
+    date=(),
+    body=(),
+    quote="blockquote, div.quote, aside.quote, div.bbCodeQuote, div.bbcode_quote, div.quotebox",
+    quote_author=("@data-author", "@data-username", "@data-quote", "cite", "[class*=uthor]"),
+    quote_drop="cite, [class*=uthor], .quote-header, .quote-title",
+)
+
+
+def _structural_posts(doc: Document, rewrite_link: LinkRewriter | None, images: bool) -> tuple[Post, ...]:
+    """The posts `posts.find_thread` finds by structure, written as a table engine's are."""
+    found = find_thread(doc)
+    if found is None:
+        return ()
+    elements = doc.elements
+    ids = {elements[index].mem_id for index in found.members}
+    quote_ids = {node.mem_id for node in doc.tree.css(STRUCTURE.quote)}
+    posts: list[Post] = []
+    for part in found.posts:
+        author = _clean_author(doc.element_text(part.author)) if part.author >= 0 else ""
+        if part.author >= 0 and not author:
+            author = _clean_author(structural_name(doc, part.author))
+        machine, shown = _node_date(elements[part.date]) if part.date >= 0 else (None, "")
+        dropped = [elements[index].mem_id for index in part.dropped]
+        if part.author >= 0:
+            dropped.append(elements[part.author].mem_id)
+        if part.date >= 0:
+            dropped.append(elements[part.date].mem_id)
+        body = elements[part.body]
+        post = _post(
+            doc,
+            body,
+            STRUCTURE,
+            author,
+            machine,
+            shown,
+            ids - {body.mem_id},
+            quote_ids,
+            rewrite_link,
+            images,
+            dropped,
+        )
+        if post is not None:
+            posts.append(post)
+    return tuple(posts)
 
 
 # -- JSON-LD --------------------------------------------------------------------------------------

@@ -1,0 +1,567 @@
+"""Posts found by structure: the thread reader for forum engines no table names.
+
+`thread.ENGINES` reads the engines it knows by their CSS classes; a thread on any other engine
+(Vanilla, bbPress, Flarum, Lemmy, Hacker News, a blog's comment section, a theme that renamed
+everything) would lose its replies. This module finds the posts the way a person does, by what a
+post *is*: a repeated container whose members each hold an author, a time and a body of prose.
+
+1. **Anchors.** Times: `<time>` and elements with a `datetime` attribute, and short texts that read
+   as a date or a time ago (`DATE_TEXT`: digits with a month or a unit, "yesterday", "just now").
+   Authors: links to a profile (`PROFILE_URL`: `/u/name`, `/user/…`, `/members/…`, `/@name`,
+   `?u=123`, `profile.php`, `user?id=`), and short texts in an element whose class, `itemprop` or
+   `rel` says author or user name (`AUTHOR_HINT`). Anchors inside quotes do not count.
+2. **Groups.** Every ancestor of a time anchor is a candidate post. Candidates are grouped by
+   shape: the tag with the pattern of a numbered `id` (`post-#`, `Comment_#`), the tag with its
+   class names less numbered and state names ("odd", "alt", "first"), and the tag with its first
+   such class name, so a post whose theme adds a class (the starter's "by-author") stays in its
+   group.
+3. **The thread.** Each group's members are read as posts: a member's own part is its subtree less
+   the members nested in it (a reply tree); it counts when it holds a time or an author and at
+   least one word of its own beside them. The group with the most members holding both an author
+   and a time wins, ties to the tighter group; its members' prose must be prose (median own words
+   ≥ `MIN_MEDIAN_WORDS`, at most `MAX_LINK_SHARE` of them in links: a list of topics, each a
+   linked title with its author and date, is no thread).
+4. **The opening post.** Engines often write the first post in other markup than the replies
+   (Vanilla's `Discussion` and `Comment`s, a blog post and its comments): before the first member,
+   the nearest time anchor's highest ancestor that holds no member is read the same way.
+5. **Parts of a post.** The author's and the time's header (their highest ancestor inside the post
+   holding a small share of its words) is not the body; the body is the deepest element holding
+   most of the post's words and neither header. Controls are found by repetition: a short text
+   ("Reply", "Quote", "Like", "Report", in any language) inside at least half of the posts is the
+   template's, not a post's, and is dropped.
+
+Pure: reads the parsed `Document`, no network. Returns element indices (`StructuralPost`);
+`thread.py` writes the posts out with its allowlist, as it does for a table engine's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from .document import TEXT, Document, indices_of
+
+#: Fewer posts than this with an author and a time, and the page holds no thread found by structure.
+MIN_POSTS = 2
+#: A group's members hold at least this many words of their own at the median (a header of an
+#: author and a date is no post).
+MIN_MEDIAN_WORDS = 5
+#: At most this share of a group's own words (median over members) in links: a topic list's rows
+#: are linked titles.
+MAX_LINK_SHARE = 0.5
+#: A group competes when it has at least this share of the most whole posts any group has.
+GROUP_SHARE = 0.5
+#: Longest text of an author or a date anchor (characters).
+MAX_ANCHOR_CHARS = 60
+#: Most words of an author's name.
+MAX_NAME_WORDS = 5
+#: Most words of a header row before a post that holds its time.
+HEADER_WORDS = 12
+#: A header (an anchor's highest ancestor inside a post) holds at most this share of the post's words.
+HEAD_SHARE = 0.25
+#: The body is the deepest element holding at least this share of the post's words.
+BODY_SHARE = 0.7
+#: A short text inside at least this share of the posts (and two of them) is a control of the template.
+CONTROL_SHARE = 0.5
+#: Longest text of a control (words).
+CONTROL_WORDS = 4
+
+#: A profile page's URL: a path segment naming users or members followed by a name or number, a
+#: `/@name` path, or a query naming a user.
+PROFILE_URL = re.compile(
+    r"(?:/(?:u|user|users|member|members|profile|profiles|people|author|authors|account|accounts|"
+    r"usercp|benutzer|utilisateur|usuario|~)/[^/?#]+"
+    r"|/@[\w.-]+/?(?:$|[?#])|[?&](?:u|uid|user|userid|user_id|member|memberid|showuser)=[^&#]+"
+    r"|/user\?id=[^&#]+|/~[\w.-]+/?(?:$|[?#])"
+    r"|(?:member|profile|memberlist|user)\.php)",
+    re.I,
+)
+#: Class names, `itemprop` or `rel` values of an element holding an author's name.
+AUTHOR_HINT = re.compile(
+    r"(?:^|[\s_-])(?:author|username|user-?name|poster|postauthor|nick(?:name)?|member-?name|"
+    r"display-?name|screen-?name|hnuser|commenter|comment-author|fn)(?:$|[\s_-])",
+    re.I,
+)
+_MONTHS = (
+    r"jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|"
+    r"august|september|october|november|december|janv|févr|mars|avr|mai|juin|juil|août|sept|déc|"
+    r"januar|februar|märz|juni|juli|oktober|dezember|ene|abr|ago|dic|enero|febrero|marzo|mayo|junio|"
+    r"julio|agosto|septiembre|octubre|noviembre|diciembre"
+)
+_UNITS = (
+    r"s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days|w|wk|week|"
+    r"weeks|mo|month|months|y|yr|yrs|year|years|sekunden?|minuten?|stunden?|tagen?|wochen?|monaten?|"
+    r"jahren?|segundos?|minutos?|horas?|días?|semanas?|meses|mes|años?|secondes?|heures?|jours?|"
+    r"semaines?|mois|ans?|minuti|ore|giorni|settimane|mesi|anni"
+)
+#: A short text that reads as a date or a time ago.
+DATE_TEXT = re.compile(
+    r"\b(?:\d{1,2}(?:st|nd|rd|th)?\.?\s+(?:" + _MONTHS + r")\b|(?:" + _MONTHS + r")\.?\s+\d{1,2}\b"
+    r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?"
+    r"|\d+\s*(?:" + _UNITS + r")\.?\s+(?:ago|back)|(?:vor|hace|il y a|há)\s+\d+"
+    r"|yesterday|today|just now|gestern|heute|hier|aujourd'hui|ayer|hoy|ieri|oggi)\b"
+    r"|^\s*\d+\s*(?:[smhdwy]|mo|yr)\s*$"
+    r"|^\s*(?:" + _MONTHS + r")\.?\s+'?\d{2}\s*$",
+    re.I,
+)
+_TIME_ATTRIBUTES = ("datetime", "data-time", "data-timestamp", "data-datetime", "data-date")
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_TIME_TAGS = frozenset({"time", "relative-time", "faceplate-timeago", "local-time"})
+_QUOTE_TAGS = frozenset({"blockquote", "q"})
+_QUOTE_CLASS = re.compile(r"(?:^|[\s_-])(?:quote|bbcodequote|quotebox|bbcode_quote)(?:$|[\s_-])", re.I)
+#: Class names that say an element's state or place, not its kind (left out of a group's shape).
+_STATE_CLASSES = frozenset(
+    {"odd", "even", "alt", "first", "last", "active", "selected", "new", "unread", "read", "open",
+     "closed", "highlighted", "highlight", "mine", "own", "op", "is-op", "by-author", "bypostauthor",
+     "hidden", "visible", "collapsed", "expanded", "hentry", "clearfix", "row", "col"}
+)  # fmt: skip
+_DIGITS = re.compile(r"\d+")
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+#: A post never lies in these (a thread is often one `<form>`, for moderation: that is no control).
+_OUTSIDE = frozenset({"nav", "header", "footer", "aside"})
+
+
+@dataclass(frozen=True, slots=True)
+class StructuralPost:
+    """Where one post lies, as indices into `doc.elements`: the post, its body, the author's and
+    the date's elements (-1 where the post has none) and what the body holds that is not the post
+    (`dropped`: the headers inside it, the template's controls)."""
+
+    post: int
+    body: int
+    author: int
+    date: int
+    dropped: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StructuralThread:
+    """The posts of a thread found by structure, in page order, and the group's shape."""
+
+    shape: str
+    posts: tuple[StructuralPost, ...]
+
+    @property
+    def members(self) -> tuple[int, ...]:
+        return tuple(post.post for post in self.posts)
+
+
+class _Page:
+    """What the search reads of a Document: words per element, anchors, containment."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        t = doc.tokens
+        count = np.zeros(len(t), dtype=np.int64)
+        texts = t.text
+        for i in np.flatnonzero((t.kind == TEXT) & (t.chars > 0)).tolist():
+            count[i] = len(texts[i].split())
+        self.words = doc.sum_within(count)
+        self.link_words = doc.sum_within(np.where(t.in_anchor, count, 0))
+        self.end = doc.subtree_end
+        self.parent = doc.parent
+        self.quoted = self._quoted()
+        self.dates = self._date_anchors()
+        #: the dates a machine can read (`<time>`, `datetime`): a post's own time before a join date
+        self.times = [d for d in self.dates if doc.tag[d] in _TIME_TAGS or _machine_time(doc, d)]
+        self.authors = self._author_anchors()
+        #: authors named by more than an initial (an avatar's letter links to the profile too)
+        self.names = sorted(a for a, name in self.authors.items() if len(name) >= 2)
+
+    def inside(self, outer: int, inner: int) -> bool:
+        return outer <= inner < int(self.end[outer])
+
+    def _quoted(self) -> np.ndarray:
+        """Per element, whether it lies inside a quote (or is one)."""
+        doc = self.doc
+        quotes = [
+            i
+            for i, tag in enumerate(doc.tag)
+            if tag in _QUOTE_TAGS or ((c := doc.classes[i]) and _QUOTE_CLASS.search(c))
+        ]
+        mask = np.zeros(len(doc.tag), dtype=bool)
+        for q in quotes:
+            mask[q : int(self.end[q])] = True
+        return mask
+
+    def _outside(self, element: int) -> bool:
+        """Whether an element lies in a menu, header, footer, sidebar or form control."""
+        tags, parent = self.doc.tag, self.parent
+        e = element
+        while e >= 0:
+            if tags[e] in _OUTSIDE:
+                return True
+            e = int(parent[e])
+        return False
+
+    def _date_anchors(self) -> list[int]:
+        doc, t = self.doc, self.doc.tokens
+        found: set[int] = set()
+        for tag in _TIME_TAGS:
+            found.update(indices_of(doc.tag, tag))
+        # a time a script writes out: the machine value in an attribute, the text empty or late
+        for element, node in enumerate(doc.elements):
+            attrs = node.attributes
+            if any(key in attrs for key in _TIME_ATTRIBUTES) or _ISO_DAY.match(attrs.get("title") or ""):
+                found.add(element)
+        chars = doc.subtree_chars
+        for i in np.flatnonzero((t.kind == TEXT) & (t.chars > 0) & (t.chars <= MAX_ANCHOR_CHARS)).tolist():
+            element = int(t.element[i])
+            if element < 0 or chars[element] > MAX_ANCHOR_CHARS * 2:
+                continue
+            if DATE_TEXT.search(t.text[i]):
+                found.add(element)
+        return sorted(e for e in found if not self.quoted[e])
+
+    def _author_anchors(self) -> dict[int, str]:
+        doc = self.doc
+        found: dict[int, str] = {}
+        for a in indices_of(doc.tag, "a"):
+            href = doc.elements[a].attributes.get("href") or ""
+            if href and PROFILE_URL.search(href):
+                name = name_of(doc, a)
+                if name:
+                    found[a] = name
+        for element, classes in enumerate(doc.classes):
+            attrs = None
+            hint = bool(classes and AUTHOR_HINT.search(classes))
+            if not hint and doc.tag[element] in ("span", "a", "div", "strong", "b", "p", "cite"):
+                attrs = doc.elements[element].attributes
+                hint = any(
+                    (value := attrs.get(key)) and AUTHOR_HINT.search(value) for key in ("itemprop", "rel")
+                )
+            if hint and element not in found:
+                name = name_of(doc, element)
+                if name:
+                    found[element] = name
+        # the innermost of nested anchors names the author ("by <a>Ana</a>")
+        anchors = sorted(found)
+        keep: dict[int, str] = {}
+        for position, element in enumerate(anchors):
+            following = anchors[position + 1] if position + 1 < len(anchors) else None
+            if following is not None and self.inside(element, following):
+                continue
+            if not self.quoted[element]:
+                keep[element] = found[element]
+        return keep
+
+
+def _machine_time(doc: Document, element: int) -> bool:
+    attrs = doc.elements[element].attributes
+    return any(key in attrs for key in _TIME_ATTRIBUTES) or bool(_ISO_DAY.match(attrs.get("title") or ""))
+
+
+def name_of(doc: Document, element: int) -> str:
+    """An element's text when it reads as a name: 1 to `MAX_NAME_WORDS` words, no date."""
+    if doc.subtree_chars[element] > MAX_ANCHOR_CHARS:
+        return ""
+    text = doc.element_text(element)
+    if not text:
+        node = doc.elements[element]
+        image = node.css_first("img[alt]")
+        text = " ".join((image.attributes.get("alt") or "").split()) if image is not None else ""
+    words = text.split()
+    if not 0 < len(words) <= MAX_NAME_WORDS or len(text) > MAX_ANCHOR_CHARS:
+        return ""
+    if DATE_TEXT.search(text) or not any(ch.isalnum() for ch in text):
+        return ""
+    return text.lstrip("@").strip()
+
+
+def _shapes(doc: Document, element: int) -> list[str]:
+    """The shapes an element is grouped by (see the module's docstring, step 2)."""
+    tag = doc.tag[element]
+    shapes: list[str] = []
+    ident = doc.ident[element]
+    if ident and _DIGITS.search(ident):
+        shapes.append(f"{tag}#{_DIGITS.sub('#', ident)}")
+    classes = [
+        c
+        for c in (doc.classes[element] or "").split()
+        if not _DIGITS.search(c) and c.lower() not in _STATE_CLASSES
+    ]
+    if classes:
+        shapes.append(f"{tag}.{'.'.join(sorted(set(classes)))}")
+        shapes.append(f"{tag}.{classes[0]}")
+    return shapes
+
+
+@dataclass(slots=True)
+class _Reading:
+    shape: str
+    members: list[int]
+    complete: int
+    words: int
+    posts: list[StructuralPost]
+
+
+def find_thread(doc: Document) -> StructuralThread | None:
+    """The thread's posts found by structure (None: fewer than `MIN_POSTS` posts with an author
+    and a time)."""
+    page = _Page(doc)
+    if len(page.dates) < MIN_POSTS or len(page.authors) < MIN_POSTS:
+        return None
+    groups: dict[str, set[int]] = defaultdict(set)
+    body_start = doc.tag.index("body") if "body" in doc.tag else 0
+    # Posts are sought among the ancestors of times and of authors: a post whose time sits in a
+    # header row before it (bbPress) is an ancestor of its author only.
+    for date in sorted({*page.dates, *page.names}):
+        e = int(page.parent[date])
+        while e > body_start:
+            for shape in _shapes(doc, e):
+                groups[shape].add(e)
+            e = int(page.parent[e])
+    readings = [
+        reading
+        for shape, members in groups.items()
+        if len(members) >= MIN_POSTS and (reading := _read_group(page, shape, sorted(members))) is not None
+    ]
+    if not readings:
+        return None
+    # Of the groups with at least `GROUP_SHARE` as many whole posts as the most, the one whose
+    # posts hold the most words: answers over the comments under them, a post's wrapper over the
+    # author box inside it; a section of several posts has too few members to compete (and a
+    # group of two competes only when no group has more: page rows often come in twos).
+    most = max(reading.complete for reading in readings)
+    best = max(
+        (
+            reading
+            for reading in readings
+            if reading.complete == most or reading.complete >= max(GROUP_SHARE * most, MIN_POSTS + 1)
+        ),
+        key=lambda reading: (reading.words, reading.complete),
+    )
+    posts = best.posts
+    opening = _opening_post(page, best)
+    if opening is not None:
+        posts = [opening, *posts]
+    return StructuralThread(best.shape, tuple(_drop_controls(page, posts)))
+
+
+def _own(page: _Page, member: int, members: list[int]) -> tuple[list[int], int, int]:
+    """The members nested in `member` (outermost only), and its own words and link words."""
+    nested: list[int] = []
+    stop = -1
+    for other in members:
+        if other > member and page.inside(member, other) and other >= stop:
+            nested.append(other)
+            stop = int(page.end[other])
+    words = int(page.words[member]) - sum(int(page.words[n]) for n in nested)
+    links = int(page.link_words[member]) - sum(int(page.link_words[n]) for n in nested)
+    return nested, words, links
+
+
+def _first_own(page: _Page, anchors: list[int], member: int, nested: list[int]) -> int:
+    """The first anchor inside `member` and outside its nested members (-1: none)."""
+    start = np.searchsorted(anchors, member)
+    end = int(page.end[member])
+    for anchor in anchors[int(start) :]:
+        if anchor >= end:
+            break
+        if anchor != member and not any(page.inside(n, anchor) for n in nested):
+            return int(anchor)
+    return -1
+
+
+def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
+    # a member inside a menu, header, footer or sidebar is no post
+    members = [m for m in members if not page._outside(m) and not page.quoted[m]]
+    if len(members) < MIN_POSTS:
+        return None
+    posts: list[StructuralPost] = []
+    own_words: list[int] = []
+    link_shares: list[float] = []
+    complete = 0
+    total = 0
+    for member in members:
+        nested, words, links = _own(page, member, members)
+        author = _first_own(page, page.names, member, nested)
+        date = _first_own(page, page.times, member, nested)
+        if date < 0:
+            date = _first_own(page, page.dates, member, nested)
+        if date < 0:
+            date = _header_date(page, member)
+        head_words = sum(int(page.words[x]) for x in (author, date) if x >= 0)
+        prose = words - head_words
+        if prose < 1 or (author < 0 and date < 0):
+            continue
+        own_words.append(prose)
+        link_shares.append(max(0, links - (int(page.words[author]) if author >= 0 else 0)) / max(prose, 1))
+        complete += author >= 0 and date >= 0
+        total += prose
+        posts.append(_parts(page, member, nested, author, date, words))
+    if complete < MIN_POSTS:
+        return None
+    # Members without an author or a time count against their group: a post's cells (its author
+    # box and its message, siblings of one shape) are no posts of their own.
+    complete -= len(posts) - complete
+    if float(np.median(own_words)) < MIN_MEDIAN_WORDS or float(np.median(link_shares)) > MAX_LINK_SHARE:
+        return None
+    return _Reading(shape, [p.post for p in posts], complete, total, posts)
+
+
+def _header_date(page: _Page, member: int) -> int:
+    """The time in a header row just before the post (its previous sibling, holding a time, no
+    author and at most `HEADER_WORDS` words), or -1."""
+    doc = page.doc
+    parent = int(page.parent[member])
+    if parent < 0:
+        return -1
+    previous = -1
+    for child in _children(doc, parent):
+        if child == member:
+            break
+        previous = child
+    if previous < 0 or page.words[previous] > HEADER_WORDS:
+        return -1
+    end = int(page.end[previous])
+    if any(previous <= a < end for a in page.names):
+        return -1
+    return next((d for d in page.dates if previous <= d < end), -1)
+
+
+def _head(page: _Page, anchor: int, other: int, top: int, words: int) -> int:
+    """The anchor's header: its highest ancestor below the post `top` that holds neither the other
+    anchor (a post's author box and its date line are apart in many engines, together in others)
+    nor more than `HEAD_SHARE` of the post's words."""
+    head = anchor
+    e = int(page.parent[anchor])
+    limit = max(HEAD_SHARE * words, page.words[anchor])
+    while e > top and e >= 0 and page.words[e] <= limit and not (other >= 0 and page.inside(e, other)):
+        head = e
+        e = int(page.parent[e])
+    return head
+
+
+def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, words: int) -> StructuralPost:
+    heads = [_head(page, x, y, member, words) for x, y in ((author, date), (date, author)) if x >= 0]
+    heads = [h for h in heads if h != member]
+    head_words = sum(int(page.words[h]) for h in heads)
+    body = member
+    doc = page.doc
+    while True:
+        children = [c for c in _children(doc, body) if not any(page.inside(n, c) for n in nested)]
+        if not children:
+            break
+        own = {
+            c: int(page.words[c]) - sum(int(page.words[n]) for n in nested if page.inside(c, n))
+            for c in children
+        }
+        child = max(own, key=own.__getitem__)
+        # the body holds most of what is not a header (and no other paragraph), and not the author
+        rest = (
+            sum(own.values())
+            - own[child]
+            - sum(int(page.words[h]) for h in heads if not page.inside(child, h))
+        )
+        if own[child] < BODY_SHARE * max(words - head_words, 1) or rest > max(
+            4, (1 - BODY_SHARE) / 2 * words
+        ):
+            break
+        if author >= 0 and page.inside(child, author):
+            break
+        body = child
+    dropped = tuple(h for h in heads if page.inside(body, h) and h != body)
+    return StructuralPost(member, body, author, date, dropped)
+
+
+def _children(doc: Document, element: int) -> list[int]:
+    """The element children of an element, by index (elements are in document order)."""
+    end = int(doc.subtree_end[element])
+    children: list[int] = []
+    child = element + 1
+    while child < end:
+        children.append(child)
+        child = int(doc.subtree_end[child])
+    return children
+
+
+def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
+    """The thread's first post when its markup is not the replies' (step 4)."""
+    doc = page.doc
+    first = reading.members[0]
+    # A sibling of the first reply, of its tag, holding an author and prose: the opening post in
+    # its own classes (bbPress's "topic" beside its "reply"s).
+    parent = int(page.parent[first])
+    siblings = (
+        [c for c in _children(doc, parent) if c < first and doc.tag[c] == doc.tag[first]]
+        if parent >= 0
+        else []
+    )
+    for sibling in reversed(siblings[-2:]):
+        author = next((a for a in page.names if sibling <= a < int(page.end[sibling])), -1)
+        date = next((d for d in page.dates if sibling <= d < int(page.end[sibling])), -1)
+        if date < 0:
+            date = _header_date(page, sibling)
+        words = int(page.words[sibling])
+        if author < 0 or date < 0 or words - int(page.words[author]) < MIN_MEDIAN_WORDS:
+            continue
+        if int(page.link_words[sibling]) > MAX_LINK_SHARE * words:
+            continue
+        return _parts(page, sibling, [], author, date, words)
+    earlier = [d for d in page.dates if d < first and not page._outside(d)]
+    for date in reversed(earlier[-3:]):
+        top = date
+        e = int(page.parent[date])
+        while e >= 0 and not page.inside(e, first):
+            top = e
+            e = int(page.parent[e])
+        if top == date:
+            continue
+        authors = [a for a in page.names if page.inside(top, a)]
+        if not authors:
+            continue
+        words = int(page.words[top])
+        author = authors[0]
+        headings = sum(int(page.words[h]) for h in range(top, int(page.end[top])) if doc.tag[h] in _HEADINGS)
+        prose = words - headings - int(page.words[author]) - int(page.words[date])
+        if prose < MIN_MEDIAN_WORDS or int(page.link_words[top]) > MAX_LINK_SHARE * words:
+            continue
+        # A thread's header restates its first post's author and time: it is no post.
+        head = reading.posts[0]
+        if (
+            head.author >= 0
+            and head.date >= 0
+            and page.authors.get(author) == page.authors.get(head.author)
+            and doc.element_text(date) == doc.element_text(head.date)
+        ):
+            continue
+        return _parts(page, top, [], author, date, words)
+    return None
+
+
+def _drop_controls(page: _Page, posts: list[StructuralPost]) -> list[StructuralPost]:
+    """Posts less the template's controls: short texts found inside at least `CONTROL_SHARE` of the
+    posts (step 5)."""
+    if len(posts) < MIN_POSTS:
+        return posts
+    doc = page.doc
+    seen: list[dict[str, list[int]]] = []
+    counts: Counter[str] = Counter()
+    for post in posts:
+        texts: dict[str, list[int]] = defaultdict(list)
+        end = int(page.end[post.body])
+        for element in range(post.body + 1, end):
+            if 0 < page.words[element] <= CONTROL_WORDS and doc.subtree_chars[element] <= 30:
+                parent = int(page.parent[element])
+                if page.words[parent] == page.words[element] and parent != post.body:
+                    continue  # the outermost element of the text
+                texts[doc.element_text(element).lower()].append(element)
+        seen.append(texts)
+        counts.update(texts.keys())
+    least = max(MIN_POSTS, int(np.ceil(CONTROL_SHARE * len(posts))))
+    controls = {text for text, count in counts.items() if count >= least}
+    if not controls:
+        return posts
+    out: list[StructuralPost] = []
+    for post, texts in zip(posts, seen, strict=True):
+        extra = [e for text in controls for e in texts.get(text, ())]
+        out.append(
+            StructuralPost(
+                post.post, post.body, post.author, post.date, tuple(sorted({*post.dropped, *extra}))
+            )
+        )
+    return out

@@ -1,0 +1,122 @@
+"""Threads found by structure (`engine/posts.py`), read through `thread.read_thread` with no engine
+table entry for the markup: Vanilla, bbPress, a comment list with its controls, and pages that hold
+no thread (a list of topics, an article)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from readerproxy.engine.document import parse
+from readerproxy.engine.posts import DATE_TEXT, PROFILE_URL, find_thread
+from readerproxy.engine.thread import ENGINES, read_thread
+
+THREADS = Path(__file__).parent / "fixtures" / "threads"
+
+
+def read(name: str) -> tuple[str, list]:
+    doc = parse((THREADS / name).read_text(), "https://forum.example/t/1")
+    engine, posts = read_thread(doc)
+    return engine, list(posts)
+
+
+def test_no_engine_table_entry_reads_these_fixtures() -> None:
+    for name in ("vanilla.html", "bbpress.html"):
+        doc = parse((THREADS / name).read_text(), "https://forum.example/t/1")
+        assert read_thread(doc, structure=False)[1] == () or len(read_thread(doc, structure=False)[1]) < 2
+        assert read_thread(doc, engines=ENGINES)[0] == "structure"
+
+
+def test_vanilla_thread_reads_as_every_post_under_its_author() -> None:
+    engine, posts = read("vanilla.html")
+    assert engine == "structure"
+    assert [p.author for p in posts] == ["marta_k", "ovenbird", "deglaze", "marta_k"]
+    assert [p.date for p in posts] == [
+        "2025-03-01T16:35:52+00:00",
+        "2025-03-04T19:40:35+00:00",
+        "2025-03-06T17:46:42+00:00",
+        "2025-03-07T04:10:46+00:00",
+    ]
+    assert posts[0].text.startswith("I inherited my grandmother's cast iron pan")
+    assert "keep it from going sticky" in posts[0].text
+    # the quote is attributed and set apart, its header not read as the post's text
+    assert [(q.author, q.text) for q in posts[2].quotes] == [("ovenbird", "Thin coats of flaxseed oil")]
+    assert posts[2].text.startswith("Flaxseed flakes")
+    assert "<figcaption>ovenbird said:</figcaption>" in posts[2].html
+
+
+def test_controls_repeated_in_every_post_are_dropped() -> None:
+    _, posts = read("vanilla.html")
+    for post in posts:
+        for control in ("Quote", "Like", "Flag"):
+            assert control not in post.text.split()
+        # nor the author's name and the date in the post's own text
+        assert "March 2025" not in post.text
+        assert not post.text.startswith(post.author)
+
+
+def test_bbpress_thread_with_times_in_header_rows_reads_every_post() -> None:
+    engine, posts = read("bbpress.html")
+    assert engine == "structure"
+    assert [p.author for p in posts] == ["harlan", "quartermaster", "wells"]
+    assert [p.date_text for p in posts] == [
+        "June 3, 2021 at 9:12 am",
+        "June 3, 2021 at 11:40 am",
+        "June 4, 2021 at 7:05 am",
+    ]
+    assert "out of the sun" in posts[0].text
+    # the author's role sits in the author's box, not in the post
+    assert all("Participant" not in p.text and "Moderator" not in p.text for p in posts)
+
+
+TOPIC_LIST = """<html><body><main><h1>Kitchen</h1><ul class="topics">
+{rows}
+</ul></main></body></html>"""
+ROW = (
+    '<li class="topic"><a href="/t/{n}/a-topic-title-{n}">A topic title number {n} about pans and pots</a>'
+    ' by <a href="/u/cook{n}">cook{n}</a> <time datetime="2025-03-0{n}T10:00:00Z">Mar {n}</time></li>'
+)
+
+
+def test_a_list_of_topics_is_no_thread() -> None:
+    doc = parse(TOPIC_LIST.format(rows="\n".join(ROW.format(n=n) for n in range(1, 8))))
+    assert find_thread(doc) is None
+
+
+def test_an_article_without_replies_is_no_thread() -> None:
+    doc = parse(
+        "<html><body><article><h1>Title</h1><p>By <a href='/author/ana'>Ana</a>"
+        " <time datetime='2025-01-02'>2 Jan 2025</time></p>"
+        + "<p>A paragraph of the article that goes on for a while about something.</p>" * 8
+        + "</article></body></html>"
+    )
+    assert find_thread(doc) is None
+
+
+def test_profile_urls_and_date_texts() -> None:
+    for url in (
+        "/u/ana",
+        "/members/ana.12/",
+        "/profile/ana",
+        "/@ana",
+        "/~ana",
+        "/user?id=ana",
+        "memberlist.php?mode=viewprofile&u=2",
+        "/forums/users/harlan/",
+    ):
+        assert PROFILE_URL.search(url), url
+    for url in ("/t/123/topic", "/viewforum.php?id=4", "/discussion/88/best-way"):
+        assert not PROFILE_URL.search(url), url
+    for text in (
+        "3 hours ago",
+        "March 5, 2024",
+        "5 Mar",
+        "2024-01-02",
+        "12/9/25 11:01 PM",
+        "yesterday",
+        "vor 2 Tagen",
+        "3d",
+        "Jan '24",
+    ):
+        assert DATE_TEXT.search(text), text
+    for text in ("Reply", "Quote", "harlan", "Participant"):
+        assert not DATE_TEXT.search(text), text
