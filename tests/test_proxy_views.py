@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import aiohttp
 import pytest
@@ -165,3 +166,57 @@ async def test_kept_views_outlive_the_process_with_a_persistent_backend(site: Si
             _, headers, page = await get(http, proxy, site.url("/story"))
             assert headers["X-Readerproxy"] == "reader-view" and ARTICLE_TITLE in page
             assert extractions(proxy) == 0
+
+
+# ---- item 3: slow pages read after all ----------------------------------------------------------
+
+
+async def settled(condition: Callable[[], bool], tries: int = 300) -> None:
+    """Wait, a loop turn of 50 ms at a time, until `condition` holds (background work to finish)."""
+    for _ in range(tries):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the background work never finished")
+
+
+async def test_a_slow_page_is_read_after_it_arrived_and_its_view_opens_at_once(site: Site) -> None:
+    async with running_proxy(reader_wait=0.3) as proxy, aiohttp.ClientSession() as http:
+        addon = reader_addon(proxy)
+        url = site.url("/trickle?s=1.5")
+        status, headers, page = await get(http, proxy, url)
+        assert status == 200 and "X-Readerproxy" not in headers
+        assert page == ARTICLE_HTML  # streamed through as it came: the body was late
+        await settled(lambda: extractions(proxy) == 1 and not addon._late)  # read once it arrived
+
+        # the next visit: the reader view, answered while the site is still sending its page
+        status, headers, page = await get(http, proxy, url)
+        assert status == 200 and headers["X-Readerproxy"] == "reader-view"
+        assert ARTICLE_TITLE in page and page.rstrip().endswith("</html>")
+        assert site.trickling == 1
+        assert headers["Connection"] == "close"  # the proxy goes on reading the page after it
+
+        # the bookmarklet's "Reader view" (http://readerproxy/reader?url=…): at once too
+        status, headers, _ = await get(http, proxy, f"{SETUP_ORIGIN}/reader?url={quote(url, safe='')}")
+        assert 300 <= status < 400
+        status, headers, page = await get(http, proxy, headers["Location"])
+        assert headers["X-Readerproxy"] == "reader-view" and ARTICLE_TITLE in page
+        assert site.trickling >= 1
+        await settled(lambda: site.trickling == 0 and not addon._late)
+        assert extractions(proxy) == 1  # the same bytes every time: the one extraction kept
+        # two views and http://readerproxy/'s own answer; the first visit passed through
+        assert proxy.metric("reader_view") == 3 and proxy.metric("passed_through") == 1
+
+
+async def test_slow_pages_that_are_no_html_navigation_are_not_read(site: Site) -> None:
+    async with running_proxy(reader_wait=0.3) as proxy, aiohttp.ClientSession() as http:
+        addon = reader_addon(proxy)
+        plain = site.url("/trickle?s=0.8&type=text/plain")
+        status, headers, page = await get(http, proxy, plain)
+        assert status == 200 and page == ARTICLE_HTML
+        async with http.get(site.url("/trickle?s=0.8"), proxy=proxy.url, headers={"Accept": "*/*"}) as r:
+            assert await r.text() == ARTICLE_HTML  # not a navigation (a script's fetch)
+        await settled(lambda: site.trickling == 0 and not addon._late)
+        assert extractions(proxy) == 0
+        status, headers, _ = await get(http, proxy, plain)
+        assert "X-Readerproxy" not in headers

@@ -15,8 +15,9 @@
 
 Hooks, called by the core in this order for every flow: `request(flow)` (an addon may answer by
 setting `flow.response`), `response_headers(flow)` (the upstream head is in `flow.response`; an addon
-may set `flow.wants_body`), `response(flow, body)` (only when the body was buffered; an addon may
-replace `flow.response`), `done(flow)`.
+may set `flow.wants_body`, or answer at once with `flow.notes[EARLY_VIEW]`), `response(flow, body)`
+(only when the body was buffered; an addon may replace `flow.response`), `body_arrived(flow,
+upstream, body)` (a body asked for that came whole only after the answer), `done(flow)`.
 
 Every navigation is answered (since 2026-12-07): reading a page is an offer, never a condition. When
 it fails for any reason (the extraction pool overloaded or past its deadline, a worker that died, a
@@ -27,6 +28,7 @@ gets an error page. The core (`server.py`) does the same for an exception in any
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import dataclasses
@@ -45,7 +47,7 @@ from urllib.parse import urlencode, urlsplit
 
 from ..engine.extraction import Extractor, params_dict
 from ..errors import ReaderproxyError
-from ..web.browser import ClientGone
+from ..web.browser import CONNECTED, ClientGone
 from ..web.fetch import BodyDecoder, FetchError, media_type
 from ..web.images import route_images_to, saves_data
 from ..web.page_cache import DecodedMemo
@@ -89,6 +91,11 @@ _HOME_LINKS = re.compile(r'\bhref="/"')
 _INSTANT = re.compile(r'(<a\b[^>]*?)\sdata-pref="[^"]*"')
 #: The note of a flow whose page could not be read: why (`fall_back`), counted by `MetricsAddon`.
 FALLBACK_NOTE = "fallback"
+#: The note of a flow answered at its head (a `Response`): the core sends it at once, then reads
+#: the site's body to the end for `body_arrived` (a slow page's reader view, `ReaderAddon`).
+EARLY_VIEW = "early_view"
+#: Slow pages read at once in the background at most (`ReaderAddon.body_arrived`); more are left.
+LATE_READS = 4
 
 log = logging.getLogger("readerproxy.proxy")
 
@@ -114,7 +121,16 @@ class Addon:
     async def response(self, flow: Flow, body: bytes) -> None:
         return None
 
+    async def body_arrived(self, flow: Flow, upstream: Response, body: bytes) -> None:
+        """The whole body an addon asked for (`wants_body`), arrived after the answer was chosen:
+        it streamed through because it was late, or an answer went before it (`EARLY_VIEW`)."""
+        return None
+
     async def done(self, flow: Flow) -> None:
+        return None
+
+    async def close(self) -> None:
+        """The proxy is closing: stop any work of the addon's own."""
         return None
 
 
@@ -452,6 +468,8 @@ NOT_ARTICLE_MEMO = 4096
 #: The prefix of a proxied page's reader view in the cache backend (`ReaderAddon.view_key`); the
 #: number is the stored value's shape, bumped with `reader.RESULT_VERSION`.
 VIEW_PREFIX = "proxyview:4:"
+#: The prefix of a slow page's last reader view by URL (`ReaderAddon.late_key`): the view's key.
+LATE_PREFIX = "proxylate:4:"
 
 
 class ReaderAddon(Addon):
@@ -468,6 +486,16 @@ class ReaderAddon(Addon):
     repeat visit to an unchanged page renders it again with no extraction. What is kept is the
     extraction's result, not HTML: the reader's preferences, the site choices and the way back are
     applied at each render, so a preference changed between visits applies.
+
+    A page that streamed through because its body was late (`--reader-wait`) is read once it has
+    arrived (`body_arrived`, since 2026-12-07: a GET navigation answered 200 in HTML, its body whole
+    within the fetch size cap, in the extraction pool under the client's share, at most
+    `LATE_READS` at once), and its view is kept also under its URL (`late_key`). The next
+    navigation to that URL, the bar's and the bookmarklet's "Reader view" included, is answered
+    with that view as soon as the site's head arrives (`EARLY_VIEW`): a slow page would stream
+    through again otherwise. Its body is still read to the end after the answer: when it came in
+    time the URL is no longer treated as slow; either way the view is made again from the new bytes
+    (kept, when they changed), so the view answered at once is at most one visit old.
     """
 
     def __init__(
@@ -488,6 +516,7 @@ class ReaderAddon(Addon):
         self.not_articles: OrderedDict[bytes, None] = OrderedDict()  # digests, oldest first
         # the stored views decoded once while the memory cache hands back the same bytes
         self._views: DecodedMemo[dict[str, Any]] = DecodedMemo(json.loads, 8 * 1024 * 1024)
+        self._late: set[asyncio.Task[None]] = set()  # slow pages being read after they arrived
 
     @staticmethod
     def page_digest(flow: Flow, upstream: Response, body: bytes) -> bytes:
@@ -515,6 +544,15 @@ class ReaderAddon(Addon):
         values = params_dict(params)
         signature = ",".join(f"{name}={values[name]}" for name in sorted(values))
         return f"{VIEW_PREFIX}{page_digest.hex()}|{extractor.name}|{signature}"
+
+    @staticmethod
+    def late_key(url: str, extractor: Extractor[Any], params: object) -> str:
+        """The cache key under which a slow page's last view is found by its URL (`late_key` of
+        the class docstring): the URL's digest, the algorithm, its parameters."""
+        url_digest = hashlib.blake2b(url.encode("utf-8", "surrogateescape"), digest_size=32).hexdigest()
+        values = params_dict(params)
+        signature = ",".join(f"{name}={values[name]}" for name in sorted(values))
+        return f"{LATE_PREFIX}{url_digest}|{extractor.name}|{signature}"
 
     async def cached_view(self, key: str) -> dict[str, Any] | None:
         """The extraction kept for `key`, or None (absent, or not readable as one)."""
@@ -591,6 +629,9 @@ class ReaderAddon(Addon):
         if not html_to_buffer(response, self.settings):
             return
         flow.wants_body = True
+        if (view := await self.early_view(flow, response)) is not None:
+            flow.notes[EARLY_VIEW] = view
+            return
         if flow.reader_rule != "always":
             try:
                 encoding = header(response.headers, "content-encoding") or ""
@@ -603,7 +644,6 @@ class ReaderAddon(Addon):
         if flow.reader_rule == "never":  # buffered for another addon (backbar.py), never a reader view
             return
         upstream = flow.response
-        url = flow.request.url
         extractor, params = self.reader.resolve_request(self.settings.default_algorithm, {})
         digest = None if extractor.needs_browser else self.page_digest(flow, upstream, body)
         key = None if digest is None else self.verdict_key(flow, digest)
@@ -631,13 +671,27 @@ class ReaderAddon(Addon):
             return
         if fresh and view_key is not None:
             await self.keep_view(view_key, data)
-        data = dict(data)  # the kept one stays as the extraction made it
+        flow.response = self.render_view(flow, upstream, data, prefs, extractor)
+        flow.outcome = Outcome.READER
+
+    def render_view(
+        self,
+        flow: Flow,
+        upstream: Response,
+        data: dict[str, Any],
+        prefs: Preferences,
+        extractor: Extractor[Any],
+    ) -> Response:
+        """The reader view of an extraction, with the reader's preferences of now, the site's
+        choices and the way back; the site's cookies go with it."""
+        url = flow.request.url
+        data = dict(data)  # a kept one stays as the extraction made it
         data["url"] = url
         data["final_url"] = with_marker(url)  # the reader page's "Original" links: the way back
         page_html = same_origin_links(self.renderer.reader_page(data, prefs, extractor.name))
         html = site_choices(page_html, url, flow.request.host).encode("utf-8")
         cookies = [(key, value) for key, value in upstream.headers if key.lower() == "set-cookie"]
-        flow.response = Response(
+        return Response(
             200,
             "OK",
             [
@@ -649,7 +703,77 @@ class ReaderAddon(Addon):
             ],
             html,
         )
+
+    # ---- slow pages, read after they arrived ----------------------------------------------------
+    async def early_view(self, flow: Flow, upstream: Response) -> Response | None:
+        """The reader view to answer at the head with: this URL's page was slow last time and its
+        view is kept (`late_key`); None otherwise."""
+        if self.reader.cache is None:
+            return None
+        extractor, params = self.reader.resolve_request(self.settings.default_algorithm, {})
+        if extractor.needs_browser:
+            return None
+        raw = await self.reader.cache.get(self.late_key(flow.request.url, extractor, params))
+        if raw is None:
+            return None
+        data = await self.cached_view(raw.decode("utf-8", "replace"))
+        if data is None or not is_article(data, flow.reader_rule):
+            return None
+        view = self.render_view(flow, upstream, data, await self.preferences(flow), extractor)
         flow.outcome = Outcome.READER
+        return view
+
+    async def body_arrived(self, flow: Flow, upstream: Response, body: bytes) -> None:
+        """A navigation's body, whole, after its answer: read in the background (bounded)."""
+        if flow.reader_rule == "never" or upstream.status != 200 or not is_navigation(flow):
+            return
+        if len(self._late) >= LATE_READS:
+            log.info(
+                "not reading %s after it arrived: %d slow pages being read", flow.request.url, LATE_READS
+            )
+            return
+        task = asyncio.create_task(
+            self._read_late(flow, upstream, body, flow.notes.get("streamed") == "slow")
+        )
+        self._late.add(task)
+        task.add_done_callback(self._late.discard)
+
+    async def _read_late(self, flow: Flow, upstream: Response, body: bytes, slow: bool) -> None:
+        """Read a page whose answer went before its body; keep its view, and under its URL when it
+        was slow (or forget the URL when it came in time after all)."""
+        CONNECTED.set(None)  # the browser's connection may close: this read is for its next visit
+        url = flow.request.url
+        cache = self.reader.cache
+        extractor, params = self.reader.resolve_request(self.settings.default_algorithm, {})
+        if cache is None or extractor.needs_browser:
+            return
+        digest = self.page_digest(flow, upstream, body)
+        view_key = self.view_key(digest, extractor, params)
+        late_key = self.late_key(url, extractor, params)
+        try:
+            data = await self.cached_view(view_key)
+            fresh = data is None
+            if data is None:
+                data = await self.extract(flow, upstream, body, extractor, params)
+            if not is_article(data, flow.reader_rule):
+                self.remember_not_article(self.verdict_key(flow, digest))
+                await cache.delete(late_key)
+                return
+            if fresh:
+                await self.keep_view(view_key, data)
+            if slow:
+                await cache.set(late_key, view_key.encode("utf-8"), self.settings.result_ttl)
+            else:
+                await cache.delete(late_key)
+        except (ReaderproxyError, FetchError) as exc:  # overloaded, too slow, …: the next visit tries
+            log.info("reading %s after it arrived failed: %s", url, exc)
+        except Exception:
+            log.exception("reading %s after it arrived failed", url)
+
+    async def close(self) -> None:
+        for task in list(self._late):
+            task.cancel()
+        await asyncio.gather(*self._late, return_exceptions=True)
 
     async def extract(
         self, flow: Flow, upstream: Response, body: bytes, extractor: Extractor[Any], params: object

@@ -52,6 +52,7 @@ from ..web.fetch import (
 from ..web.templating import Preferences
 from ..web.workers import CLIENT
 from .addons import (
+    EARLY_VIEW,
     SECURITY_HEADERS,
     Addon,
     AuthAddon,
@@ -231,6 +232,8 @@ class ProxyServer:
         for task in list(self._connections):
             task.cancel()
         await asyncio.gather(*self._connections, return_exceptions=True)
+        for addon in self.addons:
+            await addon.close()
         if self.session is not None:
             await self.session.close()
         await self.resolver.close()
@@ -669,7 +672,10 @@ class ProxyServer:
             )
         buffered: list[bytes] = []
         if flow.wants_body:
-            complete = await self._collect(flow, up, buffered)
+            early = flow.notes.get(EARLY_VIEW)
+            if isinstance(early, Response):  # answered at the head: then the body, for the addons
+                return await self._early_answer(flow, up, conn, early)
+            complete = await self._collect(flow, up, buffered, self.reader_wait)
             if complete:  # else: too large, or too slow: it streams through as it is, below
                 body = b"".join(buffered)
                 for addon in self.addons:
@@ -694,6 +700,9 @@ class ProxyServer:
             headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
         headers.append(("Connection", "keep-alive" if request.keep_alive else "close"))
         no_body = request.method == "HEAD" or response.status in NO_BODY_STATUSES
+        # a body the addons asked for that was late: kept as it streams (up to the size cap) and
+        # handed to them once whole (`body_arrived`: the reader addon reads it for the next visit)
+        late = _Kept(buffered, self.fetch.max_bytes) if flow.notes.get("streamed") == "slow" else None
         try:
             # the head is held to go out with the body bytes already here: a small answer that came
             # in whole leaves in one write; what is still to come streams after the head is sent
@@ -701,10 +710,15 @@ class ProxyServer:
             if not no_body:
                 for chunk in buffered:  # the head goes with the first
                     await conn.send_data(chunk)
-                await conn.send_data(up.content.read_nowait(CHUNK), flush=False)
+                chunk = up.content.read_nowait(CHUNK)
+                if late is not None:
+                    late.add(chunk)
+                await conn.send_data(chunk, flush=False)
                 if not up.content.at_eof():
                     await conn.flush()
                     async for chunk in up.content.iter_chunked(CHUNK):
+                        if late is not None:
+                            late.add(chunk)
                         await conn.send_data(chunk)
             await conn.end_response()
         except (aiohttp.ClientError, TimeoutError, h11.LocalProtocolError) as exc:
@@ -713,25 +727,69 @@ class ProxyServer:
             with contextlib.suppress(ConnectionError):
                 await conn.flush()  # what was framed before the failure, as when sent piece by piece
             raise _Sent from exc
+        if late is not None and late.chunks is not None:
+            await self._body_arrived(flow, response, b"".join(late.chunks))
         return request.keep_alive
 
-    async def _collect(self, flow: Flow, up: aiohttp.ClientResponse, buffered: list[bytes]) -> bool:
-        """Read the body the reader addon asked for into `buffered`; True when it came in whole.
+    async def _early_answer(
+        self, flow: Flow, up: aiohttp.ClientResponse, conn: ClientConnection, answer: Response
+    ) -> bool:
+        """An answer an addon chose at the head (`EARLY_VIEW`), sent at once with the connection to
+        close; then the site's body read to its end (within the size cap and the fetch's total
+        timeout) and handed to the addons (`body_arrived`), marked slow unless it came within
+        `reader_wait`. The browser has its answer whatever happens to that read."""
+        upstream = flow.response
+        assert upstream is not None
+        flow.response = answer
+        flow.outcome = Outcome.READER
+        await self._write_simple(conn, answer, keep_alive=False)
+        buffered: list[bytes] = []
+        try:
+            complete = await self._collect(flow, up, buffered, self.reader_wait)
+            if not complete and flow.notes.get("streamed") == "slow":
+                rest = max(self.fetch.total_timeout, self.reader_wait)
+                complete = await self._collect(flow, up, buffered, rest)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            flow.error = f"upstream body after the answer: {type(exc).__name__}"
+            return False
+        if complete:
+            await self._body_arrived(flow, upstream, b"".join(buffered))
+        return False
+
+    async def _body_arrived(self, flow: Flow, upstream: Response, body: bytes) -> None:
+        for addon in self.addons:
+            try:
+                await addon.body_arrived(flow, upstream, body)
+            except _GOING_AWAY:
+                raise
+            except Exception as exc:
+                log.error(
+                    "proxy addon %s failed in body_arrived on %s",
+                    type(addon).__name__,
+                    flow.request.url,
+                    exc_info=exc,
+                )
+
+    async def _collect(
+        self, flow: Flow, up: aiohttp.ClientResponse, buffered: list[bytes], wait: float
+    ) -> bool:
+        """Read the body the reader addon asked for into `buffered` (which may hold its start
+        already); True when it came in whole.
 
         False, with what has arrived so far in `buffered`, when it grows past the size cap or has
-        not ended within `reader_wait` seconds of its head, or as soon as its start shows it is no
-        article (`flow.sniff`): such a page is never held back, it streams through as the original
-        (`flow.notes["streamed"]` says why).
+        not ended within `wait` seconds (`reader_wait` from its head), or as soon as its start
+        shows it is no article (`flow.sniff`): such a page is never held back, it streams through
+        as the original (`flow.notes["streamed"]` says why).
         """
-        size = 0
-        deadline = asyncio.get_running_loop().time() + self.reader_wait
+        size = sum(len(chunk) for chunk in buffered)
+        deadline = asyncio.get_running_loop().time() + wait
         while True:
-            wait = asyncio.timeout_at(deadline)
+            timer = asyncio.timeout_at(deadline)
             try:
-                async with wait:
+                async with timer:
                     chunk = await up.content.readany()
             except TimeoutError:
-                if not wait.expired():
+                if not timer.expired():
                     raise  # the client library's own read timeout
                 flow.notes["streamed"] = "slow"
                 return False
@@ -794,6 +852,24 @@ class ProxyServer:
         for addon in self.addons:
             if isinstance(addon, MetricsAddon):
                 addon.metrics.proxy_request(str(outcome))
+
+
+class _Kept:
+    """The chunks of a streamed body kept while they fit `limit` bytes; `chunks` None past it."""
+
+    def __init__(self, start: list[bytes], limit: int) -> None:
+        self.chunks: list[bytes] | None = list(start)
+        self.size = sum(len(chunk) for chunk in start)
+        self.limit = limit
+
+    def add(self, chunk: bytes) -> None:
+        if self.chunks is None or not chunk:
+            return
+        self.size += len(chunk)
+        if self.size > self.limit:
+            self.chunks = None
+        else:
+            self.chunks.append(chunk)
 
 
 class _Sent(Exception):
