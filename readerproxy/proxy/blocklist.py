@@ -1,9 +1,15 @@
 """Ad and tracker hosts refused by the proxy (`--block-hosts`, `--block-lists`).
 
 A request through the proxy for a blocked host gets at once a 403 with a one-line reason (as a small
-page when it is a navigation, which a person reads; a CONNECT too, so no tunnel is opened), counted on `/metrics` as outcome `blocked`. Pages themselves are not
-changed: their requests for blocked hosts simply fail, as with a DNS blocklist (Pi-hole) or
-uBlock Origin's host rules.
+page when it is a navigation, which a person reads), counted on `/metrics` as outcome `blocked`.
+Pages themselves are not changed: their requests for blocked hosts simply fail, as with a DNS
+blocklist (Pi-hole) or uBlock Origin's host rules.
+
+A CONNECT to a blocked host that the proxy would intercept (`--intercept-https`, the host not
+spared) is accepted, with no connection to the site, and the requests inside the TLS connection
+get the same 403 (since 2026-12-07): a browser shows no answer to a CONNECT but its own error
+("This site can't be reached", ERR_TUNNEL_CONNECTION_FAILED), so a person would not learn why.
+A CONNECT the proxy would not intercept gets the 403 itself, and no tunnel is opened.
 
 - `block_hosts`: patterns as `--ignore-hosts` takes them (`intercept.HostPattern`): a name matches
   itself and its subdomains (`doubleclick.net`), a glob (`ads.*.example`), else a regex searched in
@@ -24,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from html import escape as html_escape
 from pathlib import Path
@@ -161,18 +167,27 @@ class Blocklist:
         return None
 
 
-class BlocklistAddon(Addon):
-    """403 at once, with a one-line reason, for a request (or CONNECT) to a blocked host."""
+#: The note of a CONNECT to a blocked host that is intercepted to say so (`BlocklistAddon`): the
+#: rule that blocks it. The core then opens no connection to the site.
+BLOCKED_TUNNEL = "blocked_tunnel"
 
-    def __init__(self, blocklist: Blocklist) -> None:
+
+class BlocklistAddon(Addon):
+    """403 at once, with a one-line reason, for a request (or CONNECT) to a blocked host; a CONNECT
+    the proxy intercepts is let in so that the 403 can be read inside it (module docstring)."""
+
+    def __init__(self, blocklist: Blocklist, intercepts: Callable[[str, int], bool] | None = None) -> None:
         self.blocklist = blocklist
+        self.intercepts = intercepts  # whether a CONNECT to host:port is intercepted; None: never
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> BlocklistAddon:
+    def from_settings(
+        cls, settings: Settings, intercepts: Callable[[str, int], bool] | None = None
+    ) -> BlocklistAddon:
         blocklist = Blocklist.from_settings(settings.block_hosts, settings.block_lists)
         for source in blocklist.sources:
             log.info("block list %s", source)
-        return cls(blocklist)
+        return cls(blocklist, intercepts)
 
     async def request(self, flow: Flow) -> None:
         if not self.blocklist:
@@ -180,6 +195,13 @@ class BlocklistAddon(Addon):
         request = flow.request
         rule = self.blocklist.reason(request.host, request.port)
         if rule is None:
+            return
+        if (
+            request.method == "CONNECT"
+            and self.intercepts is not None
+            and self.intercepts(request.host, request.port)
+        ):
+            flow.notes[BLOCKED_TUNNEL] = rule  # answered inside the TLS connection, request by request
             return
         reason = f"Blocked by readerproxy: {request.host} is on the block list ({rule})."
         if is_navigation(flow):  # a person reads it: a page that fits a phone's screen

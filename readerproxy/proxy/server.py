@@ -67,7 +67,7 @@ from .addons import (
     simple_response,
 )
 from .backbar import BackBarAddon
-from .blocklist import BlocklistAddon
+from .blocklist import BLOCKED_TUNNEL, BlocklistAddon
 from .flow import (
     MAX_HEAD,
     BadRequest,
@@ -177,7 +177,8 @@ class ProxyServer:
         self.addons: list[Addon] = [
             AuthAddon(credentials),
             SetupAddon(settings, renderer, self.store, ca, config_rules(settings)),
-            BlocklistAddon.from_settings(settings),  # ad and tracker hosts: 403 at once
+            # ad and tracker hosts: 403 at once (inside the tunnel, when it is intercepted)
+            BlocklistAddon.from_settings(settings, self.policy.intercepts if ca is not None else None),
             # before the rules: it notes the way-back marker that their request hook removes
             BackBarAddon(reader, renderer, settings, self.store, rules.is_own),
             rules,
@@ -370,8 +371,9 @@ class ProxyServer:
             flow.outcome = Outcome.REFUSED
             await self._refuse(conn, 400, "a CONNECT request has no body")
             return
+        blocked = BLOCKED_TUNNEL in flow.notes  # intercepted only to answer 403 inside: no site
         try:
-            address = await self._guarded_address(request.host, request.port)
+            address = "" if blocked else await self._guarded_address(request.host, request.port)
         except (AddressRefused, OSError, FetchError) as exc:
             refused_ = isinstance(exc, AddressRefused | FetchError) or is_refusal(exc)
             flow.outcome = Outcome.REFUSED if refused_ else Outcome.ERROR
@@ -379,7 +381,7 @@ class ProxyServer:
             await self._write_simple(conn, simple_response(status, reason, f"{exc}\n"))
             return
         writer = conn.writer
-        if self.ca is not None and self.policy.intercepts(request.host, request.port):
+        if self.ca is not None and (blocked or self.policy.intercepts(request.host, request.port)):
             if conn.trailing_data:  # TLS cannot start over bytes already read
                 flow.outcome = Outcome.REFUSED
                 await self._refuse(conn, 400, "data was sent before the tunnel was established")
