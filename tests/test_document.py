@@ -606,3 +606,75 @@ def test_indices_of_reads_each_tag_list_as_asked_and_gives_lists_to_keep() -> No
             answer.append(-1)  # the caller's own list
             assert document.indices_of(doc.tag, name) == scanned(doc.tag, name)
     assert len(document.indices_of(first.tag, "p")) == 3
+
+
+def test_print_only_utility_classes_are_removed() -> None:
+    """Bootstrap's `visible-print`/`d-none d-print-block`, Tailwind's `hidden print:block` and a
+    site's own `print-only` show an element on paper alone: no reader sees it on screen."""
+    doc = parse(
+        "<body><div class='visible-print-block'>Printed copy header</div>"
+        "<div class='d-none d-print-block'>Citation for paper</div>"
+        "<div class='hidden print:block'>Tailwind paper note</div>"
+        "<img class='print-only' src='/logo-print.png'>"
+        "<p class='d-none d-md-block'>Wide screens only</p>"
+        "<p>The article itself.</p></body>"
+    )
+    text = token_text(doc)
+    assert "Printed copy" not in text and "Citation" not in text and "Tailwind" not in text
+    assert "img" not in doc.tag
+    assert "Wide screens only" in text and "The article itself." in text
+
+
+def test_classes_the_inline_stylesheet_shows_only_in_print_are_removed() -> None:
+    """A class hidden on screen and shown by the page's own `@media print` rules (or hidden in
+    `@media screen`) is a print header; one hidden on narrow screens only is responsive and stays,
+    and a long block printed open (an FAQ's answer) is a collapsed panel, kept."""
+    answer = "This answer explains the collection schedule in plenty of words. " * 8
+    doc = parse(
+        "<html><head><style>/* print */ .paper-head, #stamp { display:none }"
+        "@media print { .paper-head { display: block } #stamp { display: inline !important } }"
+        "@media only screen { .for-paper { display: none } }"
+        "@media screen and (max-width: 600px) { .wide { display: none } }"
+        ".faq-answer { display: none } @media print { .faq-answer { display: block } }"
+        "</style></head><body><div class='paper-head'>Riverside Council, 1 High Street</div>"
+        "<span id='stamp'>Page 1</span><div class='for-paper'>Paper only</div>"
+        f"<div class='wide'>Wide note</div><div class='faq-answer'>{answer}</div>"
+        "<p>Bins are collected on Mondays.</p></body></html>"
+    )
+    text = token_text(doc)
+    assert "Riverside Council" not in text and "Page 1" not in text and "Paper only" not in text
+    assert "Wide note" in text and "collection schedule" in text and "Bins are collected" in text
+
+
+def test_print_only_names_reads_simple_rules_of_inline_css() -> None:
+    css = (
+        ".a { color: red } .head, #ph { display: none } @font-face { font-family: x }"
+        "@media print { @page { margin: 0 } .head { display: block } #ph { display: block } nav { display: none } }"
+        "@media not print { .screen { display: none } } div .deep { display: none }"
+    )
+    assert document.print_only_names([css]) == frozenset({(".", "head"), ("#", "ph")})
+
+
+def test_a_print_header_is_removed_by_its_name_and_its_words_together() -> None:
+    """A block named for print that says "Thank you for printing this page" is a header for paper; the
+    same words elsewhere, a print button, a heading about 3D printing or a `no-print` wrapper stay."""
+    doc = parse(
+        "<body><div class='print-header'><img src='/logo.png'><p>Thank you for printing this page.</p></div>"
+        "<div id='printFooter'>Printed from https://council.example/bins on 7 December 2026</div>"
+        "<p>Thank you for printing this page is what the old header said.</p>"
+        "<a class='print-link' href='#'>Print this page</a>"
+        "<h3 id='3d-printed-reefs'>3D-printed reefs</h3>"
+        "<div class='no-print'>Printed from memory, the recipe still works.</div>"
+        "<div class='blueprint'>Printed on the plan: thank you for printing.</div></body>"
+    )
+    text = token_text(doc)
+    assert "Thank you for printing this page." not in text and "Printed from https" not in text
+    assert "what the old header said" in text and "Print this page" in text and "3D-printed reefs" in text
+    assert "Printed from memory" in text and "Printed on the plan" in text
+    assert doc.tag.count("img") == 0
+
+
+def test_a_print_only_block_holding_the_page_itself_stays() -> None:
+    body = "A long article body that the page marks for print. " * 20
+    doc = parse(f"<body><div class='print-only'>{body}</div><p>Short footer.</p></body>")
+    assert "marks for print" in token_text(doc)

@@ -81,7 +81,55 @@ HIDDEN_SELECTOR = '[hidden], [aria-hidden="true" i], ' + ", ".join(
 #: visible twin hidden from screen readers (`aria-hidden`, removed as hidden): then the label is the
 #: text of both ("Rated 4.8 stars" beside an aria-hidden "4.8 / 5"); `_hidden_and_screen_reader_only`.
 SCREEN_READER_SELECTOR = ".sr-only, .visually-hidden, .screen-reader-text, .visuallyhidden"
-_HIDDEN_OR_SCREEN_READER = f"{HIDDEN_SELECTOR}, {SCREEN_READER_SELECTOR}"
+_SCREEN_READER_CLASSES = frozenset(("sr-only", "visually-hidden", "screen-reader-text", "visuallyhidden"))
+#: Elements whose class or id speaks of print: the candidates of `_print_only` (one query with the
+#: hidden and screen-reader ones, told apart in Python).
+_PRINT_NAMED = '[class*="print" i], [id*="print" i]'
+_HIDDEN_OR_SCREEN_READER = f"{HIDDEN_SELECTOR}, {SCREEN_READER_SELECTOR}, {_PRINT_NAMED}"
+#: Utility classes that show an element on paper only (display: none on screen): Bootstrap 3's
+#: `visible-print*` and `hidden-screen`, Foundation's `show-for-print`, and the names sites give
+#: their own (`print-only`, `printonly`, `only-print`, ...). Compared in lower case.
+PRINT_ONLY_CLASSES = frozenset(
+    (
+        "print-only",
+        "printonly",
+        "print_only",
+        "only-print",
+        "onlyprint",
+        "only_print",
+        "print-show",
+        "show-print",
+        "show-for-print",
+        "show-on-print",
+        "visible-print",
+        "visible-print-block",
+        "visible-print-inline",
+        "visible-print-inline-block",
+        "visible-print-flex",
+        "hidden-screen",
+        "screen-hidden",
+        "hide-on-screen",
+        "hide-for-screen",
+        "noscreen",
+        "no-screen",
+    )
+)
+#: Classes that hide an element on screen, which a class of `_PRINT_DISPLAY` shows on paper:
+#: Bootstrap 4/5's `d-none d-print-block`, Tailwind's `hidden print:block`.
+_SCREEN_NONE = frozenset(("d-none", "hidden"))
+_PRINT_DISPLAY = re.compile(r"d-print-(?!none)[a-z-]+|print:(?!hidden)[a-z-]+")
+#: What a header or footer for paper says of itself ("Thank you for printing this page", "Printed
+#: from https://...", "Date printed: ..."): not "Print" alone, which a print button says on screen.
+_PRINT_WORDS = re.compile(
+    r"thank(?:s| you) for printing|\bprinted (?:from|on|at)\b|\b(?:date|time) printed\b|\bprint(?:ed)? date\b",
+    re.IGNORECASE,
+)
+#: A print-only block by its words alone (`_PRINT_WORDS` in an element whose class or id is a
+#: print word) holds at most this many words: a header or footer for paper, not an article.
+PRINT_BLOCK_WORDS = 40
+#: Share of the body's words a print-only element must stay under to be removed: one holding the
+#: page itself is not a print header (a page may mark its whole article for print).
+PRINT_ONLY_SHARE = 0.5
 VOID_TAGS = frozenset(
     "area base br col embed hr img input link meta param source track wbr keygen basefont "
     "bgsound frame".split()
@@ -385,7 +433,8 @@ class _Misaligned(Exception):
 #: chosen for speed: four separate walks (`css`, `css_first`) cost about 0.06 ms more per page at the
 #: ScrapingHub median. Each selector matches its own tag name, so the tag tells which one matched.
 _BEFORE_CLEANING = (
-    'title, script[type="application/ld+json" i], noscript, div[hidden][id^="S:"], div[id^="af"][style]'
+    'title, script[type="application/ld+json" i], noscript, div[hidden][id^="S:"], div[id^="af"][style], '
+    "style"
 )
 
 
@@ -399,6 +448,7 @@ class _Early:
     boundaries: list[LexborNode]  # React's streamed Suspense boundaries (`_place_streamed_boundaries`)
     fragments: list[LexborNode]  # Marko's streamed `<await>` fragments, maybe (`_place_async_fragments`)
     stripped_tags: list[str]  # those of `_STRIPPED_TAGS` that the page may hold (`_tags_in_source`)
+    styles: list[str] = field(default_factory=list)  # inline stylesheets that mention `print`
 
 
 def _read_before_cleaning(tree: LexborHTMLParser, html: str) -> _Early:
@@ -409,7 +459,11 @@ def _read_before_cleaning(tree: LexborHTMLParser, html: str) -> _Early:
         "noscript": early.noscripts,
     }
     for node in tree.css(_BEFORE_CLEANING):
-        if node.tag != "div":
+        if node.tag == "style":
+            # for speed, only a stylesheet that can say anything about print is kept to be read
+            if "print" in (css := node.text() or ""):
+                early.styles.append(css)
+        elif node.tag != "div":
             lists[node.tag or ""].append(node)
         elif (node.attributes.get("id") or "").startswith("S:"):
             early.boundaries.append(node)
@@ -621,7 +675,7 @@ def _clean(tree: LexborHTMLParser, early: _Early) -> None:
     body_words = functools.cache(lambda: _word_count(body) if body is not None else math.inf)
     landmark_words = functools.cache(_word_count)
     # For speed, one query for both kinds (a walk of the tree each otherwise), told apart here.
-    hidden, screen_reader = _hidden_and_screen_reader_only(tree.css(_HIDDEN_OR_SCREEN_READER))
+    hidden, screen_reader, print_named = _hidden_and_screen_reader_only(tree.css(_HIDDEN_OR_SCREEN_READER))
     collapsed = _collapsed_panels(tree, hidden)
     for node in hidden:
         if node.tag in ("html", "body") or _shown_later(node, body_words, landmark_words):
@@ -634,17 +688,21 @@ def _clean(tree: LexborHTMLParser, early: _Early) -> None:
         node.decompose()
     for node in screen_reader:
         node.decompose()
+    for node in _print_only(tree, print_named, early.styles, body_words):
+        node.decompose()
 
 
 def _hidden_and_screen_reader_only(
     found: list[LexborNode],
-) -> tuple[list[LexborNode], list[LexborNode]]:
+) -> tuple[list[LexborNode], list[LexborNode], list[LexborNode]]:
     """`found` (the matches of `_HIDDEN_OR_SCREEN_READER`) split into the hidden elements
-    (`HIDDEN_SELECTOR`'s, by their attributes) and the screen-reader-only ones to remove: each of
-    the others, unless its parent holds an `aria-hidden` element with text (the visible twin that
-    is removed as hidden). Told apart before anything is removed, while the twins are there."""
+    (`HIDDEN_SELECTOR`'s, by their attributes), the screen-reader-only ones to remove (each of
+    the others, unless its parent holds an `aria-hidden` element with text: the visible twin that
+    is removed as hidden) and those whose class or id speaks of print (`_print_only` decides on
+    them). Told apart before anything is removed, while the twins are there."""
     hidden: list[LexborNode] = []
     screen_reader: list[LexborNode] = []
+    print_named: list[LexborNode] = []
     seen: set[int] = set()
     # Per parent, whether it holds a visible twin: asked once per parent, not once per label (a
     # page of many labels under one parent would cost their number squared).
@@ -656,6 +714,16 @@ def _hidden_and_screen_reader_only(
         if _hidden_by_attributes(node.attributes):
             hidden.append(node)
             continue
+        attributes = node.attributes
+        if (
+            "print" in (attributes.get("class") or "").lower()
+            or "print" in (attributes.get("id") or "").lower()
+        ):
+            print_named.append(node)
+            # matched for its name alone, or also as a screen reader's text (the test below;
+            # `css_matches` would look inside it too)
+            if _SCREEN_READER_CLASSES.isdisjoint((attributes.get("class") or "").split()):
+                continue
         parent = node.parent
         if parent is None or node.tag in ("html", "body"):
             continue
@@ -667,7 +735,156 @@ def _hidden_and_screen_reader_only(
             )
         if not twin:
             screen_reader.append(node)
-    return hidden, screen_reader
+    return hidden, screen_reader, print_named
+
+
+def _print_only(
+    tree: LexborHTMLParser, named: list[LexborNode], styles: list[str], body_words: Callable[[], float]
+) -> list[LexborNode]:
+    """The elements shown on paper only, which no reader sees on screen: a print header ("Thank
+    you for printing this page"), the page's address and date as printed, a logo for paper.
+
+    Told by structure, as the page's external stylesheets are not read:
+    - a utility class of print-only display (`PRINT_ONLY_CLASSES`, Bootstrap's `d-none` with a
+      `d-print-*` class, Tailwind's `hidden` with `print:*`);
+    - a class or id that the page's own inline stylesheet hides on screen and shows in its
+      `@media print` rules (`print_only_names`), on a short block (`PRINT_BLOCK_WORDS`) or one
+      named for print;
+    - a class or id that is a print word (`print-header`, `printFooter`) on a short block
+      (`PRINT_BLOCK_WORDS`) that says it is printed ("Thank you for printing", `_PRINT_WORDS`).
+    None holding `PRINT_ONLY_SHARE` of the body's words or more: that is the page itself."""
+    found: list[LexborNode] = []
+    for node in named:
+        attributes = node.attributes
+        classes = (attributes.get("class") or "").lower().split()
+        if not PRINT_ONLY_CLASSES.isdisjoint(classes) or (
+            not _SCREEN_NONE.isdisjoint(classes) and any(map(_PRINT_DISPLAY.fullmatch, classes))
+        ):
+            found.append(node)
+            continue
+        if any(_print_word(name) for name in _names(attributes)):
+            text = node.text(deep=True)
+            if len(text.split()) <= PRINT_BLOCK_WORDS and _PRINT_WORDS.search(text):
+                found.append(node)
+    hidden_names = print_only_names(styles) if styles else frozenset()
+    if hidden_names:
+        selector = ", ".join(f'[class~="{n}"]' if kind == "." else f'[id="{n}"]' for kind, n in hidden_names)
+        # a short block, or one named for print: a long one shown on paper is rather a collapsed
+        # panel that the page prints open (an FAQ's answers), which a reader shows too
+        found.extend(
+            node
+            for node in tree.css(selector)
+            if _word_count(node) <= PRINT_BLOCK_WORDS
+            or any(_print_word(name) for name in _names(node.attributes))
+        )
+    if not found:
+        return found
+    return [node for node in found if _word_count(node) < PRINT_ONLY_SHARE * body_words()]
+
+
+def _names(attributes: dict[str, str | None]) -> list[str]:
+    """An element's classes and id, in lower case."""
+    return ((attributes.get("class") or "") + " " + (attributes.get("id") or "")).lower().split()
+
+
+#: Class names that hide an element on paper (a screen's chrome): "print" in them is no sign of
+#: a print-only block.
+_NOT_ON_PAPER = re.compile(
+    r"(?:no|not|hide|hidden|none)[-_]?(?:on[-_]?|for[-_]?)?print|print[-_:]?(?:hide|hidden|none)"
+)
+
+
+def _print_word(name: str) -> bool:
+    """Whether a (lower-case) class or id name has "print" as one of its words, not in another
+    word, and does not hide its element on paper: `print-header`, `printheader` and `print_logo`
+    do; `blueprint`, `imprint`, `no-print`, `display-none-print` do not."""
+    return (name.startswith("print") or "-print" in name or "_print" in name) and _NOT_ON_PAPER.search(
+        name
+    ) is None
+
+
+#: A CSS comment, and the simple selectors `print_only_names` reads: one class or one id.
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_SIMPLE_SELECTOR = re.compile(r"\s*([.#])(-?[_a-zA-Z][\w-]*)\s*")
+_DISPLAY = re.compile(r"display\s*:\s*([a-z-]+)", re.IGNORECASE)
+
+
+def print_only_names(styles: list[str]) -> frozenset[tuple[str, str]]:
+    """The classes and ids (as (".", name) or ("#", name)) that a page's inline stylesheets hide
+    on screen and show on paper: `display: none` in a rule outside any `@media` (or in an
+    `@media screen` one), and a `display` other than none in an `@media print` rule; or hidden in
+    `@media screen` alone (no width: a rule for narrow or wide screens is responsive, not print). Only rules whose selector is one class or one id are read (a cheap
+    reading, not a cascade: what a print header needs)."""
+    screen_none: set[tuple[str, str]] = set()
+    print_shown: set[tuple[str, str]] = set()
+    screen_media: set[tuple[str, str]] = set()
+    for css in styles:
+        for media, selectors, display in _css_rules(_CSS_COMMENT.sub("", css)):
+            names = _simple_names(selectors)
+            if not names:
+                continue
+            if media is None:
+                if display == "none":
+                    screen_none.update(names)
+            elif "print" in media and "not" not in media and "screen" not in media:
+                if display != "none":
+                    print_shown.update(names)
+            elif media.replace("only", "").strip() == "screen" and display == "none":
+                screen_media.update(names)  # every screen, whatever its width
+    return frozenset((screen_none & print_shown) | screen_media)
+
+
+def _simple_names(selectors: str) -> list[tuple[str, str]]:
+    """The (kind, name) of a rule's selector list when each selector is one class or one id."""
+    names = []
+    for selector in selectors.split(","):
+        match = _SIMPLE_SELECTOR.fullmatch(selector)
+        if match is None:
+            return []
+        names.append((match[1], match[2]))
+    return names
+
+
+def _css_rules(css: str) -> Iterable[tuple[str | None, str, str]]:
+    """(media query or None, selector list, display value) of each style rule with a `display`,
+    in order; rules inside one level of `@media` carry its query, other at-rules are skipped."""
+    position, media = 0, None
+    while True:
+        brace = css.find("{", position)
+        close = css.find("}", position)
+        if close >= 0 and (brace < 0 or close < brace):  # the end of an @media block (or a stray brace)
+            media, position = None, close + 1
+            continue
+        if brace < 0:
+            return
+        prelude = css[position:brace].strip()
+        if prelude.startswith("@"):
+            if media is None and prelude[1:6].lower() == "media":
+                media, position = prelude[6:].strip().lower(), brace + 1
+            else:
+                position = _matching_brace(css, brace) + 1
+            continue
+        close = css.find("}", brace)
+        if close < 0:
+            return
+        found = _DISPLAY.search(css, brace, close)
+        if found is not None:
+            yield media, prelude, found[1].lower()
+        position = close + 1
+
+
+def _matching_brace(css: str, opening: int) -> int:
+    """The index of the brace closing the one at `opening` (the end of the text if none)."""
+    depth = 0
+    for index in range(opening, len(css)):
+        char = css[index]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return len(css)
 
 
 def _hidden_by_attributes(attributes: dict[str, str | None]) -> bool:
