@@ -784,14 +784,10 @@ async def _serve_until_stopped(
             f"{f'{settings.workers} workers; ' if settings.workers > 1 else ''}Ctrl+C stops)",
             flush=True,
         )
-        if settings.proxy_port is not None:
-            reach = "ADDRESS" if host in ("0.0.0.0", "::") else shown  # any of this machine's
-            print(
-                f"proxy mode: set {reach}:{settings.proxy_port} as the browser's or phone's proxy "
-                f"(or the PAC file http://{reach}:{port}/proxy.pac), then open http://readerproxy/ "
-                "through it to set up: certificate, preferences, site rules",
-                flush=True,
-            )
+        if settings.proxy_port is not None:  # the machine's real addresses, never a placeholder
+            from ..proxy.addresses import proxy_lines
+
+            print("\n".join(proxy_lines(host, settings.proxy_port, port)), flush=True)
     # Everything imported and built so far lives for the whole process: keep it out of the garbage
     # collector's scans (shorter pauses, a steadier p99 under load).
     gc.collect()
