@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import datetime
 import plistlib
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from http import HTTPStatus
@@ -241,6 +242,41 @@ def bookmarklet() -> str:
     )
 
 
+#: The setup page's platform sections (their <summary>) by what a User-Agent says; the first that
+#: matches is the visitor's (Android before Linux: an Android browser names both).
+PLATFORMS = (
+    ("Android", re.compile(r"\bAndroid\b")),
+    ("iPhone and iPad", re.compile(r"\b(?:iPhone|iPad|iPod)\b")),
+    ("Firefox (Windows, macOS, Linux)", re.compile(r"\bFirefox/")),
+    ("Chrome or Edge on Windows", re.compile(r"\bWindows\b")),
+    ("Chrome or Safari on macOS", re.compile(r"\bMacintosh\b")),
+    ("Chrome or Chromium on Linux", re.compile(r"\b(?:Linux|X11|CrOS)\b")),
+)
+_SECTION = re.compile(r"\s*<details>\s*<summary>(?P<name>[^<]*)</summary>.*?</details>", re.DOTALL)
+_PLATFORMS_START = '<div class="platforms">'
+
+
+def platform_of(user_agent: str | None) -> str | None:
+    """The setup page's section for the system a User-Agent names, or None."""
+    return next((name for name, pattern in PLATFORMS if pattern.search(user_agent or "")), None)
+
+
+def visitor_first(page: str, platform: str) -> str:
+    """The setup page with the section of the visitor's own system moved first and open, the others
+    closed below it, one tap away (`platform_of` reads the system from the User-Agent). The page
+    unchanged when it has no such section."""
+    start = page.find(_PLATFORMS_START)
+    if start < 0:
+        return page
+    start += len(_PLATFORMS_START)
+    for match in _SECTION.finditer(page, start):
+        if match.group("name").strip() == platform:
+            section = match.group(0).replace("<details>", '<details open class="yours">', 1)
+            rest = page[: match.start()] + page[match.end() :]
+            return rest[:start] + section + rest[start:]
+    return page
+
+
 class SetupAddon(Addon):
     """Answers every request for `SETUP_HOSTS` (see the module's docstring)."""
 
@@ -438,7 +474,7 @@ class SetupAddon(Addon):
             ),
         ]
         current = prefs.cookies()
-        return self.page(
+        response = self.page(
             "setup.html",
             prefs,
             proxy_host=shown,
@@ -455,6 +491,10 @@ class SetupAddon(Addon):
             bookmarklet=bookmarklet(),
             year=datetime.date.today().year,
         )
+        platform = platform_of(header(flow.request.headers, "user-agent"))
+        if platform is not None and response.body:
+            response.body = visitor_first(response.body.decode("utf-8"), platform).encode("utf-8")
+        return response
 
     def page(self, template: str, prefs: Preferences, **context: Any) -> Response:
         html = self.renderer.env.get_template(template).render(prefs=prefs, **context)
