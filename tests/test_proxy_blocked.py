@@ -68,3 +68,26 @@ async def test_blocked_https_host_reads_as_a_page_in_chromium(tmp_path: Path) ->
             assert size >= 16  # readable on a phone without zooming
             await page.screenshot(SCREENSHOTS / f"proxy-blocked-https-{width}.png")
     assert proxy.metric("blocked") >= 2
+
+
+@pytest.mark.browser
+async def test_without_interception_the_setup_page_says_what_a_blocked_https_site_looks_like() -> None:
+    from test_proxy_setup import setup_proxy
+
+    async with (
+        setup_proxy(block_hosts="tracker.test") as proxy,
+        browser_through(proxy) as (_, page),
+    ):
+        await page.set_viewport(375, 812, True)
+        await page.navigate("http://readerproxy/")
+        note = await page.evaluate("document.getElementById('blocked-https').innerText")
+        assert "ERR_TUNNEL_CONNECTION_FAILED" in note and "--intercept-https" in note
+        assert await page.evaluate("document.documentElement.scrollWidth") <= 375
+        await page.evaluate("document.getElementById('blocked-https').scrollIntoView()")
+        await page.screenshot(SCREENSHOTS / "proxy-setup-blocked-note-375.png")
+    async with (  # no block list: no note
+        setup_proxy() as proxy,
+        aiohttp.ClientSession() as http,
+        http.get("http://readerproxy/", proxy=proxy.url) as r,
+    ):
+        assert 'id="blocked-https"' not in await r.text()

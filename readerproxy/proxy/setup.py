@@ -277,6 +277,30 @@ def visitor_first(page: str, platform: str) -> str:
     return page
 
 
+#: Where the setup page says HTTPS interception is off: the blocked-tunnel note goes after it.
+_INTERCEPTION_OFF = '<p class="notice">HTTPS interception is <strong>off</strong>'
+BLOCKED_TUNNEL_NOTE = (
+    '<p class="notice" id="blocked-https">Blocked sites over HTTPS: the proxy refuses the '
+    "connection to a host on the block list before any page is sent, and without interception it "
+    "cannot answer inside it, so the browser shows its own error, such as Chrome's "
+    "<em>This site can’t be reached</em> (<code>ERR_TUNNEL_CONNECTION_FAILED</code>) or "
+    "Firefox's <em>The proxy server is refusing connections</em>. Over <code>http://</code>, "
+    "and over HTTPS with <code>--intercept-https</code>, the page says the host is blocked and "
+    "by which entry.</p>"
+)
+
+
+def with_blocked_tunnel_note(page: str) -> str:
+    """The setup page (interception off, a block list on) with what a blocked HTTPS site looks
+    like, after the notice that interception is off; unchanged when that notice is not there."""
+    start = page.find(_INTERCEPTION_OFF)
+    end = page.find("</p>", start) if start >= 0 else -1
+    if end < 0:
+        return page
+    end += len("</p>")
+    return page[:end] + BLOCKED_TUNNEL_NOTE + page[end:]
+
+
 class SetupAddon(Addon):
     """Answers every request for `SETUP_HOSTS` (see the module's docstring)."""
 
@@ -491,6 +515,8 @@ class SetupAddon(Addon):
             bookmarklet=bookmarklet(),
             year=datetime.date.today().year,
         )
+        if self.ca is None and (self.settings.block_hosts or self.settings.block_lists) and response.body:
+            response.body = with_blocked_tunnel_note(response.body.decode("utf-8")).encode("utf-8")
         platform = platform_of(header(flow.request.headers, "user-agent"))
         if platform is not None and response.body:
             response.body = visitor_first(response.body.decode("utf-8"), platform).encode("utf-8")
