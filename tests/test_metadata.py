@@ -531,3 +531,80 @@ def test_once_reads_at_most_once() -> None:
     read = metadata._once(lambda: calls.append(1) or None)
     assert calls == []
     assert read() is None and read() is None and calls == [1]
+
+
+def _titled(head: str, body: str, url: str = "https://router.example.org/guide/") -> str:
+    return extract_metadata(parse(f"<html><head>{head}</head><body>{body}</body></html>", url)).title
+
+
+@pytest.mark.parametrize(
+    ("head", "body", "expected"),
+    [
+        # og:title is the og:site_name; the one <h1> names the topic
+        (
+            '<title>Getting Started | Vue Router</title><meta property="og:title" content="Vue Router">'
+            '<meta property="og:site_name" content="Vue Router">',
+            "<h1>Getting Started</h1><p>Text.</p>",
+            "Getting Started",
+        ),
+        # the application-name, compared by its letters ("Vue.js" = "vuejs")
+        (
+            '<title>Vue.js</title><meta name="application-name" content="vuejs">',
+            "<h1>Reactivity Fundamentals</h1>",
+            "Reactivity Fundamentals",
+        ),
+        # no site name stated: og:title is an end of the <title> whose other part is the <h1>
+        (
+            '<title>Installation – Docsy Docs</title><meta property="og:title" content="Docsy Docs">',
+            '<h1><a href="#top">¶</a>Installation</h1>',
+            "Installation",
+        ),
+        # the host's own name
+        ("<title>Router</title>", "<h1>Navigation guards</h1>", "Navigation guards"),
+    ],
+)
+def test_a_title_that_is_only_the_sites_name_gives_way_to_the_h1(head: str, body: str, expected: str) -> None:
+    assert _titled(head, body) == expected
+
+
+@pytest.mark.parametrize(
+    ("head", "body"),
+    [
+        # two <h1>s: none of them is the page's heading
+        ('<meta property="og:title" content="Vue Router">', "<h1>Getting Started</h1><h1>Other</h1>"),
+        # the <h1> is the logo, the site's name again
+        ('<meta property="og:title" content="Vue Router">', "<h1>Vue Router</h1>"),
+        # an end of the <title>, but the <h1> is not what the rest of it says
+        (
+            '<title>Vue Router | Chapter 2</title><meta property="og:title" content="Vue Router">',
+            "<h1>Unrelated banner words</h1>",
+        ),
+    ],
+)
+def test_a_site_title_stays_without_a_lone_h1_naming_the_topic(head: str, body: str) -> None:
+    assert _titled(head, body, "https://docs.example.org/guide/") == "Vue Router"
+
+
+def test_a_real_title_is_not_replaced_by_the_h1() -> None:
+    head = '<title>Pricing | Harbor Cowork</title><meta property="og:title" content="Membership pricing">'
+    assert (
+        _titled(head, "<h1>Plans and rates</h1>", "https://harborcowork.example/pricing")
+        == "Membership pricing"
+    )
+
+
+def test_a_home_page_and_a_brand_first_title_keep_their_title() -> None:
+    """A site's home page is rightly titled by its name (its <h1> is a slogan); and the first part
+    of a <title> is the page's own ("Defining Traits - The Rust Book", whose <h1> is the book's)."""
+    home = (
+        '<meta property="og:title" content="Vue Router"><meta property="og:site_name" content="Vue Router">'
+    )
+    assert (
+        _titled(home, "<h1>The official router for Vue.js</h1>", "https://router.example.org/")
+        == "Vue Router"
+    )
+    book = "<title>Defining Shared Behavior with Traits - The Rust Book</title>"
+    assert (
+        _titled(book, "<h1>The Rust Book</h1>", "https://doc.example.org/book/ch10.html")
+        == "Defining Shared Behavior with Traits"
+    )

@@ -36,6 +36,7 @@ import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -327,6 +328,64 @@ def headline(title: str, doc: Document) -> str:
         if _similarity(title, text) >= 0.6 or _similarity(text, title) >= 0.6:
             return text
     return title
+
+
+def _letters(text: str) -> str:
+    """A name compared by its letters and digits alone, without case ("Vue.js" = "vuejs")."""
+    return re.sub(r"\W+", "", text.casefold())
+
+
+#: The marks of a heading's permalink, which documentation generators write into the heading.
+_PERMALINK_MARKS = " ¶#§🔗⚓\u200b"
+
+
+def _lone_heading(doc: Document) -> str | None:
+    """The text of the page's one `<h1>` with text (2 to 200 characters, without a permalink's
+    mark), or None when it has none or several."""
+    found = None
+    for index in indices_of(doc.tag, "h1"):
+        text = squash(doc.element_text(index)).strip(_PERMALINK_MARKS)
+        if not text:
+            continue
+        if found is not None:
+            return None
+        found = text
+    return found if found is not None and 2 <= len(found) <= 200 else None
+
+
+def heading_over_site_name(title: str, doc: Document, site_names: list[str | None]) -> str:
+    """The page's one `<h1>` instead of a title that is only the site's name: documentation
+    pages give every page the site's og:title ("Vue Router", "Vue.js") while the `<h1>` names the
+    topic ("Getting Started").
+
+    A title is the site's name when its letters are those of one of `site_names` (og:site_name,
+    the JSON-LD publisher, the application-name), of a label of the page's host, or of the last
+    part of the `<title>` split at its separators (where sites put their name) while the parts
+    before it say what the `<h1>` says ("Getting Started | Vue Router"). The `<h1>` must be the
+    page's only one and name something else (a logo's `<h1>` holding the site's name changes
+    nothing), and the page not the site's home page, which its name rightly titles (measured on
+    wcxb-dev 2026-12-07: the first part of the `<title>` taken for the brand too, or home pages,
+    took more right titles than they gave)."""
+    key = _letters(title)
+    path = urlsplit(doc.url or "").path if doc.url else ""
+    if not key or path.strip("/") == "":  # a site's home page is rightly titled by its name
+        return title
+    heading = _lone_heading(doc)
+    if heading is None or _letters(heading) == key:
+        return title
+    names = {_letters(name) for name in site_names if name}
+    host = (doc.url or "").split("//", 1)[-1].split("/", 1)[0].split(":", 1)[0].casefold()
+    names.update(label for label in host.split(".") if len(label) > 2)
+    if key not in names:
+        parts = [part.strip() for part in _SITE_SEPARATOR.split(doc.title or "") if part.strip()]
+        rest = " ".join(parts[:-1])
+        if (
+            len(parts) < 2
+            or _letters(parts[-1]) != key
+            or (_similarity(rest, heading) < 0.6 and _similarity(heading, rest) < 0.6)
+        ):
+            return title
+    return heading
 
 
 # --- Byline from the page -------------------------------------------------------------------------
@@ -1224,6 +1283,16 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
         excerpt = first_paragraph(doc, selection, text)
     title = _clean(unescape(title)) or ""
     title = without_site_name(title, doc, _clean(unescape(site_name)))
+    title = heading_over_site_name(
+        title,
+        doc,
+        [
+            _clean(unescape(site_name)),
+            meta.get("og:site_name"),
+            contents.get("application-name"),
+            contents.get("apple-mobile-web-app-title"),
+        ],
+    )
     return Metadata(
         title=title,
         byline=_clean(unescape(byline)),
