@@ -236,8 +236,8 @@
     const title = article.querySelector(".article-head h1");
     const byline = article.querySelector(".article-head .byline");
     for (const element of [title, byline]) if (element && textOf(element)) found.push(element);
-    const content = article.querySelector(".content");
-    if (content) {
+    // every content block in order: a listing's or thread's introduction, its items, its guide
+    for (const content of article.querySelectorAll(".content")) {
       for (const element of content.querySelectorAll(SPOKEN)) {
         if (element.parentElement.closest(SPOKEN) || element.closest("figure, pre") || !textOf(element)) continue;
         found.push(element);

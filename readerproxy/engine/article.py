@@ -11,6 +11,7 @@ from .extraction import Extraction
 from .metadata import Metadata
 from .output import escape_markdown, html_to_markdown, markdown_url
 from .readingtime import reading_time
+from .view import NOTHING_AROUND, Around, View, decide_view, fragment_text
 
 if TYPE_CHECKING:
     from .facts import PageFacts, ProductFacts, RecipeFacts
@@ -70,6 +71,12 @@ class Article:
         default=None, repr=False, compare=False
     )
     _items: tuple[ListItem, ...] | None = field(default=None, repr=False, compare=False)
+    #: Renders the extracted content before and after a listing's items or a thread's posts on
+    #: first use (`pipeline.view_surroundings`, given the view's name): the typed views hide
+    #: nothing the extraction found.
+    decide_around: Callable[[str], Around] | None = field(default=None, repr=False, compare=False)
+    _around: dict[str, Around] = field(default_factory=dict, repr=False, compare=False)
+    _view: View | None = field(default=None, repr=False, compare=False)
 
     def _timed(self, decide: Callable[[], _T], timing: str) -> _T:
         """`decide()`, its time kept in `timings[timing]` (ms), as `render` keeps its own."""
@@ -158,6 +165,44 @@ class Article:
         return self._items
 
     @property
+    def view(self) -> View:
+        """The view the reader shows the page in (`view.decide_view`: a thread, listing, product
+        or recipe view only on evidence, among it how much of the extracted text the view would
+        show, else the article view), decided once on first use."""
+        if self._view is None:
+            self._view = decide_view(
+                self.kind,
+                self.items,
+                self.posts,
+                self.product,
+                self.recipe,
+                text=self.text,
+                around=lambda name: self._surroundings(name).text,
+                article_text=fragment_text(self.html) if self.items or self.posts else None,
+            )
+            self._around = {self._view.name: self._surroundings(self._view.name)}
+            self.decide_around = None  # let the Document go
+        return self._view
+
+    def _surroundings(self, view: str) -> Around:
+        """The content around `view`'s items or posts, rendered once per view asked."""
+        if view not in self._around:
+            decide = self.decide_around
+            self._around[view] = self._timed(lambda: decide(view), "around") if decide else NOTHING_AROUND
+        return self._around[view]
+
+    @property
+    def view_intro_html(self) -> str:
+        """The extracted content above a listing's items or a thread's posts (sanitised HTML; ""
+        for the other views)."""
+        return self._surroundings(self.view.name).intro_html
+
+    @property
+    def view_outro_html(self) -> str:
+        """The extracted content below a listing's items or a thread's posts (a buying guide)."""
+        return self._surroundings(self.view.name).outro_html
+
+    @property
     def readability_check(self) -> bool | None:
         """Readability.js's check, made once on first use: the answer when no page kind is decided
         (None without a checker)."""
@@ -218,6 +263,11 @@ class Article:
             "recipe": self.recipe.to_dict() if self.recipe is not None else None,
             "posts": [post.to_dict() for post in posts] if (posts := self.posts) else None,
             "items": [item.to_dict() for item in items] if (items := self.items) else None,
+            "view": (view := self.view).name,
+            "view_confidence": view.confidence,
+            "view_reason": view.reason,
+            "view_intro_html": self.view_intro_html,
+            "view_outro_html": self.view_outro_html,
             "text": self.text,
             "html": self.html,
             "word_count": length.words,

@@ -14,7 +14,10 @@ a grid written as rows: cards of one tag in rows of one tag under one grandparen
 dates) wins; a group of one- or two-word links with nothing else (a menu written as a list) does
 not count. When most cards of a group share their first class name, the few that do not (a filter
 box, a banner) are left out. When the page's markup gives fewer than `MIN_ITEMS` items, its JSON-LD
-`ItemList` is read instead.
+`ItemList` is read instead. Page chrome is never an item: an item whose link is an action (a cart, account,
+compare or share link, a form's target) or whose title is a control's label ("Add to cart", "This
+product has been added to your cart") is dropped (`actions.is_action`), and with fewer than
+`MIN_ITEMS` left the page has no listing.
 
 Each item: the title is the card's first heading (else its longest link text, else its picture's
 alt text), never a text most cards of the group share (a "View details" button); the link is the
@@ -44,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from .actions import form_targets, is_action, is_control_label
 from .dates import parse_day
 from .document import CLOSE, OPEN, TEXT, Document, indices_of
 from .output import SAFE_SCHEMES, _image_sources, absolute_url, parse_srcset
@@ -115,12 +119,26 @@ def listing_items(doc: Document, kind: str) -> tuple[ListItem, ...] | None:
 
 
 def read_listing(doc: Document) -> tuple[ListItem, ...]:
-    """The page's items by its markup, else by its JSON-LD ItemList (an empty tuple: neither)."""
-    found = markup_items(doc)
+    """The page's items by its markup, else by its JSON-LD ItemList (an empty tuple: neither),
+    without the items that are page chrome (`without_actions`): a product page's "Add to cart",
+    "My account" and "Start comparison" links are no list, however alike their markup."""
+    found = without_actions(doc, markup_items(doc))
     if len(found) >= MIN_ITEMS:
         return found
-    stated = json_ld_items(doc)
+    stated = without_actions(doc, json_ld_items(doc))
     return stated if len(stated) > len(found) else found
+
+
+def without_actions(doc: Document, items: tuple[ListItem, ...]) -> tuple[ListItem, ...]:
+    """The items whose link is no action and whose title is no control's label
+    (`actions.is_action`: a cart, account, compare or share link, a form's target, "Shop now",
+    "This product has been added to your cart")."""
+    if not items:
+        return items
+    forms = form_targets(doc)
+    return tuple(
+        item for item in items if not (is_action(item.url, item.title, forms) or is_control_label(item.title))
+    )
 
 
 # -- markup ---------------------------------------------------------------------------------------
@@ -209,6 +227,16 @@ def item_cards(doc: Document, enough: int = MAX_ITEMS) -> tuple[list[int], int]:
     if not best or page is None:
         return [], 0
     return best, len(_read_group(page, best, enough))
+
+
+def listing_cards(doc: Document) -> list[int] | None:
+    """The card elements the listing view's items were read from (`item_cards`), when they are
+    the markup's (None: the items are the JSON-LD's, or there are none): the view renders the
+    extracted content around them (`view.around_elements`)."""
+    cards, _ = item_cards(doc)
+    if not cards or len(without_actions(doc, markup_items(doc))) < MIN_ITEMS:
+        return None
+    return cards
 
 
 #: Each Document's best group of cards and the `_Page` it was read on (`_best_group`), kept while

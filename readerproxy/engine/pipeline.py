@@ -11,7 +11,8 @@ phases, each a named function that can also be called on its own:
 4. `render`: the selection to plain text, the `Article` (ended by a product description the page
    states only in its JSON-LD, `structured.missing_description`); its sanitised HTML
    (`render_fragment`), metadata, page kind, facts, posts and items are made from the Document
-   when first asked.
+   when first asked, and so are the view (`view.decide_view`) and the content around its items
+   or posts (`view_surroundings`).
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ from .document import parse as parse_document
 from .extraction import Extraction, Extractor, get_extractor
 from .facts import page_facts
 from .layout import LayoutSnapshot, align
-from .listing import listing_items
+from .listing import listing_cards, listing_items
 from .metadata import extract_metadata
 from .output import LinkRewriter, render_html, render_text
 from .pagekind import page_kind
 from .readerable import is_probably_readerable
 from .structured import missing_description
-from .thread import thread_for
+from .thread import post_parts, thread_for
+from .view import NOTHING_AROUND, Around, around_elements
 
 
 def decode(source: str | bytes, content_type: str | None = None) -> str:
@@ -106,6 +108,9 @@ def render(
         decide_facts=functools.partial(page_facts, doc, text),
         decide_posts=functools.partial(thread_for, doc, rewrite_link=rewrite_link, images=images),
         decide_items=functools.partial(listing_items, doc),
+        decide_around=functools.partial(
+            view_surroundings, doc, extraction.selection, rewrite_link=rewrite_link, images=images
+        ),
         timings={
             **(timings or {}),
             "extract": round(extraction.elapsed_ms, 3),
@@ -126,6 +131,29 @@ def render_fragment(
     page states only in its JSON-LD (`supplement`, the lines `render` added to the text)."""
     fragment = render_html(doc, selection, rewrite_link=rewrite_link, images=images)
     return fragment + "".join(f"<p>{html_lib.escape(line, quote=False)}</p>" for line in supplement)
+
+
+def view_surroundings(
+    doc: Document,
+    selection: np.ndarray,
+    view: str,
+    *,
+    rewrite_link: LinkRewriter | None = None,
+    images: bool = True,
+) -> Around:
+    """The extracted content before and after the items of a listing view or the posts of a thread
+    view (`view.around_elements`), so the view hides nothing the extraction found; nothing for
+    the other views, and when the items or posts are not the page's markup (JSON-LD), whose place
+    among the content is unknown."""
+    elements: list[int] | tuple[int, ...] | None = None
+    if view == "listing":
+        elements = listing_cards(doc)
+    elif view == "thread":
+        parts = post_parts(doc, True)
+        elements = parts.posts if parts is not None else None
+    if not elements:
+        return NOTHING_AROUND
+    return around_elements(doc, selection, elements, rewrite_link=rewrite_link, images=images)
 
 
 @dataclass(slots=True)

@@ -25,6 +25,7 @@ import jinja2
 
 from ..api import MENU_HIDDEN, menu_algorithms
 from ..api import algorithms as algorithm_descriptions
+from ..engine.actions import is_action, is_action_url
 from ..engine.output import LinkRewriter, fit_under_header
 
 
@@ -192,14 +193,17 @@ NOT_HTML_SUFFIXES = (
 
 def link_rewriter(page_url: str | None, algorithm: str = "auto", lite: bool = False) -> LinkRewriter:
     """Links inside the content go through /read; links to a spot in the same page stay anchors;
-    links to files that are not web pages (PDF, archives, media) go straight to the original."""
+    links to files that are not web pages (PDF, archives, media) go straight to the original, and
+    so do actions (`actions.is_action_url`: a cart, log-out or vote link): the reader never sends
+    a state-changing GET for the visitor, and the reader page shows them as plain text
+    (`unlink_actions`)."""
     page = _without_fragment(page_url) if page_url else None
 
     def rewrite(url: str) -> str:
         base, _, fragment = url.partition("#")
         if page is not None and fragment and _without_fragment(base) == page:
             return "#" + fragment
-        if urlsplit(base).path.lower().endswith(NOT_HTML_SUFFIXES):
+        if urlsplit(base).path.lower().endswith(NOT_HTML_SUFFIXES) or is_action_url(url):
             return url
         return reader_url(url, algo=None if algorithm == "auto" else algorithm, lite="1" if lite else None)
 
@@ -220,11 +224,36 @@ KIND_NOTES = {
 }
 
 
+#: The note for a page of kind forum shown without its thread (fewer than two posts read).
+FORUM_NOTE = "This looks like a discussion; replies may be missing."
+
+
 def kind_note(article: Mapping[str, Any]) -> str | None:
     """The note for a page the page-kind decision says does not read well as a reader view."""
     if article.get("readerable") is False:
         return KIND_NOTES.get(article.get("page_kind") or "")
     return None
+
+
+def forum_note(article: Mapping[str, Any], view: str) -> str | None:
+    """`FORUM_NOTE` for a page of kind forum not shown as a thread: its replies were not read, and
+    the reader says so rather than show the opening post as if it were all."""
+    if article.get("page_kind") == "forum" and view != "thread":
+        return FORUM_NOTE
+    return None
+
+
+def view_of(article: Mapping[str, Any]) -> str:
+    """The view an extraction result is shown in: its `view` (`engine.view.decide_view`), or, for
+    a result cached before the field existed, what the template chose by counts then."""
+    view = article.get("view")
+    if isinstance(view, str) and view:
+        return view
+    if len(article.get("items") or ()) >= 3:
+        return "listing"
+    if len(article.get("posts") or ()) >= 2:
+        return "thread"
+    return "article"
 
 
 def facts_view(
@@ -256,7 +285,7 @@ def thread_posts(posts: Any, rewrite_images: Callable[[str], str] | None = None)
     return [
         {
             **post,
-            "html": rewrite(wrap_tables(_mark_reader_links(post.get("html") or ""))),
+            "html": rewrite(wrap_tables(_mark_reader_links(unlink_actions(post.get("html") or "")))),
             "when": post.get("date_text") or display_date(post.get("date")),
         }
         for post in posts or ()
@@ -289,10 +318,14 @@ def listing_view(
                 image_html = image_html.replace("<img", '<img loading="lazy"', 1)
             if prefs.lite:
                 image_html = fold_images(image_html)
+        if is_action(url, item.get("title")):
+            href = None  # a result cached before the listing dropped actions: the title as text
+        else:
+            href = rewrite_link(url) if rewrite_link is not None and link_target(url) else url
         shown.append(
             {
                 **item,
-                "href": rewrite_link(url) if rewrite_link is not None and link_target(url) else url,
+                "href": href,
                 "when": display_date(item.get("date")),
                 "image_html": image_html,
             }
@@ -390,6 +423,34 @@ def link_target(url: str | None) -> str | None:
 
 
 _READER_LINK = re.compile(r'<a href="(/read\?[^"]*)"')
+#: A link of the reader's sanitised HTML (one `<a>` start tag, its content, its end tag: links do
+#: not nest) and its href.
+_LINK = re.compile(r"<a\b([^>]*)>(.*?)</a>", re.S)
+_HREF = re.compile(r'\shref="([^"]*)"')
+_TAG = re.compile(r"<[^>]*>")
+
+
+def unlink_actions(fragment: str) -> str:
+    """Action links as plain text: a link whose target (the original's, or the `url` of a reader
+    link) or whose text is an action (`actions.is_action`: add to cart, log out, vote, share, a
+    `javascript:` URL) becomes a `<span>` with its content, so neither a tap nor a crawler of the
+    reader page sends it. Decided on 2026-12-07 (issue 44): the words stay, as the page shows them."""
+    if "<a" not in fragment:
+        return fragment
+
+    def unlink(match: re.Match[str]) -> str:
+        href = _HREF.search(match[1])
+        if href is None:
+            return match[0]
+        target = html.unescape(href[1])
+        if target.startswith("/read?"):
+            target = _url_parameter(urlsplit(target).query)
+        text = html.unescape(_TAG.sub(" ", match[2]))
+        if not is_action(target, text):
+            return match[0]
+        return f"<span>{match[2]}</span>"
+
+    return _LINK.sub(unlink, fragment)
 
 
 def _mark_reader_links(fragment: str) -> str:
@@ -557,26 +618,32 @@ class Renderer:
 
         size_index = SIZES.index(prefs.size)
         title = display_title(article.get("title"), article.get("site_name"), original)
-        fragment = article.get("html") or ""
-        if fragment:
-            fragment = wrap_tables(
-                _mark_reader_links(
-                    fit_under_header(
-                        fragment,
-                        title,
-                        article.get("byline") or article.get("author"),
-                        dated=bool(
-                            article.get("published")
-                            or article.get("date")
-                            or re.search(r"\d{4}", article.get("byline") or "")
-                        ),
-                    )
-                )
-            )
-        if fragment and self.rewrite_images is not None:
-            fragment = self.rewrite_images(fragment)
-        if fragment and prefs.lite:
-            fragment = fold_images(fragment)
+        byline = article.get("byline") or article.get("author")
+        dated = bool(
+            article.get("published")
+            or article.get("date")
+            or re.search(r"\d{4}", article.get("byline") or "")
+        )
+
+        def shown(fragment: str, head: bool = True) -> str:
+            """A fragment of the article's HTML as the page shows it: the title and byline the
+            header already shows left out (`head`), actions unlinked, reader links marked, tables
+            wrapped, images through the image route (folded in Lite)."""
+            if not fragment:
+                return ""
+            if head:
+                fragment = fit_under_header(fragment, title, byline, dated=dated)
+            fragment = wrap_tables(_mark_reader_links(unlink_actions(fragment)))
+            if self.rewrite_images is not None:
+                fragment = self.rewrite_images(fragment)
+            return fold_images(fragment) if prefs.lite else fragment
+
+        view = view_of(article)
+        fragment = shown(article.get("html") or "")
+        intro = shown(article.get("view_intro_html") or "") if view in ("listing", "thread") else ""
+        outro = (
+            shown(article.get("view_outro_html") or "", head=False) if view in ("listing", "thread") else ""
+        )
         lang = article.get("lang") or guess_lang(article.get("text"))
         rtl = article.get("dir") == "rtl"
         groups = [
@@ -597,13 +664,16 @@ class Renderer:
         # never a date or a testimonial's name), not the page's raw byline ("Aug 15 Written By Tyler
         # King", "DECEMBER 27, 2024"); an article cached before the field existed shows its byline.
         author = article.get("author") if "author" in article else article.get("byline")
-        if len(posts) >= 2 and posts[0]["author"]:
+        if view == "thread" and posts and posts[0]["author"]:
             author = posts[0]["author"]  # a thread is by its starter
         return self._reader.render(
             article=article,
             author=author,
             title=title or display_host(original) or "Untitled",
             content=fragment,
+            view=view,
+            intro=intro,
+            outro=outro,
             posts=posts,
             items=items,
             lang=lang,
@@ -614,6 +684,7 @@ class Renderer:
             host=display_host(original),
             published=display_date(article.get("published") or article.get("date")),
             kind_note=kind_note(article),
+            forum_note=forum_note(article, view),
             facts=facts_view(article, prefs.lite, self.rewrite_images),
             score=_score(article.get("score")),
             groups=groups,
