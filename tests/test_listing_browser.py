@@ -25,8 +25,12 @@ PAGES = (
 
 SHOWN = """
 (() => {
+  // The list scrolled to just under the top bar: since 2026-12-07 a listing shows the extracted
+  // content above its items (a blog's featured post), so the first item may start below the fold.
+  const list = document.querySelector('.listing');
+  if (list) window.scrollTo(0, list.getBoundingClientRect().top + scrollY - 60);
   const items = [...document.querySelectorAll('.listing > .item')];
-  const visible = items.filter(li => li.getBoundingClientRect().bottom < innerHeight);
+  const visible = items.filter(li => li.getBoundingClientRect().top >= 44 && li.getBoundingClientRect().bottom < innerHeight);
   return {
     items: items.length,
     h1: document.querySelectorAll('h1').length,
