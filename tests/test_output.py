@@ -9,6 +9,7 @@ import numpy as np
 from readerproxy.engine.document import TEXT, parse
 from readerproxy.engine.output import (
     drop_dead_jump_links,
+    drop_empty_items,
     html_to_markdown,
     render_html,
     render_text,
@@ -471,3 +472,151 @@ def test_srcsets_with_parentheses_split_as_the_standard_steps_do() -> None:
         srcset = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
         assert parse_srcset(srcset) == _parse_srcset_by_character(srcset), srcset
     assert parse_srcset("a.jpg (x, y) 2x, b.jpg") == [("a.jpg", "(x, y) 2x"), ("b.jpg", "")]
+
+
+def _selecting(doc, *texts: str) -> np.ndarray:
+    """A selection of the text tokens that hold one of `texts` (an extractor's partial choice)."""
+    t = doc.tokens
+    return np.array(
+        [
+            kind == TEXT and any(x in text for x in texts)
+            for kind, text in zip(t.kind.tolist(), t.text, strict=True)
+        ]
+    )
+
+
+PRICING = (
+    "<html><body><h2>Plans</h2><table><thead>"
+    "<tr><th rowspan='2'>Plan</th><th colspan='2'>Rate</th></tr><tr><th></th><th></th></tr></thead><tbody>"
+    "<tr><td>Day Pass</td><td>$30/Day</td><td>Hot desk</td></tr>"
+    "<tr><td></td><td></td><td></td></tr>"
+    "<tr><td>Monthly</td><td>$250/Month</td><td>Any desk</td></tr>"
+    "<tr><td>Meeting Room</td><td>$200/Hour</td><td></td></tr></tbody></table><p>After the table.</p></body></html>"
+)
+
+
+def test_a_data_tables_rows_keep_their_header_their_cells_and_the_empty_rows() -> None:
+    """The plans' names selected, not their prices: each selected row is written with every cell
+    (each price in its column), under both header rows (the second one emptied), with the empty
+    row between the plans; a row the extractor left out entirely stays out."""
+    doc = parse(PRICING)
+    fragment = render_html(doc, _selecting(doc, "Day Pass", "Monthly", "Meeting Room"))
+    rows = re.findall(r"<tr>(.*?)</tr>", fragment)
+    assert rows == [
+        '<th rowspan="2">Plan</th><th colspan="2">Rate</th>',
+        "<th></th><th></th>",
+        "<td>Day Pass</td><td>$30/Day</td><td>Hot desk</td>",
+        "<td></td><td></td><td></td>",
+        "<td>Monthly</td><td>$250/Month</td><td>Any desk</td>",
+        "<td>Meeting Room</td><td>$200/Hour</td><td></td>",
+    ]
+    assert fragment.count("$200/Hour") == 1 and "After the table." not in fragment
+    # the text says what the reader shows
+    text = render_text(doc, _selecting(doc, "Day Pass", "Monthly", "Meeting Room"))
+    assert "Plan Rate" in text and "$30/Day" in text and "$200/Hour" in text and "$400" not in text
+
+
+def test_an_unmarked_grid_keeps_the_empty_rows_between_and_those_a_rowspan_reaches() -> None:
+    """A grid without header marks (six columns: data, not layout) keeps the empty rows that a
+    selected row's rowspan reaches; rows with text outside the selection are the extractor's."""
+    cells = "".join(f"<td>c{c}</td>" for c in range(4))
+    html = (
+        "<html><body><table>"
+        f"<tr><td>Top</td>{cells}<td>t</td></tr>"
+        f"<tr><td rowspan='3'>Span</td>{cells}<td>first</td></tr>"
+        "<tr><td></td><td></td><td></td><td></td><td></td></tr>"
+        f"<tr>{cells}<td>reached</td></tr>"
+        f"<tr><td>Bottom</td>{cells}<td>b</td></tr></table></body></html>"
+    )
+    doc = parse(html)
+    fragment = render_html(doc, _selecting(doc, "first", "c0"))
+    rows = re.findall(r"<tr>(.*?)</tr>", fragment)
+    assert len(rows) == 5 and rows[2] == "<td></td>" * 5 and "Span" in rows[1]
+    fragment = render_html(doc, _selecting(doc, "first"))
+    rows = re.findall(r"<tr>(.*?)</tr>", fragment)
+    assert len(rows) == 2 and "Span" in rows[0] and "c3" in rows[0] and rows[1] == "<td></td>" * 5
+
+
+def test_link_tables_are_not_completed() -> None:
+    """A navigation box (a table mostly of links) is the extractor's to keep or drop, cell by cell."""
+    links = "".join(f"<li><a href='/p{i}'>Project {i}</a></li>" for i in range(8))
+    html = (
+        "<html><body><table><tr><th>Mozilla</th></tr><tr><th>Projects</th>"
+        f"<td><ul>{links}</ul></td></tr></table></body></html>"
+    )
+    doc = parse(html)
+    assert "Project 3" not in render_html(doc, _selecting(doc, "Projects"))
+
+
+def test_layout_tables_are_not_completed() -> None:
+    html = (
+        "<html><body><table><tr><td><a href='/'>Home</a> <a href='/about'>About</a></td>"
+        "<td><p>The story, in a long paragraph of prose.</p></td></tr></table></body></html>"
+    )
+    doc = parse(html)
+    fragment = render_html(doc, _selecting(doc, "The story"))
+    assert "Home" not in fragment and "<table" not in fragment
+
+
+WIKI = (
+    "<html><body><h1>Harbor lighthouse</h1><p>The lighthouse was first lit in 1851.</p>"
+    "<div id='toc'><h2>Contents</h2><ul>\n"
+    "<li><a href='#History'><span class='tocnumber'>1</span> <span>History</span></a>\n"
+    "<ul>\n<li><a href='#Keepers'><span>1.1</span> <span>Keepers</span></a></li>\n</ul>\n</li>\n"
+    "<li><a href='#Lens'><span>2</span> <span>Lens</span></a></li>\n"
+    "<li><a href='#Elsewhere'><span>3</span> <span>Elsewhere</span></a></li>\n</ul></div>"
+    "<h2><span class='mw-headline' id='History'>History</span></h2><p>Built of granite.</p>"
+    "<h3><span class='mw-headline' id='Keepers'>Keepers</span></h3><p>Eleven keepers served.</p>"
+    "<h2><span class='mw-headline' id='Lens'>Lens</span></h2><p>A Fresnel lens.</p>"
+    "<div id='Elsewhere'><p>Not selected.</p></div></body></html>"
+)
+
+
+def _without_links(doc) -> np.ndarray:
+    """Every text token but the links' text and the last section (an extractor that dropped the
+    table of contents as link-dense, keeping the spaces between its items)."""
+    t = doc.tokens
+    return np.array(
+        [
+            kind == TEXT and not in_anchor and "Not selected" not in text
+            for kind, in_anchor, text in zip(t.kind.tolist(), t.in_anchor.tolist(), t.text, strict=True)
+        ]
+    )
+
+
+def test_a_table_of_contents_kept_without_its_links_is_rebuilt_with_them() -> None:
+    doc = parse(WIKI)
+    fragment = render_html(doc, _without_links(doc))
+    items = re.findall(r"<li>(.*?)</li>", fragment)
+    assert all(re.sub(r"<[^>]+>|\s", "", item) for item in items), items
+    # the links lead to their sections, whose anchors the headings take from their <span>s
+    assert ">1 History</a>" in fragment and ">2 Lens</a>" in fragment and ">1.1 Keepers</a>" in fragment
+    assert '<h2 id="History">' in fragment and '<h3 id="Keepers">' in fragment
+    assert "Elsewhere" not in fragment  # its section is not shown: the link and its item go
+
+
+def test_list_items_without_text_are_dropped() -> None:
+    assert drop_empty_items("<ul><li> </li><li><a href='x'></a>&nbsp;</li></ul><p>x</p>") == "<p>x</p>"
+    nested = "<ol><li>One<ul><li></li></ul></li><li><img src='a.png'></li></ol>"
+    assert drop_empty_items(nested) == "<ol><li>One</li><li><img src='a.png'></li></ol>"
+    # other links of a list, not into the page, are the extractor's to drop: only blanks go
+    doc = parse(
+        "<html><body><p>Intro text.</p><ul><li> <a href='/a'>A page</a> </li></ul><p>End.</p></body></html>"
+    )
+    assert "<li>" not in render_html(doc, _without_links(doc))
+
+
+def test_a_table_shipped_twice_is_written_once_with_its_heading() -> None:
+    """One copy for wide screens and one for narrow ones, each under the same heading: the reader
+    shows the table and its heading once; a different table, and a heading that differs, stay."""
+    table = PRICING[PRICING.index("<table>") : PRICING.index("</table>") + 8]
+    html = (
+        f"<html><body><div class='wide'><h2>Plans</h2>{table}</div><div class='narrow'><h2>Plans</h2>{table}</div>"
+        "<h2>Extras</h2><table><tr><th>Locker</th><td>$20</td></tr><tr><td>Mail</td><td>$15</td></tr></table>"
+        "<p>After the tables.</p></body></html>"
+    )
+    doc = parse(html)
+    t = doc.tokens
+    fragment = render_html(doc, (t.kind == TEXT) & np.array([bool(x.strip()) for x in t.text]))
+    assert fragment.count("$200/Hour") == 1 and fragment.count("<h2>Plans</h2>") == 1
+    assert "<h2>Extras</h2>" in fragment and "Locker" in fragment and "After the tables." in fragment

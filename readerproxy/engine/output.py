@@ -141,16 +141,219 @@ def _whole_rows(doc: Document, first: int, last: int, layout: dict[int, str | No
     )
 
 
+def _table_rows(doc: Document, table: int) -> list[int]:
+    """The table's own <tr>s in document order (not those of a table inside it)."""
+    rows = []
+    for element in range(table + 1, int(doc.subtree_end[table])):
+        if doc.tag[element] != "tr":
+            continue
+        up = int(doc.parent[element])
+        while up >= 0 and doc.tag[up] in ("tbody", "thead", "tfoot"):
+            up = int(doc.parent[up])
+        if up == table:
+            rows.append(element)
+    return rows
+
+
+def _header_rows(doc: Document, rows: list[int]) -> list[int]:
+    """The header rows among a table's `rows`: those in its <thead>, and the leading rows whose
+    cells are all <th> (a header of one or several rows written without a <thead>)."""
+    found = [row for row in rows if doc.tag[int(doc.parent[row])] == "thead"]
+    for row in rows:
+        cells = [doc.tag[c] for c in range(row + 1, int(doc.subtree_end[row])) if int(doc.parent[c]) == row]
+        if not cells or "td" in cells:
+            break
+        if row not in found:
+            found.append(row)
+    return found
+
+
+def _rowspan_end(doc: Document, rows: list[int], last: int) -> int:
+    """The index in `rows` of the last row that a cell of rows[..last] reaches down to with its
+    rowspan (so that a row a cell spans into is written with it, and the grid does not shift)."""
+    reach = last
+    for index in range(last + 1):
+        row = rows[index]
+        for cell in range(row + 1, int(doc.subtree_end[row])):
+            if int(doc.parent[cell]) != row:
+                continue
+            span = (doc.elements[cell].attributes.get("rowspan") or "").strip()
+            if span.isdigit() and int(span) > 1:
+                reach = max(reach, min(index + int(span) - 1, len(rows) - 1))
+    return reach
+
+
+#: A table or cell with at least this share of its text in links is navigation (a wiki's navbox,
+#: a row's "Edit" and "Share" links): `whole_table_tokens` leaves it to the extractor.
+TABLE_LINK_DENSITY = 0.5
+
+
+def selected_chars(doc: Document, selection: np.ndarray) -> np.ndarray:
+    """Per element, the non-whitespace characters of selected text inside it."""
+    t = doc.tokens
+    return doc.sum_within(np.where(selection & (t.kind == TEXT), t.chars, 0))
+
+
+def whole_table_tokens(
+    doc: Document, selection: np.ndarray, layout: dict[int, str | None], chosen: np.ndarray | None = None
+) -> np.ndarray | None:
+    """The tokens to write besides the selection so that each data table it touches keeps its
+    grid (None when there are none): a reader cannot read a price without its column's header,
+    nor a row whose cells shifted because a cell or a row was left out.
+
+    Of each data table (not one of the `layout` tables, under `TABLE_LINK_DENSITY` of its text in
+    links) holding selected text (not spaces alone):
+    - its header rows (<thead>'s, and the leading rows of <th> alone), however many: a two-row
+      header whose second row is empty is still what the columns' cells stand under;
+    - in each row with selected text, the cells without any (a plan's price that the extractor
+      left out while it kept the plan's name), unless they are links;
+    - the empty rows from its first selected row to its last (or as far as a rowspan of those
+      rows reaches): they hold no text, and the grid together.
+    Rows with text the extractor left out stay out (a forum's table of posts and their toolbars:
+    the learned extractor's `whole_tables` keeps a data table whole when it kept enough of it).
+    Every token of what is added counts, its tags included: an empty row has no text to select.
+    `chosen`: `selected_chars` of the selection, when the caller has it."""
+    if "tr" not in doc.tag:
+        return None
+    tables = [e for e in indices_of(doc.tag, "table") if e not in layout]
+    if not tables:
+        return None
+    chosen = selected_chars(doc, selection) if chosen is None else chosen
+    chars, links = doc.subtree_chars, doc.subtree_anchor_chars
+    extra = np.zeros(len(selection), dtype=bool)
+    found = False
+
+    def add(element: int) -> None:
+        extra[int(doc.start[element]) : int(doc.end[element]) + 1] = True
+
+    for table in tables:
+        if chosen[table] <= 0 or links[table] >= TABLE_LINK_DENSITY * chars[table]:
+            continue
+        rows = _table_rows(doc, table)
+        kept = [index for index, row in enumerate(rows) if chosen[row] > 0]
+        if not kept:
+            continue
+        found = True
+        for row in _header_rows(doc, rows):
+            add(row)
+        for index in kept:
+            row = rows[index]
+            for cell in range(row + 1, int(doc.subtree_end[row])):
+                if (
+                    int(doc.parent[cell]) == row
+                    and chosen[cell] <= 0
+                    and (chars[cell] == 0 or links[cell] < TABLE_LINK_DENSITY * chars[cell])
+                ):
+                    add(cell)
+        for index in range(kept[0], _rowspan_end(doc, rows, kept[-1]) + 1):
+            if chars[rows[index]] == 0:
+                add(rows[index])
+    return extra if found else None
+
+
+def contents_list_tokens(
+    doc: Document, selection: np.ndarray, text: np.ndarray | None = None
+) -> np.ndarray | None:
+    """The tokens of the lists that the selection keeps without their text, when that text is
+    links into the page (None when there are none): a table of contents whose links the extractor
+    dropped as link-dense, while keeping the spaces between them, would show as empty bullets;
+    written with its links it is the page's contents again. A link whose target the reader does
+    not show is dropped afterwards (`drop_dead_jump_links`), and an item left empty with it
+    (`drop_empty_items`). `text`: `selected_chars` of the selection, when the caller has it."""
+    if "li" not in doc.tag:
+        return None
+    text = selected_chars(doc, selection) if text is None else text
+    chosen = doc.sum_within(selection.astype(np.int64))
+    extra: np.ndarray | None = None
+    lists = sorted(indices_of(doc.tag, "ul") + indices_of(doc.tag, "ol"))
+    done = -1  # the end of the last list rebuilt: the lists inside it come with it
+    for found in lists:
+        if found < done or chosen[found] <= 0 or text[found] > 0 or doc.subtree_anchor_chars[found] <= 0:
+            continue
+        links = [e for e in range(found + 1, int(doc.subtree_end[found])) if doc.tag[e] == "a"]
+        if not all((doc.elements[e].attributes.get("href") or "").strip().startswith("#") for e in links):
+            continue
+        if extra is None:
+            extra = np.zeros(len(selection), dtype=bool)
+        extra[int(doc.start[found]) : int(doc.end[found]) + 1] = True
+        done = int(doc.subtree_end[found])
+    return extra
+
+
+def repeated_tables(
+    doc: Document, selection: np.ndarray, chosen: np.ndarray | None = None
+) -> np.ndarray | None:
+    """The tokens of each selected table whose text repeats an earlier selected table's, with the
+    heading just before it when that repeats the heading just before the first copy (None when
+    there is none): pages ship a table twice, one copy for narrow screens and one for wide ones
+    (a pricing table and its heading), and show one; a reader needs it once. `chosen`:
+    `selected_chars` of the selection, when the caller has it."""
+    all_tables = indices_of(doc.tag, "table")
+    if len(all_tables) < 2:
+        return None
+    chosen = selected_chars(doc, selection) if chosen is None else chosen
+    tables = [e for e in all_tables if chosen[e] > 0]
+    if len(tables) < 2:
+        return None
+    headings = sorted(e for name in _HEADINGS for e in indices_of(doc.tag, name) if chosen[e] > 0)
+    seen: dict[str, int] = {}
+    drop: np.ndarray | None = None
+    for table in tables:
+        text = doc.element_text(table)
+        if not text:
+            continue
+        first = seen.setdefault(text, table)
+        if first == table or doc.start[table] < doc.end[first]:  # the first copy, or inside it
+            continue
+        if drop is None:
+            drop = np.zeros(len(selection), dtype=bool)
+        drop[int(doc.start[table]) : int(doc.end[table]) + 1] = True
+        before, earlier = _heading_before(doc, headings, table), _heading_before(doc, headings, first)
+        if (
+            before is not None
+            and earlier is not None
+            and doc.start[before] > doc.end[first]  # between the copies
+            and doc.element_text(before) == doc.element_text(earlier)
+        ):
+            drop[int(doc.start[before]) : int(doc.end[before]) + 1] = True
+    return drop
+
+
+def _heading_before(doc: Document, headings: list[int], element: int) -> int | None:
+    """The last of the (selected) `headings` before `element`, or None."""
+    index = int(np.searchsorted(np.asarray(headings, dtype=np.int64), element)) - 1
+    return headings[index] if index >= 0 else None
+
+
 def render_html(
     doc: Document,
     selection: np.ndarray,
     rewrite_link: LinkRewriter | None = None,
     images: bool = True,
 ) -> str:
-    """Sanitised HTML of the selected tokens, keeping the page's structure, images and links."""
+    """Sanitised HTML of the selected tokens, keeping the page's structure, images and links.
+
+    Besides the selection: the rest of the data tables it touches (`whole_table_tokens`) and the
+    links of a table of contents whose items it keeps empty (`contents_list_tokens`); a second copy
+    of a table is not written (`repeated_tables`), nor list items left without text
+    (`drop_empty_items`)."""
     if not selection.any():
         return ""
     layout = layout_table_parts(doc)
+    chosen = selected_chars(doc, selection) if "table" in doc.tag or "li" in doc.tag else None
+    copies = repeated_tables(doc, selection, chosen) if chosen is not None else None
+    if copies is not None:
+        selection = selection & ~copies
+        chosen = selected_chars(doc, selection)
+    for extra in (
+        whole_table_tokens(doc, selection, layout, chosen),
+        contents_list_tokens(doc, selection, chosen),
+    ):
+        if extra is not None:
+            selection = selection | extra
+    if not selection.any():
+        return ""
+    borrowed = heading_anchors(doc)
     keep = kept_elements(doc, selection, layout).tolist()
     t = doc.tokens
     first, last = _whole_rows(doc, *selected_range(selection), layout)
@@ -172,7 +375,7 @@ def render_html(
     ancestors = _ancestors(doc, owners[0] if kinds[0] == TEXT else int(doc.parent[owners[0]]))
     opened_before = set(ancestors)
     for element in ancestors:
-        out.append(_start_tag(doc, element, rewrite_link, images, layout))
+        out.append(_start_tag(doc, element, rewrite_link, images, layout, borrowed.get(element)))
     skip_until = -1
     media_until = -1  # inside a media element of the selected range: written whole
     for i, kind, element, chosen in zip(visited.tolist(), kinds, owners, selected, strict=True):
@@ -201,16 +404,65 @@ def render_html(
                 continue
             # For speed, the common start tag (no attributes, no id, not in a layout table) from a
             # table rather than through `_start_tag`, which gives the same string.
-            simple = _PLAIN_START.get(name) if idents[element] is None and element not in layout else None
+            simple = (
+                _PLAIN_START.get(name)
+                if idents[element] is None and element not in layout and element not in borrowed
+                else None
+            )
             out.append(
-                simple if simple is not None else _start_tag(doc, element, rewrite_link, images, layout)
+                simple
+                if simple is not None
+                else _start_tag(doc, element, rewrite_link, images, layout, borrowed.get(element))
             )
         elif inside_media or doc.start[element] >= first or element in opened_before:
             out.append(_PLAIN_END.get(name, "") if element not in layout else _end_tag(doc, element, layout))
     for element in reversed(ancestors):
         if doc.end[element] > last:
             out.append(_end_tag(doc, element, layout))
-    return drop_dead_jump_links(sanitize("".join(out)), doc.base_url)
+    return drop_empty_items(drop_dead_jump_links(sanitize("".join(out)), doc.base_url))
+
+
+#: A list item with no text and no image in a sanitised fragment (only tags, spaces and
+#: no-break spaces inside it; a nested list with text in it is text), and a list left with
+#: nothing but spaces.
+_EMPTY_ITEM = re.compile(r"<li(?: [^>]*)?>(?:\s|&nbsp;|<(?!img\b|/li\b|li\b)[^>]*>)*</li>")
+_EMPTY_LIST = re.compile(r"<(ul|ol)(?: [^>]*)?>\s*</\1>")
+
+
+def drop_empty_items(fragment: str) -> str:
+    """The fragment without list items that hold no text and no image: a bullet with nothing
+    after it (a table of contents whose links were dropped) tells a reader nothing. A list left
+    empty goes with them."""
+    if "<li" not in fragment:  # for speed: most fragments hold no list
+        return fragment
+    while True:
+        shorter = _EMPTY_LIST.sub("", _EMPTY_ITEM.sub("", fragment))
+        if shorter == fragment:
+            return fragment
+        fragment = shorter
+
+
+def heading_anchors(doc: Document) -> dict[int, str]:
+    """Per heading without an id, the id of an element inside it that is not written (a <span>):
+    wikis and documentation generators put a section's anchor there (MediaWiki's
+    `<h2><span class="mw-headline" id="History">`), and a table of contents links to it; on the
+    heading, the reader's copy of the link still leads to its section."""
+    found: dict[int, str] = {}
+    for name in _HEADINGS:
+        for heading in indices_of(doc.tag, name):
+            if doc.ident[heading] is not None:
+                continue
+            for inner in range(heading + 1, int(doc.subtree_end[heading])):
+                ident = doc.ident[inner]
+                if (
+                    ident
+                    and ident.strip()
+                    and _output_name(doc.tag[inner]) is None
+                    and doc.tag[inner] not in DROPPED
+                ):
+                    found[heading] = ident
+                    break
+    return found
 
 
 def _captions_image(doc: Document, figcaption: int) -> bool:
@@ -315,14 +567,17 @@ def _start_tag(
     rewrite_link: LinkRewriter | None,
     images: bool,
     layout: dict[int, str | None] | None = None,
+    anchor: str | None = None,
 ) -> str:
+    """The element's start tag as written, or "" when it is not; `anchor`: an id it takes from an
+    element inside it that is not written (`heading_anchors`)."""
     name = layout[element] if layout and element in layout else _output_name(doc.tag[element])
     if name is None or (name in ("img", "picture", "source") and not images):
         return ""
     allowed = ATTRIBUTES.get(name)
     if not allowed:
         # Only the id is written: for speed, the one the Document read rather than the node's.
-        return f"<{name}{_jump_target(doc.ident[element])}>"
+        return f"<{name}{_jump_target(doc.ident[element] or anchor)}>"
     attrs = doc.elements[element].attributes
     if name == "img" and doc.noscript_images:
         attrs = doc.noscript_images.get((attrs.get("src") or "").strip(), attrs)  # the real image
@@ -767,9 +1022,14 @@ _TEXT_BREAKS: dict[str, str] = {
 
 
 def render_text(doc: Document, selection: np.ndarray) -> str:
-    """Plain text of the selected tokens: one block per paragraph, a blank line between blocks."""
+    """Plain text of the selected tokens: one block per paragraph, a blank line between blocks;
+    with the rest of the data tables the selection touches, as `render_html` writes them
+    (`whole_table_tokens`), so that the text says what the reader shows."""
     if not selection.any():
         return ""
+    tables = whole_table_tokens(doc, selection, layout_table_parts(doc)) if "tr" in doc.tag else None
+    if tables is not None:
+        selection = selection | tables
     t = doc.tokens
     first, last = selected_range(selection)
     # For speed, only the tokens that matter are visited: selected text and every tag (the
