@@ -238,8 +238,10 @@ def decide_view(
     """
     candidates: list[_Candidate] = []
 
-    def shown(name: str, own: str, words: str) -> tuple[float, str]:
-        """The factor of how much of the extracted text the view shows, and its words."""
+    def shown(name: str, own: str, words: str, precise: bool = True) -> tuple[float, str]:
+        """The factor of how much of the extracted text the view shows, and its words. A thread's
+        posts may hold more than the extraction kept (replies the extractor's thread rules do not
+        know, read by structure): for it only the share shown counts (`precise=False`)."""
         if text is None:
             return 1.0, words
         recall, precision = coverage(own, around(name) if around is not None else "", text)
@@ -248,12 +250,12 @@ def decide_view(
             words += f", {precision:.2f} of its own are extracted"
         if article_text is not None:
             recall /= max(coverage(article_text, "", text)[0], recall, 1e-9)
-        return recall * precision, words
+        return (recall * precision if precise else recall), words
 
     if posts:
         evidence, words = thread_evidence(posts)
         own = " ".join(f"{post.author} {post.date_text} {post.text}" for post in posts)
-        factor, words = shown("thread", own, words)
+        factor, words = shown("thread", own, words, precise=False)
         p = _kind_probability(kind, "thread")
         candidates.append(_Candidate("thread", math.sqrt(p * evidence) * factor, words))
     if items:
