@@ -19,23 +19,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Any
 
 from readerproxy.engine.pipeline import process_page
 from readerproxy.engine.thread import ENGINES, Post, read_thread
 from readerproxy.research.datasets import load_dataset
-
-_WORD = re.compile(r"\w+")
+from readerproxy.research.metrics import bag_of_words_score
 
 
 def coverage(reference: str, posts: tuple[Post, ...]) -> float:
     """Share of the reference's words (as a bag) found in the posts' text."""
-    ref = Counter(word.lower() for word in _WORD.findall(reference))
-    got = Counter(word.lower() for post in posts for word in _WORD.findall(post.text))
-    return sum((ref & got).values()) / max(1, sum(ref.values()))
+    return bag_of_words_score(reference, " ".join(post.text for post in posts)).recall
 
 
 def holds(posts: tuple[Post, ...]) -> bool:

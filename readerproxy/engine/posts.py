@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -109,6 +109,8 @@ DATE_TEXT = re.compile(
 )
 _TIME_ATTRIBUTES = ("datetime", "data-time", "data-timestamp", "data-datetime", "data-date")
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: Tags whose `itemprop` or `rel` is read for an author's name.
+_NAME_TAGS = frozenset({"span", "a", "div", "strong", "b", "p", "cite"})
 _TIME_TAGS = frozenset({"time", "relative-time", "faceplate-timeago", "local-time"})
 _QUOTE_TAGS = frozenset({"blockquote", "q"})
 _QUOTE_CLASS = re.compile(r"(?:^|[\s_-])(?:quote|bbcodequote|quotebox|bbcode_quote)(?:$|[\s_-])", re.I)
@@ -127,7 +129,7 @@ _OUTSIDE = frozenset({"nav", "header", "footer", "aside"})
 @dataclass(frozen=True, slots=True)
 class StructuralPost:
     """Where one post lies, as indices into `doc.elements`: the post, its body, the author's and
-    the date's elements (-1 where the post has none) and what the body holds that is not the post
+    the date's elements (-1 where the post has none), the author's name, and what the body holds that is not the post
     (`dropped`: the headers inside it, the template's controls)."""
 
     post: int
@@ -135,6 +137,8 @@ class StructuralPost:
     author: int
     date: int
     dropped: tuple[int, ...]
+    #: the author's name as the page shows it ("" without an author)
+    name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,10 +168,11 @@ class _Page:
         self.end = doc.subtree_end
         self.parent = doc.parent
         self.quoted = self._quoted()
-        self.dates = self._date_anchors()
+        machine, profiles, hinted = self._attribute_anchors()
+        self.dates = self._date_anchors(machine)
         #: the dates a machine can read (`<time>`, `datetime`): a post's own time before a join date
-        self.times = [d for d in self.dates if doc.tag[d] in _TIME_TAGS or _machine_time(doc, d)]
-        self.authors = self._author_anchors()
+        self.times = [d for d in self.dates if doc.tag[d] in _TIME_TAGS or d in machine]
+        self.authors = self._author_anchors(profiles, hinted)
         #: authors named by more than an initial (an avatar's letter links to the profile too)
         self.names = sorted(a for a, name in self.authors.items() if len(name) >= 2)
 
@@ -187,8 +192,8 @@ class _Page:
             mask[q : int(self.end[q])] = True
         return mask
 
-    def _outside(self, element: int) -> bool:
-        """Whether an element lies in a menu, header, footer, sidebar or form control."""
+    def outside(self, element: int) -> bool:
+        """Whether an element lies in a menu, header, footer or sidebar (`_OUTSIDE`)."""
         tags, parent = self.doc.tag, self.parent
         e = element
         while e >= 0:
@@ -197,16 +202,38 @@ class _Page:
             e = int(parent[e])
         return False
 
-    def _date_anchors(self) -> list[int]:
-        doc, t = self.doc, self.doc.tokens
-        found: set[int] = set()
-        for tag in _TIME_TAGS:
-            found.update(indices_of(doc.tag, tag))
-        # a time a script writes out: the machine value in an attribute, the text empty or late
+    def _attribute_anchors(self) -> tuple[set[int], list[int], list[int]]:
+        """What the elements' attributes say, in one read of each element's attributes: the
+        elements holding a machine time (`_TIME_ATTRIBUTES`, an ISO day in `title`), the links to a
+        profile (`PROFILE_URL`) and the elements whose class, `itemprop` or `rel` names an author."""
+        doc = self.doc
+        tags, classes = doc.tag, doc.classes
+        machine: set[int] = set()
+        profiles: list[int] = []
+        hinted: list[int] = []
         for element, node in enumerate(doc.elements):
             attrs = node.attributes
             if any(key in attrs for key in _TIME_ATTRIBUTES) or _ISO_DAY.match(attrs.get("title") or ""):
-                found.add(element)
+                machine.add(element)
+            tag = tags[element]
+            if tag == "a" and PROFILE_URL.search(attrs.get("href") or ""):
+                profiles.append(element)
+            elif ((c := classes[element]) and AUTHOR_HINT.search(c)) or (
+                tag in _NAME_TAGS
+                and any(
+                    (value := attrs.get(key)) and AUTHOR_HINT.search(value) for key in ("itemprop", "rel")
+                )
+            ):
+                hinted.append(element)
+        return machine, profiles, hinted
+
+    def _date_anchors(self, machine: set[int]) -> list[int]:
+        """Times: `<time>`-like elements, elements with a machine time (a time a script writes out:
+        its value in an attribute, the text empty or late) and short texts that read as a date."""
+        doc, t = self.doc, self.doc.tokens
+        found = set(machine)
+        for tag in _TIME_TAGS:
+            found.update(indices_of(doc.tag, tag))
         chars = doc.subtree_chars
         for i in np.flatnonzero((t.kind == TEXT) & (t.chars > 0) & (t.chars <= MAX_ANCHOR_CHARS)).tolist():
             element = int(t.element[i])
@@ -216,28 +243,13 @@ class _Page:
                 found.add(element)
         return sorted(e for e in found if not self.quoted[e])
 
-    def _author_anchors(self) -> dict[int, str]:
-        doc = self.doc
+    def _author_anchors(self, profiles: list[int], hinted: list[int]) -> dict[int, str]:
+        """Authors and their names: profile links and author-named elements that read as a name,
+        the innermost of nested ones ("by <a>Ana</a>"), none inside a quote."""
         found: dict[int, str] = {}
-        for a in indices_of(doc.tag, "a"):
-            href = doc.elements[a].attributes.get("href") or ""
-            if href and PROFILE_URL.search(href):
-                name = name_of(doc, a)
-                if name:
-                    found[a] = name
-        for element, classes in enumerate(doc.classes):
-            attrs = None
-            hint = bool(classes and AUTHOR_HINT.search(classes))
-            if not hint and doc.tag[element] in ("span", "a", "div", "strong", "b", "p", "cite"):
-                attrs = doc.elements[element].attributes
-                hint = any(
-                    (value := attrs.get(key)) and AUTHOR_HINT.search(value) for key in ("itemprop", "rel")
-                )
-            if hint and element not in found:
-                name = name_of(doc, element)
-                if name:
-                    found[element] = name
-        # the innermost of nested anchors names the author ("by <a>Ana</a>")
+        for element in (*profiles, *hinted):
+            if element not in found and (name := name_of(self.doc, element)):
+                found[element] = name
         anchors = sorted(found)
         keep: dict[int, str] = {}
         for position, element in enumerate(anchors):
@@ -247,11 +259,6 @@ class _Page:
             if not self.quoted[element]:
                 keep[element] = found[element]
         return keep
-
-
-def _machine_time(doc: Document, element: int) -> bool:
-    attrs = doc.elements[element].attributes
-    return any(key in attrs for key in _TIME_ATTRIBUTES) or bool(_ISO_DAY.match(attrs.get("title") or ""))
 
 
 def name_of(doc: Document, element: int) -> str:
@@ -366,9 +373,21 @@ def _first_own(page: _Page, anchors: list[int], member: int, nested: list[int]) 
     return -1
 
 
+def _anchors(page: _Page, member: int, nested: list[int]) -> tuple[int, int]:
+    """A post's author (its first name) and time (its first machine time, else its first date,
+    else the time in a header row before it), -1 for either it has not."""
+    author = _first_own(page, page.names, member, nested)
+    date = _first_own(page, page.times, member, nested)
+    if date < 0:
+        date = _first_own(page, page.dates, member, nested)
+    if date < 0:
+        date = _header_date(page, member)
+    return author, date
+
+
 def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
     # a member inside a menu, header, footer or sidebar is no post
-    members = [m for m in members if not page._outside(m) and not page.quoted[m]]
+    members = [m for m in members if not page.outside(m) and not page.quoted[m]]
     if len(members) < MIN_POSTS:
         return None
     posts: list[StructuralPost] = []
@@ -378,12 +397,7 @@ def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
     total = 0
     for member in members:
         nested, words, links = _own(page, member, members)
-        author = _first_own(page, page.names, member, nested)
-        date = _first_own(page, page.times, member, nested)
-        if date < 0:
-            date = _first_own(page, page.dates, member, nested)
-        if date < 0:
-            date = _header_date(page, member)
+        author, date = _anchors(page, member, nested)
         head_words = sum(int(page.words[x]) for x in (author, date) if x >= 0)
         prose = words - head_words
         if prose < 1 or (author < 0 and date < 0):
@@ -465,7 +479,7 @@ def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, 
             break
         body = child
     dropped = tuple(h for h in heads if page.inside(body, h) and h != body)
-    return StructuralPost(member, body, author, date, dropped)
+    return StructuralPost(member, body, author, date, dropped, page.authors.get(author, ""))
 
 
 def _children(doc: Document, element: int) -> list[int]:
@@ -492,17 +506,14 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
         else []
     )
     for sibling in reversed(siblings[-2:]):
-        author = next((a for a in page.names if sibling <= a < int(page.end[sibling])), -1)
-        date = next((d for d in page.dates if sibling <= d < int(page.end[sibling])), -1)
-        if date < 0:
-            date = _header_date(page, sibling)
+        author, date = _anchors(page, sibling, [])
         words = int(page.words[sibling])
         if author < 0 or date < 0 or words - int(page.words[author]) < MIN_MEDIAN_WORDS:
             continue
         if int(page.link_words[sibling]) > MAX_LINK_SHARE * words:
             continue
         return _parts(page, sibling, [], author, date, words)
-    earlier = [d for d in page.dates if d < first and not page._outside(d)]
+    earlier = [d for d in page.dates if d < first and not page.outside(d)]
     for date in reversed(earlier[-3:]):
         top = date
         e = int(page.parent[date])
@@ -511,11 +522,10 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
             e = int(page.parent[e])
         if top == date:
             continue
-        authors = [a for a in page.names if page.inside(top, a)]
-        if not authors:
+        author = _first_own(page, page.names, top, [])
+        if author < 0:
             continue
         words = int(page.words[top])
-        author = authors[0]
         headings = sum(int(page.words[h]) for h in range(top, int(page.end[top])) if doc.tag[h] in _HEADINGS)
         prose = words - headings - int(page.words[author]) - int(page.words[date])
         if prose < MIN_MEDIAN_WORDS or int(page.link_words[top]) > MAX_LINK_SHARE * words:
@@ -556,12 +566,10 @@ def _drop_controls(page: _Page, posts: list[StructuralPost]) -> list[StructuralP
     controls = {text for text, count in counts.items() if count >= least}
     if not controls:
         return posts
-    out: list[StructuralPost] = []
-    for post, texts in zip(posts, seen, strict=True):
-        extra = [e for text in controls for e in texts.get(text, ())]
-        out.append(
-            StructuralPost(
-                post.post, post.body, post.author, post.date, tuple(sorted({*post.dropped, *extra}))
-            )
+    return [
+        replace(
+            post,
+            dropped=tuple(sorted({*post.dropped, *(e for text in controls for e in texts.get(text, ()))})),
         )
-    return out
+        for post, texts in zip(posts, seen, strict=True)
+    ]

@@ -52,7 +52,6 @@ from .output import (
     sanitize,
 )
 from .posts import find_thread
-from .posts import name_of as structural_name
 from .structured import ld_text, ld_type_names, script_values, walk_ld
 from .text import squash
 
@@ -762,9 +761,7 @@ def _structural_posts(doc: Document, rewrite_link: LinkRewriter | None, images: 
     quote_ids = {node.mem_id for node in doc.tree.css(STRUCTURE.quote)}
     posts: list[Post] = []
     for part in found.posts:
-        author = _clean_author(doc.element_text(part.author)) if part.author >= 0 else ""
-        if part.author >= 0 and not author:
-            author = _clean_author(structural_name(doc, part.author))
+        author = _clean_author(part.name)
         machine, shown = _node_date(elements[part.date]) if part.date >= 0 else (None, "")
         dropped = [elements[index].mem_id for index in part.dropped]
         if part.author >= 0:
