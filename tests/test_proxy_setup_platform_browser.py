@@ -6,14 +6,16 @@ through the proxy, the User-Agent set by DevTools; screenshots in artifacts/scre
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import aiohttp
 import pytest
 from support.chromium import SCREENSHOTS
 from support.proxy_browser import browser_through
 from test_proxy_setup import setup_proxy
 
-from readerproxy.proxy.setup import PLATFORMS, platform_of, visitor_first
+from readerproxy.proxy.setup import PLATFORMS, platform_of, platforms_for
 from readerproxy.proxy.tls import CertificateAuthority
 
 SETUP = "http://readerproxy"
@@ -38,12 +40,22 @@ def test_platform_of_the_user_agent() -> None:
     assert platform_of(WINDOWS) == "Chrome or Edge on Windows"
     assert platform_of(FIREFOX_LINUX) == "Firefox (Windows, macOS, Linux)"
     assert platform_of("curl/8.5.0") is None and platform_of(None) is None
-    page = '<div class="platforms"><details><summary>A</summary>a</details><details><summary>B</summary>b</details></div>'
-    assert platform_of("x") is None and visitor_first(page, "C") == page
-    moved = visitor_first(page, "B")
-    assert moved.index("<summary>B") < moved.index("<summary>A")
-    assert moved.count("<details") == 2 and '<details open class="yours"><summary>B' in moved
+    names = [name for name, _ in PLATFORMS]
+    assert platform_of("x") is None and platforms_for(None) == names
+    moved = platforms_for("Chrome or Safari on macOS")
+    assert moved[0] == "Chrome or Safari on macOS" and moved[1:] == [n for n in names if n != moved[0]]
     assert len(PLATFORMS) == 6
+
+
+async def test_setup_page_has_the_visitors_system_first_and_open(tmp_path: Path) -> None:
+    ca = CertificateAuthority.load_or_create(tmp_path / "ca")
+    async with setup_proxy(ca=ca) as proxy, aiohttp.ClientSession() as http:
+        for agent, first in ((IPHONE, "iPhone and iPad"), ("curl/8.5.0", "Android")):
+            async with http.get(f"{SETUP}/", proxy=proxy.url, headers={"User-Agent": agent}) as r:
+                page = await r.text()
+            sections = re.findall(r"<details( open class=\"yours\")?>\s*<summary>([^<]*)</summary>", page)
+            assert sections[0][1] == first and len(sections) == 6
+            assert [bool(opened) for opened, _ in sections] == [agent == IPHONE] + [False] * 5
 
 
 @pytest.mark.browser

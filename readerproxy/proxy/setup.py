@@ -242,8 +242,9 @@ def bookmarklet() -> str:
     )
 
 
-#: The setup page's platform sections (their <summary>) by what a User-Agent says; the first that
-#: matches is the visitor's (Android before Linux: an Android browser names both).
+#: The setup page's platform sections (their <summary>, each one's steps in templates/setup.html) by
+#: what a User-Agent says; the first that matches is the visitor's (Android before Linux: an Android
+#: browser names both).
 PLATFORMS = (
     ("Android", re.compile(r"\bAndroid\b")),
     ("iPhone and iPad", re.compile(r"\b(?:iPhone|iPad|iPod)\b")),
@@ -252,8 +253,6 @@ PLATFORMS = (
     ("Chrome or Safari on macOS", re.compile(r"\bMacintosh\b")),
     ("Chrome or Chromium on Linux", re.compile(r"\b(?:Linux|X11|CrOS)\b")),
 )
-_SECTION = re.compile(r"\s*<details>\s*<summary>(?P<name>[^<]*)</summary>.*?</details>", re.DOTALL)
-_PLATFORMS_START = '<div class="platforms">'
 
 
 def platform_of(user_agent: str | None) -> str | None:
@@ -261,44 +260,11 @@ def platform_of(user_agent: str | None) -> str | None:
     return next((name for name, pattern in PLATFORMS if pattern.search(user_agent or "")), None)
 
 
-def visitor_first(page: str, platform: str) -> str:
-    """The setup page with the section of the visitor's own system moved first and open, the others
-    closed below it, one tap away (`platform_of` reads the system from the User-Agent). The page
-    unchanged when it has no such section."""
-    start = page.find(_PLATFORMS_START)
-    if start < 0:
-        return page
-    start += len(_PLATFORMS_START)
-    for match in _SECTION.finditer(page, start):
-        if match.group("name").strip() == platform:
-            section = match.group(0).replace("<details>", '<details open class="yours">', 1)
-            rest = page[: match.start()] + page[match.end() :]
-            return rest[:start] + section + rest[start:]
-    return page
-
-
-#: Where the setup page says HTTPS interception is off: the blocked-tunnel note goes after it.
-_INTERCEPTION_OFF = '<p class="notice">HTTPS interception is <strong>off</strong>'
-BLOCKED_TUNNEL_NOTE = (
-    '<p class="notice" id="blocked-https">Blocked sites over HTTPS: the proxy refuses the '
-    "connection to a host on the block list before any page is sent, and without interception it "
-    "cannot answer inside it, so the browser shows its own error, such as Chrome's "
-    "<em>This site can’t be reached</em> (<code>ERR_TUNNEL_CONNECTION_FAILED</code>) or "
-    "Firefox's <em>The proxy server is refusing connections</em>. Over <code>http://</code>, "
-    "and over HTTPS with <code>--intercept-https</code>, the page says the host is blocked and "
-    "by which entry.</p>"
-)
-
-
-def with_blocked_tunnel_note(page: str) -> str:
-    """The setup page (interception off, a block list on) with what a blocked HTTPS site looks
-    like, after the notice that interception is off; unchanged when that notice is not there."""
-    start = page.find(_INTERCEPTION_OFF)
-    end = page.find("</p>", start) if start >= 0 else -1
-    if end < 0:
-        return page
-    end += len("</p>")
-    return page[:end] + BLOCKED_TUNNEL_NOTE + page[end:]
+def platforms_for(platform: str | None) -> list[str]:
+    """The setup page's platform sections in order: the visitor's own system first (the template
+    opens it), the others below it as `PLATFORMS` lists them, one tap away."""
+    names = [name for name, _ in PLATFORMS]
+    return sorted(names, key=lambda name: name != platform)
 
 
 class SetupAddon(Addon):
@@ -498,7 +464,8 @@ class SetupAddon(Addon):
             ),
         ]
         current = prefs.cookies()
-        response = self.page(
+        platform = platform_of(header(flow.request.headers, "user-agent"))
+        return self.page(
             "setup.html",
             prefs,
             proxy_host=shown,
@@ -514,13 +481,11 @@ class SetupAddon(Addon):
             rules_count=len(await self.store.rules()),
             bookmarklet=bookmarklet(),
             year=datetime.date.today().year,
+            platforms=platforms_for(platform),
+            yours=platform,
+            # without interception, what a blocked HTTPS site looks like (the template's note)
+            blocked_note=bool(self.settings.block_hosts or self.settings.block_lists),
         )
-        if self.ca is None and (self.settings.block_hosts or self.settings.block_lists) and response.body:
-            response.body = with_blocked_tunnel_note(response.body.decode("utf-8")).encode("utf-8")
-        platform = platform_of(header(flow.request.headers, "user-agent"))
-        if platform is not None and response.body:
-            response.body = visitor_first(response.body.decode("utf-8"), platform).encode("utf-8")
-        return response
 
     def page(self, template: str, prefs: Preferences, **context: Any) -> Response:
         html = self.renderer.env.get_template(template).render(prefs=prefs, **context)
