@@ -49,6 +49,46 @@ def animated_gif(width: int, frames: int) -> bytes:
     return out.getvalue()
 
 
+def _gif_blocks(data: bytes) -> tuple[bytes, list[bytes]]:
+    """A GIF's header (with its global colour table) and its top-level blocks (extensions and
+    images, each with its data sub-blocks), without the trailer."""
+    flags = data[10]
+    pos = 13 + (3 << ((flags & 7) + 1) if flags & 0x80 else 0)
+    head, blocks = data[:pos], []
+    while data[pos] != 0x3B:
+        start = pos
+        if data[pos] == 0x21:  # extension: introducer, label
+            pos += 2
+        else:  # image: descriptor, local colour table, LZW code size
+            local = data[pos + 9]
+            pos += 10 + (3 << ((local & 7) + 1) if local & 0x80 else 0) + 1
+        while data[pos]:
+            pos += data[pos] + 1
+        pos += 1
+        blocks.append(data[start:pos])
+    return head, blocks
+
+
+@functools.cache
+def growing_gif(side: int, frames: int) -> bytes:
+    """An animated GIF declaring an 8 x 8 canvas whose later frames are `side` x `side` pixels (a
+    frame may reach past the canvas; Pillow grows the canvas to hold it)."""
+    small, big = io.BytesIO(), io.BytesIO()
+    Image.new("P", (8, 8), 1).save(small, "GIF")
+    Image.new("P", (side, side), 2).save(big, "GIF")
+    head, first = _gif_blocks(small.getvalue())
+    picture = next(block for block in _gif_blocks(big.getvalue())[1] if block[0] == 0x2C)
+    return head + b"".join(first) + picture * (frames - 1) + b";"
+
+
+@functools.cache
+def slow_png() -> bytes:
+    """A 5,000 x 5,000 PNG (25 Mpx, under MAX_PIXELS): a second or so to decode, resize and encode."""
+    out = io.BytesIO()
+    Image.linear_gradient("L").resize((5000, 5000)).save(out, "PNG", compress_level=1)
+    return out.getvalue()
+
+
 @functools.cache
 def bomb_png() -> bytes:
     """A small PNG whose header declares 20,000 × 20,000 pixels (400 Mpx): never decoded."""
@@ -67,6 +107,9 @@ BODIES: dict[str, Callable[[], tuple[bytes, str]]] = {
     "alpha.png": lambda: (photo(900, 300, "PNG", "RGBA"), "image/png"),
     "anim.gif": lambda: (animated_gif(1200, 4), "image/gif"),
     "bomb.png": lambda: (BOMB(), "image/png"),
+    "growing.gif": lambda: (growing_gif(3000, 3), "image/gif"),
+    "growing-bomb.gif": lambda: (growing_gif(6500, 20), "image/gif"),
+    "slow.png": lambda: (slow_png(), "image/png"),
     "untyped": lambda: (BIG(), "application/octet-stream"),
     "page.html": lambda: (b"<!doctype html><title>x</title><p>not an image</p>", "text/html"),
     "lying.jpg": lambda: (b"<!doctype html><title>x</title><p>html with an image type</p>", "image/jpeg"),
@@ -234,6 +277,40 @@ def test_bombs_and_non_images_are_refused() -> None:
         images.transcode(b"<!doctype html><p>hello</p>", 750, "webp", False, "u")
 
 
+def test_frames_past_the_declared_canvas_are_checked_before_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GIF declaring an 8 x 8 canvas whose later frames are larger: was a RuntimeError (a 500)
+    from the WebP encoder after every frame had been decoded at its full size. Now each frame's
+    size is read before it is decoded: a frame outgrowing the first gives the first frame alone,
+    one past MAX_PIXELS a 413."""
+    made = images.transcode(growing_gif(3000, 3), 375, "webp", False, "u")
+    assert size_of(made.body) == ("WEBP", 8, 8, 1)
+    assert size_of(images.transcode(growing_gif(3000, 3), 375, "jpeg", False, "u").body)[1:3] == (8, 8)
+    with pytest.raises(FetchError) as bomb:
+        images.transcode(growing_gif(6500, 20), 375, "webp", False, "u")
+    assert bomb.value.status == 413
+    monkeypatch.setattr(images, "MAX_PIXELS", 2_000_000)
+    with pytest.raises(FetchError) as smaller:
+        images.transcode(growing_gif(1500, 3), 375, "webp", False, "u")
+    assert smaller.value.status == 413  # the route's own bound, below Pillow's
+
+
+def test_every_decoder_failure_is_a_415(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pillow fails on hostile bytes in more ways than OSError (RuntimeError from an encoder,
+    struct.error, ZeroDivisionError): each is the image's fault, 415, never a 500 or a 502."""
+    for failure in (RuntimeError("Invalid frame dimensions"), ZeroDivisionError(), KeyError("x")):
+
+        def fail(*_: object, failure: Exception = failure) -> images.Variant:
+            raise failure
+
+        monkeypatch.setattr(images, "_still", fail)
+        with pytest.raises(images.NotAnImage) as refused:
+            images.transcode(photo(200, 100), 160, "jpeg", False, "u")
+        assert refused.value.status == 415 and type(failure).__name__ in refused.value.message
+    truncated = photo(400, 300, "PNG")[:200]
+    with pytest.raises(images.NotAnImage):
+        images.transcode(truncated, 160, "jpeg", False, "u")
+
+
 def test_widths_snap_to_the_offered_ones() -> None:
     assert [images.snap_width(w) for w in (1, 160, 161, 375, 376, 750, 9999)] == [
         160,
@@ -286,6 +363,36 @@ async def test_a_decompression_bomb_is_refused(site: tuple[ImageSite, str]) -> N
     async with serve(test_settings(rate_limit=0)) as server, aiohttp.ClientSession() as http:
         status, _, _ = await get(http, server.url("/image", w="750", url=f"{base}/bomb.png"))
     assert status == 413
+
+
+async def test_a_gif_growing_past_its_canvas_is_served_or_refused(site: tuple[ImageSite, str]) -> None:
+    """Was 500 (and, for 20 frames of 8,900 x 8,900, 43 s and 2 GB in the server's own process):
+    now the first frame, or 413 for frames past MAX_PIXELS, decoded in an image worker."""
+    _, base = site
+    async with serve(test_settings(rate_limit=0)) as server, aiohttp.ClientSession() as http:
+        status, headers, body = await get(http, server.url("/image", w="375", url=f"{base}/growing.gif"))
+        assert status == 200 and size_of(body)[1:] == (8, 8, 1)
+        status, headers, body = await get(http, server.url("/image", w="375", url=f"{base}/growing-bomb.gif"))
+        assert status == 413 and headers["Content-Type"].startswith("text/html") and b"pixels" in body
+
+
+async def test_decoding_has_a_deadline_and_its_worker_is_replaced(
+    site: tuple[ImageSite, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decoding runs in a worker process that is killed at `images.DEADLINE` (a thread cannot be
+    stopped): the image is a 413, and the next image is made by a fresh worker."""
+    monkeypatch.setattr(images, "DEADLINE", 0.01)  # far less than the 25 Mpx PNG takes
+    _, base = site
+    async with serve(test_settings(rate_limit=0)) as server, aiohttp.ClientSession() as http:
+        assert server.app is not None
+        status, _, _ = await get(http, server.url("/image", w="160", url=f"{base}/small.png"))
+        assert status in (200, 413)  # the pool is started (a tiny image may beat even this deadline)
+        pool = await server.app[images.IMAGES].workers()
+        before = set(pool.pids())
+        status, _, body = await get(http, server.url("/image", w="375", url=f"{base}/slow.png"))
+        assert status == 413 and b"took longer than" in body
+        assert pool.stats.timed_out >= 1 and set(pool.pids()) != before  # killed and replaced
+    assert pool.pids() == []  # the workers stop with the server
 
 
 @pytest.mark.usefixtures("loopback_is_public")

@@ -11,10 +11,15 @@ Content-Security-Policy can then say `img-src 'self' data:`: the sites never lea
 - fetches the original through the server's `Fetcher` (the same SSRF guard on every redirect hop,
   size caps and timeouts as a page); a response that is not an image (by its Content-Type, and by
   what Pillow finds in the bytes) is refused with 415, so the route is never a way to fetch pages;
-- decodes it with Pillow in a thread (never on the event loop), at most `DECODES` at once, with a
-  pixel limit against decompression bombs (`MAX_PIXELS`, 413) and JPEG's draft mode (decoding at
-  1/2, 1/4 or 1/8 scale when the target is that much smaller); applies the EXIF orientation and
-  drops all metadata;
+- decodes it with Pillow in one of `DECODES` worker processes of its own (never on the event loop,
+  never in the server's process), killed at `DEADLINE` (413), with a pixel limit against
+  decompression bombs on the declared canvas and on every frame before it is decoded
+  (`MAX_PIXELS`, 413) and JPEG's draft mode (decoding at 1/2, 1/4 or 1/8 scale when the target is
+  that much smaller); every decoder failure is a 415; applies the EXIF orientation and drops all
+  metadata;
+- holds one of its client's image slots from the fetch to the encoding (a quarter of the fetch
+  slots per client address, a bounded wait, then 503 `busy`), so one client's images cannot take
+  every fetch slot;
 - resizes to the width asked for (snapped to `WIDTHS` so arbitrary widths cannot multiply the
   cache; never enlarged) and re-encodes as WebP when the client's Accept lists `image/webp`, else
   JPEG (PNG for an image with transparency). An animated GIF or WebP stays animated as WebP within
@@ -31,23 +36,27 @@ them (`http: https:`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import html
 import io
 import math
 import re
-from collections.abc import Iterator
+import warnings
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from urllib.parse import quote
 
 from aiohttp import web
-from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
+from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ..engine.output import parse_srcset
 from .appkeys import READER, RENDERER, SETTINGS
 from .cache import ENTRY_SHARE, LayeredCache, MemoryLRU
 from .fetch import FetchError, media_type, validate_url
+from .limits import Busy, KeyedSemaphores
 from .singleflight import SingleFlight
+from .workers import CLIENT, Call, ExtractionFailed, ExtractionTimeout, Overloaded, WorkerPool
 
 #: The route's path.
 ROUTE = "/image"
@@ -83,7 +92,25 @@ GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"
 DECODABLE = frozenset({"JPEG", "PNG", "GIF", "WEBP", "AVIF", "BMP", "MPO"})
 CACHE_VERSION = 1
 
-Image.MAX_IMAGE_PIXELS = MAX_PIXELS  # Pillow's own bomb check (a warning past it, an error at 2×)
+#: Seconds an image may take to decode, resize and encode in its worker: the worker is then killed
+#: (a 40 Mpx photo takes about a second; Pillow cannot be interrupted in a thread).
+DEADLINE = 10.0
+#: Image jobs waiting for a worker before one more is answered 503 at once.
+DECODE_QUEUE = 32
+#: An image worker whose peak resident size passed this is replaced after its job, so a burst of
+#: big images does not leave its memory behind.
+WORKER_MAX_RSS = 512 * 1024 * 1024
+#: The share of the fetch slots (`[fetch] max_fetches`) one client's images may hold at once, and
+#: how many times that may wait behind them before the next is a 503 at once: one client asking
+#: for 120 slow images must leave the other clients most of the slots.
+CLIENT_SHARE = 4
+CLIENT_QUEUE = 3
+
+# Pillow's own bomb check, at every place it sizes a buffer (the header, and a GIF frame growing
+# the canvas or its disposal area): an error past MAX_PIXELS (it raises at twice its limit), the
+# warning it gives below that silenced (the route's own check is the answer).
+Image.MAX_IMAGE_PIXELS = MAX_PIXELS // 2
+warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
 
 # ---- the article's images, rewritten to the route -----------------------------------------------
@@ -245,13 +272,22 @@ def saves_data(header: str | None) -> bool:
 
 class ImageService:
     """The route's state: its cache (created on first use, over the reader's backend), the single
-    flight of variants being made, and the bound on decodes at once."""
+    flight of variants being made, each client's share of the fetches, and the image workers.
 
-    def __init__(self, memory_bytes: int) -> None:
+    Why worker processes of its own (`WorkerPool`, `DECODES` of them, started on the first image):
+    Pillow cannot be stopped in a thread, and a hostile image is a few kilobytes that decode for a
+    minute into gigabytes; a process is killed at `DEADLINE` and its memory goes with it. Not the
+    extraction workers: a page of 30 images would queue behind, and delay, the reads themselves."""
+
+    def __init__(self, memory_bytes: int, *, max_fetches: int = 64, queue_timeout: float = 10.0) -> None:
         self.memory_bytes = memory_bytes
         self.cache: LayeredCache | None = None
         self.flights = SingleFlight()
-        self.decodes = asyncio.Semaphore(DECODES)
+        self.per_client = max(1, max_fetches // CLIENT_SHARE)
+        self.queue_timeout = queue_timeout
+        self._clients = KeyedSemaphores(self.per_client)
+        self._workers: WorkerPool | None = None
+        self._starting: asyncio.Task[WorkerPool] | None = None
 
     def cache_for(self, request: web.Request) -> LayeredCache:
         if self.cache is None:
@@ -260,6 +296,84 @@ class ImageService:
             backend = reader_cache.backend if reader_cache is not None else None
             self.cache = LayeredCache(memory, backend)  # the backend is the reader's: it closes it
         return self.cache
+
+    async def workers(self) -> WorkerPool:
+        """The image workers, started by the first caller (the others wait for the same start)."""
+        if self._workers is not None:
+            return self._workers
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._start())
+        return await asyncio.shield(self._starting)
+
+    async def _start(self) -> WorkerPool:
+        pool = WorkerPool(
+            DECODES,
+            deadline=DEADLINE,
+            queue_limit=DECODE_QUEUE,
+            max_rss_bytes=WORKER_MAX_RSS,
+            per_client=1,
+        )
+        await pool.start()
+        self._workers = pool
+        return pool
+
+    async def close(self) -> None:
+        """Stop the image workers (a start in progress is awaited first)."""
+        if self._starting is not None:
+            with contextlib.suppress(Exception):
+                await self._starting
+        if self._workers is not None:
+            await self._workers.close()
+
+    async def decode(self, body: bytes, width: int, fmt: str, save_data: bool, url: str) -> Variant:
+        """`transcode` in an image worker, under `DEADLINE`: past it, or when the worker dies (the
+        system killing it for its memory), the image is too costly to show (413)."""
+        pool = await self.workers()
+        try:
+            made: Variant = await pool.run(Call(transcode, (body, width, fmt, save_data, url)))
+        except ExtractionTimeout:
+            raise FetchError(
+                "too_large", 413, f"the image took longer than {DEADLINE:g} s to decode and was stopped", url
+            ) from None
+        except ExtractionFailed:
+            raise FetchError("too_large", 413, "decoding the image stopped its worker", url) from None
+        except Overloaded as exc:
+            raise Busy("too many images are being resized; try again shortly", exc.retry_after, url) from None
+        return made
+
+    @contextlib.asynccontextmanager
+    async def client_share(self, url: str) -> AsyncIterator[None]:
+        """One of this client's `per_client` image slots (its address, `workers.CLIENT`), waited for
+        at most `queue_timeout` seconds; past `CLIENT_QUEUE` times the share already waiting, a 503
+        at once. Held from the fetch to the encoding, so one client's slow images hold at most
+        `max_fetches / CLIENT_SHARE` of the fetch slots."""
+        client = CLIENT.get()
+        if self._clients.users(client) >= self.per_client * (1 + CLIENT_QUEUE):
+            raise Busy(
+                f"this address already has {self._clients.users(client)} images being fetched; "
+                "try again when they are done",
+                retry_after=max(1, round(self.queue_timeout / 2)),
+                url=url,
+            )
+        share = self._clients.join(client)
+        acquired = False
+        try:
+            try:
+                async with asyncio.timeout(self.queue_timeout):
+                    await share.acquire()
+                    acquired = True
+            except TimeoutError:
+                raise Busy(
+                    f"this address's other images took the {self.per_client} it may fetch at once "
+                    f"for {self.queue_timeout:g} s; try again shortly",
+                    retry_after=max(1, round(self.queue_timeout / 2)),
+                    url=url,
+                ) from None
+            yield
+        finally:
+            if acquired:
+                share.release()
+            self._clients.leave(client)
 
     async def variant(self, request: web.Request, url: str, width: int, fmt: str, save_data: bool) -> Variant:
         """The image at `url` as asked: from the cache, or fetched, resized and encoded once."""
@@ -283,12 +397,12 @@ class ImageService:
                 or declared == "image/svg+xml"
             ):
                 raise NotAnImage(f"the address is not an image ({declared or 'no type'})", url)
-            async with self.decodes:
-                made = await asyncio.to_thread(transcode, page.body, width, fmt, save_data, url)
+            made = await self.decode(page.body, width, fmt, save_data, url)
             await cache.set(key, made.to_bytes(), TTL)
             return made
 
-        return await self.flights.run(key, make)
+        async with self.client_share(url):
+            return await self.flights.run(key, make)
 
 
 IMAGES = web.AppKey("images", ImageService)
@@ -326,8 +440,17 @@ def install_images(app: web.Application) -> None:
         app.on_response_prepare.append(_direct_csp)
         return
     app[RENDERER].rewrite_images = route_images
-    app[IMAGES] = ImageService(settings.image_memory_bytes)
+    app[IMAGES] = ImageService(
+        settings.image_memory_bytes,
+        max_fetches=settings.fetch.max_fetches,
+        queue_timeout=settings.fetch.queue_timeout,
+    )
     app.router.add_get(ROUTE, image_view, name="image")
+    app.on_cleanup.append(_close_images)
+
+
+async def _close_images(app: web.Application) -> None:
+    await app[IMAGES].close()
 
 
 #: The CSP's image sources with the route, and without it (`--images direct`).
@@ -346,14 +469,18 @@ async def _direct_csp(request: web.Request, response: web.StreamResponse) -> Non
 
 def transcode(body: bytes, width: int, fmt: str, save_data: bool, url: str) -> Variant:
     """The image in `body` at most `width` pixels wide, as WebP or JPEG (PNG for a transparent
-    image when WebP is not accepted). Runs in a thread. NotAnImage when Pillow finds no image it
-    serves; FetchError 413 past MAX_PIXELS, 502 for a broken image."""
+    image when WebP is not accepted). Runs in an image worker process (`ImageService`), under its
+    deadline. NotAnImage (415) when Pillow finds no image it serves or cannot decode it; FetchError
+    413 past MAX_PIXELS, in the declared canvas or in any frame, or when it needs too much memory.
+
+    Every failure is one of those two: a decoder's error on hostile bytes is the image's fault, and
+    Pillow has more ways to say so (RuntimeError from an encoder, struct.error, ZeroDivisionError
+    on a broken header, ...) than any list of them would keep up with."""
     try:
         with Image.open(io.BytesIO(body)) as image:
             if image.format not in DECODABLE:
                 raise NotAnImage(f"the address is not an image the reader shows ({image.format})", url)
-            if image.width * image.height > MAX_PIXELS:
-                raise FetchError("too_large", 413, f"the image has more than {MAX_PIXELS} pixels", url)
+            _check_pixels(image.size, url)
             quality = (SAVE_DATA_QUALITY if save_data else QUALITY)[fmt]
             frames = getattr(image, "n_frames", 1)
             scale = min(1.0, width / image.width)
@@ -366,14 +493,34 @@ def transcode(body: bytes, width: int, fmt: str, save_data: bool, url: str) -> V
                 and frames * out_pixels <= ANIMATION_BUDGET
                 and frames * image.width * image.height <= 4 * MAX_PIXELS
             ):
-                return _animated(image, width, quality)
+                animated = _animated(image, frames, width, quality, url)
+                if animated is not None:
+                    return animated
+        # a frame outgrew the canvas it declared: its first frame, from a fresh decoder (seeking
+        # back would keep the grown canvas)
+        with Image.open(io.BytesIO(body)) as image:
+            _check_pixels(image.size, url)
             return _still(image, width, fmt, quality)
+    except FetchError:
+        raise
     except UnidentifiedImageError:
         raise NotAnImage("the address is not an image", url) from None
     except Image.DecompressionBombError:
-        raise FetchError("too_large", 413, f"the image has more than {MAX_PIXELS} pixels", url) from None
-    except (OSError, ValueError, SyntaxError, EOFError) as exc:  # Pillow's ways of saying "broken"
-        raise FetchError("upstream", 502, f"the image could not be read ({exc})", url) from None
+        raise _too_many_pixels(url) from None
+    except MemoryError:
+        raise FetchError("too_large", 413, "the image needs too much memory to decode", url) from None
+    except Exception as exc:  # every decoder failure on these bytes is the image's
+        raise NotAnImage(f"the image could not be decoded ({type(exc).__name__}: {exc})", url) from None
+
+
+def _too_many_pixels(url: str) -> FetchError:
+    return FetchError("too_large", 413, f"the image has more than {MAX_PIXELS} pixels", url)
+
+
+def _check_pixels(size: tuple[int, int], url: str) -> None:
+    """413 for a canvas or frame past MAX_PIXELS, checked before its pixels are decoded."""
+    if size[0] * size[1] > MAX_PIXELS:
+        raise _too_many_pixels(url)
 
 
 def _target(size: tuple[int, int], width: int) -> tuple[int, int]:
@@ -416,13 +563,24 @@ def _resized(frame: Image.Image, width: int) -> Image.Image:
     return frame.resize(size, Image.Resampling.LANCZOS, reducing_gap=3.0)
 
 
-def _animated(image: Image.Image, width: int, quality: int) -> Variant:
-    """Every frame resized, as an animated WebP with the original's timing and looping."""
+def _animated(image: Image.Image, count: int, width: int, quality: int, url: str) -> Variant | None:
+    """Every frame resized, as an animated WebP with the original's timing and looping; None when
+    a frame is not the size of the first (a GIF frame may reach past the canvas its header
+    declares, and Pillow grows the canvas to hold it: 20 frames of 8,900 x 8,900 pixels in a GIF
+    declaring a small canvas took 2 GB and 43 s before an encoder refused frames of two sizes).
+
+    Each frame's size is checked after seeking to it and before it is decoded, so no frame larger
+    than the first is ever decoded; the caller's budget (frames x canvas) then bounds the work."""
+    size = image.size
     frames: list[Image.Image] = []
     durations: list[int] = []
-    for frame in _frames(image):
-        durations.append(int(frame.info.get("duration", image.info.get("duration", 100)) or 100))
-        frames.append(_resized(frame.convert("RGBA"), width))
+    for index in range(count):
+        image.seek(index)
+        if image.size != size:
+            _check_pixels(image.size, url)
+            return None
+        durations.append(int(image.info.get("duration", 100) or 100))
+        frames.append(_resized(image.convert("RGBA"), width))
     out = io.BytesIO()
     frames[0].save(
         out,
@@ -435,8 +593,3 @@ def _animated(image: Image.Image, width: int, quality: int) -> Variant:
         method=4,
     )
     return Variant(out.getvalue(), "image/webp")
-
-
-def _frames(image: Image.Image) -> Iterator[Image.Image]:
-    for frame in ImageSequence.Iterator(image):
-        yield frame.copy()
