@@ -45,12 +45,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-from ..engine.extraction import Extractor, params_dict
+from ..engine.extraction import Extractor
 from ..errors import ReaderproxyError
 from ..web.browser import CONNECTED, ClientGone
 from ..web.fetch import BodyDecoder, FetchError, media_type
 from ..web.images import route_images_to, saves_data
 from ..web.page_cache import DecodedMemo
+from ..web.reader import _params_signature
 from ..web.templating import Preferences, preferences
 from .flow import Flow, Outcome, Response, header, prefers_html
 
@@ -541,18 +542,14 @@ class ReaderAddon(Addon):
     @staticmethod
     def view_key(page_digest: bytes, extractor: Extractor[Any], params: object) -> str:
         """The cache key of a page's reader view: the page's digest, the algorithm, its parameters."""
-        values = params_dict(params)
-        signature = ",".join(f"{name}={values[name]}" for name in sorted(values))
-        return f"{VIEW_PREFIX}{page_digest.hex()}|{extractor.name}|{signature}"
+        return f"{VIEW_PREFIX}{page_digest.hex()}|{extractor.name}|{_params_signature(params)}"
 
     @staticmethod
     def late_key(url: str, extractor: Extractor[Any], params: object) -> str:
         """The cache key under which a slow page's last view is found by its URL (`late_key` of
         the class docstring): the URL's digest, the algorithm, its parameters."""
         url_digest = hashlib.blake2b(url.encode("utf-8", "surrogateescape"), digest_size=32).hexdigest()
-        values = params_dict(params)
-        signature = ",".join(f"{name}={values[name]}" for name in sorted(values))
-        return f"{LATE_PREFIX}{url_digest}|{extractor.name}|{signature}"
+        return f"{LATE_PREFIX}{url_digest}|{extractor.name}|{_params_signature(params)}"
 
     async def cached_view(self, key: str) -> dict[str, Any] | None:
         """The extraction kept for `key`, or None (absent, or not readable as one)."""
@@ -719,9 +716,7 @@ class ReaderAddon(Addon):
         data = await self.cached_view(raw.decode("utf-8", "replace"))
         if data is None or not is_article(data, flow.reader_rule):
             return None
-        view = self.render_view(flow, upstream, data, await self.preferences(flow), extractor)
-        flow.outcome = Outcome.READER
-        return view
+        return self.render_view(flow, upstream, data, await self.preferences(flow), extractor)
 
     async def body_arrived(self, flow: Flow, upstream: Response, body: bytes) -> None:
         """A navigation's body, whole, after its answer: read in the background (bounded)."""
