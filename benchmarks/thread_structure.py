@@ -12,7 +12,8 @@ A reading *holds* when it gives at least two posts and every post has an author.
 engine of the `full` reading, pages and pages held under each protocol, and the share of the
 reference's words (bag of lower-cased \\w+ tokens, WCXB's `main_content`) the posts' text covers.
 Pages where no reading finds two posts count as missed under every protocol, unless `full` reads
-a single post covering at least 0.9 of the reference (the page is one post).
+a single post covering at least 0.9 of the reference (the page is one post). A last row leaves out
+the script shells: pages whose whole HTML text covers less than `SHELL` of the reference.
 """
 
 from __future__ import annotations
@@ -23,10 +24,15 @@ import sys
 from collections import defaultdict
 from typing import Any
 
+from readerproxy.engine.output import render_text
 from readerproxy.engine.pipeline import process_page
 from readerproxy.engine.thread import ENGINES, Post, read_thread
 from readerproxy.research.datasets import load_dataset
 from readerproxy.research.metrics import bag_of_words_score
+
+#: A page whose whole HTML text covers less than this share of the reference's words is a script
+#: shell: no reader of its HTML can show the thread (`readerproxy`'s `render=1` can).
+SHELL = 0.1
 
 
 def coverage(reference: str, posts: tuple[Post, ...]) -> float:
@@ -51,12 +57,15 @@ def run(smoke: bool) -> list[dict[str, Any]]:
         _, alone = read_thread(doc, engines=(), json_ld=False)
         _, before = read_thread(doc, engines=engines, json_ld=name != "json-ld", structure=False)
         one_post = len(full) == 1 and coverage(page.reference_text, full) >= 0.9
+        # the page's HTML holds (almost) none of the thread: a script shell only a browser fills
+        shell = bag_of_words_score(page.reference_text, render_text(doc, doc.body_mask)).recall < SHELL
         rows.append(
             {
                 "id": page.id,
                 "url": page.url,
                 "engine": name or "none",
                 "one_post": one_post,
+                "shell": shell,
                 **{
                     f"{label}_{key}": value
                     for label, posts in (
@@ -99,7 +108,15 @@ def report(rows: list[dict[str, Any]]) -> None:
     total = len(counted)
     cells = [sum(row[f"{label}_holds"] for row in counted) for label in labels]
     print(f"| all | {total} | {' | '.join(f'{c} ({c / max(total, 1):.1%})' for c in cells)} | |")
-    print(f"left out as single-post pages: {len(rows) - total}")
+    solid = [row for row in counted if not row["shell"]]
+    cells = [sum(row[f"{label}_holds"] for row in solid) for label in labels]
+    print(
+        f"| all but script shells | {len(solid)} | {' | '.join(f'{c} ({c / max(len(solid), 1):.1%})' for c in cells)} | |"
+    )
+    print(
+        f"left out as single-post pages: {len(rows) - total}; script shells (HTML text < {SHELL} of the reference): "
+        f"{', '.join(row['id'] for row in counted if row['shell']) or 'none'}"
+    )
 
 
 def main() -> int:

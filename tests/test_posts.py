@@ -120,3 +120,47 @@ def test_profile_urls_and_date_texts() -> None:
         assert DATE_TEXT.search(text), text
     for text in ("Reply", "Quote", "harlan", "Participant"):
         assert not DATE_TEXT.search(text), text
+
+
+BYLINE_POST = (
+    '<div class="sc-ksPmiX kKPaZQ"><div class="sc-fSnZTl cMUloo"><img alt="{name}" src="/a.png"><div class="sc-eTLXjT hjQIOA">'
+    '<div class="sc-jQbJRc kdFqjr">{name}</div><div class="sc-fcmNWj hBxASz">28/11/2025 at {n}:07 pm</div></div></div>'
+    '<div class="sc-yMzcK lnNsx"><p>{text}</p></div></div>'
+)
+
+
+def test_a_name_marked_up_in_no_way_of_its_own_is_read_from_the_byline() -> None:
+    """Classes hashed by a CSS-in-JS library, no profile link: the name is the text before the time."""
+    posts = "".join(
+        BYLINE_POST.format(
+            name=name, n=n, text=f"{name} thinks the nursery hours should be longer, post {n}."
+        )
+        for n, name in enumerate(("Mod Sharon", "Judith C", "Indi I"), start=1)
+    )
+    doc = parse(f"<html><body><main><h1>Working in early years</h1>{posts}</main></body></html>")
+    _, found = read_thread(doc)
+    assert [p.author for p in found] == ["Mod Sharon", "Judith C", "Indi I"]
+    assert [p.date_text for p in found] == [
+        "28/11/2025 at 1:07 pm",
+        "28/11/2025 at 2:07 pm",
+        "28/11/2025 at 3:07 pm",
+    ]
+    assert found[0].text == "Mod Sharon thinks the nursery hours should be longer, post 1."
+
+
+def test_posts_without_times_read_as_a_thread_when_three_have_authors() -> None:
+    """The script-less copy of an app's thread: a plain <article> per post, a name, no time."""
+    article = '<article><div class="PostUser"><h3 class="PostUser-name">{name}</h3></div><div class="Post-body"><p>{text}</p></div></article>'
+    names = ("antonjw", "Toby", "wizgriz")
+    body = "".join(
+        article.format(name=n, text=f"A reply by {n} about forums as discussion engines.") for n in names
+    )
+    doc = parse(f"<html><body><main><h1>Types of threads</h1>{body}</main></body></html>")
+    _, found = read_thread(doc)
+    assert [p.author for p in found] == list(names)
+    assert all(p.date is None and p.date_text == "" for p in found)
+    # two such posts are not enough without times
+    two = "".join(
+        article.format(name=n, text=f"A reply by {n} about forums as discussion engines.") for n in names[:2]
+    )
+    assert find_thread(parse(f"<html><body><main>{two}</main></body></html>")) is None

@@ -14,13 +14,16 @@ post *is*: a repeated container whose members each hold an author, a time and a 
    shape: the tag with the pattern of a numbered `id` (`post-#`, `Comment_#`), the tag with its
    class names less numbered and state names ("odd", "alt", "first"), and the tag with its first
    such class name, so a post whose theme adds a class (the starter's "by-author") stays in its
-   group.
+   group; an `<article>`, `<li>` or `<section>` with neither, by its tag alone.
 3. **The thread.** Each group's members are read as posts: a member's own part is its subtree less
    the members nested in it (a reply tree); it counts when it holds a time or an author and at
    least one word of its own beside them. The group with the most members holding both an author
    and a time wins, ties to the tighter group; its members' prose must be prose (median own words
    ≥ `MIN_MEDIAN_WORDS`, at most `MAX_LINK_SHARE` of them in links: a list of topics, each a
-   linked title with its author and date, is no thread).
+   linked title with its author and date, is no thread). Where no post shows a time (the
+   script-less copy of an app's thread), at least `MIN_UNDATED_POSTS` posts with an author make a
+   thread; such a group competes only where no group has times. A name the page marks up in no
+   way of its own is read from the byline before the time (`_byline_name`).
 4. **The opening post.** Engines often write the first post in other markup than the replies
    (Vanilla's `Discussion` and `Comment`s, a blog post and its comments): before the first member,
    the nearest time anchor's highest ancestor that holds no member is read the same way.
@@ -52,6 +55,8 @@ MIN_MEDIAN_WORDS = 5
 #: At most this share of a group's own words (median over members) in links: a topic list's rows
 #: are linked titles.
 MAX_LINK_SHARE = 0.5
+#: Fewer posts than this, and a group whose posts show no time is no thread.
+MIN_UNDATED_POSTS = 3
 #: A group competes when it has at least this share of the most whole posts any group has.
 GROUP_SHARE = 0.5
 #: Longest text of an author or a date anchor (characters).
@@ -82,7 +87,8 @@ PROFILE_URL = re.compile(
 #: Class names, `itemprop` or `rel` values of an element holding an author's name.
 AUTHOR_HINT = re.compile(
     r"(?:^|[\s_-])(?:author|username|user-?name|poster|postauthor|nick(?:name)?|member-?name|"
-    r"display-?name|screen-?name|hnuser|commenter|comment-author|fn)(?:$|[\s_-])",
+    r"display-?name|screen-?name|hnuser|commenter|comment-author|fn)(?:$|[\s_-])"
+    r"|[a-z](?:user-?name|author-?name)(?:$|[\s_-])",  # a prefixed name: "PostUser-name", "postAuthorName"
     re.I,
 )
 _MONTHS = (
@@ -121,6 +127,8 @@ _STATE_CLASSES = frozenset(
      "hidden", "visible", "collapsed", "expanded", "hentry", "clearfix", "row", "col"}
 )  # fmt: skip
 _DIGITS = re.compile(r"\d+")
+#: Tags grouped by name alone when they have neither classes nor a numbered id.
+_BARE_SHAPES = frozenset({"article", "li", "section"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: A post never lies in these (a thread is often one `<form>`, for moderation: that is no control).
 _OUTSIDE = frozenset({"nav", "header", "footer", "aside"})
@@ -293,6 +301,8 @@ def _shapes(doc: Document, element: int) -> list[str]:
     if classes:
         shapes.append(f"{tag}.{'.'.join(sorted(set(classes)))}")
         shapes.append(f"{tag}.{classes[0]}")
+    elif not shapes and tag in _BARE_SHAPES:
+        shapes.append(tag)  # a plain <article> per post, as a script-less copy of an app writes
     return shapes
 
 
@@ -303,13 +313,14 @@ class _Reading:
     complete: int
     words: int
     posts: list[StructuralPost]
+    dated: bool = True
 
 
 def find_thread(doc: Document) -> StructuralThread | None:
     """The thread's posts found by structure (None: fewer than `MIN_POSTS` posts with an author
     and a time)."""
     page = _Page(doc)
-    if len(page.dates) < MIN_POSTS or len(page.authors) < MIN_POSTS:
+    if len(page.dates) < MIN_POSTS and len(page.authors) < MIN_UNDATED_POSTS:
         return None
     groups: dict[str, set[int]] = defaultdict(set)
     body_start = doc.tag.index("body") if "body" in doc.tag else 0
@@ -326,6 +337,8 @@ def find_thread(doc: Document) -> StructuralThread | None:
         for shape, members in groups.items()
         if len(members) >= MIN_POSTS and (reading := _read_group(page, shape, sorted(members))) is not None
     ]
+    if any(reading.dated for reading in readings):
+        readings = [reading for reading in readings if reading.dated]
     if not readings:
         return None
     # Of the groups with at least `GROUP_SHARE` as many whole posts as the most, the one whose
@@ -382,7 +395,31 @@ def _anchors(page: _Page, member: int, nested: list[int]) -> tuple[int, int]:
         date = _first_own(page, page.dates, member, nested)
     if date < 0:
         date = _header_date(page, member)
+    if author < 0 and date >= 0:
+        author = _byline_name(page, member, date)
     return author, date
+
+
+def _byline_name(page: _Page, member: int, date: int) -> int:
+    """The name written before a post's time in its byline (the time's header: its highest
+    ancestor inside the post of at most `HEADER_WORDS` words), when the page marks the name up in
+    no way of its own ("<div>Mod Sharon</div><div>28/11/2025 at 7:07 pm</div>", classes hashed by
+    a CSS-in-JS library): the nearest text before the time that reads as a name, with a letter in
+    it ("#12" is a post number). -1: none."""
+    doc, t = page.doc, page.doc.tokens
+    head = date
+    e = int(page.parent[date])
+    while e > member and page.words[e] <= HEADER_WORDS:
+        head = e
+        e = int(page.parent[e])
+    for i in range(int(doc.start[date]) - 1, int(doc.start[head]) - 1, -1):
+        if t.kind[i] != TEXT or t.chars[i] == 0:
+            continue
+        element = int(t.element[i])
+        name = name_of(doc, element)
+        if name and any(ch.isalpha() for ch in name) and not page.quoted[element]:
+            return element
+    return -1
 
 
 def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
@@ -394,6 +431,8 @@ def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
     own_words: list[int] = []
     link_shares: list[float] = []
     complete = 0
+    authored = 0
+    dated = False
     total = 0
     for member in members:
         nested, words, links = _own(page, member, members)
@@ -405,8 +444,16 @@ def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
         own_words.append(prose)
         link_shares.append(max(0, links - (int(page.words[author]) if author >= 0 else 0)) / max(prose, 1))
         complete += author >= 0 and date >= 0
+        authored += author >= 0
+        dated = dated or date >= 0
         total += prose
         posts.append(_parts(page, member, nested, author, date, words))
+    if not dated:
+        # A thread whose posts show no time (a script-less copy of an app's thread): the posts
+        # with an author are whole, and such a group competes only where no group has times.
+        if authored < MIN_UNDATED_POSTS:
+            return None
+        complete = authored
     if complete < MIN_POSTS:
         return None
     # Members without an author or a time count against their group: a post's cells (its author
@@ -414,7 +461,7 @@ def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
     complete -= len(posts) - complete
     if float(np.median(own_words)) < MIN_MEDIAN_WORDS or float(np.median(link_shares)) > MAX_LINK_SHARE:
         return None
-    return _Reading(shape, [p.post for p in posts], complete, total, posts)
+    return _Reading(shape, [p.post for p in posts], complete, total, posts, dated)
 
 
 def _header_date(page: _Page, member: int) -> int:
@@ -479,7 +526,8 @@ def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, 
             break
         body = child
     dropped = tuple(h for h in heads if page.inside(body, h) and h != body)
-    return StructuralPost(member, body, author, date, dropped, page.authors.get(author, ""))
+    name = (page.authors.get(author) or name_of(page.doc, author)) if author >= 0 else ""
+    return StructuralPost(member, body, author, date, dropped, name)
 
 
 def _children(doc: Document, element: int) -> list[int]:
