@@ -18,6 +18,7 @@ import aiohttp
 import pytest
 from support.upstream import ARTICLE_HTML, Upstream
 from test_proxy import HTML_ACCEPT, RunningProxy, raw, running_proxy, site
+from test_proxy_setup import get as navigate  # aiohttp checks the body against its Content-Length
 
 from readerproxy.proxy.addons import Addon
 from readerproxy.proxy.flow import Flow
@@ -31,15 +32,6 @@ def fallbacks(proxy: RunningProxy, reason: str) -> float:
         "readerproxy_proxy_reader_fallbacks_total", {"reason": reason}
     )
     return value or 0.0
-
-
-async def navigate(
-    http: aiohttp.ClientSession, proxy: RunningProxy, url: str
-) -> tuple[int, dict[str, str], bytes]:
-    """A top-level navigation through the proxy: status, headers and the whole body (aiohttp checks
-    the body against its Content-Length, so a short body raises)."""
-    async with http.get(url, proxy=proxy.url, headers={"Accept": HTML_ACCEPT}) as response:
-        return response.status, dict(response.headers), await response.read()
 
 
 async def direct(http: aiohttp.ClientSession, upstream: Upstream, path: str) -> bytes:

@@ -11,7 +11,6 @@ proxy and reader server in this process, extraction workers, redis-server for th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +19,10 @@ from urllib.parse import quote
 import aiohttp
 import pytest
 from aiohttp import web
+from support.reader_server import serve_app
 from support.upstream import ARTICLE_HTML, ARTICLE_TITLE
-from test_proxy import HTML_ACCEPT, RunningProxy, running_proxy
+from test_proxy import RunningProxy, running_proxy
+from test_proxy_setup import get as navigation
 
 from readerproxy.proxy.addons import ReaderAddon
 from readerproxy.proxy.setup import SETUP_ORIGIN
@@ -79,23 +80,11 @@ def site_app(site: Site) -> web.Application:
     return app
 
 
-@contextlib.asynccontextmanager
-async def serve_site() -> AsyncIterator[Site]:
-    site = Site()
-    runner = web.AppRunner(site_app(site), shutdown_timeout=0.5)
-    await runner.setup()
-    tcp = web.TCPSite(runner, "127.0.0.1", 0)
-    await tcp.start()
-    site.port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield site
-    finally:
-        await runner.cleanup()
-
-
 @pytest.fixture
 async def site() -> AsyncIterator[Site]:
-    async with serve_site() as running:
+    running = Site()
+    async with serve_app(site_app(running), shutdown_timeout=0.5) as base:
+        running.port = int(base.rsplit(":", 1)[1])
         yield running
 
 
@@ -113,11 +102,9 @@ def extractions(proxy: RunningProxy) -> float:
 
 
 async def get(http: aiohttp.ClientSession, proxy: RunningProxy, url: str) -> tuple[int, dict[str, str], str]:
-    """A navigation through the proxy (redirects not followed): status, headers, the whole body."""
-    async with http.get(
-        url, proxy=proxy.url, headers={"Accept": HTML_ACCEPT}, allow_redirects=False
-    ) as response:
-        return response.status, dict(response.headers), (await response.read()).decode()
+    """A navigation through the proxy (`test_proxy_setup.get`: redirects not followed), its body as text."""
+    status, headers, body = await navigation(http, proxy, url)
+    return status, headers, body.decode()
 
 
 def reader_addon(proxy: RunningProxy) -> ReaderAddon:

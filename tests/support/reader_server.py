@@ -57,9 +57,10 @@ class RunningServer:
 
 
 @contextlib.asynccontextmanager
-async def serve_app(app: web.Application) -> AsyncIterator[str]:
-    """Run an aiohttp app in this event loop on an ephemeral loopback port; yields its base URL."""
-    runner = web.AppRunner(app, access_log=None)
+async def serve_app(app: web.Application, *, shutdown_timeout: float = 60.0) -> AsyncIterator[str]:
+    """Run an aiohttp app in this event loop on an ephemeral loopback port; yields its base URL
+    (`shutdown_timeout`: how long answers still being sent may go on once the block ends)."""
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=shutdown_timeout)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
