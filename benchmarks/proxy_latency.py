@@ -15,8 +15,8 @@ then measures with one keep-alive aiohttp client:
 - memory: the proxy process's RSS (VmRSS sampled every 10 ms, and VmHWM) while a download of
   MB megabytes streams through it to a client that discards it.
 
-`--repeat` instead measures a repeat visit to an article (median of `--requests`, default 30 there,
-all in one run): the page fetched directly, passed through the proxy (`Accept: */*`, streamed as
+`--repeat` instead measures a repeat visit to an article (median of `--requests`, all in one
+run): the page fetched directly, passed through the proxy (`Accept: */*`, streamed as
 it comes), its reader view on a first visit (a new URL each time: extracted), and its reader view
 on a repeat visit (the same bytes again: the kept extraction rendered, since 2026-12-07).
 
@@ -27,7 +27,7 @@ how many of those the full pipeline would have made reader views (`Article.reade
 
     .venv/bin/python benchmarks/proxy_latency.py [--requests 20] [--mb 20]
     .venv/bin/python benchmarks/proxy_latency.py --sniff
-    .venv/bin/python benchmarks/proxy_latency.py --repeat [--requests 30]
+    .venv/bin/python benchmarks/proxy_latency.py --repeat [--requests 20]
 """
 
 from __future__ import annotations
