@@ -5,6 +5,7 @@ address."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import io
@@ -122,6 +123,7 @@ class ImageSite:
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
+        self.release = asyncio.Event()  # `held.png` answers once this is set
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -137,6 +139,9 @@ class ImageSite:
             raise web.HTTPFound("http://10.0.0.1/x.jpg")
         if name == "to-big":
             raise web.HTTPFound("/big.jpg")
+        if name == "held.png":
+            await self.release.wait()
+            return web.Response(body=photo(120, 80, "PNG"), headers={"Content-Type": "image/png"})
         if name == "article":
             origin = f"http://127.0.0.1:{request.url.port}"  # also when read through the proxy as news.test
             figure = (
@@ -393,6 +398,40 @@ async def test_decoding_has_a_deadline_and_its_worker_is_replaced(
         assert status == 413 and b"took longer than" in body
         assert pool.stats.timed_out >= 1 and set(pool.pids()) != before  # killed and replaced
     assert pool.pids() == []  # the workers stop with the server
+
+
+async def test_one_clients_images_leave_the_fetch_slots_to_others(site: tuple[ImageSite, str]) -> None:
+    """Was: 120 slow images from one client took all 64 fetch slots, and another client's read got
+    503 "busy". Now one address holds at most a quarter of the slots (2 of 8 here) from the fetch to
+    the encoding, at most three times that waits, and the next is a 503 at once; another address's
+    image is fetched meanwhile."""
+    served, base = site
+    fetch = dataclasses.replace(test_settings().fetch, max_fetches=8, queue_timeout=5.0)
+    async with (
+        serve(test_settings(rate_limit=0, fetch=fetch)) as server,
+        aiohttp.ClientSession() as http,
+        aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))) as other,
+    ):
+        assert server.app is not None
+        service = server.app[images.IMAGES]
+        assert service.per_client == 2
+        held = [
+            asyncio.ensure_future(get(http, server.url("/image", w="160", url=f"{base}/held.png?n={n}")))
+            for n in range(8)
+        ]
+        try:
+            async with asyncio.timeout(30):  # a bound on the test, not a timing
+                while service._clients.users("127.0.0.1") < 8 or served.counts["held.png"] < 2:
+                    await asyncio.sleep(0.01)
+            status, headers, body = await get(http, server.url("/image", w="160", url=f"{base}/held.png?n=9"))
+            assert status == 503 and "Retry-After" in headers and b"already has 8 images" in body
+            status, _, body = await get(other, server.url("/image", w="160", url=f"{base}/small.png"))
+            assert status == 200 and size_of(body)[1] == 120  # another address is served meanwhile
+            assert served.counts["held.png"] == 2  # the first client never had more than its share
+        finally:
+            served.release.set()
+        answers = await asyncio.gather(*held)
+    assert all(status in (200, 503) for status, _, _ in answers) and answers[0][0] == 200
 
 
 @pytest.mark.usefixtures("loopback_is_public")
