@@ -164,3 +164,42 @@ def test_posts_without_times_read_as_a_thread_when_three_have_authors() -> None:
         article.format(name=n, text=f"A reply by {n} about forums as discussion engines.") for n in names[:2]
     )
     assert find_thread(parse(f"<html><body><main>{two}</main></body></html>")) is None
+
+
+def test_comments_under_an_article_are_read_apart_from_it() -> None:
+    """A blog post with a "More from" box of teaser cards (each a linked headline, a byline and a
+    date) and then its comments: the comments alone, after the article, without their Reply links
+    and "says:"; the teasers are no comments, and the article is no opening post."""
+    from readerproxy.engine.pipeline import process_page
+    from readerproxy.engine.thread import comments_for
+
+    page = process_page(
+        (THREADS / "article_comments.html").read_text(), url="https://garden.example/2021/04/lemons/"
+    )
+    comments = comments_for(page.doc, page.extraction.selection)
+    assert comments is not None
+    assert [c.author for c in comments] == ["Meena", "Holly Brook", "Ruth Alder"]
+    assert [c.date for c in comments] == [
+        "2021-04-19T10:12:00+00:00",
+        "2021-04-21T18:40:00+00:00",
+        "2021-04-22T07:05:00+00:00",
+    ]
+    assert (
+        comments[1].text
+        == "Mine is eight years old and has never flowered. Does it need a cold winter to set buds?"
+    )
+    assert all("Reply" not in c.text and "says" not in c.text for c in comments)
+    # the story stays the article's, and no comment repeats it
+    assert "Peeling the seeds" not in page.article.text
+    assert all("glossy leaves" not in c.text for c in comments)
+
+
+def test_an_article_without_a_comment_section_has_no_comments() -> None:
+    from readerproxy.engine.pipeline import process_page
+    from readerproxy.engine.thread import comments_for
+
+    html = (THREADS / "article_comments.html").read_text()
+    cut = html[: html.index('<div id="comments"')] + "</main></body></html>"
+    page = process_page(cut, url="https://garden.example/2021/04/lemons/")
+    # the teaser cards (linked headlines with bylines and dates) are not read as comments
+    assert comments_for(page.doc, page.extraction.selection) is None

@@ -40,6 +40,7 @@ Pure: reads the parsed `Document`, no network. Returns element indices (`Structu
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 
@@ -55,6 +56,9 @@ MIN_MEDIAN_WORDS = 5
 #: At most this share of a group's own words (median over members) in links: a topic list's rows
 #: are linked titles.
 MAX_LINK_SHARE = 0.5
+#: A link of at least this many words, and this share of a card's words, is a teaser's headline.
+HEADLINE_WORDS = 3
+HEADLINE_SHARE = 0.2
 #: Fewer posts than this, and a group whose posts show no time is no thread.
 MIN_UNDATED_POSTS = 3
 #: A group competes when it has at least this share of the most whole posts any group has.
@@ -164,12 +168,17 @@ class StructuralThread:
 class _Page:
     """What the search reads of a Document: words per element, anchors, containment."""
 
-    def __init__(self, doc: Document) -> None:
+    def __init__(self, doc: Document, after: int = -1) -> None:
         self.doc = doc
         t = doc.tokens
+        #: only what starts after this token is read (the comments under an article: for speed,
+        #: the article's own elements are not read again)
+        self.after = after
+        self.first = int(np.searchsorted(doc.start, after, side="right"))
         count = np.zeros(len(t), dtype=np.int64)
         texts = t.text
-        for i in np.flatnonzero((t.kind == TEXT) & (t.chars > 0)).tolist():
+        text = np.flatnonzero((t.kind == TEXT) & (t.chars > 0))
+        for i in text[text > after].tolist():
             count[i] = len(texts[i].split())
         self.words = doc.sum_within(count)
         self.link_words = doc.sum_within(np.where(t.in_anchor, count, 0))
@@ -219,8 +228,8 @@ class _Page:
         machine: set[int] = set()
         profiles: list[int] = []
         hinted: list[int] = []
-        for element, node in enumerate(doc.elements):
-            attrs = node.attributes
+        for element in range(self.first, len(doc.elements)):
+            attrs = doc.elements[element].attributes
             if any(key in attrs for key in _TIME_ATTRIBUTES) or _ISO_DAY.match(attrs.get("title") or ""):
                 machine.add(element)
             tag = tags[element]
@@ -241,9 +250,10 @@ class _Page:
         doc, t = self.doc, self.doc.tokens
         found = set(machine)
         for tag in _TIME_TAGS:
-            found.update(indices_of(doc.tag, tag))
+            found.update(e for e in indices_of(doc.tag, tag) if e >= self.first)
         chars = doc.subtree_chars
-        for i in np.flatnonzero((t.kind == TEXT) & (t.chars > 0) & (t.chars <= MAX_ANCHOR_CHARS)).tolist():
+        short = np.flatnonzero((t.kind == TEXT) & (t.chars > 0) & (t.chars <= MAX_ANCHOR_CHARS))
+        for i in short[short > self.after].tolist():
             element = int(t.element[i])
             if element < 0 or chars[element] > MAX_ANCHOR_CHARS * 2:
                 continue
@@ -316,14 +326,16 @@ class _Reading:
     dated: bool = True
 
 
-def find_thread(doc: Document) -> StructuralThread | None:
+def find_thread(doc: Document, after: int = -1) -> StructuralThread | None:
     """The thread's posts found by structure (None: fewer than `MIN_POSTS` posts with an author
-    and a time)."""
-    page = _Page(doc)
+    and a time). With `after` (a token index), the comments under an article: only among the
+    elements starting after it, and a group whose members mostly hold a heading is a list of
+    teasers ("more from", each a headline, a byline and a summary), not comments."""
+    page = _Page(doc, after)
     if len(page.dates) < MIN_POSTS and len(page.authors) < MIN_UNDATED_POSTS:
         return None
     groups: dict[str, set[int]] = defaultdict(set)
-    body_start = doc.tag.index("body") if "body" in doc.tag else 0
+    body_start = max(doc.tag.index("body") if "body" in doc.tag else 0, page.first - 1)
     # Posts are sought among the ancestors of times and of authors: a post whose time sits in a
     # header row before it (bbPress) is an ancestor of its author only.
     for date in sorted({*page.dates, *page.names}):
@@ -335,7 +347,9 @@ def find_thread(doc: Document) -> StructuralThread | None:
     readings = [
         reading
         for shape, members in groups.items()
-        if len(members) >= MIN_POSTS and (reading := _read_group(page, shape, sorted(members))) is not None
+        if len(members) >= MIN_POSTS
+        and (reading := _read_group(page, shape, sorted(members))) is not None
+        and not (after >= 0 and _headlined(page, reading))
     ]
     if any(reading.dated for reading in readings):
         readings = [reading for reading in readings if reading.dated]
@@ -355,10 +369,40 @@ def find_thread(doc: Document) -> StructuralThread | None:
         key=lambda reading: (reading.words, reading.complete),
     )
     posts = best.posts
-    opening = _opening_post(page, best)
+    # Under an article, the article is the opening post.
+    opening = _opening_post(page, best) if after < 0 else None
     if opening is not None:
         posts = [opening, *posts]
     return StructuralThread(best.shape, tuple(_drop_controls(page, posts)))
+
+
+def _headlined(page: _Page, reading: _Reading) -> bool:
+    """Whether at least half of a group's members hold a headline: a heading, or a link of at
+    least `HEADLINE_WORDS` words (not an author's, nor a permalink on a time) holding at least `HEADLINE_SHARE` of the
+    member's words. Teaser cards lead with one; comments do not. Forum engines title every post
+    ("Re: ...", phpBB), so this is asked of comments only."""
+    doc = page.doc
+    tags = doc.tag
+    links = indices_of(tags, "a")
+
+    def headed(member: int) -> bool:
+        end = int(page.end[member])
+        if any(tags[e] in _HEADINGS for e in range(member, end)):
+            return True
+        least = max(HEADLINE_WORDS, HEADLINE_SHARE * int(page.words[member]))
+        return any(
+            page.words[a] >= least and a not in page.authors and not _holds(page.dates, a, int(page.end[a]))
+            for a in links[bisect_left(links, member) :]
+            if a < end
+        )
+
+    return sum(headed(member) for member in reading.members) * 2 >= len(reading.members)
+
+
+def _holds(anchors: list[int], first: int, end: int) -> bool:
+    """Whether one of the sorted element indices `anchors` lies in [first, end)."""
+    at = bisect_left(anchors, first)
+    return at < len(anchors) and anchors[at] < end
 
 
 def _own(page: _Page, member: int, members: list[int]) -> tuple[list[int], int, int]:
@@ -549,7 +593,7 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
     # its own classes (bbPress's "topic" beside its "reply"s).
     parent = int(page.parent[first])
     siblings = (
-        [c for c in _children(doc, parent) if c < first and doc.tag[c] == doc.tag[first]]
+        [c for c in _children(doc, parent) if page.first <= c < first and doc.tag[c] == doc.tag[first]]
         if parent >= 0
         else []
     )

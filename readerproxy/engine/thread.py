@@ -51,7 +51,7 @@ from .output import (
     _safe_url,
     sanitize,
 )
-from .posts import find_thread
+from .posts import StructuralThread, find_thread
 from .structured import ld_text, ld_type_names, script_values, walk_ld
 from .text import squash
 
@@ -751,9 +751,16 @@ STRUCTURE = Engine(
 )
 
 
-def _structural_posts(doc: Document, rewrite_link: LinkRewriter | None, images: bool) -> tuple[Post, ...]:
-    """The posts `posts.find_thread` finds by structure, written as a table engine's are."""
-    found = find_thread(doc)
+def _structural_posts(
+    doc: Document,
+    rewrite_link: LinkRewriter | None,
+    images: bool,
+    found: StructuralThread | None = None,
+) -> tuple[Post, ...]:
+    """The posts `posts.find_thread` finds by structure (or those of `found`), written as a table
+    engine's are."""
+    if found is None:
+        found = find_thread(doc)
     if found is None:
         return ()
     elements = doc.elements
@@ -785,6 +792,41 @@ def _structural_posts(doc: Document, rewrite_link: LinkRewriter | None, images: 
         if post is not None:
             posts.append(post)
     return tuple(posts)
+
+
+#: Class and id words of a comment section: the cheap test before comments are sought.
+_COMMENT_WORDS = ("comment", "repl", "respons", "discuss")
+
+
+def _may_have_comments(doc: Document) -> bool:
+    """Whether a page may hold a comment section: a class or id naming comments or replies, or
+    `Comment` microdata. Most articles have none, and seeking posts reads every element."""
+    names = " ".join(filter(None, {*doc.classes, *doc.ident})).lower()
+    return (
+        any(word in names for word in _COMMENT_WORDS)
+        or doc.tree.css_first("[itemtype$='/Comment']") is not None
+    )
+
+
+def comments_for(
+    doc: Document,
+    selection: np.ndarray,
+    *,
+    rewrite_link: LinkRewriter | None = None,
+    images: bool = True,
+) -> tuple[Post, ...] | None:
+    """The comments under an article: the posts found by structure (`posts.find_thread`) that
+    start after the last token of the extraction's `selection`, each with its author, date and
+    text, for the reader to show after the article, apart and collapsed (None: fewer than
+    `MIN_POSTS`). Comments inside the selection are the extraction's and are not repeated."""
+    chosen = np.flatnonzero(selection)
+    if not len(chosen) or not _may_have_comments(doc):
+        return None
+    found = find_thread(doc, after=int(chosen[-1]))
+    if found is None:
+        return None
+    posts = _structural_posts(doc, rewrite_link, images, found)
+    return posts if sum(1 for post in posts if post.author) >= MIN_POSTS else None
 
 
 # -- JSON-LD --------------------------------------------------------------------------------------
