@@ -230,10 +230,10 @@ def item_cards(doc: Document, enough: int = MAX_ITEMS) -> tuple[list[int], int]:
 
 
 def listing_cards(doc: Document) -> list[int] | None:
-    """The card elements the listing view's items were read from (`item_cards`), when they are
-    the markup's (None: the items are the JSON-LD's, or there are none): the view renders the
-    extracted content around them (`view.around_elements`)."""
-    cards, _ = item_cards(doc)
+    """The card elements the listing view's items were read from (`markup_items`' group), when
+    they are the markup's (None: the items are the JSON-LD's, or there are none): the view
+    renders the extracted content around them (`view.around_elements`)."""
+    cards, _ = _best_group(doc)
     if not cards or len(without_actions(doc, markup_items(doc))) < MIN_ITEMS:
         return None
     return cards
