@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .extraction import Extraction
+from .facts import web_url
 from .metadata import Metadata
 from .output import escape_markdown, html_to_markdown, markdown_url
 from .readingtime import reading_time
@@ -71,18 +72,20 @@ class Article:
         default=None, repr=False, compare=False
     )
     _items: tuple[ListItem, ...] | None = field(default=None, repr=False, compare=False)
-    #: Renders the extracted content before and after a listing's items or a thread's posts on
+    #: Reads the extracted content before and after a listing's items or a thread's posts on
     #: first use (`pipeline.view_surroundings`, given the view's name): the typed views hide
     #: nothing the extraction found.
     decide_around: Callable[[str], Around] | None = field(default=None, repr=False, compare=False)
+    #: Each view's `Around` while the view is decided; then the HTML of the chosen view's alone.
     _around: dict[str, Around] = field(default_factory=dict, repr=False, compare=False)
+    _around_html: tuple[str, str] = field(default=("", ""), repr=False, compare=False)
     _view: View | None = field(default=None, repr=False, compare=False)
 
     def _timed(self, decide: Callable[[], _T], timing: str) -> _T:
-        """`decide()`, its time kept in `timings[timing]` (ms), as `render` keeps its own."""
+        """`decide()`, its time added to `timings[timing]` (ms), as `render` keeps its own."""
         began = time.perf_counter()
         made = decide()
-        self.timings[timing] = round((time.perf_counter() - began) * 1000, 3)
+        self.timings[timing] = round(self.timings.get(timing, 0.0) + (time.perf_counter() - began) * 1000, 3)
         return made
 
     @property
@@ -180,12 +183,14 @@ class Article:
                 around=lambda name: self._surroundings(name).text,
                 article_text=fragment_text(self.html) if self.items or self.posts else None,
             )
-            self._around = {self._view.name: self._surroundings(self._view.name)}
+            # the HTML around the chosen view's items or posts only: the other views' is not shown
+            self._around_html = self._timed(self._surroundings(self._view.name).html, "around")
+            self._around = {}
             self.decide_around = None  # let the Document go
         return self._view
 
     def _surroundings(self, view: str) -> Around:
-        """The content around `view`'s items or posts, rendered once per view asked."""
+        """The content around `view`'s items or posts, read once per view asked."""
         if view not in self._around:
             decide = self.decide_around
             self._around[view] = self._timed(lambda: decide(view), "around") if decide else NOTHING_AROUND
@@ -195,12 +200,17 @@ class Article:
     def view_intro_html(self) -> str:
         """The extracted content above a listing's items or a thread's posts (sanitised HTML; ""
         for the other views)."""
-        return self._surroundings(self.view.name).intro_html
+        return self._view_around()[0]
 
     @property
     def view_outro_html(self) -> str:
         """The extracted content below a listing's items or a thread's posts (a buying guide)."""
-        return self._surroundings(self.view.name).outro_html
+        return self._view_around()[1]
+
+    def _view_around(self) -> tuple[str, str]:
+        """The HTML above and below the view's items or posts, rendered when the view is decided."""
+        _ = self.view
+        return self._around_html
 
     @property
     def readability_check(self) -> bool | None:
@@ -262,7 +272,7 @@ class Article:
             "product": self.product.to_dict() if self.product is not None else None,
             "recipe": self.recipe.to_dict() if self.recipe is not None else None,
             "posts": [post.to_dict() for post in posts] if (posts := self.posts) else None,
-            "items": [item.to_dict() for item in items] if (items := self.items) else None,
+            "items": _items_json(self.items),
             "view": (view := self.view).name,
             "view_confidence": view.confidence,
             "view_reason": view.reason,
@@ -277,6 +287,13 @@ class Article:
             "parameters": self.extraction.params,
             "timings_ms": self.timings,
         }
+
+
+def _items_json(items: tuple[ListItem, ...] | None) -> list[dict[str, Any]] | None:
+    """A listing's items in the JSON: those linking an http(s) URL, as every URL the JSON carries
+    (a listing's view also links mailto: and tel:)."""
+    kept = [item.to_dict() for item in items or () if web_url(None, item.url)]
+    return kept or None
 
 
 def markdown_document(title: str | None, html: str, source: str | None = None) -> str:

@@ -34,9 +34,10 @@ view is kept on 53 of 89 listing pages and 52 of 87 collections, and the words o
 within 0.004 of the API text's word F1 on collections and forums; counting a share of 0.8 as
 full kept 65 listings and put listing pages' shown text 0.043 below the API's.)
 
-`around_elements` renders what the extraction kept outside the items or posts of a listing or
+`around_elements` reads what the extraction kept outside the items or posts of a listing or
 thread view, before the first and after the last (a shop category's introduction and buying
-guide): the views never hide what was found.
+guide): the views never hide what was found. Its text is read for the decision; its HTML is
+rendered only for the view shown (`Around.html`).
 
 Pure: reads its arguments (and, for `around_elements`, the parsed `Document`); no network.
 """
@@ -47,7 +48,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -94,12 +95,17 @@ class View:
 @dataclass(frozen=True, slots=True)
 class Around:
     """The extracted content around a listing's items or a thread's posts (`around_elements`):
-    before the first (`intro_html`) and after the last (`outro_html`), and the plain text of both
-    (`text`, for the view's coverage of the extracted words)."""
+    the plain text of what comes before the first and after the last (`text`, for the view's
+    coverage of the extracted words), and their sanitised HTML, rendered when asked (`html()`:
+    only the view shown needs it, and a page whose listing of a sidebar gives way to the article
+    view would otherwise have its whole article rendered once more)."""
 
-    intro_html: str = ""
-    outro_html: str = ""
     text: str = ""
+    render: Callable[[], tuple[str, str]] | None = field(default=None, repr=False, compare=False)
+
+    def html(self) -> tuple[str, str]:
+        """The content before the first item or post and after the last, as sanitised HTML."""
+        return self.render() if self.render is not None else ("", "")
 
 
 NOTHING_AROUND = Around()
@@ -294,11 +300,11 @@ def around_elements(
     rewrite_link: LinkRewriter | None = None,
     images: bool = True,
 ) -> Around:
-    """The selected content outside `elements` (a listing's cards, a thread's posts), as sanitised
-    HTML in two parts: what comes before the first of them (an introduction) and what comes after
-    the last (a guide, a footnote), with their plain text. Content between them is the items' own
-    (a banner among the cards) and is left to the items. `NOTHING_AROUND`: no elements, or nothing
-    selected outside them."""
+    """The selected content outside `elements` (a listing's cards, a thread's posts) in two parts:
+    what comes before the first of them (an introduction) and what comes after the last (a guide,
+    a footnote), as plain text, and as sanitised HTML on demand (`Around.html`). Content between
+    them is the items' own (a banner among the cards) and is left to the items. `NOTHING_AROUND`:
+    no elements, or nothing selected outside them."""
     if not len(elements) or not selection.any():
         return NOTHING_AROUND
     inside = doc.mask_elements(list(elements))
@@ -311,8 +317,11 @@ def around_elements(
     after[: last + 1] = False
     if not (before.any() or after.any()):
         return NOTHING_AROUND
-    return Around(
-        render_html(doc, before, rewrite_link=rewrite_link, images=images) if before.any() else "",
-        render_html(doc, after, rewrite_link=rewrite_link, images=images) if after.any() else "",
-        render_text(doc, before | after),
-    )
+
+    def render() -> tuple[str, str]:
+        return (
+            render_html(doc, before, rewrite_link=rewrite_link, images=images) if before.any() else "",
+            render_html(doc, after, rewrite_link=rewrite_link, images=images) if after.any() else "",
+        )
+
+    return Around(render_text(doc, before | after), render)
