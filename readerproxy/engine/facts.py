@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -265,9 +265,7 @@ def page_facts(doc: Document, text: str, kind: str) -> PageFacts:
         return PageFacts()
     objects = list(parsed_json_ld(doc))
     product = product_facts(doc, text, objects) if kind == "product" else None
-    recipe = recipe_facts(objects) if has_recipe else None
-    if recipe is not None and recipe.image:
-        recipe = replace(recipe, image=doc.absolute_url(recipe.image))
+    recipe = recipe_facts(objects, doc) if has_recipe else None
     return PageFacts(product=product, recipe=recipe)
 
 
@@ -310,16 +308,32 @@ def _text(value: Any) -> str | None:
     return cleaned or None
 
 
-def _image(value: Any) -> str | None:
+def _image(value: Any, doc: Document | None) -> str | None:
+    """The first of a JSON-LD `image` value's addresses (a string, an ImageObject, a list of
+    either) that is an http(s) URL once made absolute against the page (`web_url`)."""
     if isinstance(value, list):
         for item in value:
-            found = _image(item)
+            found = _image(item, doc)
             if found:
                 return found
         return None
     if isinstance(value, dict):
         value = value.get("url") or value.get("contentUrl")
-    return value.strip() if isinstance(value, str) and value.strip() else None
+    return web_url(doc, value) if isinstance(value, str) else None
+
+
+_WEB_URL = re.compile(r"https?://", re.I)
+
+
+def web_url(doc: Document | None, value: str | None) -> str | None:
+    """`value` made absolute against the page (`doc`'s base URL), when that is an http(s) URL; else
+    None, so a `javascript:` or `data:` URL (or a relative one with nothing to resolve it against)
+    never reaches the JSON: the API promises http(s) only in every URL it carries, and a client may
+    put them in an `href` or `src` as they are. The HTML views have their own scheme policy."""
+    if value is None or not value.strip():
+        return None
+    url = doc.absolute_url(value) if doc is not None else value.strip()
+    return url if url is not None and _WEB_URL.match(url) else None
 
 
 def _number(value: float) -> str:
@@ -752,7 +766,7 @@ def product_facts(doc: Document, text: str = "", objects: list[Any] | None = Non
         rating_count=rating_count,
         brand=_brand(product),
         description=description,
-        image=doc.absolute_url(_image(product.get("image"))),
+        image=_image(product.get("image"), doc),
         specs=specs,
         description_in_text=_shown(text, description),
         specs_in_text=bool(specs) and _shown(text, " ".join(specs[0])),
@@ -827,8 +841,9 @@ def _steps(value: Any, depth: int = 0) -> list[RecipeSection]:
     return sections
 
 
-def recipe_facts(objects: list[Any]) -> RecipeFacts | None:
-    """The page's first Recipe with ingredients or steps (None for none)."""
+def recipe_facts(objects: list[Any], doc: Document | None = None) -> RecipeFacts | None:
+    """The page's first Recipe with ingredients or steps (None for none); its image made absolute
+    against `doc` (and kept only as an http(s) URL: `web_url`)."""
     for _, node in _walk(objects):
         if "Recipe" not in _types(node):
             continue
@@ -846,7 +861,7 @@ def recipe_facts(objects: list[Any]) -> RecipeFacts | None:
             cook_time=duration_text(node.get("cookTime")),
             total_time=duration_text(node.get("totalTime")),
             recipe_yield=_yield_text(node.get("recipeYield")),
-            image=_image(node.get("image")),
+            image=_image(node.get("image"), doc),
             rating=_float(rating.get("ratingValue")) if isinstance(rating, dict) else None,
             rating_count=(
                 _count(rating.get("ratingCount") or rating.get("reviewCount"))

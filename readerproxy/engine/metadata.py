@@ -42,6 +42,7 @@ import numpy as np
 
 from .dates import headline_texts, ld_objects, meta_contents, parse_day, publication_day
 from .document import OPEN, TEXT, Document, indices_of
+from .facts import web_url
 from .pagination import next_page_url
 from .readability_rules import UNLIKELY_ROLES, unlikely_by_class_id
 from .structured import parsed_json_ld
@@ -1183,15 +1184,19 @@ def article_dir(doc: Document, root: int) -> str | None:
 def lead_image(
     doc: Document, ld: dict[str, Any], meta: dict[str, str], selection: np.ndarray | None
 ) -> str | None:
-    """JSON-LD image, og:image, twitter:image, link rel=image_src, else the article's first image."""
+    """JSON-LD image, og:image, twitter:image, link rel=image_src, else the article's first image:
+    the first of them that is an http(s) URL once made absolute (`facts.web_url`; a `javascript:`
+    or `data:` og:image gives way to the next)."""
     image = ld.get("image")
     if isinstance(image, list):
         image = image[0] if image else None
-    url = _clean(image.get("url")) if isinstance(image, dict) else _clean(image)
-    url = url or next((meta[key] for key in IMAGE_KEYS if key in meta), None)
+    url = web_url(doc, _clean(image.get("url")) if isinstance(image, dict) else _clean(image))
+    url = url or next(
+        (found for key in IMAGE_KEYS if key in meta and (found := web_url(doc, meta[key]))), None
+    )
     if not url:
         link = doc.tree.css_first('link[rel~="image_src" i][href]')
-        url = _clean(link.attributes.get("href")) if link is not None else None
+        url = web_url(doc, _clean(link.attributes.get("href"))) if link is not None else None
     if not url:
         within = selection if selection is not None and len(selection) == len(doc.tokens) else doc.body_mask
         # The <img> elements in document order whose start tag is within (for speed, rather than
@@ -1199,11 +1204,10 @@ def lead_image(
         for element in indices_of(doc.tag, "img"):
             if within[doc.start[element]]:
                 attrs = doc.elements[element].attributes
-                url = _clean(attrs.get("src") or attrs.get("data-src"))
-                if url and not url.startswith("data:"):
+                url = web_url(doc, _clean(attrs.get("src") or attrs.get("data-src")))
+                if url:
                     break
-                url = None
-    return doc.absolute_url(url) if url else None
+    return url
 
 
 _T = TypeVar("_T")
@@ -1302,7 +1306,7 @@ def extract_metadata(doc: Document, text: str = "", selection: np.ndarray | None
         image=lead_image(doc, ld, other_meta, selection),
         lang=doc.lang,
         dir=article_dir(doc, root),
-        next_page_url=next_page_url(doc, selection),
+        next_page_url=web_url(doc, next_page_url(doc, selection)),  # http(s) only, as `image`
         # the byline's own date ("By Joshua Sokol May 20, 2019") last: a page that states its day
         # nowhere else still shows it in the reader's header
         date=publication_day(
