@@ -97,6 +97,11 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption("auth_file", "file whose first line is USER:PASS (instead of --auth)", "FILE"),
     ServeOption("insecure_open_proxy", "allow a proxy on a non-loopback address without --auth"),
     ServeOption(
+        "lan",
+        "home network: proxy and reader on this machine's LAN addresses, with a login (generated and "
+        "kept in the data directory when no --auth is given), a QR code of the setup page",
+    ),
+    ServeOption(
         "intercept_https", "decrypt HTTPS with a local CA (see `readerproxy ca`) to show reader views"
     ),
     ServeOption(
@@ -200,6 +205,7 @@ class Settings:
     auth: str | None = None  # USER:PASS for proxy clients and the reader routes
     auth_file: Path | None = None
     insecure_open_proxy: bool = False
+    lan: bool = False  # --lan: LAN addresses, a login always, the proxy on LAN_PROXY_PORT by default
     intercept_https: bool = False
     resolve: str = ""  # HOST:IP,HOST:IP
     upstream_ca: Path | None = None
@@ -281,6 +287,7 @@ def load_settings(
         fetch=dataclasses.replace(settings.fetch, **_typed(FetchSettings, fetch, source="[fetch]")),
     )
     check_cache_spec(settings.cache)
+    settings = lan_settings(settings, env)
     check_open_proxy(settings)
     check_block_lists(settings.block_lists)
     check_host_patterns(settings)
@@ -291,6 +298,26 @@ def load_settings(
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
     return settings
+
+
+#: The proxy's port with `--lan` when no `--proxy-port` is given.
+LAN_PROXY_PORT = 8081
+
+
+def lan_settings(settings: Settings, env: Mapping[str, str] | None = None) -> Settings:
+    """`--lan` is never an open proxy: without `--auth` or `--auth-file` its login is the file
+    `proxy/lan.py` generates in the data directory (created when the server starts), and the proxy
+    runs on `LAN_PROXY_PORT` unless told otherwise. Other settings are left as they are."""
+    if not settings.lan:
+        return settings
+    changes: dict[str, Any] = {}
+    if settings.proxy_port is None:
+        changes["proxy_port"] = LAN_PROXY_PORT
+    if not (settings.auth or settings.auth_file):
+        from ..proxy.lan import login_path
+
+        changes["auth_file"] = login_path(data_dir(env))
+    return dataclasses.replace(settings, **changes) if changes else settings
 
 
 def check_open_proxy(settings: Settings) -> None:
