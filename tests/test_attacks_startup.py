@@ -8,14 +8,18 @@ the length check), 50 MB of random bytes 61 s; `--auth ':'`, `--auth nocolon` an
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+from readerproxy import cli
 from readerproxy.proxy import blocklist
 from readerproxy.proxy.blocklist import MAX_LINE, Blocklist, read_host_list
+from readerproxy.web import server
+from readerproxy.web.settings import SettingsError, load_settings
 
 # ---- block lists --------------------------------------------------------------------------------
 
@@ -79,3 +83,79 @@ def test_a_list_of_one_endless_line_blocks_what_follows_it(tmp_path: Path) -> No
     made = Blocklist.from_settings("", [str(path)])
     assert made.reason("img.ads.example", 443) == "ads.example"
     assert made.sources == (f"{path}: 1 hosts, 1 rules skipped",)
+
+
+# ---- --auth and --auth-file ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "problem"),
+    [
+        (["--auth", ":"], "--auth must be USER:PASS: the user name before the ':' is empty"),
+        (
+            ["--auth", "nocolon-secret"],
+            "--auth must be USER:PASS: no ':' between the user name and the password",
+        ),
+        (["--auth", "reader:"], "--auth must be USER:PASS: the password after the ':' is empty"),
+        (
+            ["--auth", "a:", "--host", "0.0.0.0", "--proxy-port", "0"],
+            "--auth must be USER:PASS: the password after the ':' is empty",
+        ),
+        (
+            ["--auth", "reader:s3cret-pw", "--host", "0.0.0.0"],
+            "--auth must be USER:PASS: the password has 9 characters; on --host 0.0.0.0, which other "
+            "machines can reach, it needs at least 12",
+        ),
+        (
+            ["--auth", "reader:s3cret-pw", "--host", "192.168.1.5", "--proxy-port", "0"],
+            "it needs at least 12",
+        ),
+        (["--auth-file", "{empty}"], "--auth-file {empty} is empty: its first line must be USER:PASS"),
+        (["--auth-file", "{blank}"], "--auth-file {blank} is empty: its first line must be USER:PASS"),
+        (["--auth-file", "{nocolon}"], "--auth-file {nocolon} must be USER:PASS: no ':' between"),
+        (["--auth-file", "{missing}"], "cannot read --auth-file {missing}: No such file or directory"),
+    ],
+)
+def test_bad_credentials_are_one_line_errors(
+    flags: list[str],
+    problem: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Was a ValueError traceback from the app's set-up (and `a:` on 0.0.0.0 was taken): now the
+    settings refuse it, `serve` prints one line and exits 2, and never echoes the password."""
+    files = {
+        "empty": tmp_path / "empty",
+        "blank": tmp_path / "blank",
+        "nocolon": tmp_path / "nocolon",
+        "missing": tmp_path / "missing",
+    }
+    files["empty"].write_text("")
+    files["blank"].write_text("\n\nreader:later-lines-are-not-read\n")
+    files["nocolon"].write_text("nocolon-secret\n")
+    for name in [key for key in os.environ if key.startswith("READERPROXY_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(server, "run", _never_started)
+    flags = [flag.format(**files) for flag in flags]
+    problem = problem.format(**files)
+    assert cli.main(["serve", "--port", "0", "--cache", "memory", *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and problem in err, err
+    assert "s3cret" not in err and "nocolon-secret" not in err
+
+
+def _never_started(settings: object) -> None:
+    raise AssertionError("the server would have started with these credentials")
+
+
+def test_good_credentials_are_taken() -> None:
+    long_enough = "reader:correct-horse"
+    assert (
+        load_settings({"auth": long_enough, "host": "0.0.0.0", "proxy_port": "0"}, env={}).auth == long_enough
+    )
+    # on loopback, only this machine reaches it: any non-empty password
+    assert load_settings({"auth": "u:p", "proxy_port": "0"}, env={}).auth == "u:p"
+    assert load_settings({"auth": "u:p:with:colons", "host": "::1"}, env={}).auth == "u:p:with:colons"
+    with pytest.raises(SettingsError, match="at least 12"):
+        load_settings({"auth": "u:p", "host": "localhost.example"}, env={})  # a name: maybe reachable

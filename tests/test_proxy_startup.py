@@ -46,7 +46,7 @@ def test_serve_on_every_address_prints_real_addresses() -> None:
         "--host",
         "0.0.0.0",
         "--auth",
-        "reader:s3cret",
+        "reader:s3cret-passphrase",
         "--proxy-port",
         str(proxy_port),
         "--cache",

@@ -287,6 +287,7 @@ def load_settings(
         fetch=dataclasses.replace(settings.fetch, **_typed(FetchSettings, fetch, source="[fetch]")),
     )
     check_cache_spec(settings.cache)
+    check_auth(settings)  # before --lan names its generated login file, which is made at start
     settings = lan_settings(settings, env)
     check_open_proxy(settings)
     check_block_lists(settings.block_lists)
@@ -318,6 +319,64 @@ def lan_settings(settings: Settings, env: Mapping[str, str] | None = None) -> Se
 
         changes["auth_file"] = login_path(data_dir(env))
     return dataclasses.replace(settings, **changes) if changes else settings
+
+
+#: The shortest password `--auth` may have when the server listens beyond this machine: the proxy
+#: and the reader routes are then behind HTTP Basic alone, which anyone on the network may try as
+#: often as they like (NIST SP 800-63B asks at least 8 characters of a memorised secret, 15 when it
+#: is the only factor; 12 is what a person still types on a phone).
+MIN_PASSWORD = 12
+
+
+def check_auth(settings: Settings) -> None:
+    """`--auth` (or `--auth-file`'s first line) is USER:PASS with a user and a password, the
+    password at least `MIN_PASSWORD` characters on a host other machines can reach; SettingsError
+    with one line saying what is wrong otherwise (the value itself is never printed: it is a
+    password). A missing or unreadable `--auth-file` is refused here too, not at start-up."""
+    if settings.auth:
+        value, source = settings.auth, "--auth"
+    elif settings.auth_file:
+        path = Path(settings.auth_file).expanduser()
+        source = f"--auth-file {settings.auth_file}"
+        try:
+            with path.open(encoding="utf-8") as file:
+                value = file.readline(4096).strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise SettingsError(f"cannot read {source}: {reason}") from None
+        if not value:
+            raise SettingsError(f"{source} is empty: its first line must be USER:PASS")
+    else:
+        return
+    user, colon, password = value.partition(":")
+    if not colon:
+        problem = "no ':' between the user name and the password"
+    elif not user:
+        problem = "the user name before the ':' is empty"
+    elif not password:
+        problem = "the password after the ':' is empty"
+    elif len(password) < MIN_PASSWORD and not is_loopback_host(settings.host):
+        problem = (
+            f"the password has {len(password)} characters; on --host {settings.host}, which other "
+            f"machines can reach, it needs at least {MIN_PASSWORD}"
+        )
+    else:
+        return
+    raise SettingsError(f"{source} must be USER:PASS: {problem}")
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether `host` is `localhost` or one loopback address (anything else, an address list or a
+    name included, may be reachable from other machines)."""
+    import ipaddress
+
+    host = host.strip()
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host[1:-1] if host.startswith("[") else host).is_loopback
+    except ValueError:
+        return False
 
 
 def check_open_proxy(settings: Settings) -> None:
