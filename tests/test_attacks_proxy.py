@@ -116,6 +116,23 @@ async def test_chunk_without_its_crlf_is_400(proxy_process: ProxyProcess, upstre
 
 
 @pytest.mark.parametrize(
+    "body",
+    [b"4\nabcd\n0\n\n", b"4\r\nabcd\r\n0\n\n", b"4\rabcd\r0\r\r", b"4;ext=1\nabcd\r\n0\r\n\r\n"],
+)
+async def test_chunk_lines_ending_in_a_bare_lf_are_400_at_once(
+    proxy_process: ProxyProcess, upstream: Upstream, body: bytes
+) -> None:
+    """Issue 46, item 13: h11 ends a chunk-size line only at CRLF, so a body written with bare LFs
+    waited for one, unanswered, until the 60 s body timeout. `exchange` gives up after 5 s."""
+    head = post_head(upstream, "Transfer-Encoding: chunked")
+    answer = await exchange(proxy_process.port, head + body)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    # the last: a CRLF further on ends h11's line, which is then no chunk size (400 before too)
+    assert b"bare lf" in answer.lower() or b"illegal chunk header" in answer.lower()
+    no_traceback(proxy_process)
+
+
+@pytest.mark.parametrize(
     "fields",
     [
         ["Content-Length: \u00b2"],  # b"\xb2", a digit to str.isdigit() once decoded as latin-1

@@ -33,6 +33,12 @@ LINGER_BYTES = 16 * 1024 * 1024  # and at most this much of it
 _FIELD_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _FIELD_VALUE = re.compile(r"^(?:[\x21-\x7e\x80-\xff](?:[ \t]*[\x21-\x7e\x80-\xff])*)?$")
 _REASON = re.compile(r"^[ \t\x21-\x7e\x80-\xff]*$")
+#: A line end other than CRLF in what h11 holds unread while it waits for more of a body: h11 ends a
+#: chunk-size line (and the trailer's) only at CRLF, so a body written with bare LFs ("4\nabcd\n0\n\n")
+#: would wait for one until BODY_TIMEOUT, its client unanswered for 60 s. What h11 holds unread then
+#: is the start of such a line (a chunk's data it takes as it comes), so any LF not after a CR, or CR
+#: not before an LF, is one (RFC 9112 7.1: chunk lines end with CRLF).
+_BARE_LINE_END = re.compile(rb"(?<!\r)\n|\r(?!\n|\Z)")
 #: A request-target that may stand in as the Host of a request that has none (see `_host_line`).
 _AUTHORITY = re.compile(rb"^(?:[a-z][a-z0-9+.\-]*://)?([A-Za-z0-9.\-_~%!$&'()*+,;=:\[\]]+)", re.I)
 
@@ -214,6 +220,8 @@ class ClientConnection:
             elif isinstance(event, h11.EndOfMessage):
                 return
             elif event is h11.NEED_DATA:
+                if _BARE_LINE_END.search(self.h11.trailing_data[0]):
+                    raise BadRequest(400, "a chunked body's lines must end with CRLF, not a bare LF or CR")
                 try:
                     data = await asyncio.wait_for(self.reader.read(BODY_READ), BODY_TIMEOUT)
                 except TimeoutError:
