@@ -291,6 +291,28 @@ async def test_plain_tunnels_refuse_invalid_names_too(upstream: Upstream) -> Non
     assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
 
 
+@pytest.mark.parametrize("name", ["localhost", "localhost.", "a.localhost", "A.LocalHost."])
+async def test_connect_to_a_localhost_name_is_403_without_a_lookup(
+    upstream: Upstream, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46, item 13: a CONNECT to `localhost.` or `a.localhost` was looked up in DNS (and
+    answered 502 where the name did not resolve); loopback by definition (RFC 6761 6.3), it is
+    refused before any lookup, as a GET to it is."""
+    looked_up: list[str] = []
+    async with running_proxy(allow_private=False) as proxy:
+        real = proxy.resolver.resolve
+
+        async def spy(host: str, *args: Any, **kwargs: Any) -> Any:
+            looked_up.append(host)
+            return await real(host, *args, **kwargs)
+
+        monkeypatch.setattr(proxy.resolver, "resolve", spy)
+        target = f"{name}:{upstream.port}"
+        answer = await exchange(proxy.port, f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+    assert answer.startswith(b"HTTP/1.1 403 "), answer[:200]
+    assert looked_up == []
+
+
 # ---- item 9 (proxy part): bad targets are 400, not 500 or a dropped connection -----------------
 
 

@@ -424,10 +424,11 @@ class ProxyServer:
             up_writer.close()
 
     async def _guarded_address(self, host: str, port: int) -> str:
-        """The address a tunnel connects to: the same SSRF rule as /read (literal, mapped or DNS)."""
+        """The address a tunnel connects to: the same SSRF rule as /read (literal, mapped or DNS);
+        `localhost`, `localhost.` and `*.localhost` refused before any lookup, as for GET."""
+        check_host(f"http://{host if ':' not in host else f'[{host}]'}:{port}/", self.fetch)
         literal = literal_address(host)
         if literal is not None:
-            check_host(f"http://{host if ':' not in host else f'[{host}]'}:{port}/", self.fetch)
             return literal
         results = await self.resolver.resolve(host, port, socket.AF_UNSPEC)
         return str(results[0]["host"])
