@@ -153,6 +153,11 @@ def refused(address: str, url: str | None) -> FetchError:
 # ---- step 1: the URL ---------------------------------------------------------------------------------
 
 
+#: An authority as `validate_url` takes it (credentials are refused before): a name or IPv4 address
+#: (no brackets, no colon), or an IPv6 address in brackets, then an optional :PORT and nothing else.
+_AUTHORITY = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[^\[\]:]*)(?::[0-9]*)?")
+
+
 def validate_url(url: str) -> str:
     """Normalised absolute http(s) URL (lower-case scheme and host, IDNA host, no fragment) or bad_url 400."""
     if not isinstance(url, str) or not url.strip():
@@ -170,6 +175,11 @@ def validate_url(url: str) -> str:
         raise bad_url("only http and https URLs can be read", url)
     if parts.username is not None or parts.password is not None:
         raise bad_url("URLs with credentials are not fetched", url)
+    if not _AUTHORITY.fullmatch(parts.netloc):
+        # urlsplit reads "[::1]x" as ::1 and "[v1.x]" as v1.x: what a browser refuses is not fetched
+        raise bad_url(
+            "malformed URL: the host must be a name, or an IPv6 address in brackets, then :PORT", url
+        )
     host = parts.hostname
     if not host:
         raise bad_url("the URL has no host", url)
