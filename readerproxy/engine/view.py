@@ -209,7 +209,11 @@ def coverage(own: str, around: str, extracted: str) -> tuple[float, float]:
     text's words found in the view (its items' or posts' own text `own` with the content around
     them `around`: recall), and the share of the view's own words that are the extracted text's
     (precision). (1.0, 1.0) when nothing was extracted."""
-    found = _bag(extracted)
+    return _coverage(own, around, _bag(extracted))
+
+
+def _coverage(own: str, around: str, found: Counter[str]) -> tuple[float, float]:
+    """`coverage`, given the extracted text's bag of words (`found`)."""
     total = sum(found.values())
     if total == 0:
         return 1.0, 1.0
@@ -243,19 +247,25 @@ def decide_view(
     article view.
     """
     candidates: list[_Candidate] = []
+    # the extracted text's words, and the share of them the article view shows: read once for
+    # the thread and listing views, and only when there is one to weigh
+    found = _bag(text) if text is not None and (posts or items) else None
+    article_recall = (
+        _coverage(article_text, "", found)[0] if found is not None and article_text is not None else None
+    )
 
     def shown(name: str, own: str, words: str, precise: bool = True) -> tuple[float, str]:
         """The factor of how much of the extracted text the view shows, and its words. A thread's
         posts may hold more than the extraction kept (replies the extractor's thread rules do not
         know, read by structure): for it only the share shown counts (`precise=False`)."""
-        if text is None:
+        if found is None:
             return 1.0, words
-        recall, precision = coverage(own, around(name) if around is not None else "", text)
+        recall, precision = _coverage(own, around(name) if around is not None else "", found)
         words = f"{words}; shows {recall:.2f} of the extracted words"
         if precision < 0.9:
             words += f", {precision:.2f} of its own are extracted"
-        if article_text is not None:
-            recall /= max(coverage(article_text, "", text)[0], recall, 1e-9)
+        if article_recall is not None:
+            recall /= max(article_recall, recall, 1e-9)
         return (recall * precision if precise else recall), words
 
     if posts:
