@@ -33,6 +33,7 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from .document import Document, indices_of
+from .output import _comparable
 
 #: Path segments (lower-cased, letters and digits only, extension left off) that name an action or
 #: a page of the visitor's own session: cart, account, sign-in, voting, sharing.
@@ -163,11 +164,6 @@ _ID = re.compile(r"\d+|[0-9a-f]{8,}")
 _EXTENSION = re.compile(r"\.(?:php|aspx?|jsp|html?|cgi|do|action)$")
 
 
-def _squashed(text: str) -> str:
-    """Casefolded, punctuation gone, words apart by one space ("Add to cart +" -> "add to cart")."""
-    return _NOT_WORD.sub(" ", text.casefold()).strip()
-
-
 def _key(part: str) -> str:
     """A path segment or query key as compared: lower-cased, its extension left off, letters and
     digits only ("add-to-cart" -> "addtocart", "wp-login.php" -> "wplogin")."""
@@ -196,7 +192,7 @@ def is_action_url(url: str | None) -> bool:
         if key in ACTION_KEYS:
             return True
         if key in VERB_KEYS and raw:
-            words = _squashed(unquote(raw.replace("+", " "))).replace(" ", "")
+            words = _comparable(unquote(raw.replace("+", " "))).replace(" ", "")
             if any(segment in words for segment in ("logout", "login", "delete", "remove", "cart", "vote")):
                 return True
     return False
@@ -207,14 +203,14 @@ def is_action_label(text: str | None) -> bool:
     your cart" message."""
     if not text:
         return False
-    squashed = _squashed(text)
+    squashed = _comparable(text)  # casefolded, words apart by one space ("Add to cart +": "add to cart")
     return squashed in ACTION_LABELS or bool(_DONE_MESSAGE.search(squashed))
 
 
 def is_control_label(text: str | None) -> bool:
     """Whether a text is a control's label, an action's (`is_action_label`) or a navigation
     button's (`NAVIGATION_LABELS`): never an item's title."""
-    return bool(text) and (_squashed(text or "") in NAVIGATION_LABELS or is_action_label(text))
+    return bool(text) and (_comparable(text) in NAVIGATION_LABELS or is_action_label(text))
 
 
 def is_action(url: str | None, text: str | None = None, forms: frozenset[str] = frozenset()) -> bool:
