@@ -638,12 +638,13 @@ class Renderer:
                 fragment = self.rewrite_images(fragment)
             return fold_images(fragment) if prefs.lite else fragment
 
+        # only what the view shows is made ready: a listing or thread shows the content around
+        # its items or posts instead of the article's HTML, and no view shows both items and posts
         view = view_of(article)
-        fragment = shown(article.get("html") or "")
-        intro = shown(article.get("view_intro_html") or "") if view in ("listing", "thread") else ""
-        outro = (
-            shown(article.get("view_outro_html") or "", head=False) if view in ("listing", "thread") else ""
-        )
+        around = view in ("listing", "thread")
+        fragment = "" if around else shown(article.get("html") or "")
+        intro = shown(article.get("view_intro_html") or "") if around else ""
+        outro = shown(article.get("view_outro_html") or "", head=False) if around else ""
         lang = article.get("lang") or guess_lang(article.get("text"))
         rtl = article.get("dir") == "rtl"
         groups = [
@@ -658,8 +659,12 @@ class Renderer:
             algorithms = algorithm_descriptions()
         # the Aa panel's menu as the landing page's: `learned` (auto by another name) left out
         algorithms = {name: text for name, text in algorithms.items() if name not in MENU_HIDDEN}
-        posts = thread_posts(article.get("posts"), self.rewrite_images)
-        items = listing_view(article.get("items"), url, prefs, algorithm, self.rewrite_images)
+        posts = thread_posts(article.get("posts"), self.rewrite_images) if view == "thread" else []
+        items = (
+            listing_view(article.get("items"), url, prefs, algorithm, self.rewrite_images)
+            if view == "listing"
+            else []
+        )
         # The header names the author alone (`Metadata.author`: no "By", date, role or site name,
         # never a date or a testimonial's name), not the page's raw byline ("Aug 15 Written By Tyler
         # King", "DECEMBER 27, 2024"); an article cached before the field existed shows its byline.
