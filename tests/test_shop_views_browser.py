@@ -12,10 +12,8 @@ artifacts/screenshots/shop-*.png for a person to look at.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from support.chromium import SCREENSHOTS, Chromium, Page
+from support.chromium import SCREENSHOTS, Chromium, show_at
 from support.reader_server import serve, test_settings
 from support.upstream import Upstream
 
@@ -52,20 +50,15 @@ SHOWN = """
 """
 
 
-async def show(page: Page, url: str, width: int) -> dict[str, Any]:
-    await page.set_viewport(width, 812 if width < 800 else 800, width < 800)
-    await page.navigate(url)
-    return dict(await page.evaluate(SHOWN))
-
-
 @pytest.mark.parametrize("width", [375, 1280])
 async def test_a_product_page_with_shop_chrome_is_no_listing(
     chromium: Chromium, upstream: Upstream, width: int
 ) -> None:
     async with serve(test_settings(rate_limit=0)) as server:
-        page = await chromium.new_page()
-        shown = await show(page, server.read_url(upstream.url("/fixture/shop_product_chrome.html")), width)
-        await page.screenshot(SCREENSHOTS / f"shop-product-chrome-{width}.png")
+        url = server.read_url(upstream.url("/fixture/shop_product_chrome.html"))
+        shown = await show_at(
+            await chromium.new_page(), url, width, SHOWN, SCREENSHOTS / f"shop-product-chrome-{width}.png"
+        )
     assert not shown["listing"] and shown["items"] == 0, "the shop's chrome became a listing"
     assert shown["card"] and shown["price"] == "€29.95", shown["price"]
     # the description is all there, and no chrome is
@@ -88,8 +81,8 @@ async def test_a_category_shows_its_buying_guide_beside_its_items(
 ) -> None:
     async with serve(test_settings(rate_limit=0)) as server:
         page = await chromium.new_page()
-        shown = await show(page, server.read_url(upstream.url("/fixture/shop_category_guide.html")), width)
-        await page.screenshot(SCREENSHOTS / f"shop-category-guide-{width}.png")
+        url = server.read_url(upstream.url("/fixture/shop_category_guide.html"))
+        shown = await show_at(page, url, width, SHOWN, SCREENSHOTS / f"shop-category-guide-{width}.png")
         # the guide, scrolled to: on screen, below the last item
         await page.evaluate("document.querySelector('.view-outro h2').scrollIntoView({block: 'center'})")
         on_screen = await page.evaluate(

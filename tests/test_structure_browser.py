@@ -15,10 +15,8 @@ Screenshots go to artifacts/screenshots/structure-*.png for a person to look at.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from support.chromium import SCREENSHOTS, Chromium
+from support.chromium import SCREENSHOTS, Chromium, show_at
 from support.reader_server import serve, test_settings
 from support.upstream import Upstream
 
@@ -80,11 +78,10 @@ async def test_a_pricing_table_shows_every_price_in_its_column_once(
     chromium: Chromium, upstream: Upstream, width: int
 ) -> None:
     async with serve(test_settings(rate_limit=0)) as server:
-        page = await chromium.new_page()
-        await page.set_viewport(width, 812 if width < 800 else 800, width < 800)
-        await page.navigate(server.read_url(upstream.url("/fixture/pricing_table.html")))
-        shown: dict[str, Any] = dict(await page.evaluate(TABLES))
-        await page.screenshot(SCREENSHOTS / f"structure-pricing-{width}.png", full_page=False)
+        url = server.read_url(upstream.url("/fixture/pricing_table.html"))
+        shown = await show_at(
+            await chromium.new_page(), url, width, TABLES, SCREENSHOTS / f"structure-pricing-{width}.png"
+        )
     assert shown["visible"], f"at {width}px: no table on screen: {shown['text'][:300]!r}"
     assert len(shown["tables"]) == 1, f"at {width}px: {len(shown['tables'])} tables"
     assert shown["headings"].count("Plans and rates") == 1, f"at {width}px: {shown['headings']}"
@@ -113,11 +110,10 @@ async def test_a_wiki_table_of_contents_shows_no_empty_bullets(
     chromium: Chromium, upstream: Upstream, width: int
 ) -> None:
     async with serve(test_settings(rate_limit=0)) as server:
-        page = await chromium.new_page()
-        await page.set_viewport(width, 812 if width < 800 else 800, width < 800)
-        await page.navigate(server.read_url(upstream.url("/fixture/wiki_contents.html")))
-        shown: dict[str, Any] = dict(await page.evaluate(LISTS))
-        await page.screenshot(SCREENSHOTS / f"structure-wiki-{width}.png", full_page=False)
+        url = server.read_url(upstream.url("/fixture/wiki_contents.html"))
+        shown = await show_at(
+            await chromium.new_page(), url, width, LISTS, SCREENSHOTS / f"structure-wiki-{width}.png"
+        )
     assert shown["empty"] == 0, f"at {width}px: {shown['empty']} empty bullets among {shown['items']}"
     assert shown["title"] == "Harbor lighthouse", f"at {width}px: title {shown['title']!r}"
     assert "Eleven keepers served at the light" in shown["text"]

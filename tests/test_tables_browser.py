@@ -7,10 +7,8 @@ the table itself scrolls sideways. Screenshots go to artifacts/screenshots/table
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from support.chromium import SCREENSHOTS, Chromium
+from support.chromium import SCREENSHOTS, Chromium, show_at
 from support.reader_server import serve, test_settings
 
 pytestmark = pytest.mark.browser
@@ -46,10 +44,8 @@ async def test_a_comparison_table_kept_in_part_is_shown_whole(
 ) -> None:
     async with serve(test_settings(rate_limit=0)) as server:
         page = await chromium.new_page()
-        await page.set_viewport(width, 812 if width < 800 else 800, width < 800)
-        await page.navigate(server.read_url(f"{wcxb_base}/wcxb/4876"))
-        shown: dict[str, Any] = dict(await page.evaluate(SHOWN))
-        await page.screenshot(SCREENSHOTS / f"table-comparison-4876-{width}.png", full_page=False)
+        url = server.read_url(f"{wcxb_base}/wcxb/4876")
+        shown = await show_at(page, url, width, SHOWN, SCREENSHOTS / f"table-comparison-4876-{width}.png")
         # the table's top just under the reader's bar, for the screenshot
         table = await page.evaluate(
             "(() => { const t = [...document.querySelectorAll('.content table')]"

@@ -21,7 +21,7 @@ import pytest
 
 from readerproxy.web.browser import DevToolsBrowser, DevToolsError
 
-__all__ = ["CHROMIUM", "SCREENSHOTS", "Chromium", "DevToolsError", "Page"]
+__all__ = ["CHROMIUM", "SCREENSHOTS", "Chromium", "DevToolsError", "Page", "show_at"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 #: Where the browser tests leave their screenshots (artifacts/screenshots of the repository).
@@ -132,6 +132,20 @@ class Page:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data["data"]))
         return path
+
+
+async def show_at(
+    page: Page, url: str, width: int, script: str, screenshot: Path | None = None
+) -> dict[str, Any]:
+    """`url` in a viewport `width` px wide (a phone's below 800 px: 812 px high, else 800), what
+    `script` finds on it (an object), and a screenshot of the viewport to `screenshot` after the
+    script ran (it may scroll to what the test looks at)."""
+    await page.set_viewport(width, 812 if width < 800 else 800, width < 800)
+    await page.navigate(url)
+    shown = dict(await page.evaluate(script))
+    if screenshot is not None:
+        await page.screenshot(screenshot)
+    return shown
 
 
 async def wait_for(page: Page, expression: str, seconds: float = 5.0) -> Any:
