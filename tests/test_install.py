@@ -248,3 +248,37 @@ def test_the_installed_server_serves_styled_pages(
     assert ARTICLE_TEXT.split(".")[0].encode() in page and stylesheet.group(1) in page
     # the default cache is SQLite in the (temporary) home's data directory, created on first use
     assert (installed.workdir / ".local" / "share" / "readerproxy" / "cache.sqlite3").is_file()
+
+
+def test_the_installed_server_on_the_lan_prints_the_qr_code(installed: Installed) -> None:
+    """`serve --lan` from the base install: segno (a base dependency) draws the setup page's QR code
+    in the terminal, the login is generated in the home's data directory, and the setup page with
+    its check script is served from the wheel's templates and static files."""
+    port, proxy_port = free_port(), free_port()
+    process = subprocess.Popen(
+        [installed.readerproxy, "serve", "--lan", "--port", str(port), "--proxy-port", str(proxy_port)],
+        cwd=installed.workdir,
+        env=_clean_env(installed.workdir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                status, _, page = _get(f"http://127.0.0.1:{port}/setup")
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, "serve --lan did not start"
+                time.sleep(0.2)
+        assert status == 200 and b"Set up readerproxy" in page
+    finally:
+        process.terminate()
+        printed = process.communicate(timeout=20)[0].decode()
+    login = installed.workdir / ".local" / "share" / "readerproxy" / "lan-login"
+    assert login.read_text().startswith("reader:") and (login.stat().st_mode & 0o777) == 0o600
+    assert "ADDRESS" not in printed and "login: user reader, password " in printed
+    if "home network (--lan): set " in printed:  # a machine with a network address: its QR code
+        assert "/setup" in printed and "▄" in printed
+    names = {Path(name).name for name in zipfile.ZipFile(installed.wheel).namelist()}
+    assert "setup-check.js" in names

@@ -40,12 +40,19 @@ async def proxy_listener(
 ) -> AsyncIterator[ProxyServer]:
     """The proxy listening on settings.host:settings.proxy_port until the block ends."""
     assert settings.proxy_port is not None
+    from .lan import listen_hosts
+
     proxy = ProxyServer(settings, reader, renderer, metrics, ca=load_ca(settings))
+    hosts = listen_hosts(settings)  # --lan: loopback and the LAN addresses
     # with --workers N every server process runs a proxy listener on the one port (SO_REUSEPORT)
-    await proxy.start(settings.host, settings.proxy_port, reuse_port=getattr(settings, "workers", 1) > 1)
+    await proxy.start(
+        hosts[0] if len(hosts) == 1 else hosts,
+        settings.proxy_port,
+        reuse_port=getattr(settings, "workers", 1) > 1,
+    )
     log.info(
         "proxy listening on %s:%d%s",
-        settings.host,
+        ", ".join(hosts),
         proxy.port,
         " (intercepting HTTPS)" if proxy.ca is not None else "",
     )

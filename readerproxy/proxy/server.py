@@ -24,7 +24,7 @@ import contextlib
 import logging
 import socket
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -83,7 +83,7 @@ from .flow import (
 )
 from .http1 import HEAD_TIMEOUT, BodyTooLarge, ClientConnection, client_starts_tls
 from .intercept import InterceptPolicy
-from .setup import SetupAddon, SiteCookiesAddon, config_rules, user_of
+from .setup import SETUP_TUNNEL, SetupAddon, SiteCookiesAddon, config_rules, user_of
 from .store import ProxyStore
 from .upgrade import UpgradeFailed, is_websocket, relay
 
@@ -191,7 +191,8 @@ class ProxyServer:
         self._connections: set[asyncio.Task[None]] = set()
 
     # ---- lifecycle --------------------------------------------------------------------------
-    async def start(self, host: str, port: int, *, reuse_port: bool = False) -> None:
+    async def start(self, host: str | Sequence[str], port: int, *, reuse_port: bool = False) -> None:
+        """Listen on `host` (one address, or several: `--lan`) and open the upstream client."""
         upstream_tls = (
             ssl.create_default_context(cafile=str(self.settings.upstream_ca))
             if self.settings.upstream_ca
@@ -371,7 +372,8 @@ class ProxyServer:
             flow.outcome = Outcome.REFUSED
             await self._refuse(conn, 400, "a CONNECT request has no body")
             return
-        blocked = BLOCKED_TUNNEL in flow.notes  # intercepted only to answer 403 inside: no site
+        # intercepted only to be answered inside (a 403, or the setup check): no site to reach
+        blocked = BLOCKED_TUNNEL in flow.notes or SETUP_TUNNEL in flow.notes
         try:
             address = "" if blocked else await self._guarded_address(request.host, request.port)
         except (AddressRefused, OSError, FetchError) as exc:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import aiohttp
+from markupsafe import Markup
 
 from ..web.templating import COOKIE_MAX_AGE, COOKIE_PREFIX, PREFERENCE_KEYS, preferences
 from .addons import (
@@ -58,10 +59,23 @@ if TYPE_CHECKING:
     from ..web.templating import Preferences, Renderer
     from .tls import CertificateAuthority
 
+#: The setup page's one script (static/setup-check.js) loads the HTTPS check image, which only a
+#: device that trusts the CA can load (`CHECK_URL`).
 PAGE_CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
-    "base-uri 'none'; frame-ancestors 'none'"
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: "
+    "https://readerproxy; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
+#: The check step's resource over HTTPS: the proxy answers it inside a TLS connection whose
+#: certificate its CA signed, so it loads only on a device that trusts that CA.
+CHECK_PATH = "/check"
+CHECK_URL = f"https://readerproxy{CHECK_PATH}"
+#: The check resource: a small green tick (an image, so that loading it needs no CORS).
+CHECK_IMAGE = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16" width="16" height="16">'
+    b'<path d="M3 8.5l3 3 7-7" fill="none" stroke="#1a7f37" stroke-width="2"/></svg>'
+)
+#: Marks a CONNECT to readerproxy:443 that the proxy serves itself (the check step), in flow.notes.
+SETUP_TUNNEL = "setup_tunnel"
 PAGE_HEADERS = [
     ("Content-Security-Policy", PAGE_CSP),
     ("X-Content-Type-Options", "nosniff"),
@@ -300,6 +314,9 @@ class SetupAddon(Addon):
         flow.outcome = Outcome.READER
         flow.reader_rule = "never"
         if request.method == "CONNECT":
+            if self.ca is not None and request.port == 443:  # https://readerproxy/: the check step
+                flow.notes[SETUP_TUNNEL] = True  # intercepted and answered here (server._tunnel)
+                return
             flow.response = simple_response(
                 400, "Bad Request", f"Open {SETUP_ORIGIN}/ (plain http): it is answered by the proxy.\n"
             )
@@ -329,6 +346,17 @@ class SetupAddon(Addon):
         """The answer for one path of the setup host."""
         if path in ("", "/"):
             return await self.setup_page(flow, client)
+        if path == CHECK_PATH:  # over https only on a device that trusts the CA
+            return Response(
+                200,
+                "OK",
+                [
+                    ("Content-Type", "image/svg+xml"),
+                    ("Cache-Control", "no-store"),
+                    ("X-Content-Type-Options", "nosniff"),
+                ],
+                CHECK_IMAGE,
+            )
         if path in self.downloads:
             body, content_type, name = self.downloads[path]
             return Response(
@@ -437,9 +465,36 @@ class SetupAddon(Addon):
 
     # ---- the setup page ---------------------------------------------------------------------------
     async def setup_page(self, flow: Flow, client: Client) -> Response:
+        """The setup page through the proxy: the check step says the device is connected."""
         host, port = proxy_address(flow, self.settings)
-        shown = f"[{host}]" if ":" in host else host
         prefs = await self.client_prefs(client)
+        return self.page(
+            "setup.html",
+            prefs,
+            **self.setup_context(host, port, header(flow.request.headers, "user-agent")),
+            through_proxy=True,
+            choices=self.choices(prefs),
+            rules_count=len(await self.store.rules()),
+        )
+
+    def direct_page(self, host: str, user_agent: str | None) -> Response:
+        """The setup page as the reader server answers it at `/setup` (`--lan`'s QR code), to a
+        device that does not use the proxy yet: its settings and the certificate; the check step
+        says it is not through the proxy yet."""
+        from ..web.templating import Preferences
+
+        if host in ("0.0.0.0", "::", ""):  # the address the device reached is the proxy's too
+            host = "127.0.0.1"
+        port = int(self.settings.proxy_port or 0)
+        return self.page(
+            "setup.html", Preferences(), **self.setup_context(host, port, user_agent), through_proxy=False
+        )
+
+    def setup_context(self, host: str, port: int, user_agent: str | None) -> dict[str, Any]:
+        """What the setup page shows for a proxy reached on `host:port` and a visitor's system."""
+        from .lan import qr_svg, share_url
+
+        shown = f"[{host}]" if ":" in host else host
         cert: dict[str, Any] | None = None
         if self.ca is not None:
             ca_cert = self.ca.cert
@@ -448,9 +503,37 @@ class SetupAddon(Addon):
                 "subject": common_name(ca_cert),
                 "expires": ca_cert.not_valid_after_utc.date().isoformat(),
             }
+        platform = platform_of(user_agent)
+        reader_port = urlsplit(self.reader_base).port or 80
+        share = share_url(self.settings, reader_port)
+        return {
+            "proxy_host": shown,
+            "proxy_port": port,
+            "origin": SETUP_ORIGIN,
+            "alias": f"http://{SETUP_HOSTS[1]}",
+            "pac_url": f"{SETUP_ORIGIN}/proxy.pac",
+            "reader_pac_url": f"http://{shown}:{reader_port}/proxy.pac",
+            "intercepting": self.ca is not None,
+            "cert": cert,
+            "auth": self.credentials is not None,
+            "bookmarklet": bookmarklet(),
+            "year": datetime.date.today().year,
+            "platforms": platforms_for(platform),
+            "yours": platform,
+            # without interception, what a blocked HTTPS site looks like (the template's note)
+            "blocked_note": bool(self.settings.block_hosts or self.settings.block_lists),
+            "check_url": CHECK_URL,
+            # the QR code of the setup page for a device not on the proxy yet (the landing page's)
+            "setup_url": share,
+            "setup_qr": Markup(qr_svg(share)) if share else None,
+        }
+
+    @staticmethod
+    def choices(prefs: Preferences) -> list[tuple[str, str, list[tuple[str, str]], str]]:
+        """The reading preferences' choices, each with the client's current value."""
         from ..web.templating import FONTS, LINK_MODES, SIZE_LABELS, SIZES, SPACINGS, THEMES, WIDTHS
 
-        choices = [
+        options = [
             ("theme", "Theme", [(t, t.capitalize()) for t in THEMES]),
             ("size", "Text size", [(s, SIZE_LABELS[s]) for s in SIZES]),
             ("font", "Font", [("serif", "Serif"), ("sans", "Sans")] if FONTS else []),
@@ -464,28 +547,7 @@ class SetupAddon(Addon):
             ),
         ]
         current = prefs.cookies()
-        platform = platform_of(header(flow.request.headers, "user-agent"))
-        return self.page(
-            "setup.html",
-            prefs,
-            proxy_host=shown,
-            proxy_port=port,
-            origin=SETUP_ORIGIN,
-            alias=f"http://{SETUP_HOSTS[1]}",
-            pac_url=f"{SETUP_ORIGIN}/proxy.pac",
-            reader_pac_url=f"http://{shown}:{urlsplit(self.reader_base).port or 80}/proxy.pac",
-            intercepting=self.ca is not None,
-            cert=cert,
-            auth=self.credentials is not None,
-            choices=[(key, label, options, current[COOKIE_PREFIX + key]) for key, label, options in choices],
-            rules_count=len(await self.store.rules()),
-            bookmarklet=bookmarklet(),
-            year=datetime.date.today().year,
-            platforms=platforms_for(platform),
-            yours=platform,
-            # without interception, what a blocked HTTPS site looks like (the template's note)
-            blocked_note=bool(self.settings.block_hosts or self.settings.block_lists),
-        )
+        return [(key, label, values, current[COOKIE_PREFIX + key]) for key, label, values in options]
 
     def page(self, template: str, prefs: Preferences, **context: Any) -> Response:
         html = self.renderer.env.get_template(template).render(prefs=prefs, **context)

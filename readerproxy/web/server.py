@@ -24,10 +24,12 @@ import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web, web_protocol
+from markupsafe import Markup
 
 from .. import __version__
 from .. import _speedups as speedups
@@ -112,6 +114,9 @@ RENDERED = web.AppKey("rendered", LRU[RenderedKey, Encoded])
 READY = web.AppKey("ready", ReadyPages)
 STATIC = web.AppKey("static", dict[str, Encoded])
 CREDENTIALS = web.AppKey("credentials", str)  # "USER:PASS" of --auth / --auth-file, read once
+#: The proxy listener of proxy mode, once running (its setup addon answers /setup here too): a list,
+#: filled in by the cleanup context, as an application's state is set before it starts.
+PROXY = web.AppKey("proxy", list)
 #: Seconds a client is asked to wait by the 503 of a request cut short by shutdown.
 SHUTDOWN_RETRY_AFTER = 5
 #: Seconds the requests cut short at shutdown are given to send their 503.
@@ -172,12 +177,14 @@ def create_app(settings: Settings) -> web.Application:
     metrics.limits.labels("rate_burst").set(settings.rate_burst)
     app.cleanup_ctx.append(_reader_resources)
     if settings.proxy_port is not None:  # proxy mode: its own listener (readerproxy/proxy/server.py says why)
+        app[PROXY] = []
         app.cleanup_ctx.append(_proxy_resources)
         # the landing page points proxy clients at http://readerproxy/ (readerproxy/proxy/setup.py)
         app[RENDERER].env.globals["proxy_mode"] = {
             "port": settings.proxy_port,
             "intercepting": settings.intercept_https,
         }
+        share_setup(app, settings.port)
     if settings.auth or settings.auth_file:
         from ..proxy.addons import configured_credentials
 
@@ -195,6 +202,10 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/healthz", healthz, name="healthz")
     app.router.add_get("/compare", compare_view, name="compare")
     app.router.add_get("/proxy.pac", proxy_pac, name="proxy_pac")
+    if settings.proxy_port is not None:  # a device not yet on the proxy is set up here (proxy/lan.py)
+        app.router.add_get("/setup", setup_page, name="setup")
+        for path in SETUP_DOWNLOADS:
+            app.router.add_get(path, setup_download)
     app.router.add_get("/metrics", metrics_handler, name="metrics")
     app.router.add_get("/static/{name}", static, name="static")
     app.router.add_get("/favicon.ico", favicon, name="favicon")
@@ -210,8 +221,68 @@ async def _reader_resources(app: web.Application) -> AsyncIterator[None]:
 async def _proxy_resources(app: web.Application) -> AsyncIterator[None]:
     from ..proxy import proxy_listener
 
-    async with proxy_listener(app[SETTINGS], app[READER], app[RENDERER], app[METRICS]):
-        yield
+    async with proxy_listener(app[SETTINGS], app[READER], app[RENDERER], app[METRICS]) as proxy:
+        app[PROXY].append(proxy)
+        try:
+            yield
+        finally:
+            app[PROXY].remove(proxy)
+
+
+def share_setup(app: web.Application, reader_port: int) -> None:
+    """The landing page's QR code of the setup page (`proxy/lan.py`), for the reader server on
+    `reader_port`: none when the port is not known yet (0) or no other device reaches this server.
+    The proxy's own setup page makes the same code from the same settings."""
+    from ..proxy.lan import qr_svg, share_url
+
+    mode = app[RENDERER].env.globals.get("proxy_mode")
+    if not isinstance(mode, dict):
+        return
+    url = share_url(app[SETTINGS], reader_port) if reader_port else None
+    mode["setup_url"] = url
+    mode["setup_qr"] = Markup(qr_svg(url)) if url else None
+
+
+#: The CA certificate's downloads, served on the reader server too for the setup page (`/setup`).
+SETUP_DOWNLOADS = ("/ca.pem", "/ca.crt", "/ca.cer", "/readerproxy.mobileconfig")
+
+
+def _setup_addon(request: web.Request) -> Any:
+    from ..proxy.setup import SetupAddon
+
+    running = request.app.get(PROXY) or [None]
+    for addon in getattr(running[0], "addons", ()):
+        if isinstance(addon, SetupAddon):
+            return addon
+    raise web.HTTPNotFound(reason="the proxy is not running")
+
+
+async def setup_page(request: web.Request) -> web.Response:
+    """GET /setup: the proxy's setup page for a device that does not use the proxy yet (the QR
+    code of `--lan` opens it): how to set the proxy and the certificate. Open without the login,
+    like the PAC file: it holds the proxy's address, which the device has, and the CA certificate,
+    which is public; preferences and site rules wait for http://readerproxy/ through the proxy."""
+    addon = _setup_addon(request)
+    local = request.transport.get_extra_info("sockname") if request.transport else None
+    host = str(local[0]).removeprefix("::ffff:") if local else request.app[SETTINGS].host
+    response = addon.direct_page(host, request.headers.get("User-Agent"))
+    return web.Response(status=response.status, body=response.body, headers=dict(response.headers))
+
+
+async def setup_download(request: web.Request) -> web.Response:
+    """The CA certificate in a device's format, for the setup page on the reader server."""
+    addon = _setup_addon(request)
+    if request.path not in addon.downloads:
+        raise web.HTTPNotFound(reason="HTTPS interception is off (--intercept-https): no CA")
+    body, content_type, name = addon.downloads[request.path]
+    return web.Response(
+        body=body,
+        headers={
+            "Content-Type": content_type,
+            "Content-Disposition": f'attachment; filename="{name}"',
+            "Cache-Control": "no-store",
+        },
+    )
 
 
 async def proxy_pac(request: web.Request) -> web.Response:
@@ -228,7 +299,8 @@ async def proxy_pac(request: web.Request) -> web.Response:
 
 
 #: Routes open without credentials: health checks, and the PAC file (browsers fetch it without any).
-OPEN_PATHS = frozenset({"/healthz", "/proxy.pac"})
+#: And the setup page of a device not yet on the proxy, with the CA certificate (`setup_page` says why).
+OPEN_PATHS = frozenset({"/healthz", "/proxy.pac", "/setup", *SETUP_DOWNLOADS})
 
 
 @web.middleware
@@ -681,11 +753,31 @@ def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM; print the address to open once listening."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    settings, login = _lan_login(settings)
     if settings.workers > 1:
-        _run_workers(settings)
+        _run_workers(settings, login)
         return
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_until_stopped(settings))
+        asyncio.run(_serve_until_stopped(settings, login=login))
+
+
+def _lan_login(settings: Settings) -> tuple[Settings, Any]:
+    """`--lan`: its login file created when missing (`proxy/lan.py`), and how the start-up lines
+    speak of the login (`lan.Login`); None without `--lan`. A `--lan` server never starts without
+    a login, however its settings were made (`lan_settings` is applied again: it is idempotent)."""
+    if not settings.lan:
+        return settings, None
+    from ..proxy import lan
+    from .settings import lan_settings
+
+    settings = lan_settings(settings)
+    created = None
+    if not settings.auth and settings.auth_file is not None:
+        credentials, new = lan.ensure_login(Path(settings.auth_file).expanduser())
+        created = credentials if new else None
+    if not (settings.auth or settings.auth_file):  # cannot happen after lan_settings: never open
+        raise SystemExit("readerproxy serve --lan: no login")
+    return settings, lan.login_note(settings, created)
 
 
 def _return_freed_memory() -> None:
@@ -706,7 +798,7 @@ def _return_freed_memory() -> None:
         pass
 
 
-def _run_workers(settings: Settings) -> None:
+def _run_workers(settings: Settings, login: Any = None) -> None:
     """`--workers N`: N server processes on one port (SO_REUSEPORT: the kernel spreads connections),
     as aiohttp deployments do, sharing the persistent cache (and its cross-process single flight,
     see pages.PageStore). This process supervises them: SIGINT/SIGTERM stop them all."""
@@ -716,7 +808,7 @@ def _run_workers(settings: Settings) -> None:
         log.warning("--workers with a memory cache: each worker keeps its own cache")
     context = multiprocessing.get_context("spawn")
     processes = [
-        context.Process(target=_worker, args=(settings, index), name=f"readerproxy-worker-{index}")
+        context.Process(target=_worker, args=(settings, index, login), name=f"readerproxy-worker-{index}")
         for index in range(settings.workers)
     ]
     stopping = False
@@ -744,18 +836,18 @@ def _run_workers(settings: Settings) -> None:
             signal.signal(signum, handler)
 
 
-def _worker(settings: Settings, index: int) -> None:
+def _worker(settings: Settings, index: int, login: Any = None) -> None:
     """One of `--workers` server processes (started by spawn: a fresh interpreter)."""
     logging.basicConfig(
         level=logging.INFO, format=f"%(asctime)s %(levelname)s worker-{index} %(name)s: %(message)s"
     )
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor stops us with SIGTERM
-    asyncio.run(_serve_until_stopped(settings, reuse_port=True, announce=index == 0))
+    asyncio.run(_serve_until_stopped(settings, reuse_port=True, announce=index == 0, login=login))
 
 
 async def _serve_until_stopped(
-    settings: Settings, *, reuse_port: bool = False, announce: bool = True
+    settings: Settings, *, reuse_port: bool = False, announce: bool = True, login: Any = None
 ) -> None:
     app = create_app(settings)
     # keepalive_timeout also bounds the wait for a new connection's first request line and headers;
@@ -769,8 +861,14 @@ async def _serve_until_stopped(
     )
     await runner.setup()
     _harden_protocol(runner)
-    site = web.TCPSite(runner, settings.host, settings.port, reuse_port=reuse_port or None)
-    await site.start()
+    from ..proxy.lan import listen_hosts, startup_lines
+
+    hosts = listen_hosts(settings)  # --lan: loopback and the LAN addresses
+    for each in hosts:
+        site = web.TCPSite(runner, each, settings.port, reuse_port=reuse_port or None)
+        await site.start()
+    if runner.addresses:  # the landing page's QR code, now that the port is known
+        share_setup(app, runner.addresses[0][1])
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -784,10 +882,15 @@ async def _serve_until_stopped(
             f"{f'{settings.workers} workers; ' if settings.workers > 1 else ''}Ctrl+C stops)",
             flush=True,
         )
-        if settings.proxy_port is not None:  # the machine's real addresses, never a placeholder
+        if settings.proxy_port is not None and not settings.lan:  # real addresses, never a placeholder
             from ..proxy.addresses import proxy_lines
 
             print("\n".join(proxy_lines(host, settings.proxy_port, port)), flush=True)
+    if announce and settings.lan and runner.addresses:  # once, after the lines of every address
+        lan_login = login or _lan_login(settings)[1]
+        found = None if settings.host in ("0.0.0.0", "::", "") else hosts[1:]  # None: look them up
+        lines = startup_lines(settings, runner.addresses[0][1], lan_login, found)
+        print("\n".join(lines), flush=True)
     # Everything imported and built so far lives for the whole process: keep it out of the garbage
     # collector's scans (shorter pauses, a steadier p99 under load).
     gc.collect()
