@@ -25,6 +25,8 @@ _T = TypeVar("_T")
 
 #: Fewer words than this kept from a page and it does not read well as a reader view.
 MIN_READER_WORDS = 30
+#: Page kinds whose article view shows the comments under it (`Article.comments`).
+COMMENTED_KINDS = frozenset({"article", "documentation"})
 
 
 @dataclass(slots=True)
@@ -66,6 +68,11 @@ class Article:
         default=None, repr=False, compare=False
     )
     _posts: tuple[Post, ...] | None = field(default=None, repr=False, compare=False)
+    #: Reads the comments under the article on first use (`thread.comments_for`).
+    decide_comments: Callable[[], tuple[Post, ...] | None] | None = field(
+        default=None, repr=False, compare=False
+    )
+    _comments: tuple[Post, ...] | None = field(default=None, repr=False, compare=False)
     #: Reads a listing's items on first use (`listing.listing_items` over this page's Document,
     #: given the page kind): only pages of kind listing or collection.
     decide_items: Callable[[str], tuple[ListItem, ...] | None] | None = field(
@@ -166,6 +173,18 @@ class Article:
             decide, self.decide_items = self.decide_items, None  # let the Document go
             self._items = decide(self.page_kind)
         return self._items
+
+    @property
+    def comments(self) -> tuple[Post, ...] | None:
+        """The comments under an article, each with its author, date and text, read once on first
+        use: only where the page is shown as an article of kind article or documentation (a
+        thread's replies are its posts; a product's reviews and a listing's cards are not
+        comments). None: no comment section of `thread.MIN_POSTS` comments."""
+        if self.decide_comments is not None:
+            decide, self.decide_comments = self.decide_comments, None  # let the Document go
+            if self.view.name == "article" and self.page_kind in COMMENTED_KINDS:
+                self._comments = self._timed(decide, "comments")
+        return self._comments
 
     @property
     def view(self) -> View:
@@ -272,6 +291,7 @@ class Article:
             "product": self.product.to_dict() if self.product is not None else None,
             "recipe": self.recipe.to_dict() if self.recipe is not None else None,
             "posts": [post.to_dict() for post in posts] if (posts := self.posts) else None,
+            "comments": [post.to_dict() for post in comments] if (comments := self.comments) else None,
             "items": _items_json(self.items),
             "view": (view := self.view).name,
             "view_confidence": view.confidence,

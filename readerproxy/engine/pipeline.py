@@ -10,7 +10,7 @@ phases, each a named function that can also be called on its own:
 3. `run_extractor`: the chosen algorithm, `Document -> Extraction`;
 4. `render`: the selection to plain text, the `Article` (ended by a product description the page
    states only in its JSON-LD, `structured.missing_description`); its sanitised HTML
-   (`render_fragment`), metadata, page kind, facts, posts and items are made from the Document
+   (`render_fragment`), metadata, page kind, facts, posts, comments and items are made from the Document
    when first asked, and so are the view (`view.decide_view`) and the content around its items
    or posts (`view_surroundings`).
 """
@@ -39,7 +39,7 @@ from .output import LinkRewriter, render_html, render_text
 from .pagekind import page_kind
 from .readerable import is_probably_readerable
 from .structured import missing_description
-from .thread import post_parts, thread_for
+from .thread import comments_for, post_parts, thread_for
 from .view import NOTHING_AROUND, Around, around_elements
 
 
@@ -107,6 +107,9 @@ def render(
         decide_kind=functools.partial(page_kind, doc, extraction.selection),
         decide_facts=functools.partial(page_facts, doc, text),
         decide_posts=functools.partial(thread_for, doc, rewrite_link=rewrite_link, images=images),
+        decide_comments=functools.partial(
+            comments_for, doc, extraction.selection, rewrite_link=rewrite_link, images=images
+        ),
         decide_items=functools.partial(listing_items, doc),
         decide_around=functools.partial(
             view_surroundings, doc, extraction.selection, rewrite_link=rewrite_link, images=images

@@ -660,6 +660,7 @@ class Renderer:
         # the Aa panel's menu as the landing page's: `learned` (auto by another name) left out
         algorithms = {name: text for name, text in algorithms.items() if name not in MENU_HIDDEN}
         posts = thread_posts(article.get("posts"), self.rewrite_images) if view == "thread" else []
+        comments = thread_posts(article.get("comments"), self.rewrite_images) if view == "article" else []
         items = (
             listing_view(article.get("items"), url, prefs, algorithm, self.rewrite_images)
             if view == "listing"
@@ -680,6 +681,7 @@ class Renderer:
             intro=intro,
             outro=outro,
             posts=posts,
+            comments=comments,
             items=items,
             lang=lang,
             dir="rtl" if rtl else "ltr",
