@@ -9,6 +9,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -235,3 +236,80 @@ async def test_redis_down_degrades_and_recovers_on_restart(
     finally:
         await cache.close()
         await other.close()
+
+
+# ---- a slow write never fails a cached read (issue 46, item 6) ---------------------------------------
+
+
+def _hold_writes(backend: SQLiteBackend) -> tuple[threading.Event, threading.Event]:
+    """Make the backend's next write stop, under its write lock, until `release` is set; `entered`
+    is set once it has stopped there (a big value, an eviction at the bound, a slow disk)."""
+    entered, release = threading.Event(), threading.Event()
+    real = SQLiteBackend._used_bytes
+
+    def slow(conn: sqlite3.Connection) -> int:
+        entered.set()
+        release.wait(30)
+        return real(conn)
+
+    backend._used_bytes = slow  # type: ignore[method-assign]
+    return entered, release
+
+
+async def test_a_sqlite_read_is_answered_while_a_write_holds_the_lock(tmp_path: Path) -> None:
+    """Reads had to wait for the one connection's lock that a slow write held, timed out, and took
+    the backend out: cached reads missed (10 of 1,055 /api/extract reads 503 at the 1 GiB bound).
+    Reads now have a connection and a thread of their own; in WAL mode SQLite lets them read."""
+    backend = SQLiteBackend(tmp_path / "cache.sqlite3")
+    writer = LayeredCache(MemoryLRU(), backend)
+    await writer.set("cached", b"result", ttl=60)
+    reader = LayeredCache(MemoryLRU(), backend)  # memory empty: the read goes to SQLite
+    entered, release = _hold_writes(backend)
+    write = asyncio.ensure_future(writer.set("new", b"x" * 1000, ttl=60))
+    try:
+        assert await asyncio.to_thread(entered.wait, 30)
+        assert await reader.get("cached") == b"result"
+        assert not reader.degraded
+    finally:
+        release.set()
+        await write
+    await writer.close()
+
+
+async def test_a_slow_write_does_not_take_the_backend_out_for_reads(tmp_path: Path) -> None:
+    backend = SQLiteBackend(tmp_path / "cache.sqlite3")
+    events: Events = []
+    cache = LayeredCache(
+        MemoryLRU(), backend, lambda layer, event: events.append((layer, event)), op_timeout=0.05
+    )
+    await cache.set("cached", b"result", ttl=60)
+    cache.memory.clear()
+    entered, release = _hold_writes(backend)
+    try:
+        await cache.set("slow", b"x", ttl=60)  # given up after op_timeout, still running
+        assert await asyncio.to_thread(entered.wait, 30) and ("sqlite", "slow") in events
+        assert not cache.degraded
+        assert await cache.get("cached") == b"result"  # from SQLite, not a miss
+    finally:
+        release.set()
+    await cache.close()
+
+
+async def test_writes_waiting_for_a_slow_one_are_bounded(tmp_path: Path) -> None:
+    backend = SQLiteBackend(tmp_path / "cache.sqlite3")
+    await backend.set("first", b"1", None)
+    entered, release = _hold_writes(backend)
+    waiting = [
+        asyncio.ensure_future(backend.set(f"k{i}", b"v", None)) for i in range(backend.MAX_PENDING_WRITES + 5)
+    ]
+    try:
+        assert await asyncio.to_thread(entered.wait, 30)
+        assert backend.dropped == 5  # the ones past the bound returned at once, not stored
+    finally:
+        release.set()
+        await asyncio.gather(*waiting)
+    assert (
+        await backend.get("k0") is not None
+        and await backend.get(f"k{backend.MAX_PENDING_WRITES + 4}") is None
+    )
+    await backend.close()

@@ -23,6 +23,7 @@ import struct
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -88,7 +89,14 @@ DEFAULT_SQLITE_BYTES = 1024 * 1024 * 1024
 
 
 class SQLiteBackend:
-    """SQLite file (WAL, short busy timeout); blocking calls run in a thread via asyncio.to_thread.
+    """SQLite file (WAL, short busy timeout); blocking calls run in threads of its own.
+
+    Reads and writes have a connection, a lock and a thread each: in WAL mode a reader never waits
+    for a writer in SQLite, and here not in this process either, so a cached read is answered while
+    a write (a big value, an eviction at the bound, a checkpoint) holds the write lock; nor do they
+    queue behind other work on the event loop's default threads. Under a mixed load at the 1 GiB
+    bound, reads waiting behind writes timed out ("cache backend sqlite failed (TimeoutError)"),
+    and the cached reads then missed and needed an extraction: 10 of 1,055 were 503.
 
     The connection is opened lazily and dropped after any error, so a file that was corrupt, locked or
     read-only is simply opened again on the next attempt once it has been fixed.
@@ -106,32 +114,41 @@ class SQLiteBackend:
     BUSY_TIMEOUT_MS = 200
     PURGE_EVERY = 200  # sets between deletions of expired rows
     EVICT_BATCH = 256  # at most this many oldest rows deleted by one statement
+    EVICT_STATEMENTS = 16  # and at most this many statements by one write (the next one goes on)
+    MAX_PENDING_WRITES = 64  # writes waiting for the write thread before more are dropped (a cache)
     LOW_WATER = 0.9  # eviction stops under this share of the bound
 
     def __init__(self, path: str | Path, max_bytes: int = DEFAULT_SQLITE_BYTES) -> None:
         self.path = Path(path).expanduser()
         self.max_bytes = max_bytes
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+        self._conns: dict[bool, sqlite3.Connection | None] = {False: None, True: None}  # by "writes"
+        self._locks = {False: threading.Lock(), True: threading.Lock()}
+        self._threads = {
+            False: ThreadPoolExecutor(1, thread_name_prefix="sqlite-read"),
+            True: ThreadPoolExecutor(1, thread_name_prefix="sqlite-write"),
+        }
+        self._pending_writes = 0
         self._sets = 0
         self.evicted = 0  # rows deleted to keep the bound
+        self.dropped = 0  # writes not made: MAX_PENDING_WRITES were waiting already
 
     @property
     def location(self) -> str:
         return str(self.path)
 
-    def _connection(self) -> sqlite3.Connection:
+    def _connection(self, writes: bool) -> sqlite3.Connection:
         try:
-            return self._open()
+            return self._open(writes)
         except sqlite3.DatabaseError as exc:
             if not is_corruption(exc):
                 raise
             self._move_aside(exc)
-            return self._open()
+            return self._open(writes)
 
     def _move_aside(self, exc: BaseException) -> None:
         """A corrupt file is renamed (with its -wal and -shm) so a fresh cache starts in its place."""
-        self._drop()
+        self._drop(False)
+        self._drop(True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         moved = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
         for suffix in ("", "-wal", "-shm"):
@@ -145,8 +162,9 @@ class SQLiteBackend:
             moved,
         )
 
-    def _open(self) -> sqlite3.Connection:
-        if self._conn is None:
+    def _open(self, writes: bool) -> sqlite3.Connection:
+        conn = self._conns[writes]
+        if conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
                 self.path, timeout=self.BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
@@ -168,27 +186,27 @@ class SQLiteBackend:
             except BaseException:
                 conn.close()
                 raise
-            self._conn = conn
-        return self._conn
+            self._conns[writes] = conn
+        return conn
 
-    def _run(self, operation: Callable[[sqlite3.Connection], T]) -> T:
-        with self._lock:
+    def _run(self, operation: Callable[[sqlite3.Connection], T], *, writes: bool = True) -> T:
+        with self._locks[writes]:
             try:
-                return operation(self._connection())
+                return operation(self._connection(writes))
             except sqlite3.DatabaseError as exc:
                 if is_corruption(exc):
                     self._move_aside(exc)
-                self._drop()
+                self._drop(writes)
                 raise
             except BaseException:
-                self._drop()
+                self._drop(writes)
                 raise
 
-    def _drop(self) -> None:
-        if self._conn is not None:
+    def _drop(self, writes: bool) -> None:
+        conn, self._conns[writes] = self._conns[writes], None
+        if conn is not None:
             with contextlib.suppress(sqlite3.Error):
-                self._conn.close()
-            self._conn = None
+                conn.close()
 
     def _get(self, key: str) -> bytes | None:
         def op(conn: sqlite3.Connection) -> bytes | None:
@@ -198,7 +216,7 @@ class SQLiteBackend:
             ).fetchone()
             return None if row is None else bytes(row[0])
 
-        return self._run(op)
+        return self._run(op, writes=False)
 
     def _set(self, key: str, value: bytes, ttl: float | None) -> None:
         expires_at = None if ttl is None else time.time() + ttl
@@ -231,10 +249,14 @@ class SQLiteBackend:
         return int((pages - free) * size)
 
     def _evict(self, conn: sqlite3.Connection) -> None:
-        """Delete the oldest rows until the used pages are under LOW_WATER of the bound."""
+        """Delete the oldest rows until the used pages are under LOW_WATER of the bound, in at most
+        EVICT_STATEMENTS statements: the write lock is held a bounded time, and the next write
+        (which finds the file still over) goes on."""
         target = self.max_bytes * self.LOW_WATER
         batch = 1  # doubled while still over: a few statements, and never more than twice what was needed
-        while self._used_bytes(conn) > target:
+        for _ in range(self.EVICT_STATEMENTS):
+            if self._used_bytes(conn) <= target:
+                return
             deleted = conn.execute(
                 "DELETE FROM cache WHERE rowid IN (SELECT rowid FROM cache ORDER BY rowid LIMIT ?)",
                 (batch,),
@@ -246,7 +268,7 @@ class SQLiteBackend:
 
     def used_bytes(self) -> int:
         """Bytes of the database's pages in use (blocking)."""
-        return self._run(self._used_bytes)
+        return self._run(self._used_bytes, writes=False)
 
     def _delete(self, key: str) -> None:
         self._run(lambda conn: conn.execute("DELETE FROM cache WHERE key = ?", (key,)))
@@ -266,25 +288,49 @@ class SQLiteBackend:
     def _release(self, key: str, token: str) -> None:
         self._run(lambda conn: conn.execute("DELETE FROM locks WHERE key = ? AND token = ?", (key, token)))
 
+    async def _in_thread(self, writes: bool, call: Callable[..., T], *args: Any) -> T:
+        """`call(*args)` on the read or the write thread (never the loop's default threads)."""
+        return await asyncio.get_running_loop().run_in_executor(self._threads[writes], call, *args)
+
     async def acquire(self, key: str, token: str, ttl: float) -> bool:
         """Take a lock shared by every process using this file (expires after `ttl` seconds)."""
-        return await asyncio.to_thread(self._acquire, key, token, ttl)
+        return await self._in_thread(True, self._acquire, key, token, ttl)
 
     async def release(self, key: str, token: str) -> None:
-        await asyncio.to_thread(self._release, key, token)
+        await self._in_thread(True, self._release, key, token)
 
     async def get(self, key: str) -> bytes | None:
-        return await asyncio.to_thread(self._get, key)
+        return await self._in_thread(False, self._get, key)
 
     async def set(self, key: str, value: bytes, ttl: float | None) -> None:
-        await asyncio.to_thread(self._set, key, value, ttl)
+        """Store a value; dropped (it is a cache) when MAX_PENDING_WRITES already wait for the
+        write thread: a write given up by its caller (`LayeredCache.op_timeout`) still runs, so
+        slow writes must not pile up values in memory."""
+        if self._pending_writes >= self.MAX_PENDING_WRITES:
+            self.dropped += 1
+            return
+        self._pending_writes += 1
+        try:
+            future = asyncio.get_running_loop().run_in_executor(
+                self._threads[True], self._set, key, value, ttl
+            )
+        except BaseException:
+            self._pending_writes -= 1
+            raise
+        future.add_done_callback(self._write_done)
+        await future
+
+    def _write_done(self, _: object) -> None:
+        self._pending_writes -= 1
 
     async def delete(self, key: str) -> None:
-        await asyncio.to_thread(self._delete, key)
+        await self._in_thread(True, self._delete, key)
 
     async def close(self) -> None:
-        with self._lock:
-            self._drop()
+        for writes in (False, True):
+            with self._locks[writes]:
+                self._drop(writes)
+            self._threads[writes].shutdown(wait=False)
 
 
 class RedisBackend:
@@ -396,10 +442,21 @@ class LayeredCache:
             log.info("cache backend %s is back", self.backend.name)
             self.degraded = False
 
-    async def _backend_call(self, call: Awaitable[T]) -> tuple[bool, T | None]:
+    async def _backend_call(self, call: Awaitable[T], *, slow_fails: bool = True) -> tuple[bool, T | None]:
+        """`call` within `op_timeout`: (True, its value), or (False, None) with the backend marked
+        failed. With `slow_fails=False` (writes) a call that is only slow is counted ("slow") and
+        let be: a slow write is no sign that reads fail, and taking the backend out would turn
+        every cached read of the back-off into a miss (and, with the workers busy, a 503)."""
         try:
             async with asyncio.timeout(self.op_timeout):
                 result = await call
+        except TimeoutError as exc:
+            if slow_fails:
+                self._failed(exc)
+            else:
+                assert self.backend is not None
+                self._event(self.backend.name, "slow")
+            return False, None
         except Exception as exc:
             self._failed(exc)
             return False, None
@@ -442,7 +499,9 @@ class LayeredCache:
         if self.backend is None or not self._backend_usable():
             return
         expires_at = 0.0 if ttl is None else time.time() + ttl
-        await self._backend_call(self.backend.set(key, _EXPIRY.pack(expires_at) + value, ttl))
+        await self._backend_call(
+            self.backend.set(key, _EXPIRY.pack(expires_at) + value, ttl), slow_fails=False
+        )
 
     async def delete(self, key: str) -> None:
         self.memory.delete(key)
