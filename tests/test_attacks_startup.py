@@ -159,3 +159,5 @@ def test_good_credentials_are_taken() -> None:
     assert load_settings({"auth": "u:p:with:colons", "host": "::1"}, env={}).auth == "u:p:with:colons"
     with pytest.raises(SettingsError, match="at least 12"):
         load_settings({"auth": "u:p", "host": "localhost.example"}, env={})  # a name: maybe reachable
+    with pytest.raises(SettingsError, match="on --lan, which other machines can reach"):
+        load_settings({"auth": "u:p", "lan": True}, env={})  # --lan listens on the LAN's addresses

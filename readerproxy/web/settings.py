@@ -330,8 +330,8 @@ MIN_PASSWORD = 12
 
 def check_auth(settings: Settings) -> None:
     """`--auth` (or `--auth-file`'s first line) is USER:PASS with a user and a password, the
-    password at least `MIN_PASSWORD` characters on a host other machines can reach; SettingsError
-    with one line saying what is wrong otherwise (the value itself is never printed: it is a
+    password at least `MIN_PASSWORD` characters on a host other machines can reach (`--lan` too,
+    which listens on the LAN's addresses whatever `--host` says); SettingsError with one line saying what is wrong otherwise (the value itself is never printed: it is a
     password). A missing or unreadable `--auth-file` is refused here too, not at start-up."""
     if settings.auth:
         value, source = settings.auth, "--auth"
@@ -355,10 +355,11 @@ def check_auth(settings: Settings) -> None:
         problem = "the user name before the ':' is empty"
     elif not password:
         problem = "the password after the ':' is empty"
-    elif len(password) < MIN_PASSWORD and not is_loopback_host(settings.host):
+    elif len(password) < MIN_PASSWORD and (settings.lan or not is_loopback_host(settings.host)):
         problem = (
-            f"the password has {len(password)} characters; on --host {settings.host}, which other "
-            f"machines can reach, it needs at least {MIN_PASSWORD}"
+            f"the password has {len(password)} characters; on "
+            f"{'--lan' if settings.lan else f'--host {settings.host}'}, which other machines can reach, "
+            f"it needs at least {MIN_PASSWORD}"
         )
     else:
         return
