@@ -620,3 +620,28 @@ def test_a_table_shipped_twice_is_written_once_with_its_heading() -> None:
     fragment = render_html(doc, (t.kind == TEXT) & np.array([bool(x.strip()) for x in t.text]))
     assert fragment.count("$200/Hour") == 1 and fragment.count("<h2>Plans</h2>") == 1
     assert "<h2>Extras</h2>" in fragment and "Locker" in fragment and "After the tables." in fragment
+
+
+def test_a_form_holding_the_page_is_a_container_and_any_other_form_is_dropped() -> None:
+    """ASP.NET wraps the whole body in one <form>: its text is the page's and is shown, its
+    controls dropped one by one; a small form inside the content (a honeypot field's "leave this
+    unchanged", a newsletter box) goes whole. Text and HTML then hold the same words."""
+    paragraphs = "".join(
+        f"<p>Paragraph {n} of the rankings page, with enough words to read.</p>" for n in range(6)
+    )
+    page = parse(
+        "<html><body><form id='aspnetForm' action='/Default.aspx'><input type='hidden' name='__VIEWSTATE'>"
+        f"<div id='main'>{paragraphs}<select><option>All areas</option></select></div></form></body></html>"
+    )
+    fragment = render_html(page, page.mask_elements([page.tag.index("div")]))
+    for n in range(6):
+        assert f"Paragraph {n} of the rankings page" in fragment
+    assert "All areas" not in fragment and "<select" not in fragment and "<input" not in fragment
+    # a form inside the content (HTML forms do not nest: another page)
+    page = parse(
+        f"<html><body><div id='main'>{paragraphs}"
+        "<form class='gform'><p>Leave this field unchanged</p><input name='email'></form></div></body></html>"
+    )
+    fragment = render_html(page, page.mask_elements([page.tag.index("div")]))
+    assert "Paragraph 5 of the rankings page" in fragment
+    assert "Leave this field unchanged" not in fragment

@@ -28,11 +28,13 @@ ALLOWED_TAGS = frozenset(
     "ruby s samp section small source strong sub summary sup table tbody td tfoot th thead time "
     "tr u ul var wbr article".split()
 )
-#: Structural containers written as <div> so that their text stays in separate blocks.
-AS_DIV = frozenset("main header footer aside nav center address hgroup fieldset menu dir".split())
-#: Elements dropped with everything inside them: interactive or embedded, never reader content.
+#: Structural containers written as <div> so that their text stays in separate blocks; a `<form>`
+#: holding the page (`_page_form`) is one too.
+AS_DIV = frozenset("main header footer aside nav center address hgroup fieldset menu dir form".split())
+#: Elements dropped with everything inside them: interactive or embedded, never reader content
+#: (a `<form>` too, unless it holds the page: `_page_form`).
 DROPPED = frozenset(
-    "form input button select option optgroup textarea label svg math canvas audio video "
+    "input button select option optgroup textarea label svg math canvas audio video "
     "map area head title meta link base frame frameset dialog".split()
 )
 #: Media kept when they lie inside the selected range, even if the algorithm did not select them.
@@ -399,7 +401,11 @@ def render_html(
                 out.append(_start_tag(doc, element, rewrite_link, images, layout))
             continue
         if kind == OPEN:
-            if name in DROPPED or (not images and name == "figcaption" and _captions_image(doc, element)):
+            if (
+                name in DROPPED
+                or (name == "form" and not _page_form(doc, element))
+                or (not images and name == "figcaption" and _captions_image(doc, element))
+            ):
                 skip_until = int(doc.end[element])
                 continue
             # For speed, the common start tag (no attributes, no id, not in a layout table) from a
@@ -420,6 +426,19 @@ def render_html(
         if doc.end[element] > last:
             out.append(_end_tag(doc, element, layout))
     return drop_empty_items(drop_dead_jump_links(sanitize("".join(out)), doc.base_url))
+
+
+#: A form holding at least this share of the body's text holds the page, not a control.
+PAGE_FORM_SHARE = 0.5
+
+
+def _page_form(doc: Document, element: int) -> bool:
+    """Whether a `<form>` holds the page (ASP.NET wraps the whole body in one, a search page its
+    results): its text is the page's, written as a `<div>`, its controls dropped one by one. Any
+    other form (a newsletter box, a comment box, a honeypot field's "leave this unchanged") is
+    dropped whole, as before."""
+    body = doc.tag.index("body") if "body" in doc.tag else 0
+    return bool(doc.subtree_chars[element] >= PAGE_FORM_SHARE * max(int(doc.subtree_chars[body]), 1))
 
 
 #: A list item with no text and no image in a sanitised fragment (only tags, spaces and

@@ -339,7 +339,10 @@ MARKER_WORDS = tuple(
     "blockpost post_wrapper post_author cPost js-post-body usertext-body bigusername postbit".split()
 )
 _MARKERS = re.compile(r"\b(?:" + "|".join(map(re.escape, MARKER_WORDS)) + r")\b|\bpostbit\w*\b")
-_DROP_TAGS = DROPPED | frozenset({"script", "style", "noscript", "template", "iframe", "object", "embed"})
+#: A post's reply box and quick-reply form are no part of it (`output` keeps a form's text: a page can be one).
+_DROP_TAGS = DROPPED | frozenset(
+    {"form", "script", "style", "noscript", "template", "iframe", "object", "embed"}
+)
 _SAID = re.compile(r"\s*(?:said|wrote|schrieb|a écrit|escribió|ha scritto|написал)\s*:?\s*[↑^]?\s*$", re.I)
 _QUOTE_LEAD = re.compile(r"^\s*(?:quote|originally posted by|quoting|zitat|citation)\s*:?\s*", re.I)
 _WHEN = re.compile(r"\s*(?:»|on\s+(?:\w{3},?\s+)?\w{3,9}\.?\s+\d{1,2}).*$")
