@@ -49,8 +49,9 @@ def test_lan_settings_always_have_a_login(tmp_path: Path) -> None:
     # every address: refused as an open proxy without --lan, given the login with it
     settings = load_settings({"lan": True, "host": "0.0.0.0", "proxy_port": "9001"}, env=env)
     assert settings.auth_file is not None and settings.proxy_port == 9001
-    given = load_settings({"lan": True, "auth": "me:pw"}, env=env)
-    assert given.auth == "me:pw" and given.auth_file is None  # a given login is used, none generated
+    # a given login is used, none generated
+    given = load_settings({"lan": True, "auth": "me:a-long-passphrase"}, env=env)
+    assert given.auth == "me:a-long-passphrase" and given.auth_file is None
 
 
 def test_listen_and_share_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
