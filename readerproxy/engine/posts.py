@@ -63,6 +63,9 @@ HEADLINE_SHARE = 0.2
 MIN_UNDATED_POSTS = 3
 #: A group competes when it has at least this share of the most whole posts any group has.
 GROUP_SHARE = 0.5
+#: An opening post may hold more of its words in links than a reply (a release announcement is a
+#: list of linked changes); past this share it is a menu or a list of topics.
+OPENING_LINK_SHARE = 0.75
 #: Longest text of an author or a date anchor (characters).
 MAX_ANCHOR_CHARS = 60
 #: Most words of an author's name.
@@ -360,6 +363,8 @@ def find_thread(doc: Document, after: int = -1) -> StructuralThread | None:
     # author box inside it; a section of several posts has too few members to compete (and a
     # group of two competes only when no group has more: page rows often come in twos).
     most = max(reading.complete for reading in readings)
+    posts_group = max(readings, key=lambda reading: (reading.complete, -reading.words))
+    readings = [r for r in readings if r is posts_group or not _wraps(page, r, posts_group)]
     best = max(
         (
             reading
@@ -374,6 +379,23 @@ def find_thread(doc: Document, after: int = -1) -> StructuralThread | None:
     if opening is not None:
         posts = [opening, *posts]
     return StructuralThread(best.shape, tuple(_drop_controls(page, posts)))
+
+
+def _wraps(page: _Page, reading: _Reading, posts: _Reading) -> bool:
+    """Whether a group's members are wrappers of the posts of another (the reply lists of a
+    comment tree, each holding several posts and nothing of its own): at least half of them hold
+    two or more posts of `posts`, and at the median they hold fewer than `MIN_MEDIAN_WORDS` words outside
+    those posts. An answer holding the comments under it has prose of its own."""
+    inner = posts.members
+    outside: list[int] = []
+    holding = 0
+    for member in reading.members:
+        end = int(page.end[member])
+        held = [m for m in inner if member < m < end]
+        holding += len(held) >= MIN_POSTS  # a post's own wrapper holds one
+        tops = [m for m in held if not any(o < m < int(page.end[o]) for o in held)]
+        outside.append(int(page.words[member]) - sum(int(page.words[m]) for m in tops))
+    return holding * 2 >= len(reading.members) and float(np.median(outside)) < MIN_MEDIAN_WORDS
 
 
 def _headlined(page: _Page, reading: _Reading) -> bool:
@@ -602,7 +624,7 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
         words = int(page.words[sibling])
         if author < 0 or date < 0 or words - int(page.words[author]) < MIN_MEDIAN_WORDS:
             continue
-        if int(page.link_words[sibling]) > MAX_LINK_SHARE * words:
+        if int(page.link_words[sibling]) > OPENING_LINK_SHARE * words:
             continue
         return _parts(page, sibling, [], author, date, words)
     earlier = [d for d in page.dates if d < first and not page.outside(d)]
@@ -620,7 +642,7 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
         words = int(page.words[top])
         headings = sum(int(page.words[h]) for h in range(top, int(page.end[top])) if doc.tag[h] in _HEADINGS)
         prose = words - headings - int(page.words[author]) - int(page.words[date])
-        if prose < MIN_MEDIAN_WORDS or int(page.link_words[top]) > MAX_LINK_SHARE * words:
+        if prose < MIN_MEDIAN_WORDS or int(page.link_words[top]) > OPENING_LINK_SHARE * words:
             continue
         # A thread's header restates its first post's author and time: it is no post.
         head = reading.posts[0]
