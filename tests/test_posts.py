@@ -203,3 +203,35 @@ def test_an_article_without_a_comment_section_has_no_comments() -> None:
     page = process_page(cut, url="https://garden.example/2021/04/lemons/")
     # the teaser cards (linked headlines with bylines and dates) are not read as comments
     assert comments_for(page.doc, page.extraction.selection) is None
+
+
+def structure_only(name: str) -> list:
+    """The posts of a fixture read by structure alone (no table entry, no JSON-LD)."""
+    doc = parse((THREADS / name).read_text(), "https://forum.example/t/1")
+    engine, posts = read_thread(doc, engines=(), json_ld=False)
+    assert engine == "structure"
+    return list(posts)
+
+
+def test_hacker_news_reads_as_the_story_and_its_comments() -> None:
+    """Comments as table rows whose author is a `user?id=` link and whose time is a `title`."""
+    posts = structure_only("hackernews.html")
+    assert [p.author for p in posts] == ["alice", "bob", "alice", "carol", "dave"]
+    assert "I built a reader-mode proxy" in posts[0].text
+    assert [p.date for p in posts[1:]] == [
+        "2024-05-01T10:30:00",
+        "2024-05-01T10:41:00",
+        "2024-05-01T11:02:00",
+        "2024-05-01T11:20:00",
+    ]
+    assert posts[3].text.startswith("Did you compare it with Firefox's reader mode")
+    # the repeated controls (reply, next, the fold toggle) are not the comments' text
+    assert all(not {"reply", "next", "[–]"} & set(p.text.split()) for p in posts[1:])
+
+
+def test_a_github_issue_reads_as_its_comments_not_its_header() -> None:
+    """The issue's header restates the first comment's author and time: it is no post."""
+    posts = structure_only("github_issue.html")
+    assert [p.author for p in posts] == ["alice", "bob", "alice", "carol"]
+    assert posts[0].text.startswith("The reader drops the replies")
+    assert all("commented" not in p.text and "👍" not in p.text for p in posts)
