@@ -25,7 +25,8 @@ from support.reader_server import free_port, serve, start_server_process, stop_p
 from support.upstream import Upstream
 
 from readerproxy.proxy import ProxyServer, pac_file, pac_text
-from readerproxy.proxy.flow import valid_host
+from readerproxy.proxy.flow import MAX_HEAD, valid_host
+from readerproxy.proxy.http1 import MAX_CHUNKS, ClientConnection
 from readerproxy.proxy.tls import CertificateAuthority
 from readerproxy.web.server import METRICS, READER, RENDERER
 from readerproxy.web.settings import SettingsError, load_settings
@@ -42,6 +43,7 @@ class ProxyProcess:
     process: subprocess.Popen[bytes]
     port: int
     log: Path
+    base: str = ""  # the reader server of the same process
 
     def rss(self) -> int:
         """Resident memory of the server process, bytes (VmRSS from /proc)."""
@@ -55,7 +57,7 @@ def proxy_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyPro
     port = free_port()
     log = tmp_path_factory.mktemp("proxy") / "stderr.log"
     with log.open("wb") as stderr:
-        process, _base = start_server_process(
+        process, base = start_server_process(
             "--cache",
             "memory",
             "--allow-private",
@@ -66,7 +68,7 @@ def proxy_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyPro
             stderr=stderr.fileno(),
         )
     try:
-        yield ProxyProcess(process, port, log)
+        yield ProxyProcess(process, port, log, base)
     finally:
         stop_process(process)
 
@@ -233,6 +235,65 @@ async def test_a_body_under_the_cap_still_streams_through(
     head = post_head(upstream, f"Content-Length: {len(body)}", "Connection: close")
     answer = await exchange(proxy_process.port, head + body, timeout=20)
     assert answer.startswith(b"HTTP/1.1 200 ") and f'"length": {len(body)}'.encode() in answer
+
+
+# ---- issue 46, item 3: bodies of tiny chunks -----------------------------------------------------
+
+
+async def test_a_chunked_body_is_handed_on_in_large_pieces() -> None:
+    """Issue 46, item 3: h11 gives one event per chunk, and the body was handed on (to the upstream
+    upload) one event at a time: ~18 µs of the event loop per one-byte chunk. Counted here: 5,000
+    one-byte chunks sent in one write come out in a few pieces, one per read, not 5,000."""
+    pieces: list[int] = []
+    done = asyncio.Event()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = ClientConnection(reader, writer)
+        try:
+            assert await conn.next_request() is not None
+            async for piece in conn.body(MAX_BYTES):
+                pieces.append(len(piece))
+        finally:
+            done.set()
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, limit=MAX_HEAD)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        head = b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+        writer.write(head + b"1\r\nx\r\n" * 5000 + b"0\r\n\r\n")
+        await writer.drain()
+        await asyncio.wait_for(done.wait(), 10)
+        writer.close()
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert sum(pieces) == 5000
+    assert len(pieces) <= 10, pieces  # one per read of up to BODY_READ bytes
+
+
+async def test_a_body_of_one_byte_chunks_is_413_at_the_chunk_cap(
+    proxy_process: ProxyProcess, upstream: Upstream
+) -> None:
+    """Issue 46, item 3: 1 M one-byte chunks (6 MB) took 18 s of the proxy's event loop, and 2 M
+    kept it busy for minutes after the client had gone. Past `MAX_CHUNKS` the body is refused with
+    a 413 saying why; meanwhile the reader server in the same process answers `/healthz` (its
+    event loop is the proxy's)."""
+    head = post_head(upstream, "Transfer-Encoding: chunked")
+    piece = b"1\r\nx\r\n" * 10_000  # 60 KB a write, 400,000 chunks on offer in all
+    flood = asyncio.create_task(_flood(proxy_process.port, head, piece, 40 * len(piece)))
+    answered = 0
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http:
+        while not flood.done() or answered < 3:
+            async with http.get(proxy_process.base + "/healthz") as response:
+                assert response.status == 200
+                answered += 1
+            await asyncio.sleep(0.05)
+    answer, _sent, _closed = await flood  # the rest is discarded unparsed (`linger`), then closed
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:300]
+    assert f"more than {MAX_CHUNKS} chunks".encode() in answer
+    no_traceback(proxy_process)
 
 
 # ---- in-process proxy --------------------------------------------------------------------------
