@@ -19,11 +19,11 @@ import pytest
 from support.reader_server import free_port, start_server_process, stop_process
 
 from readerproxy.proxy import addresses, lan
-from readerproxy.web.settings import LAN_PROXY_PORT, Settings, load_settings
+from readerproxy.web.settings import LAN_PROXY_PORT, Settings, lan_login_path, load_settings
 
 
 def test_the_login_is_generated_once_kept_0600_and_reused(tmp_path: Path) -> None:
-    path = lan.login_path(tmp_path / "data")
+    path = lan_login_path(tmp_path / "data")
     first, created = lan.ensure_login(path)
     assert created and first.startswith("reader:") and len(first.partition(":")[2]) == 16
     assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -38,17 +38,10 @@ if TYPE_CHECKING:
 
     from ..web.settings import Settings
 
-#: The file of the generated login, in the data directory.
-LOGIN_FILE = "lan-login"
 #: The user name of a generated login (the password is what keeps others out).
 LOGIN_USER = "reader"
 #: The reader server's setup page: what the QR code opens on a phone not yet using the proxy.
 SETUP_PATH = "/setup"
-
-
-def login_path(data_dir: Path) -> Path:
-    """Where `--lan` keeps the login it generated."""
-    return data_dir / LOGIN_FILE
 
 
 def new_login() -> str:

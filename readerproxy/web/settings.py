@@ -303,6 +303,13 @@ def load_settings(
 
 #: The proxy's port with `--lan` when no `--proxy-port` is given.
 LAN_PROXY_PORT = 8081
+#: The file of the login `--lan` generates, in the data directory (`proxy/lan.py` writes it).
+LAN_LOGIN_FILE = "lan-login"
+
+
+def lan_login_path(data: Path) -> Path:
+    """Where `--lan` keeps the login it generated."""
+    return data / LAN_LOGIN_FILE
 
 
 def lan_settings(settings: Settings, env: Mapping[str, str] | None = None) -> Settings:
@@ -315,9 +322,7 @@ def lan_settings(settings: Settings, env: Mapping[str, str] | None = None) -> Se
     if settings.proxy_port is None:
         changes["proxy_port"] = LAN_PROXY_PORT
     if not (settings.auth or settings.auth_file):
-        from ..proxy.lan import login_path
-
-        changes["auth_file"] = login_path(data_dir(env))
+        changes["auth_file"] = lan_login_path(data_dir(env))
     return dataclasses.replace(settings, **changes) if changes else settings
 
 
