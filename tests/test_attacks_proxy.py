@@ -12,8 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import resource
+import socket
 import subprocess
+import sys
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +26,21 @@ from typing import Any
 
 import aiohttp
 import pytest
-from support.reader_server import free_port, serve, start_server_process, stop_process, test_settings
+from support.reader_server import (
+    REPO,
+    free_port,
+    serve,
+    start_server_process,
+    stop_process,
+    test_settings,
+    wait_healthy,
+)
 from support.upstream import Upstream
 
 from readerproxy.proxy import ProxyServer, pac_file, pac_text
 from readerproxy.proxy.flow import MAX_HEAD, valid_host
 from readerproxy.proxy.http1 import MAX_CHUNKS, ClientConnection
+from readerproxy.proxy.server import MAX_CONNECTIONS_PER_ADDRESS
 from readerproxy.proxy.tls import CertificateAuthority
 from readerproxy.web.server import METRICS, READER, RENDERER
 from readerproxy.web.settings import SettingsError, load_settings
@@ -294,6 +308,111 @@ async def test_a_body_of_one_byte_chunks_is_413_at_the_chunk_cap(
     assert answer.startswith(b"HTTP/1.1 413 "), answer[:300]
     assert f"more than {MAX_CHUNKS} chunks".encode() in answer
     no_traceback(proxy_process)
+
+
+# ---- issue 46, item 8: idle connections and the descriptor limit ------------------------------
+
+#: The open-file limit of the server process in the test below (the issue's was 1,024).
+TEST_NOFILE = 256
+
+
+def _connect_all(port: int, source: str, count: int) -> list[socket.socket]:
+    """`count` connections to the proxy from the loopback address `source`, each left idle."""
+    made = []
+    for _ in range(count):
+        sock = socket.socket()
+        sock.settimeout(5)
+        sock.bind((source, 0))
+        sock.connect(("127.0.0.1", port))
+        made.append(sock)
+    return made
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server closed this connection (end of stream or reset), without waiting."""
+    sock.setblocking(False)
+    try:
+        return sock.recv(1) == b""
+    except BlockingIOError:
+        return False
+    except ConnectionError:
+        return True
+
+
+def _proxy_answers(port: int, source: str) -> bool:
+    """Whether the proxy answers a request of its own (`http://readerproxy/proxy.pac`) on a new
+    connection from `source`; False if it was refused or not answered within 5 s."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0)) as sock:
+            sock.sendall(
+                b"GET http://readerproxy/proxy.pac HTTP/1.1\r\nHost: readerproxy\r\nConnection: close\r\n\r\n"
+            )
+            return sock.recv(64).startswith(b"HTTP/1.1 200 ")
+    except OSError:
+        return False
+
+
+def test_idle_connections_cannot_take_every_descriptor(tmp_path: Path) -> None:
+    """Issue 46, item 8: with a 1,024 open-file limit, 1,100 idle proxy connections from one address
+    took every descriptor; `accept()` failed and logged 218,783 tracebacks in 25 s. Here, with a
+    limit of 256: one address keeps `MAX_CONNECTIONS_PER_ADDRESS` connections and the rest are
+    closed at once; connections from four more addresses then run the process out of descriptors,
+    which closes the idle connections and logs one line; and the proxy and the reader server
+    still answer new clients."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 2048:  # this test's own side holds about 800 sockets
+        if hard != resource.RLIM_INFINITY and hard < 2048:
+            pytest.skip(f"open-file limit {hard} too low for the client side of this test")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (2048, hard))
+    port, proxy_port = free_port(), free_port()
+    log = tmp_path / "stderr.log"
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (TEST_NOFILE, TEST_NOFILE))
+
+    command = [sys.executable, "-m", "readerproxy.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    options = ["--cache", "memory", "--proxy-port", str(proxy_port)]
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
+    held: list[socket.socket] = []
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [*command, *options],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            preexec_fn=limit,
+        )
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", process)
+        first = _connect_all(proxy_port, "127.0.0.1", 300)
+        held += first
+        time.sleep(1.0)
+        still_open = sum(not _closed_by_server(sock) for sock in first)
+        assert still_open <= MAX_CONNECTIONS_PER_ADDRESS  # the rest closed at once
+        for index in range(2, 6):  # 4 × 60 more: past the limit with the 128 still open
+            held += _connect_all(proxy_port, f"127.0.0.{index}", 60)
+        time.sleep(1.5)
+        answered = False
+        for _ in range(20):  # the pause ends within a second or two; bounded either way
+            if _proxy_answers(proxy_port, "127.0.0.9"):
+                answered = True
+                break
+            time.sleep(0.5)
+        assert answered
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+            assert response.status == 200
+        assert process.poll() is None
+    finally:
+        for sock in held:
+            sock.close()
+        stop_process(process)
+    text = log.read_text(errors="replace")
+    assert "Traceback" not in text, text[-3000:]
+    lines = [
+        line for line in text.splitlines() if "file descriptors" in line or "out of system resource" in line
+    ]
+    assert 1 <= len(lines) <= 3, lines
 
 
 # ---- in-process proxy --------------------------------------------------------------------------

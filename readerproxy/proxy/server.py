@@ -21,9 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import resource
 import socket
 import ssl
+import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from http import HTTPStatus
 from pathlib import Path
@@ -98,6 +102,17 @@ log = logging.getLogger("readerproxy.proxy")
 
 CHUNK = 64 * 1024
 NO_BODY_STATUSES = frozenset({204, 304})
+#: Connections one client address may hold open on the proxy port; one more is closed at once
+#: (reset, nothing read). A browser opens at most 32 to its proxy (Chromium's and Firefox's pool
+#: limits), tunnels included; this leaves room for a few browsers behind one address, and keeps
+#: one address from holding every descriptor (1,100 idle connections did, issue 46).
+MAX_CONNECTIONS_PER_ADDRESS = 128
+#: Connections of one address past which its idle ones are shed first when descriptors run out.
+SHED_ABOVE = 32
+#: Errors of `accept()` that mean the process (or the system) is out of descriptors or buffers.
+OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+#: At most one log line about running out of descriptors in this many seconds.
+PRESSURE_LOG_SECONDS = 60.0
 
 
 def parse_resolve(value: str) -> dict[str, str]:
@@ -189,6 +204,11 @@ class ProxyServer:
         self.server: asyncio.Server | None = None
         self.session: aiohttp.ClientSession | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        #: every open connection (a tunnel's inner one too) and its client's address
+        self._clients: dict[ClientConnection, str] = {}
+        self._per_address: Counter[str] = Counter()  # open connections by client address
+        self.refused_connections = 0  # closed at once: their address had its share open
+        self.descriptor_pressure = DescriptorPressure(self._shed_idle)
 
     # ---- lifecycle --------------------------------------------------------------------------
     async def start(self, host: str | Sequence[str], port: int, *, reuse_port: bool = False) -> None:
@@ -219,6 +239,7 @@ class ProxyServer:
             ),
             skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
         )
+        self.descriptor_pressure.install(asyncio.get_running_loop())
         self.server = await asyncio.start_server(
             self._accept, host, port, limit=MAX_HEAD, reuse_port=reuse_port or None
         )
@@ -229,6 +250,7 @@ class ProxyServer:
         return int(self.server.sockets[0].getsockname()[1])
 
     async def close(self) -> None:
+        self.descriptor_pressure.uninstall()
         if self.server is not None:
             self.server.close()
         for task in list(self._connections):
@@ -241,11 +263,17 @@ class ProxyServer:
         await self.resolver.close()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername") or ("?", 0)
+        address = str(peer[0])
+        if self._per_address[address] >= MAX_CONNECTIONS_PER_ADDRESS:
+            self.refused_connections += 1
+            writer.transport.abort()  # its descriptor back at once
+            return
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
-        peer = writer.get_extra_info("peername") or ("?", 0)
-        CLIENT.set(str(peer[0]))  # extraction workers are shared out by client address
+        self._per_address[address] += 1
+        CLIENT.set(address)  # extraction workers are shared out by client address
         conn = ClientConnection(reader, writer)
         try:
             await self._connection(conn, f"{peer[0]}:{peer[1]}")
@@ -260,9 +288,29 @@ class ProxyServer:
             log.exception("proxy connection from %s failed", peer[0])
         finally:
             self._connections.discard(task)
+            self._per_address[address] -= 1
+            if self._per_address[address] <= 0:
+                del self._per_address[address]
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    def _shed_idle(self) -> int:
+        """Close connections waiting for a request to begin (`ClientConnection.idle`): out of
+        descriptors, those are the ones to give back, and their browsers open new ones when they
+        have a request. Those of addresses holding more than a browser opens (`SHED_ABOVE`) go
+        first, and alone when there are any: one address's flood does not cost every other
+        browser its kept-alive connections. Returns how many were closed."""
+        idle = [
+            (conn, address)
+            for conn, address in self._clients.items()
+            if conn.idle and not conn.writer.is_closing()
+        ]
+        heavy = [conn for conn, address in idle if self._per_address[address] > SHED_ABOVE]
+        chosen = heavy or [conn for conn, _ in idle]
+        for conn in chosen:
+            conn.writer.close()
+        return len(chosen)
 
     # ---- one browser connection -------------------------------------------------------------
     async def _connection(
@@ -279,6 +327,16 @@ class ProxyServer:
         A render a flow starts (the reader addon's, for an algorithm that needs the browser) stops
         when this connection goes (`CONNECTED`, as the reader server sets per request)."""
         CONNECTED.set(_still_connected(conn))
+        self._clients[conn] = client.rpartition(":")[0]  # the address `_per_address` counts
+        try:
+            await self._requests(conn, client, tunnel, scheme)
+        finally:
+            self._clients.pop(conn, None)
+
+    async def _requests(
+        self, conn: ClientConnection, client: str, tunnel: tuple[str, int] | None, scheme: str
+    ) -> None:
+        """The requests of one connection (`_connection`), one after another."""
         while True:
             try:
                 event = await conn.next_request()
@@ -857,6 +915,75 @@ class ProxyServer:
         for addon in self.addons:
             if isinstance(addon, MetricsAddon):
                 addon.metrics.proxy_request(str(outcome))
+
+
+class DescriptorPressure:
+    """`accept()` out of descriptors (EMFILE and its kind), as back-pressure rather than an error.
+
+    asyncio's listeners already stop accepting for a second on such an error, but log a traceback
+    for every connection still waiting, again and again (218,783 tracebacks, 97 MB in 25 s with
+    1,100 idle connections, issue 46). Installed as the event loop's exception handler, this takes
+    those reports of every listener of the loop (the proxy's and the reader server's): the first
+    is one WARNING line, later ones are counted and summed up in at most one line a minute; and
+    each closes the proxy's idle connections (`shed`), so that the pause ends with descriptors to
+    accept with. Any other report goes to the handler that was there before.
+    """
+
+    def __init__(self, shed: Callable[[], int], clock: Callable[[], float] = time.monotonic) -> None:
+        self.shed = shed
+        self.clock = clock
+        self.events = 0  # every out-of-descriptors report, for tests and the log line
+        self.shed_total = 0
+        self._unlogged = 0
+        self._logged_at: float | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._previous: Callable[[asyncio.AbstractEventLoop, dict[str, object]], object] | None = None
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._previous = loop.get_exception_handler()
+        loop.set_exception_handler(self.handle)
+
+    def uninstall(self) -> None:
+        if self._loop is not None and self._loop.get_exception_handler() == self.handle:
+            self._loop.set_exception_handler(self._previous)
+        self._loop = None
+
+    def handle(self, loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+        exc = context.get("exception")
+        message = str(context.get("message", ""))
+        if (
+            isinstance(exc, OSError)
+            and exc.errno in OUT_OF_RESOURCES
+            and message.startswith("socket.accept()")
+        ):
+            self.note(exc)
+        elif self._previous is not None:
+            self._previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    def note(self, exc: OSError) -> None:
+        """One failed `accept()`: shed idle connections, and log once in a while."""
+        self.events += 1
+        self.shed_total += self.shed()
+        now = self.clock()
+        if self._logged_at is not None and now - self._logged_at < PRESSURE_LOG_SECONDS:
+            self._unlogged += 1
+            return
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        name = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+        more = f"; {self._unlogged} more since the last such line" if self._unlogged else ""
+        log.warning(
+            "out of file descriptors (%s, open-file limit %d): accepting paused for a moment, "
+            "%d idle proxy connections closed so far%s",
+            name,
+            soft,
+            self.shed_total,
+            more,
+        )
+        self._logged_at = now
+        self._unlogged = 0
 
 
 class _Kept:
