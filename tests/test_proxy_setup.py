@@ -29,6 +29,7 @@ from readerproxy.proxy.addons import MARKER, READER_MARKER, RulesAddon, same_ori
 from readerproxy.proxy.setup import SETUP_ORIGIN, SetupAddon, mobileconfig
 from readerproxy.proxy.store import Client, ProxyStore
 from readerproxy.proxy.tls import CertificateAuthority
+from readerproxy.web.limits import CLIENT_HEADER, SECRET_FILE, load_secret, signed_client
 
 SETUP = SETUP_ORIGIN
 
@@ -370,3 +371,61 @@ async def test_rules_and_preferences_are_kept_in_the_cache_backend(
         assert "X-Readerproxy" not in headers
         _, headers, body = await get(http, proxy, f"http://wrong.test:{upstream.port}/article")
         assert headers["X-Readerproxy"] == "reader-view" and 'data-theme="dark"' in body.decode()
+
+
+# ---- one client's flood is its own (issue 46, item 5) ------------------------------------------
+
+
+async def gateway_statuses(proxy: RunningProxy, source: str, count: int, **headers: str) -> list[int]:
+    """`count` requests for the reader server's `/api/algorithms` through `http://readerproxy/`,
+    from a proxy client on the loopback address `source`; their statuses."""
+    connector = aiohttp.TCPConnector(local_addr=(source, 0), force_close=True)
+    statuses = []
+    async with aiohttp.ClientSession(connector=connector) as http:
+        for _ in range(count):
+            async with http.get(f"{SETUP}/api/algorithms", proxy=proxy.url, headers=headers) as r:
+                statuses.append(r.status)
+    return statuses
+
+
+async def test_one_proxy_client_flooding_the_gateway_leaves_the_others_alone() -> None:
+    """Issue 46, item 5: the gateway reached the reader routes from 127.0.0.1 for every proxy
+    client, so one client's flood (3,877 × 429) got the other proxy client 429 on 5 of 6 reads.
+    The gateway now names the client (signed), and the rate limit counts each apart."""
+    async with setup_proxy(rate_limit=0.5, rate_burst=3) as proxy:
+        flooder = await gateway_statuses(proxy, "127.0.0.2", 8)
+        assert flooder[:3] == [200, 200, 200] and flooder[3:] == [429] * 5
+        assert await gateway_statuses(proxy, "127.0.0.3", 3) == [200, 200, 200]
+
+
+async def test_the_client_header_cannot_be_forged(http: aiohttp.ClientSession) -> None:
+    """A client naming itself in the gateway's header still counts as itself: straight to the
+    reader server an unsigned (or otherwise signed) name is ignored; through the proxy, even a
+    rightly signed one (had it leaked) is taken out before the request goes on. Each new name
+    would otherwise be a fresh bucket."""
+    async with setup_proxy(rate_limit=0.5, rate_burst=3) as proxy:
+        direct = []
+        for index in range(5):
+            forged = {CLIENT_HEADER: f"10.0.0.{index} {'0' * 64}"}
+            if index == 4:
+                forged = {CLIENT_HEADER: signed_client("10.0.0.99", b"another secret" * 3)}
+            async with http.get(proxy.server.url("/api/algorithms"), headers=forged) as r:
+                direct.append(r.status)
+        assert direct == [200, 200, 200, 429, 429]
+    async with setup_proxy(rate_limit=0.5, rate_burst=3) as proxy:
+        through = []
+        for index in range(5):
+            headers = {CLIENT_HEADER: signed_client(f"10.1.0.{index}")}
+            async with http.get(proxy.server.url("/api/algorithms"), proxy=proxy.url, headers=headers) as r:
+                through.append(r.status)
+        assert through == [200, 200, 200, 429, 429]
+
+
+def test_the_secret_is_made_once_and_kept_private(tmp_path: Path) -> None:
+    """The data directory's secret (`limits.load_secret`): made on first use, owner-only, and the
+    same for every later reader (every server process of the machine)."""
+    first = load_secret(tmp_path / "data")
+    assert len(first) == 32 and load_secret(tmp_path / "data") == first
+    path = tmp_path / "data" / SECRET_FILE
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in path.parent.iterdir()] == [SECRET_FILE]  # no temporary file left

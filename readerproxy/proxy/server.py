@@ -53,6 +53,7 @@ from ..web.fetch import (
     literal_address,
     refused,
 )
+from ..web.limits import CLIENT_HEADER
 from ..web.templating import Preferences
 from ..web.workers import CLIENT
 from .addons import (
@@ -101,6 +102,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("readerproxy.proxy")
 
 CHUNK = 64 * 1024
+_CLIENT_HEADER = CLIENT_HEADER.lower()
 NO_BODY_STATUSES = frozenset({204, 304})
 #: Connections one client address may hold open on the proxy port; one more is closed at once
 #: (reset, nothing read). A browser opens at most 32 to its proxy (Chromium's and Firefox's pool
@@ -523,7 +525,8 @@ class ProxyServer:
         headers = [
             (k, v)
             for k, v in with_via(end_to_end(request.headers))
-            if k.lower() not in ("host", "expect", "accept-encoding")
+            # and never a client's own copy of the gateway's client header (`limits.client_key`)
+            if k.lower() not in ("host", "expect", "accept-encoding", _CLIENT_HEADER)
         ]
         # only codings readerproxy decodes, so that a page it would read never comes in another one
         if (encodings := offered_encodings(request.headers, DECODABLE_ENCODINGS)) is not None:

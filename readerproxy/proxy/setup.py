@@ -14,7 +14,8 @@ that send plain host names direct. The pages:
 - `/rules`, `/rules/set?host=…&rule=reader|original|none`: the site rules, listed and edited.
 - `/reader?url=…`: the way back from an original page (the bookmarklet): that page as a reader view.
 - `/read…`, `/api/…`, `/static/…`: the reader server itself, reached through the proxy with the
-  proxy's login (one login per client) and the client's stored preferences.
+  proxy's login (one login per client) and the client's stored preferences; the client's own
+  address goes with it, signed (`limits.CLIENT_HEADER`), for its rate limit and worker share.
 
 `SiteCookiesAddon` keeps readerproxy's own cookies (`rp_theme`, `rp_size`, …, `rp_client`) out of
 every Cookie header the proxy forwards to a site: preferences live here, never on the sites.
@@ -39,6 +40,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 import aiohttp
 from markupsafe import Markup
 
+from ..web.limits import CLIENT_HEADER, signed_client
 from ..web.templating import COOKIE_MAX_AGE, COOKIE_PREFIX, PREFERENCE_KEYS, preferences
 from .addons import (
     READER_MARKER,
@@ -593,6 +595,8 @@ class SetupAddon(Addon):
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in merged.items())
         if self.credentials is not None:
             headers["Authorization"] = "Basic " + base64.b64encode(self.credentials.encode()).decode()
+        # this client's own rate limit and worker share there, not 127.0.0.1's (`limits.client_key`)
+        headers[CLIENT_HEADER] = signed_client(client.address)
         base = self.reader_base
         try:
             async with (

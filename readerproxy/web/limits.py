@@ -8,6 +8,13 @@
   wait for a slot is timed apart from the site's own timeouts: a queue that does not move in
   `queue_timeout` seconds is a 503 "busy" saying so, never a 504 "the site took too long".
 
+- `client_key`: who a request counts against: the address the server saw, or, for a request of
+  proxy mode's gateway (`http://readerproxy/read…`, which the proxy fetches from this server over
+  loopback), the proxy client it is for, named in `CLIENT_HEADER` and signed with the secret of
+  the data directory (`gateway_secret`). Without it every proxy client was 127.0.0.1 here: one
+  client flooding the gateway got the others 429 (issue 46). An unsigned or badly signed header,
+  as any client could send one, is ignored.
+
 (The cap on concurrent extractions and its bounded queue are the worker pool's: `workers.py`.)
 """
 
@@ -15,12 +22,92 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import hashlib
+import hmac
+import logging
 import math
+import os
+import secrets
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 from ..errors import ReaderproxyError
+
+log = logging.getLogger("readerproxy.web.limits")
+
+#: The request header in which proxy mode's gateway names the proxy client a request is for:
+#: "ADDRESS SIGNATURE" (`signed_client`). The proxy never forwards a client's own copy.
+CLIENT_HEADER = "X-Readerproxy-Client"
+#: The file in the data directory holding the secret of `CLIENT_HEADER`'s signatures and of the
+#: proxy's form tokens (`proxy/setup.py`): shared by every server process of the machine.
+SECRET_FILE = "proxy-secret"
+
+
+def load_secret(directory: Path) -> bytes:
+    """The secret kept in `directory` (32 random bytes, hex), made on first use.
+
+    Made as a temporary file linked into place, so that server processes starting together all
+    end up with the one that won; readable by its owner only. When the directory cannot be
+    written, a secret for this process alone (logged): signatures then hold within it only.
+    """
+    path = directory / SECRET_FILE
+    try:
+        return bytes.fromhex(path.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        pass
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        temporary = directory / f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="ascii") as file:
+            file.write(secrets.token_hex(32) + "\n")
+        try:
+            os.link(temporary, path)  # fails if another process made it first: theirs is used
+        except FileExistsError:
+            pass
+        finally:
+            temporary.unlink(missing_ok=True)
+        return bytes.fromhex(path.read_text(encoding="ascii").strip())
+    except (OSError, ValueError) as exc:
+        log.warning("cannot keep a secret in %s (%s): one for this process only", directory, exc)
+        return secrets.token_bytes(32)
+
+
+@functools.cache
+def _secret_in(directory: str) -> bytes:
+    return load_secret(Path(directory))
+
+
+def gateway_secret() -> bytes:
+    """The secret of the data directory (`load_secret`), read once per process."""
+    from .settings import data_dir
+
+    return _secret_in(str(data_dir()))
+
+
+def client_signature(secret: bytes, address: str) -> str:
+    return hmac.new(secret, b"client|" + address.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def signed_client(address: str, secret: bytes | None = None) -> str:
+    """`CLIENT_HEADER`'s value naming the proxy client at `address`."""
+    return f"{address} {client_signature(secret or gateway_secret(), address)}"
+
+
+def client_key(remote: str, named: str | None) -> str:
+    """Who a request counts against (rate limit, worker, image and render shares): the proxy
+    client `named` in `CLIENT_HEADER` when its signature holds, else the address seen (`remote`)."""
+    if not named:
+        return remote
+    address, _, signature = named.strip().partition(" ")
+    if address and hmac.compare_digest(
+        signature.encode(), client_signature(gateway_secret(), address).encode()
+    ):
+        return address
+    return remote
 
 
 class RateLimited(ReaderproxyError):

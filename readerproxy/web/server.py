@@ -42,7 +42,7 @@ from .browser import CONNECTED
 from .compression import CODINGS, Encoded, negotiate
 from .fetch import GZIP_MAGIC, FetchError, unwrap_gzip, validate_url
 from .images import install_images
-from .limits import RateLimited, RateLimiter
+from .limits import CLIENT_HEADER, RateLimited, RateLimiter, client_key
 from .lru import LRU
 from .metrics import Metrics
 from .overlay_routes import compare_view, overlay_view, wants_blocks
@@ -387,12 +387,14 @@ def _shutting_down(request: web.Request) -> web.Response:
 @web.middleware
 async def limits_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The per-client token bucket (429 + Retry-After) on the routes that fetch or extract; the
-    client's address is also what the extraction pool shares its workers by (`workers.CLIENT`)."""
-    CLIENT.set(request.remote or "")
+    client's address is also what the extraction pool shares its workers by (`workers.CLIENT`);
+    for a request of proxy mode's gateway, the proxy client's (`limits.client_key`)."""
+    client = client_key(request.remote or "", request.headers.get(CLIENT_HEADER))
+    CLIENT.set(client)
     CONNECTED.set(lambda: request.transport is not None)  # a render stops when its client goes
     if request.path.startswith(LIMITED_PREFIXES):
         try:
-            request.app[LIMITER].take(request.remote or "")
+            request.app[LIMITER].take(client)
         except RateLimited:
             request.app[METRICS].rate_limited.inc()
             raise
