@@ -6,6 +6,7 @@ test_proxy_setup_browser.py."""
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import plistlib
 import re
@@ -27,7 +28,7 @@ from test_proxy import HTML_ACCEPT, RunningProxy, running_proxy, site
 from readerproxy.proxy import pac_file, pac_text
 from readerproxy.proxy.addons import MARKER, READER_MARKER, RulesAddon, same_origin_links
 from readerproxy.proxy.setup import SETUP_ORIGIN, SetupAddon, mobileconfig
-from readerproxy.proxy.store import Client, ProxyStore
+from readerproxy.proxy.store import ANY_HOST, Client, ProxyStore, rules_token
 from readerproxy.proxy.tls import CertificateAuthority
 from readerproxy.web.limits import CLIENT_HEADER, SECRET_FILE, load_secret, signed_client
 
@@ -61,6 +62,43 @@ async def get(
         url, proxy=proxy.url, headers={"Accept": HTML_ACCEPT, **headers}, allow_redirects=False
     ) as r:
         return r.status, dict(r.headers), await r.read()
+
+
+_FORM = re.compile(r'<form class="inline-form" method="post" action="([^"]+)">(.*?)</form>', re.S)
+_HIDDEN = re.compile(r'<input type="hidden" name="(\w+)" value="([^"]*)">')
+
+
+def rule_forms(page: str) -> list[tuple[str, dict[str, str], str]]:
+    """The site-rule forms of a page: action, hidden fields, the button's text."""
+    found = []
+    for action, inner in _FORM.findall(page):
+        fields = {name: html.unescape(value) for name, value in _HIDDEN.findall(inner)}
+        button = re.sub(r"<[^>]+>", "", inner.rsplit("<button", 1)[1].split(">", 1)[1]).strip()
+        found.append((html.unescape(action), fields, html.unescape(button)))
+    return found
+
+
+async def post(
+    http: aiohttp.ClientSession, proxy: RunningProxy, url: str, form: dict[str, str], **headers: str
+) -> tuple[int, dict[str, str], bytes]:
+    """A form posted through the proxy as a navigation: status, headers, body (no redirects)."""
+    async with http.post(
+        url, data=form, proxy=proxy.url, headers={"Accept": HTML_ACCEPT, **headers}, allow_redirects=False
+    ) as r:
+        return r.status, dict(r.headers), await r.read()
+
+
+async def rules_token_of(http: aiohttp.ClientSession, proxy: RunningProxy) -> str:
+    """This client's token from the rules page's add form."""
+    _, _, body = await get(http, proxy, f"{SETUP}/rules")
+    return re.search(r'name="token" value="([^"]+)"', body.decode()).group(1)  # type: ignore[union-attr]
+
+
+async def set_rule(http: aiohttp.ClientSession, proxy: RunningProxy, host: str, rule: str) -> int:
+    """A site rule set as the rules page's form sets it; the answer's status."""
+    form = {"host": host, "rule": rule, "token": await rules_token_of(http, proxy)}
+    status, _, _ = await post(http, proxy, f"{SETUP}/rules/set", form)
+    return status
 
 
 # ---- the PAC file -------------------------------------------------------------------------------
@@ -283,9 +321,12 @@ async def test_always_original_for_this_site_and_the_way_back(
     _, _, body = await get(http, proxy, article)
     page = body.decode()
     assert f'href="{article}?{MARKER}"' in page  # this time
-    always = page.split('class="original always" href="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
-    assert always.startswith(f"{SETUP}/rules/set?host=news.test&rule=original")
-    status, headers, _ = await get(http, proxy, always)
+    forms = rule_forms(page)  # "Always original" in the panel and at the foot, both POST forms
+    assert [button for _, _, button in forms] == ["Always original", "Always the original on news.test"]
+    action, fields, _ = forms[1]
+    assert action == f"{SETUP}/rules/set"
+    assert fields["host"] == "news.test" and fields["rule"] == "original" and fields["back"] == article
+    status, headers, _ = await post(http, proxy, action, fields)
     assert status == 303 and headers["Location"] == article
     for path in ("/article", "/article?page=2"):
         _, headers, body = await get(http, proxy, site(upstream, path))
@@ -298,9 +339,8 @@ async def test_always_original_for_this_site_and_the_way_back(
     _, headers, _ = await get(http, proxy, headers["Location"])
     assert headers["X-Readerproxy"] == "reader-view"
     # an open redirect is not possible through `back`
-    status, headers, _ = await get(
-        http, proxy, f"{SETUP}/rules/set?host=news.test&rule=none&back=http://evil.test/"
-    )
+    form = {**fields, "rule": "none", "back": "http://evil.test/"}
+    status, headers, _ = await post(http, proxy, f"{SETUP}/rules/set", form)
     assert status == 303 and headers["Location"] == f"{SETUP}/rules"
     _, headers, _ = await get(http, proxy, article)
     assert headers["X-Readerproxy"] == "reader-view"
@@ -317,7 +357,7 @@ async def test_config_rules_still_work_and_are_listed(
         _, _, body = await get(http, proxy, f"{SETUP}/rules")
         assert "From the config file" in body.decode() and "<code>wrong.test</code>" in body.decode()
         # a rule from the browser comes first
-        await get(http, proxy, f"{SETUP}/rules/set?host=news.test&rule=reader")
+        assert await set_rule(http, proxy, "news.test", "reader") == 303
         _, headers, _ = await get(http, proxy, site(upstream, "/article"))
         assert headers["X-Readerproxy"] == "reader-view"
 
@@ -364,7 +404,7 @@ async def test_rules_and_preferences_are_kept_in_the_cache_backend(
 ) -> None:
     cache = f"sqlite:{tmp_path / 'cache.sqlite3'}"
     async with setup_proxy(cache=cache) as proxy:
-        await get(http, proxy, f"{SETUP}/rules/set?host=news.test&rule=original")
+        assert await set_rule(http, proxy, "news.test", "original") == 303
         await get(http, proxy, f"{SETUP}/prefs?theme=dark")
     async with setup_proxy(cache=cache) as proxy:  # another server (or worker) on the same backend
         _, headers, _ = await get(http, proxy, site(upstream, "/article"))
@@ -429,3 +469,54 @@ def test_the_secret_is_made_once_and_kept_private(tmp_path: Path) -> None:
     path = tmp_path / "data" / SECRET_FILE
     assert path.stat().st_mode & 0o777 == 0o600
     assert [p.name for p in path.parent.iterdir()] == [SECRET_FILE]  # no temporary file left
+
+
+# ---- site rules change from readerproxy's own forms only (issue 46, item 10) -------------------
+
+
+async def test_a_rule_cannot_be_changed_cross_site(
+    proxy: RunningProxy, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    """Issue 46, item 10: a cross-site page navigating to `http://readerproxy/rules/set?host=X&rule=
+    original` set the rule for every client. A GET is now 405; a POST needs the client's token
+    (an HMAC of its address with the data directory's secret), which only readerproxy's own
+    forms carry: none, a made-up one, another client's, or a reader view's token for another
+    host are 403, and no rule changes."""
+    article = site(upstream, "/article")
+    status, headers, _ = await get(http, proxy, f"{SETUP}/rules/set?host=news.test&rule=original")
+    assert status == 405 and headers["Allow"] == "POST"
+    cross_site = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    target = f"{SETUP}/rules/set"
+    form = {"host": "news.test", "rule": "original"}
+    assert (await post(http, proxy, target, form, **cross_site))[0] == 403
+    assert (await post(http, proxy, target, {**form, "token": "0" * 32}, **cross_site))[0] == 403
+    other = Client("127.0.0.2")  # another proxy client's token is not this one's
+    assert (await post(http, proxy, target, {**form, "token": rules_token(other, ANY_HOST)}))[0] == 403
+    # a reader view of wrong.test carries a token for wrong.test's rule only
+    _, _, body = await get(http, proxy, f"http://wrong.test:{upstream.port}/article")
+    (_, fields, _), _ = rule_forms(body.decode())
+    assert fields["host"] == "wrong.test"
+    assert (await post(http, proxy, target, {**form, "token": fields["token"]}))[0] == 403
+    assert "<code>news.test</code>" not in (await get(http, proxy, f"{SETUP}/rules"))[2].decode()
+    _, headers, _ = await get(http, proxy, article)
+    assert headers["X-Readerproxy"] == "reader-view"  # no rule was set
+    assert (await post(http, proxy, target, fields))[0] == 303  # its own host: yes
+    # and any other method is 405 too
+    async with http.put(target, data=form, proxy=proxy.url) as r:
+        assert r.status == 405
+
+
+async def test_prefs_go_back_to_readerproxy_pages_only(
+    proxy: RunningProxy, http: aiohttp.ClientSession
+) -> None:
+    """Issue 46, item 10: `/prefs?back=` redirected to any http(s) URL."""
+    for back, location in [
+        ("http://evil.test/", f"{SETUP}/#prefs"),
+        ("https://evil.test/x", f"{SETUP}/#prefs"),
+        ("//evil.test/", f"{SETUP}/#prefs"),
+        ("http://readerproxy@evil.test/", f"{SETUP}/#prefs"),
+        ("/rules", f"{SETUP}/rules"),
+        (f"{SETUP}/#prefs", f"{SETUP}/#prefs"),
+    ]:
+        status, headers, _ = await get(http, proxy, f"{SETUP}/prefs?theme=dark&back={quote(back, safe='')}")
+        assert status == 303 and headers["Location"] == location, back

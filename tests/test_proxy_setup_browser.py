@@ -146,7 +146,7 @@ async def test_always_original_for_this_site(upstream: Upstream) -> None:
         await page.navigate(article)
         assert "Copyright the upstream site" not in await text_of(page)
         assert await page.evaluate("document.querySelector('a.original-top').href") == f"{article}?{MARKER}"
-        await click_and_wait(page, ".site-row a.chip:nth-of-type(2)")  # "Always original"
+        await click_and_wait(page, ".site-row button.chip.always")  # "Always original"
         assert await page.evaluate("location.href") == article
         assert "Copyright the upstream site" in await text_of(page)  # the original
         await page.navigate(article + "?again=1")  # the next page of that site too
@@ -154,7 +154,7 @@ async def test_always_original_for_this_site(upstream: Upstream) -> None:
         await page.navigate(f"{SETUP}/rules")
         assert "news.test" in await text_of(page)
         await page.screenshot(SCREENSHOTS / "proxy-rules-375.png")
-        await click_and_wait(page, ".rules a.chip:nth-of-type(2)")  # Remove
+        await click_and_wait(page, ".rules button.chip.remove")
         await page.navigate(article)
         assert "Copyright the upstream site" not in await text_of(page)
 
@@ -329,7 +329,7 @@ async def test_bar_back_to_the_reader_on_an_article_shown_as_the_original() -> N
             assert "Copyright the upstream site" not in await text_of(page)
         # "always original" for the site: every article of it gets the bar, a page that is no
         # article does not
-        await click_and_wait(page, ".site-row a.chip:nth-of-type(2)")
+        await click_and_wait(page, ".site-row button.chip.always")
         assert await page.evaluate("location.href") == article
         assert await bar_box(page) is not None
         await page.navigate(site.url("/article/two"))
@@ -358,7 +358,9 @@ async def test_no_bar_where_the_page_csp_forbids_it_and_the_bytes_unchanged() ->
         await page.navigate(url)
         assert await bar_box(page) is not None
         await document_body(browser, page, responses, url)
-        await page.navigate(f"{SETUP}/rules/set?host=news.test&rule=original")  # always original
+        await page.navigate(f"{SETUP}/rules")  # always original, by the rules page's form
+        await page.evaluate("document.querySelector('#rule-host').value = 'news.test'")
+        await click_and_wait(page, ".rule-form button[type=submit]")
         for path in ("/csp/strict", "/plain"):  # strict CSP, and no article: as they came
             url = site.url(path)
             await page.navigate(url)
@@ -404,3 +406,67 @@ async def test_a_size_chosen_on_a_proxied_reader_view_never_reaches_the_site() -
         "/article/two",
         "/article/three",
     ]
+
+
+# ---- site rules by tapping, at phone width (issue 46, item 10) --------------------------------------
+
+
+async def tap(page: Page, selector: str, *, navigates: bool = True) -> dict[str, float]:
+    """Tap the element `selector` with a touch (as a phone does), at its middle; wait for the page
+    it leads to unless `navigates` is False. Returns the element's box as it was tapped."""
+    box = await page.evaluate(
+        f"(() => {{ const e = document.querySelector({selector!r}); e.scrollIntoView({{block: 'center'}});"
+        " const r = e.getBoundingClientRect();"
+        " return {x: r.left + r.width / 2, y: r.top + r.height / 2, width: r.width, height: r.height}; })()"
+    )
+    loaded = page.browser.subscribe("Page.loadEventFired", page.session) if navigates else None
+    point = [{"x": box["x"], "y": box["y"]}]
+    await page.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": point})
+    await page.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    if loaded is not None:
+        await asyncio.wait_for(loaded.get(), 30)
+    return dict(box)
+
+
+async def test_the_rules_page_works_by_tapping_at_375_px(upstream: Upstream) -> None:
+    """Issue 46, item 10: site rules now change by POST forms carrying the client's token (a GET
+    is 405), so the rules page's Add, Switch and Remove, and a reader view's "Always original",
+    are buttons in small forms: each tapped here on a 375 px phone screen, each at least 44 px
+    square, and the page never wider than the screen."""
+    article = f"http://news.test:{upstream.port}/article"
+    async with setup_proxy() as proxy, browser_through(proxy) as (_, page):
+        await page.set_viewport(375, 812, True)
+        await page.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1})
+        await page.navigate(f"{SETUP}/rules")
+        await tap(page, "#rule-host", navigates=False)
+        await page.send("Input.insertText", {"text": "news.test"})
+        box = await tap(page, ".rule-form button[type=submit]")  # Add (the original)
+        assert box["height"] >= 44 and box["width"] >= 44, box
+        assert "news.test" in await text_of(page) and "the original" in await text_of(page)
+        await page.navigate(article)
+        assert "Copyright the upstream site" in await text_of(page)  # the rule holds
+        await page.navigate(f"{SETUP}/rules")
+        assert await page.evaluate("document.documentElement.scrollWidth") <= 375
+        await page.screenshot(SCREENSHOTS / "proxy-rules-forms-375.png")
+        box = await tap(page, ".rules button.chip.switch")
+        assert box["height"] >= 44 and box["width"] >= 44, box
+        assert "a reader view" in await text_of(page)
+        box = await tap(page, ".rules button.chip.remove")
+        assert box["height"] >= 44 and box["width"] >= 44, box
+        assert "No site rules yet" in await text_of(page)
+        # a reader view's "Always original", in the "Aa" panel and at the foot
+        await page.navigate(article)
+        assert "Copyright the upstream site" not in await text_of(page)
+        await page.evaluate("document.querySelector('details.prefs').open = true")
+        box = await tap(page, ".site-row button.chip.always")
+        assert box["height"] >= 44 and box["width"] >= 44, box
+        assert await page.evaluate("location.href") == article
+        assert "Copyright the upstream site" in await text_of(page)
+        await page.navigate(f"{SETUP}/rules")
+        await tap(page, ".rules button.chip.remove")
+        await page.navigate(article)
+        foot = await tap(page, ".article-foot button.original.always")
+        assert foot["height"] >= 44, foot
+        assert "Copyright the upstream site" in await text_of(page)
+        await page.navigate(f"{SETUP}/rules/set?host=wrong.test&rule=original")  # a link: refused
+        assert "own forms" in await text_of(page)

@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from html import escape as html_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from ..engine.extraction import Extractor
 from ..errors import ReaderproxyError
@@ -54,6 +54,7 @@ from ..web.page_cache import DecodedMemo
 from ..web.reader import _params_signature
 from ..web.templating import Preferences, preferences
 from .flow import Flow, Outcome, Response, header, prefers_html
+from .store import rule_host, rules_token
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -421,27 +422,36 @@ def same_origin_links(page: str) -> str:
     return _INSTANT.sub(r"\1", page)
 
 
-def site_choices(page: str, url: str, host: str) -> str:
+def rules_form(host: str, rule: str, back: str | None, token: str, button: str, label: str) -> str:
+    """A small form changing a site rule at `http://readerproxy/rules/set` by POST, with the
+    client's token (`store.rules_token`): a rule changes from readerproxy's own forms only, never
+    by a link another site could navigate to (issue 46). `button` is the button's class."""
+    fields = [("host", host), ("rule", rule), ("token", token)] + ([("back", back)] if back else [])
+    inputs = "".join(
+        f'<input type="hidden" name="{name}" value="{html_escape(value)}">' for name, value in fields
+    )
+    return (
+        f'<form class="inline-form" method="post" action="{SETUP_ORIGIN}/rules/set">{inputs}'
+        f'<button class="{button}" type="submit">{label}</button></form>'
+    )
+
+
+def site_choices(page: str, url: str, host: str, token: str) -> str:
     """The reader view's "Original" choices for this site: this time (the way-back marker) or
-    always (a site rule kept at `http://readerproxy/rules`), in the preferences panel and at the
-    article's foot."""
-    name = host.removeprefix("www.")
-    always = f"{SETUP_ORIGIN}/rules/set?" + urlencode({"host": name, "rule": "original", "back": url})
+    always (a site rule kept at `http://readerproxy/rules`, chosen by a form carrying `token`, the
+    client's for this host), in the preferences panel and at the article's foot."""
+    name = rule_host(host)
     once = html_escape(with_marker(url))
-    always = html_escape(always)
     label = html_escape(name)
     row = (
         f'<div class="prefs-row site-row" role="group" aria-label="This site">'
         f'<span class="prefs-label">{label}</span>'
         f'<a class="chip" href="{once}" rel="noopener noreferrer">Original this time</a>'
-        f'<a class="chip" href="{always}" rel="noopener noreferrer">Always original</a>'
-        f'<a class="chip" href="{SETUP_ORIGIN}/rules">Site rules</a></div>'
+        + rules_form(name, "original", url, token, "chip always", "Always original")
+        + f'<a class="chip" href="{SETUP_ORIGIN}/rules">Site rules</a></div>'
     )
     page = page.replace('<p class="prefs-row keys-row"', row + '<p class="prefs-row keys-row"', 1)
-    foot = (
-        f'<a class="original always" href="{always}" rel="noopener noreferrer">'
-        f"Always the original on {label}</a>"
-    )
+    foot = rules_form(name, "original", url, token, "original always", f"Always the original on {label}")
     return page.replace("</footer>", foot + "</footer>", 1)
 
 
@@ -686,7 +696,8 @@ class ReaderAddon(Addon):
         data["url"] = url
         data["final_url"] = with_marker(url)  # the reader page's "Original" links: the way back
         page_html = same_origin_links(self.renderer.reader_page(data, prefs, extractor.name))
-        html = site_choices(page_html, url, flow.request.host).encode("utf-8")
+        token = rules_token(self.client(flow), rule_host(flow.request.host))
+        html = site_choices(page_html, url, flow.request.host, token).encode("utf-8")
         cookies = [(key, value) for key, value in upstream.headers if key.lower() == "set-cookie"]
         return Response(
             200,

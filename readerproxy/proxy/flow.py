@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import ipaddress
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -157,6 +157,9 @@ class Flow:
     sniff: Callable[[bytes], str | None] | None = None
     error: str | None = None
     notes: dict[str, object] = field(default_factory=dict)
+    #: The request's body, whole, up to a limit in bytes (`http1.BodyTooLarge` past it), for an
+    #: addon that answers a small form itself (`setup.py`'s site rules); set by the core.
+    read_body: Callable[[int], Awaitable[bytes]] | None = None
 
 
 def parse_request_head(

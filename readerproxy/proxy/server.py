@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import logging
 import resource
 import socket
@@ -355,6 +356,7 @@ class ProxyServer:
                 self._count(Outcome.REFUSED)
                 return
             flow = Flow(client, request)
+            flow.read_body = functools.partial(_whole_body, conn)
             flow.notes["local"] = conn.writer.get_extra_info("sockname")  # the address the client reached
             if tunnel:
                 flow.notes["in_tunnel"] = True
@@ -1047,6 +1049,14 @@ async def _request_body(
     except (BodyTooLarge, BadRequest, ConnectionError) as exc:
         error.append(exc)
         raise
+
+
+async def _whole_body(conn: ClientConnection, limit: int) -> bytes:
+    """A request body read whole (`Flow.read_body`): `100 Continue` first when the browser waits
+    for it; BodyTooLarge past `limit` bytes, BadRequest when malformed."""
+    if conn.expects_continue():
+        await conn.send_continue()
+    return b"".join([piece async for piece in conn.body(limit)])
 
 
 async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:

@@ -11,7 +11,8 @@ that send plain host names direct. The pages:
 - `/proxy.pac`: the PAC file, pointing at the address the client reached the proxy on.
 - `/view?url=…&theme=…`: the target of every preference link in the proxy's reader views: the
   choice is stored for the client (`store.ProxyStore`), then the page is shown again.
-- `/rules`, `/rules/set?host=…&rule=reader|original|none`: the site rules, listed and edited.
+- `/rules`, `POST /rules/set` (host, rule=reader|original|none, back, token): the site rules,
+  listed and edited.
 - `/reader?url=…`: the way back from an original page (the bookmarklet): that page as a reader view.
 - `/read…`, `/api/…`, `/static/…`: the reader server itself, reached through the proxy with the
   proxy's login (one login per client) and the client's stored preferences; the client's own
@@ -20,15 +21,18 @@ that send plain host names direct. The pages:
 `SiteCookiesAddon` keeps readerproxy's own cookies (`rp_theme`, `rp_size`, …, `rp_client`) out of
 every Cookie header the proxy forwards to a site: preferences live here, never on the sites.
 
-Choices are changed by GET (links work in every reader view, whose CSP allows no script of ours);
-a change is accepted only from a top-level navigation, so another site's images or fetches cannot
-make one.
+Preferences are changed by GET (links work in every reader view, whose CSP allows no script of
+ours), and only from a top-level navigation, so another site's images or fetches cannot make one;
+`/prefs?back=` goes back to readerproxy's own pages only. Site rules apply to every client, so they
+change only by POST from readerproxy's own forms, which carry the client's token (`store.rules_token`):
+a GET is 405, and a form another site made (a cross-site navigation or post) has no valid token.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime
+import hmac
 import plistlib
 import re
 import uuid
@@ -51,8 +55,19 @@ from .addons import (
     reader_base,
     simple_response,
 )
-from .flow import Flow, Outcome, Response, header, valid_host
-from .store import CLIENT_COOKIE, RULES, Client, ProxyStore, new_client_cookie, valid_client_cookie
+from .flow import BadRequest, Flow, Outcome, Response, header, valid_host
+from .http1 import BodyTooLarge
+from .store import (
+    ANY_HOST,
+    CLIENT_COOKIE,
+    RULES,
+    Client,
+    ProxyStore,
+    new_client_cookie,
+    rule_host,
+    rules_token,
+    valid_client_cookie,
+)
 
 if TYPE_CHECKING:
     from cryptography import x509
@@ -84,6 +99,10 @@ PAGE_HEADERS = [
     ("Referrer-Policy", "no-referrer"),
     ("Cache-Control", "no-store"),
 ]
+#: Where site rules change (by POST only, from readerproxy's own forms: `SetupAddon.set_rule`).
+RULES_SET = "/rules/set"
+#: The largest rules form read (a host name, a rule, a page URL, a token).
+FORM_BYTES = 16 * 1024
 #: Reader server paths reached through `http://readerproxy/`.
 GATEWAY_PATHS = ("/read", "/api/", "/static/", "/favicon.", "/image")
 #: Response headers of the reader server passed on by the gateway.
@@ -228,6 +247,25 @@ def page_url(value: str | None) -> str | None:
     return value
 
 
+def own_page(value: str | None) -> str | None:
+    """`value` as one of readerproxy's own pages (`http://readerproxy/…`, or a path on it), else
+    None: where `/prefs?back=` may send a client (any http(s) URL was an open redirect)."""
+    if not value:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc:
+        if parts.scheme != "http" or (parts.hostname or "") not in SETUP_HOSTS or parts.port is not None:
+            return None
+    elif not value.startswith("/") or value.startswith("//") or "\\" in value:
+        return None
+    rest = (
+        (parts.path or "/")
+        + (f"?{parts.query}" if parts.query else "")
+        + (f"#{parts.fragment}" if parts.fragment else "")
+    )
+    return SETUP_ORIGIN + rest
+
+
 def with_query_item(url: str, item: str) -> str:
     base, sep, fragment = url.partition("#")
     joined = f"{base}&{item}" if "?" in base else f"{base}?{item}"
@@ -323,15 +361,18 @@ class SetupAddon(Addon):
                 400, "Bad Request", f"Open {SETUP_ORIGIN}/ (plain http): it is answered by the proxy.\n"
             )
             return
-        if request.method not in ("GET", "HEAD"):
+        path, _, query_string = request.path.partition("?")
+        client = self.client(flow)
+        if request.method == "POST" and path == RULES_SET:
+            response = await self.posted_rule(flow, client)
+        elif request.method not in ("GET", "HEAD"):
             flow.response = simple_response(
-                405, "Method Not Allowed", "GET only.\n", [("Allow", "GET, HEAD")]
+                405, "Method Not Allowed", "GET only (POST for /rules/set).\n", [("Allow", "GET, HEAD")]
             )
             return
-        path, _, query_string = request.path.partition("?")
-        query = dict(parse_qsl(query_string, keep_blank_values=True))
-        client = self.client(flow)
-        response = await self.answer(flow, path, query, client)
+        else:
+            query = dict(parse_qsl(query_string, keep_blank_values=True))
+            response = await self.answer(flow, path, query, client)
         if client.user is None and client.cookie is None:  # name this client from now on
             response.headers.append(
                 (
@@ -392,11 +433,16 @@ class SetupAddon(Addon):
         if path == "/view":
             return await self.view(flow, query, client)
         if path == "/prefs":
-            return await self.save_prefs(flow, query, client, query.get("back"))
+            return await self.save_prefs(flow, query, client, own_page(query.get("back")))
         if path == "/rules":
             return await self.rules_page(flow, client)
-        if path == "/rules/set":
-            return await self.set_rule(flow, query)
+        if path == RULES_SET:  # a change by GET is what any other site could make a client do
+            return simple_response(
+                405,
+                "Method Not Allowed",
+                "Site rules change from readerproxy's own forms (POST) only.\n",
+                [("Allow", "POST")],
+            )
         if path == "/reader":
             return self.way_back(query)
         if path.startswith(GATEWAY_PATHS):
@@ -417,7 +463,8 @@ class SetupAddon(Addon):
     async def save_prefs(
         self, flow: Flow, query: Mapping[str, str], client: Client, back: str | None
     ) -> Response:
-        """Store the preferences in `query` (over the stored ones), then go `back`."""
+        """Store the preferences in `query` (over the stored ones), then go `back` (a page the
+        caller checked: the proxied page of a reader view's link, or one of readerproxy's own)."""
         target = page_url(back) or f"{SETUP_ORIGIN}/#prefs"
         if not is_top_level(flow):
             return simple_response(403, "Forbidden", "Preferences change from a page you open only.\n")
@@ -432,14 +479,39 @@ class SetupAddon(Addon):
         return preferences({}, await self.store.preferences(client))[0]
 
     # ---- site rules -------------------------------------------------------------------------------
-    async def set_rule(self, flow: Flow, query: dict[str, str]) -> Response:
-        host = (query.get("host") or "").strip().lower().rstrip(".").removeprefix("www.")
-        rule = query.get("rule") or ""
-        back = page_url(query.get("back"))
+    async def posted_rule(self, flow: Flow, client: Client) -> Response:
+        """A site rule's form (`POST /rules/set`, url-encoded, at most `FORM_BYTES`)."""
+        if flow.read_body is None:
+            return simple_response(400, "Bad Request", "No form.\n")
+        try:
+            body = await flow.read_body(FORM_BYTES)
+        except BodyTooLarge:
+            return simple_response(413, "Content Too Large", "The form is too large.\n")
+        except BadRequest as exc:
+            return simple_response(400, "Bad Request", f"{exc.message}\n")
+        form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        return await self.set_rule(flow, form, client)
+
+    async def set_rule(self, flow: Flow, form: dict[str, str], client: Client) -> Response:
+        """Add, change or remove a site rule, from a form of readerproxy's own: its token must be
+        this client's, for any host (the rules page) or for this one (a reader view of it)."""
+        host = rule_host(form.get("host") or "")
+        rule = form.get("rule") or ""
+        back = page_url(form.get("back"))
         if not is_top_level(flow):
             return simple_response(403, "Forbidden", "Rules change from a page you open only.\n")
         if not host or not valid_host(host) or rule not in (*RULES, "none"):
             return simple_response(400, "Bad Request", "Give host=NAME and rule=reader|original|none.\n")
+        token = (form.get("token") or "").encode("ascii", "replace")
+        if not any(
+            hmac.compare_digest(token, rules_token(client, scope).encode()) for scope in (ANY_HOST, host)
+        ):
+            return simple_response(
+                403,
+                "Forbidden",
+                "Site rules change from readerproxy's own forms only; this one is not, or is out of "
+                f"date (a new address?): open {SETUP_ORIGIN}/rules and choose again.\n",
+            )
         await self.store.set_rule(host, None if rule == "none" else rule)
         if back is not None:
             back_host = (urlsplit(back).hostname or "").lower()
@@ -463,6 +535,7 @@ class SetupAddon(Addon):
             await self.client_prefs(client),
             rules=rules,
             config_rules=self.config_rules,
+            token=rules_token(client, ANY_HOST),  # in its forms: readerproxy's own page
         )
 
     # ---- the setup page ---------------------------------------------------------------------------

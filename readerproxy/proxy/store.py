@@ -13,6 +13,8 @@ so its preferences follow it when its address changes (a phone on another networ
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import secrets
 from dataclasses import dataclass
@@ -28,6 +30,8 @@ CLIENT_COOKIE = "rp_client"
 #: Site rules: the reader view whenever the page has text, or always the original.
 RULES = ("reader", "original")
 MAX_RULES = 2000
+#: The scope of a rules token good for every host: only readerproxy's own pages carry one.
+ANY_HOST = "*"
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,24 @@ class Client:
         if self.cookie:
             keys.insert(0, f"client:{self.cookie}")
         return keys
+
+
+def rule_host(value: str) -> str:
+    """The host name a site rule is kept under: lower case, no final dot, no `www.`."""
+    return value.strip().lower().rstrip(".").removeprefix("www.")
+
+
+def rules_token(client: Client, scope: str) -> str:
+    """The token a form must carry to change a site rule (`setup.SetupAddon.set_rule`): an HMAC,
+    with the data directory's secret, of who the client is (its proxy login and address) and of
+    what the form may change: `ANY_HOST` on readerproxy's own rules page, one host (`rule_host`) in
+    a reader view on that site's origin. Another site cannot know it, so it cannot make a client
+    change a rule; a site's own pages, which can read its reader views, can change its own rule
+    only. A client whose address changed reloads the form (it is refused with a note)."""
+    from ..web.limits import gateway_secret
+
+    identity = f"rules|{client.user or ''}|{client.address}|{scope}".encode("utf-8", "surrogateescape")
+    return hmac.new(gateway_secret(), identity, hashlib.sha256).hexdigest()[:32]
 
 
 def new_client_cookie() -> str:
