@@ -7,12 +7,16 @@ that ask for renders, with the real Chromium; every page and server is on loopba
 - a page's script cannot send a WebRTC (STUN) packet;
 - one client address cannot tie the pool up: it holds at most its share of pages, the queue is
   bounded (503 + Retry-After past it), and a render whose client went away stops at once;
-- a browser killed mid-render fails that render at once, not at the deadline.
+- a browser killed mid-render fails that render at once, not at the deadline;
+- whatever a render's outcome (success, timeout, too large, crashed tab, client gone), its tab is
+  closed and no renderer process of it survives; a DOM growing past the bound is a 413 while the page
+  still renders; a renderer outside any render is watched for memory all the same.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import os
 import signal
@@ -29,11 +33,16 @@ from support.reader_server import RunningServer, serve, serve_app, test_settings
 
 from readerproxy.web.appkeys import READER
 from readerproxy.web.browser import (
+    CONNECTED,
+    MEMORY_POLL,
     BrowserService,
     BrowserSettings,
     BrowserUnavailable,
+    ClientGone,
     RenderFailed,
+    RenderTimeout,
     RenderTooLarge,
+    _renderers,
 )
 from readerproxy.web.fetch import Fetcher, FetchSettings
 
@@ -49,6 +58,30 @@ LOOP_PAGE = (
 OK_PAGE = (
     f"<!doctype html><html><head><title>Fine</title></head><body><article>{ARTICLE}</article></body></html>"
 )
+#: A page whose main thread waits in a synchronous request that is never answered: no script runs,
+#: so `Runtime.terminateExecution` has nothing to stop, and the tab never gets to its unload.
+HANG_PAGE = (
+    "<!doctype html><html><body>"
+    + ARTICLE
+    + "<script>const x = new XMLHttpRequest(); x.open('GET', '/hang', false); x.send();</script></body></html>"
+)
+#: The issue's page: a script appending 3 M paragraphs (a 504 at 16 s, its renderer at 2 GB after).
+MILLIONS_PAGE = (
+    "<!doctype html><html><body><script>"
+    "for (let i = 0; i < 3000000; i++) { const p = document.createElement('p');"
+    " p.textContent = 'paragraph ' + i; document.body.append(p); }"
+    "</script></body></html>"
+)
+#: 512 MB outside V8's heap (an ArrayBuffer's store), which `--js-flags` does not bound.
+ALLOCATING_PAGE = (
+    "<!doctype html><html><body><p>big</p><script>"
+    "window.kept = new Uint8Array(512 * 1024 * 1024).fill(7);"
+    "</script></body></html>"
+)
+#: The same, then held in a request that is never answered: it is still rendering when it is killed.
+ALLOCATING_HANG_PAGE = ALLOCATING_PAGE.replace(
+    "</script>", "const x = new XMLHttpRequest(); x.open('GET', '/hang', false); x.send();</script>"
+)
 
 
 class Site:
@@ -57,6 +90,7 @@ class Site:
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.base = ""
+        self.released = asyncio.Event()  # set when the site closes: `/hang` answers then
 
     def url(self, path: str) -> str:
         return self.base + path
@@ -67,6 +101,7 @@ class Site:
         app.router.add_get("/ok", self.ok)
         app.router.add_get("/blob", self.blob)
         app.router.add_get("/slow.css", self.slow_css)
+        app.router.add_get("/hang", self.hang)
         return app
 
     async def loop(self, request: web.Request) -> web.Response:
@@ -83,6 +118,12 @@ class Site:
         await asyncio.sleep(6)
         return web.Response(text="p { color: black }", content_type="text/css")
 
+    async def hang(self, request: web.Request) -> web.Response:
+        """Never answers within a test (it answers when the site closes)."""
+        self.counts["/hang"] += 1
+        await self.released.wait()
+        return web.Response(text="late")
+
     async def blob(self, request: web.Request) -> web.Response:
         """`kb` kilobytes of octets (default 3 MB)."""
         self.counts["/blob"] += 1
@@ -95,7 +136,10 @@ async def site() -> AsyncIterator[Site]:
     site = Site()
     async with serve_app(site.app()) as base:
         site.base = base
-        yield site
+        try:
+            yield site
+        finally:
+            site.released.set()
 
 
 @contextlib.asynccontextmanager
@@ -215,6 +259,12 @@ async def test_the_server_answers_413_for_a_rendered_page_over_the_dom_cap(
             error = await response.json()
         assert response.status == 413 and error["error"]["kind"] == "render_too_large"
         assert "elements, more than the 1000 allowed" in error["error"]["message"]
+        # the issue's 3 M paragraphs: a 413 while the script still appends (was a 504 at the deadline)
+        target = server.url("/api/extract", url=site.url("/millions"), render="1")
+        async with http.post(target, data=MILLIONS_PAGE, headers={"Content-Type": "text/html"}) as response:
+            error = await response.json()
+        assert response.status == 413 and error["error"]["kind"] == "render_too_large"
+        assert "DOM nodes while rendering" in error["error"]["message"]
 
 
 # ---- WebRTC ---------------------------------------------------------------------------------------------
@@ -364,10 +414,143 @@ async def test_a_page_growing_its_dom_without_end_has_its_tab_killed_not_the_bro
         " p.textContent = 'paragraph ' + i; document.body.append(p); }"
         "</script></body></html>"
     )
-    async with _service(chromium_path, timeout=30, max_memory=300 * 1024 * 1024) as service:
+    # the node count's bound (now a 413 while the page renders) set out of reach: the memory bound
+    # is what this test is about
+    settings = {"timeout": 30, "max_memory": 300 * 1024 * 1024, "max_elements": 10_000_000}
+    async with _service(chromium_path, **settings) as service:
         began = time.monotonic()
         with pytest.raises(RenderFailed, match="tab crashed"):
             await service.render(site.url("/grow"), page, javascript=True, layout=False)
         assert time.monotonic() - began < 25 and service.memory_kills >= 1
         after = await service.render(site.url("/ok"), OK_PAGE, javascript=True, layout=False)
         assert "ordinary article" in after.html and service.restarts == 0
+
+
+# ---- tabs and renderers left behind ---------------------------------------------------------------------
+
+
+async def _page_targets(service: BrowserService) -> list[str]:
+    """The target ids of the browser's pages (tabs), from the browser's own target list."""
+    browser = service._browser
+    assert browser is not None
+    targets = await browser.send("Target.getTargets")
+    return sorted(t["targetId"] for t in targets["targetInfos"] if t["type"] == "page")
+
+
+def _renderer_pids(service: BrowserService) -> set[int]:
+    """The browser's renderer processes now, from /proc."""
+    assert service.pid is not None
+    return {pid for pid, _rss in _renderers(service.pid)}
+
+
+async def _started(service: BrowserService) -> tuple[list[str], set[int]]:
+    """Start the browser; its own tabs and renderers once they are up (the same in two looks)."""
+    await service._running()
+    seen: set[int] = set()
+    for _ in range(50):
+        await asyncio.sleep(0.2)
+        now = _renderer_pids(service)
+        if now and now == seen:
+            break
+        seen = now
+    return await _page_targets(service), seen
+
+
+async def _left_behind(
+    service: BrowserService, tabs: list[str], renderers: set[int]
+) -> tuple[list[str], set[int]]:
+    """Tabs and renderer processes beyond the ones the browser had before the render; waits (a bounded
+    number of looks) for processes that are on their way out."""
+    extra_tabs: list[str] = []
+    extra: set[int] = set()
+    for _ in range(40):
+        extra_tabs = [t for t in await _page_targets(service) if t not in tabs]
+        extra = _renderer_pids(service) - renderers
+        if not extra_tabs and not extra:
+            break
+        await asyncio.sleep(0.1)
+    return extra_tabs, extra
+
+
+async def test_no_tab_or_renderer_outlives_its_render_whatever_the_outcome(
+    site: Site, chromium_path: str
+) -> None:
+    """Before: a render that timed out while its page waited in a synchronous request (or whose client
+    went away then) left its tab open and its renderer running; so did the issue's 504 (3 M paragraphs,
+    2 GB and 164 % CPU minutes later)."""
+    async with _service(chromium_path, timeout=3, max_memory=300 * 1024 * 1024) as service:
+        tabs, renderers = await _started(service)
+        assert service.open_pages == 0 and renderers  # the browser's own (its first tab, its UI)
+        outcomes: list[str] = []
+
+        async def gone_once_hanging() -> None:
+            """A client that leaves once its page waits in the request that is never answered."""
+            token = CONNECTED.set(lambda: site.counts["/hang"] == 0)
+            try:
+                await service.render(site.url("/gone"), HANG_PAGE, javascript=True, layout=False)
+            finally:
+                CONNECTED.reset(token)
+
+        cases = [
+            ("success", service.render(site.url("/ok"), OK_PAGE, javascript=True)),
+            ("timeout", service.render(site.url("/hang-page"), HANG_PAGE, javascript=True, layout=False)),
+            (
+                "crashed",
+                service.render(site.url("/big"), ALLOCATING_HANG_PAGE, javascript=True, layout=False),
+            ),
+            ("client gone", gone_once_hanging()),
+        ]
+        for name, render in cases:
+            site.counts["/hang"] = 0
+            try:
+                await render
+                outcomes.append(name)
+            except RenderTimeout:
+                outcomes.append("timeout")
+            except RenderFailed:
+                outcomes.append("crashed")
+            except ClientGone:
+                outcomes.append("client gone")
+            extra_tabs, extra_renderers = await _left_behind(service, tabs, renderers)
+            assert (name, extra_tabs, extra_renderers) == (name, [], set())
+            assert service.open_pages == 0
+        assert outcomes == [name for name, _ in cases]
+        assert service.restarts == 0  # each tab went alone, the browser stayed
+
+
+async def test_a_dom_growing_past_the_bound_is_413_while_the_page_renders(
+    site: Site, chromium_path: str
+) -> None:
+    """Before: the issue's page of 3 M paragraphs was a 504 at the deadline (the element count was only
+    read once the page had loaded, which it did not within it) and its renderer ran on at 2 GB."""
+    async with _service(chromium_path, timeout=10, max_elements=20000) as service:
+        tabs, renderers = await _started(service)
+        with pytest.raises(RenderTooLarge, match="DOM nodes") as large:
+            await service.render(site.url("/millions"), MILLIONS_PAGE, javascript=True, layout=False)
+        assert large.value.status == 413 and large.value.kind == "render_too_large"
+        assert service.memory_kills == 0  # the count stopped it, not the memory watchdog
+        assert await _left_behind(service, tabs, renderers) == ([], set())
+
+
+async def test_the_memory_watchdog_looks_at_renderers_outside_any_render(
+    site: Site, chromium_path: str
+) -> None:
+    """Before: the watchdog only looked while a render was in progress, so a tab left behind grew
+    without a bound."""
+    async with _service(chromium_path, max_memory=300 * 1024 * 1024) as service:
+        fine = await service.render(site.url("/ok"), OK_PAGE, javascript=True, layout=False)
+        assert "ordinary article" in fine.html and service.open_pages == 0
+        browser = service._browser
+        assert browser is not None
+        await asyncio.sleep(3 * MEMORY_POLL)  # a watchdog that looks only during renders has stopped
+        # a tab no render holds: one a render would have left behind
+        url = "data:text/html;base64," + base64.b64encode(ALLOCATING_PAGE.encode()).decode()
+        await browser.send("Target.createTarget", {"url": url})
+        assert browser.process is not None
+        over: list[int] = []
+        for _ in range(100):  # until it is killed and gone (a killed process takes a moment to end)
+            over = [pid for pid, rss in _renderers(browser.process.pid) if rss > 300 * 1024 * 1024]
+            if service.memory_kills and not over:
+                break
+            await asyncio.sleep(0.1)
+        assert service.memory_kills == 1 and over == [] and service.open_pages == 0

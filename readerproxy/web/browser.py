@@ -10,8 +10,12 @@ to run a page's scripts before extraction. `BrowserService.render(...)` does bot
    "visual rendering is unavailable: <reason>") at once.
 2. **A bounded pool of pages.** At most `pages` renders at a time (an asyncio semaphore); each
    render gets a fresh browser context (no cookies, storage or cache shared between pages) and one
-   tab, closed afterwards; each render has a deadline (`RenderTimeout`, 504), after which an
-   unresponsive browser is killed.
+   tab, closed afterwards whatever the outcome: its renderer is ended first with `Page.crash`,
+   which Chromium handles on the renderer's IO thread (a main thread stuck in a script, a layout of
+   millions of nodes or a synchronous request neither runs `Runtime.terminateExecution` nor lets the
+   tab unload), then the tab is closed and its context disposed; a tab the browser still lists
+   after that kills the browser (restarted on the next render). Each render has a deadline
+   (`RenderTimeout`, 504), after which an unresponsive browser is killed.
 3. **No network of its own.** Chromium is started with `--host-resolver-rules="MAP * ~NOTFOUND"`, so
    it cannot resolve any name, and every request is intercepted with the DevTools `Fetch` domain:
    the page's document request is fulfilled with the bytes readerproxy already fetched; a stylesheet
@@ -32,9 +36,13 @@ to run a page's scripts before extraction. `BrowserService.render(...)` does bot
    `max_bytes` plus a few fetch caps. The rendered DOM may have at most `max_elements` elements
    and `max_html_bytes` of serialised HTML, both checked inside the page before anything is
    serialised (`RenderTooLarge`, 413), and DevTools messages are capped (`MAX_MESSAGE_BYTES`).
+   While the page renders, its DOM node count is read every `DOM_POLL` seconds, a running script
+   interrupted for it: past `NODES_PER_ELEMENT` × `max_elements` the render is a 413 at once (a
+   script appending millions of paragraphs was a 504 at the deadline, its renderer at 2 GB after).
    V8's heap is capped by `--js-flags`, and a page process whose resident size passes
    `max_memory` (the DOM a script builds is no V8 heap) is killed: its tab crashes, which fails
-   that render at once and leaves the browser and other pages running. WebRTC's
+   that render at once and leaves the browser and other pages running. That watchdog runs for as
+   long as the browser does, over every renderer, not only while a render is under way. WebRTC's
    constructors are removed from every frame before the page's scripts run (besides the flags
    that keep its UDP from going anywhere but the proxy that is not there).
 7. **Fair shares and a bounded queue.** One client address (`workers.CLIENT`) holds at most
@@ -116,8 +124,18 @@ IMAGE_TYPES = frozenset({"Image"})
 #: Whether the client of the current request is still connected (the server sets it per request;
 #: unset, a render runs to its end). A render whose client has gone is stopped (`ClientGone`).
 CONNECTED: ContextVar[Callable[[], bool] | None] = ContextVar("readerproxy_connected", default=None)
-#: Seconds between two looks at the memory of the browser's page processes while pages are open.
+#: Seconds between two looks at the memory of the browser's page processes while pages are open,
+#: and while none is (the watchdog runs as long as the browser: a renderer outlives its render if
+#: anything goes wrong, and that one is bounded too).
 MEMORY_POLL = 0.5
+IDLE_MEMORY_POLL = 1.0
+#: Seconds between two reads of a rendering page's DOM node count (`Performance.getMetrics`, which
+#: Chromium answers by interrupting a running script: the count is read while the script builds).
+DOM_POLL = 0.25
+#: DOM nodes a rendering page may have per element allowed (`max_elements`): Chromium's count takes in
+#: text nodes and comments (about one per element in real pages) and nodes not yet collected; past
+#: this the page is too large at once, without waiting for its load and the exact count.
+NODES_PER_ELEMENT = 4
 #: Seconds between two looks at whether a render's client is still connected.
 CLIENT_POLL = 0.25
 #: Subresources fetched at once for one render (what is read but not yet delivered stays bounded).
@@ -511,6 +529,8 @@ class BrowserService:
         self.renders = 0
         self.restarts = 0
         self.memory_kills = 0  # page processes killed for passing `max_memory`
+        self.dom_refusals = 0  # renders stopped while rendering for a DOM past the node bound
+        self.stuck_tabs = 0  # tabs still listed after their close: each killed the browser
         self._memory_watch: asyncio.Task[None] | None = None
         self.last_failure: str | None = None
         self._closed = False
@@ -572,6 +592,8 @@ class BrowserService:
             raise BrowserUnavailable("the server is shutting down")
         self._browser = browser
         self.last_failure = None
+        # for the browser's whole life: a renderer is bounded whether or not a render holds it
+        self._memory_watch = asyncio.create_task(self._watch_memory(browser))
         return browser
 
     async def render(
@@ -701,8 +723,6 @@ class BrowserService:
         session = ""
         self.open_pages += 1
         self.peak_pages = max(self.peak_pages, self.open_pages)
-        if self._memory_watch is None or self._memory_watch.done():
-            self._memory_watch = asyncio.create_task(self._watch_memory(browser))
         try:
             target = await browser.send(
                 "Target.createTarget", {"url": "about:blank", "browserContextId": context_id}
@@ -727,15 +747,17 @@ class BrowserService:
                 self.open_pages -= 1
 
     async def _watch_memory(self, browser: DevToolsBrowser) -> None:
-        """While pages are open: kill a page process (renderer) whose resident size passes
+        """For as long as `browser` runs: kill a page process (renderer) whose resident size passes
         `max_memory`; its tab crashes (`Inspector.targetCrashed`) and that render fails at once,
         while the browser and the other pages go on. A script's heap is capped by `--js-flags`,
-        but the DOM it builds is not: this is the bound on that."""
+        but the DOM it builds is not: this is the bound on that. It looks at every renderer, a
+        render under way or not: one that outlived its render (the issue's 2 GB tab) is no
+        exception to the bound."""
         if browser.process is None or not Path("/proc").is_dir():
             return
         root = browser.process.pid
-        while self.open_pages > 0 and browser.alive:
-            await asyncio.sleep(MEMORY_POLL)
+        while browser.alive and not self._closed:
+            await asyncio.sleep(MEMORY_POLL if self.open_pages > 0 else IDLE_MEMORY_POLL)
             for pid, rss in await asyncio.to_thread(_renderers, root):
                 if rss > self.settings.max_memory:
                     log.warning("a page process used %d MB; killing it", rss // (1024 * 1024))
@@ -746,17 +768,35 @@ class BrowserService:
     async def _close_tab(
         self, browser: DevToolsBrowser, session: str, target_id: str, context_id: str
     ) -> None:
-        """Stop the tab's scripts, close it and dispose of its context (bounded; quiet on failure)."""
+        """End the tab's renderer, close the tab and dispose of its context, on every outcome
+        (bounded; quiet on failure). A tab the browser still lists afterwards kills the browser.
+
+        `Runtime.terminateExecution` and `Target.closeTarget` alone left a tab running when its main
+        thread was not in a script (a layout of millions of nodes, a synchronous request): there is
+        nothing to terminate, and closing waits for an unload that never comes. `Page.crash` is
+        handled on the renderer's IO thread and ends the process whatever its main thread does;
+        each render has a browser context of its own, so no other page shares that process."""
         if not browser.alive:
             return
+        closed = False
+        # never answered (the renderer is gone), so not waited for: the close goes on meanwhile
+        crash = asyncio.ensure_future(browser.send("Page.crash", None, session)) if session else None
         with contextlib.suppress(Exception):
             async with asyncio.timeout(COMMAND_TIMEOUT):
-                if session:  # a script in an endless loop would hold the tab's renderer
-                    with contextlib.suppress(DevToolsError):
-                        await asyncio.wait_for(browser.send("Runtime.terminateExecution", None, session), 1)
+                await asyncio.sleep(0)  # the crash is sent first
                 if target_id:
                     await browser.send("Target.closeTarget", {"targetId": target_id})
                 await browser.send("Target.disposeBrowserContext", {"browserContextId": context_id})
+                listed = await browser.send("Target.getTargets")
+                closed = all(t.get("targetId") != target_id for t in listed.get("targetInfos", []))
+        if crash is not None:
+            crash.cancel()  # its pending entry goes with it
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await crash
+        if not closed and browser.alive:
+            log.warning("a tab outlived its close; killing the browser (restarted on the next render)")
+            self.stuck_tabs += 1
+            browser.kill()
 
     async def _load(
         self,
@@ -802,11 +842,36 @@ class BrowserService:
                     )
                 )
 
+        async def watch_dom() -> None:
+            """Fail the render as too large once the page's DOM node count passes the bound; read
+            while it renders, a running script interrupted for it (`Performance.getMetrics`)."""
+            bound = s.max_elements * NODES_PER_ELEMENT
+            with contextlib.suppress(ConnectionError, DevToolsError, RenderFailed, RenderTooLarge):
+                while not failed.done():
+                    metrics = await send("Performance.getMetrics")
+                    nodes = next(
+                        (m.get("value", 0) for m in metrics.get("metrics", []) if m.get("name") == "Nodes"), 0
+                    )
+                    if nodes > bound and not failed.done():
+                        self.dom_refusals += 1
+                        failed.set_exception(
+                            RenderTooLarge(
+                                f"the page built {int(nodes)} DOM nodes while rendering, more than the "
+                                f"{bound} allowed (at most {s.max_elements} elements)"
+                            )
+                        )
+                        return
+                    await asyncio.sleep(DOM_POLL)
+
         browser.on(session, "Fetch.requestPaused", paused)
         browser.on(session, "Page.loadEventFired", on_load)
         browser.on(session, "Inspector.targetCrashed", on_crash)
         try:
             await send("Inspector.enable")
+            await send("Performance.enable")
+            counting = asyncio.create_task(watch_dom())
+            tasks.add(counting)
+            counting.add_done_callback(tasks.discard)
             await send("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]})
             await send("Page.enable")
             if javascript:
@@ -834,7 +899,7 @@ class BrowserService:
             script = (SNAPSHOT_SCRIPT if layout else SERIALISE_SCRIPT) % caps
             result = await send("Runtime.evaluate", {"expression": script, "returnByValue": True})
         finally:
-            for task in tasks:
+            for task in list(tasks):
                 task.cancel()
             if not failed.done():
                 failed.cancel()
