@@ -2,12 +2,12 @@
 
 Each configuration is checked by the program that reads it (Debian's packages, which `./dev test`
 installs): `systemd-analyze verify` for the unit and its Chromium drop-in, `haproxy -c` and
-`nginx -t` for theirs (also with the `# [planned] ` lines enabled, that wait for readerproxy's
-`--trusted-proxies`), `caddy validate` and `caddy fmt` for the Caddyfile. Then HAProxy and nginx
+`nginx -t` for theirs, `caddy validate` and `caddy fmt` for the Caddyfile. Then HAProxy and nginx
 run with their file as shipped, only its addresses, certificate and log paths moved to this
 machine's loopback and a temporary directory: in front of a header-echoing backend (which headers
-the reader routes get, forged ones dropped, the PROXY protocol of the planned lines) and in front of
-a real `readerproxy serve` (TLS to the reader routes, a CONNECT through the TCP pass-through).
+the reader routes get, forged ones dropped, the PROXY protocol header of the proxy port) and in
+front of a real `readerproxy serve --trusted-proxies 127.0.0.1` (TLS to the reader routes, a CONNECT
+through the TCP pass-through). Two instances behind HAProxy with Redis: tests/test_instances.py.
 A test whose tool is missing skips, naming the package.
 """
 
@@ -43,7 +43,6 @@ REPO = Path(__file__).resolve().parent.parent
 DEPLOY = REPO / "deploy"
 NAME = "reader.example"
 PUBLIC_ADDRESS = "203.0.113.10"  # the placeholder for the machine's public address
-PLANNED = "# [planned] "
 LOGIN = "reader:a-long-test-password"
 
 
@@ -62,12 +61,6 @@ def replaced(text: str, changes: dict[str, str]) -> str:
         assert old in text, f"{old!r} is no longer in the file: update tests/test_deploy.py"
         text = text.replace(old, new)
     return text
-
-
-def with_planned(text: str) -> str:
-    """The file with its `# [planned] ` lines enabled."""
-    assert PLANNED in text
-    return text.replace(PLANNED, "")
 
 
 @dataclass(frozen=True)
@@ -173,23 +166,21 @@ def test_systemd_unit_sandbox() -> None:
 # --- HAProxy ---------------------------------------------------------------------------------------
 
 
-def haproxy_text(certificate: Certificate, planned: bool = False) -> str:
-    text = replaced(
+def haproxy_text(certificate: Certificate) -> str:
+    return replaced(
         (DEPLOY / "haproxy.cfg").read_text(),
         {
             f"/etc/haproxy/certs/{NAME}.pem": str(certificate.both),
             "log /dev/log local0": "log stderr local0",
         },
     )
-    return with_planned(text) if planned else text
 
 
-@pytest.mark.parametrize("planned", [False, True], ids=["as-shipped", "planned-lines-on"])
-def test_haproxy_config_valid(tmp_path: Path, certificate: Certificate, planned: bool) -> None:
+def test_haproxy_config_valid(tmp_path: Path, certificate: Certificate) -> None:
     """`haproxy -c` in zero-warning mode (-dW): a warning fails too."""
     haproxy = tool("haproxy", "haproxy")
     config = tmp_path / "haproxy.cfg"
-    config.write_text(haproxy_text(certificate, planned))
+    config.write_text(haproxy_text(certificate))
     result = subprocess.run(
         [haproxy, "-dW", "-c", "-f", str(config)], capture_output=True, text=True, timeout=60
     )
@@ -199,10 +190,10 @@ def test_haproxy_config_valid(tmp_path: Path, certificate: Certificate, planned:
 # --- nginx -----------------------------------------------------------------------------------------
 
 
-def nginx_text(tmp_path: Path, certificate: Certificate, planned: bool = False) -> str:
+def nginx_text(tmp_path: Path, certificate: Certificate) -> str:
     logs = tmp_path / "logs"
     logs.mkdir(exist_ok=True)
-    text = replaced(
+    return replaced(
         (DEPLOY / "nginx.conf").read_text(),
         {
             f"/etc/letsencrypt/live/{NAME}/fullchain.pem": str(certificate.cert),
@@ -211,7 +202,6 @@ def nginx_text(tmp_path: Path, certificate: Certificate, planned: bool = False) 
             "/run/nginx.pid": str(tmp_path / "nginx.pid"),
         },
     )
-    return with_planned(text) if planned else text
 
 
 def nginx_prefix(tmp_path: Path) -> Path:
@@ -227,13 +217,12 @@ def nginx_prefix(tmp_path: Path) -> Path:
     return prefix
 
 
-@pytest.mark.parametrize("planned", [False, True], ids=["as-shipped", "planned-lines-on"])
-def test_nginx_config_valid(tmp_path: Path, certificate: Certificate, planned: bool) -> None:
+def test_nginx_config_valid(tmp_path: Path, certificate: Certificate) -> None:
     """`nginx -t` with a temporary prefix. nginx -t binds its listeners, so they move to free
     loopback ports (the public address is not this machine's)."""
     nginx = tool("nginx", "nginx")
     prefix = nginx_prefix(tmp_path)
-    text, _ = on_loopback(nginx_text(tmp_path, certificate, planned), NGINX_LISTEN, {})
+    text, _ = on_loopback(nginx_text(tmp_path, certificate), NGINX_LISTEN, {})
     config = tmp_path / "nginx.conf"
     config.write_text(text)
     result = subprocess.run(
@@ -429,12 +418,10 @@ def running(command: list[str], ports: dict[int, int]) -> Iterator[Running]:
             process.stderr.close()
 
 
-def start_haproxy(
-    tmp_path: Path, certificate: Certificate, reader: int, proxy: int, planned: bool = False
-) -> Iterator[Running]:
+def start_haproxy(tmp_path: Path, certificate: Certificate, reader: int, proxy: int) -> Iterator[Running]:
     haproxy = tool("haproxy", "haproxy")
     text = replaced(
-        haproxy_text(certificate, planned),
+        haproxy_text(certificate),
         {"127.0.0.1:8080": f"127.0.0.1:{reader}", "127.0.0.1:8081": f"127.0.0.1:{proxy}"},
     )
     text, ports = on_loopback(text, HAPROXY_BIND, {})
@@ -443,13 +430,11 @@ def start_haproxy(
     return running([haproxy, "-db", "-f", str(config)], ports)
 
 
-def start_nginx(
-    tmp_path: Path, certificate: Certificate, reader: int, proxy: int, planned: bool = False
-) -> Iterator[Running]:
+def start_nginx(tmp_path: Path, certificate: Certificate, reader: int, proxy: int) -> Iterator[Running]:
     nginx = tool("nginx", "nginx")
     prefix = nginx_prefix(tmp_path)
     text = replaced(
-        nginx_text(tmp_path, certificate, planned),
+        nginx_text(tmp_path, certificate),
         {"server 127.0.0.1:8080;": f"server 127.0.0.1:{reader};", "127.0.0.1:8081;": f"127.0.0.1:{proxy};"},
     )
     text, ports = on_loopback(text, NGINX_LISTEN, {})
@@ -617,26 +602,21 @@ def test_reader_routes_get_forwarded_headers(tmp_path: Path, certificate: Certif
         assert headers["Location"] == f"https://{NAME}/read?url=x"
 
 
-@pytest.mark.parametrize("planned", [False, True], ids=["as-shipped", "planned-lines-on"])
 @pytest.mark.parametrize("front", sorted(FRONTS))
-def test_proxy_port_is_a_tcp_pass_through(
-    tmp_path: Path, certificate: Certificate, front: str, planned: bool
-) -> None:
+def test_proxy_port_is_a_tcp_pass_through(tmp_path: Path, certificate: Certificate, front: str) -> None:
     """The proxy port's bytes reach readerproxy's proxy listener as the client sent them (a
-    CONNECT and its answer); with the planned lines on, behind a PROXY protocol header naming the
-    client (nginx sends version 1, HAProxy version 2), which --trusted-proxies will read."""
+    CONNECT and its answer), behind a PROXY protocol header naming the client (nginx sends version
+    1, HAProxy version 2), which readerproxy reads from its --trusted-proxies."""
     connect = b"CONNECT site.example:443 HTTP/1.1\r\nHost: site.example:443\r\n\r\n"
     with (
         tcp_recorder() as backend,
-        FRONTS[front](tmp_path, certificate, free_port(), backend.port, planned) as proxy,
+        FRONTS[front](tmp_path, certificate, free_port(), backend.port) as proxy,
     ):
         answer = through_pass_through(proxy.ports[8081], connect)
         assert answer.startswith(b"HTTP/1.1 200 ")
     # (HAProxy's health checks connect too: with send-proxy-v2 they send a LOCAL header alone)
     (received,) = [data for data in backend.received if data.endswith(connect)]
-    if not planned:
-        assert received == connect
-    elif front == "nginx":
+    if front == "nginx":
         assert re.match(rb"PROXY TCP4 127\.0\.0\.1 127\.0\.0\.1 \d+ \d+\r\n", received)
         assert received.endswith(connect)
     else:
@@ -647,13 +627,23 @@ def test_proxy_port_is_a_tcp_pass_through(
 
 @pytest.mark.parametrize("front", sorted(FRONTS))
 def test_readerproxy_behind_the_front(tmp_path: Path, certificate: Certificate, front: str) -> None:
-    """A real `readerproxy serve --proxy-port --auth` behind the file: /healthz over TLS, the login
+    """A real `readerproxy serve --proxy-port --auth --trusted-proxies 127.0.0.1` behind the file
+    (the proxy port's PROXY protocol header read): /healthz over TLS, the login
     asked on the reader routes, the PAC file naming the public name and readerproxy's proxy port,
     and a CONNECT through the pass-through, with the login, opening a tunnel (here to the reader
     server itself, on loopback)."""
     reader, proxy_port = free_port(), free_port()
     process, _ = start_server_process(
-        "--cache", "memory", "--allow-private", "--proxy-port", str(proxy_port), "--auth", LOGIN, port=reader
+        "--cache",
+        "memory",
+        "--allow-private",
+        "--proxy-port",
+        str(proxy_port),
+        "--auth",
+        LOGIN,
+        "--trusted-proxies",
+        "127.0.0.1",
+        port=reader,
     )
     try:
         with FRONTS[front](tmp_path, certificate, reader, proxy_port) as proxy:

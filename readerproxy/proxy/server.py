@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import errno
 import functools
 import logging
@@ -54,6 +55,7 @@ from ..web.fetch import (
     literal_address,
     refused,
 )
+from ..web.forwarded import normal_address, parse_trusted
 from ..web.limits import CLIENT_HEADER
 from ..web.templating import Preferences
 from ..web.workers import CLIENT
@@ -89,6 +91,7 @@ from .flow import (
 )
 from .http1 import HEAD_TIMEOUT, BodyTooLarge, ClientConnection, client_starts_tls
 from .intercept import InterceptPolicy
+from .proxyprotocol import HEADER_TIMEOUT, ProxyProtocolError, read_header
 from .setup import SETUP_TUNNEL, SetupAddon, SiteCookiesAddon, config_rules, user_of
 from .store import ProxyStore
 from .upgrade import UpgradeFailed, is_websocket, relay
@@ -116,6 +119,9 @@ SHED_ABOVE = 32
 OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 #: At most one log line about running out of descriptors in this many seconds.
 PRESSURE_LOG_SECONDS = 60.0
+#: The address the client reached, as a PROXY protocol header named it (the pass-through's public
+#: address), for the setup page and the PAC file; None: the connection's own local end.
+REACHED: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar("reached", default=None)
 
 
 def parse_resolve(value: str) -> dict[str, str]:
@@ -184,6 +190,8 @@ class ProxyServer:
         self.reader_wait = max(float(settings.reader_wait), 0.0)
         self.upstream_tls: ssl.SSLContext | None = None
         credentials = configured_credentials(settings)
+        #: peers whose connections begin with a PROXY protocol header naming the client
+        self.trusted = parse_trusted(settings.trusted_proxies)
         self.store = ProxyStore(reader.cache)  # preferences and site rules chosen in the browser
         rules = RulesAddon(
             host_list(settings.reader_hosts),
@@ -267,7 +275,12 @@ class ProxyServer:
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
-        address = str(peer[0])
+        if self.trusted.trusts(str(peer[0])):  # a pass-through: the client is in its PROXY header
+            named = await self._proxy_header(reader, writer, str(peer[0]))
+            if named is None:
+                return
+            peer = named
+        address = normal_address(str(peer[0]))
         if self._per_address[address] >= MAX_CONNECTIONS_PER_ADDRESS:
             self.refused_connections += 1
             writer.transport.abort()  # its descriptor back at once
@@ -279,7 +292,7 @@ class ProxyServer:
         CLIENT.set(address)  # extraction workers are shared out by client address
         conn = ClientConnection(reader, writer)
         try:
-            await self._connection(conn, f"{peer[0]}:{peer[1]}")
+            await self._connection(conn, f"{address}:{peer[1]}")
             await conn.linger()
         except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
@@ -288,7 +301,7 @@ class ProxyServer:
         except asyncio.CancelledError:  # the proxy is closing
             pass
         except Exception:  # a bug outside any flow (a flow's own is answered in `_handle`)
-            log.exception("proxy connection from %s failed", peer[0])
+            log.exception("proxy connection from %s failed", address)
         finally:
             self._connections.discard(task)
             self._per_address[address] -= 1
@@ -297,6 +310,35 @@ class ProxyServer:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    async def _proxy_header(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: str
+    ) -> tuple[str, int] | None:
+        """The client a trusted peer's PROXY protocol header names (`proxyprotocol.py`), and the
+        address it reached in `REACHED`; the peer itself for a LOCAL or UNKNOWN header (its health
+        check). None, the connection answered 400 and closed, when there is no valid header in
+        `HEADER_TIMEOUT` seconds: a trusted peer's bytes are never taken as the client's."""
+        try:
+            async with asyncio.timeout(HEADER_TIMEOUT):
+                header = await read_header(reader)
+        except (ProxyProtocolError, TimeoutError, asyncio.IncompleteReadError, ConnectionError) as exc:
+            problem = str(exc) if isinstance(exc, ProxyProtocolError) else type(exc).__name__
+            log.warning("proxy connection from trusted proxy %s without a PROXY header: %s", peer, problem)
+            with contextlib.suppress(Exception):
+                body = f"readerproxy: {problem} (--trusted-proxies {peer})\n".encode()
+                writer.write(
+                    b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                    + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                    + body
+                )
+                await writer.drain()
+            writer.close()
+            return None
+        REACHED.set(header.destination)
+        if header.source is None:
+            local = writer.get_extra_info("peername") or (peer, 0)
+            return str(local[0]), int(local[1])
+        return header.source
 
     def _shed_idle(self) -> int:
         """Close connections waiting for a request to begin (`ClientConnection.idle`): out of
@@ -357,7 +399,8 @@ class ProxyServer:
                 return
             flow = Flow(client, request)
             flow.read_body = functools.partial(_whole_body, conn)
-            flow.notes["local"] = conn.writer.get_extra_info("sockname")  # the address the client reached
+            # the address the client reached: the pass-through's, when a PROXY header named it
+            flow.notes["local"] = REACHED.get() or conn.writer.get_extra_info("sockname")
             if tunnel:
                 flow.notes["in_tunnel"] = True
             if not await self._handle(flow, conn) or not conn.next_cycle():

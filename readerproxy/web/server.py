@@ -41,6 +41,7 @@ from .appkeys import METRICS, READER, RENDERER, SETTINGS, parse_read_request
 from .browser import CONNECTED
 from .compression import CODINGS, Encoded, negotiate
 from .fetch import GZIP_MAGIC, FetchError, unwrap_gzip, validate_url
+from .forwarded import TRUSTED, forwarded_middleware, parse_trusted
 from .images import install_images
 from .limits import CLIENT_HEADER, RateLimited, RateLimiter, client_key
 from .lru import LRU
@@ -164,6 +165,10 @@ def create_app(settings: Settings) -> web.Application:
         middlewares=[metrics_middleware, drain_middleware, error_middleware, limits_middleware],
         client_max_size=settings.fetch.max_bytes,
     )
+    trusted = parse_trusted(settings.trusted_proxies)
+    if trusted:  # the real client, scheme and host for every middleware after it (forwarded.py)
+        app[TRUSTED] = trusted
+        app.middlewares.insert(0, forwarded_middleware)
     app[SETTINGS] = settings
     app[DRAIN] = Drain()
     app[METRICS] = metrics

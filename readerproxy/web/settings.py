@@ -152,6 +152,12 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
         "MODE",
     ),
     ServeOption("image_memory_bytes", "bytes of resized images kept in memory (before the backend)", "BYTES"),
+    ServeOption(
+        "trusted_proxies",
+        "reverse proxies (addresses or CIDRs) whose Forwarded / X-Forwarded-* headers, and PROXY protocol "
+        "header on the proxy port, name the client; from any other peer they are ignored",
+        "CIDRS",
+    ),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
@@ -231,6 +237,8 @@ class Settings:
     # img-src is 'self'), or "direct" from the original sites.
     images: str = "proxy"
     image_memory_bytes: int = 32 * 1024 * 1024
+    # Behind a reverse proxy (web/forwarded.py, proxy/proxyprotocol.py).
+    trusted_proxies: str = ""  # CIDRs whose forwarding headers (and PROXY protocol) are believed
 
     def browser_settings(self) -> BrowserSettings:
         """The browser service's settings (ValueError for a pool size, timeout or budget out of
@@ -292,6 +300,7 @@ def load_settings(
     check_open_proxy(settings)
     check_block_lists(settings.block_lists)
     check_host_patterns(settings)
+    check_front(settings)
     if settings.images not in IMAGE_MODES:
         raise SettingsError(f"images must be one of {', '.join(IMAGE_MODES)}, got {settings.images!r}")
     try:
@@ -436,6 +445,17 @@ def check_block_lists(value: object) -> None:
         path = Path(str(item)).expanduser()
         if not path.is_file():
             raise SettingsError(f"block list {item} is not a readable file")
+
+
+def check_front(settings: Settings) -> None:
+    """`--trusted-proxies` (CIDRs), refused with a line naming the bad entry rather than
+    half-applied at start-up."""
+    from .forwarded import parse_trusted
+
+    try:
+        parse_trusted(settings.trusted_proxies)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def check_cache_spec(spec: str) -> None:
