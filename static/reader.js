@@ -118,6 +118,9 @@
   // (data-prefs-at, http://readerproxy): a cookie written here would go to the site, so none is; the
   // choice is made there by a navigation, as a tap on its link does, and the page comes back with it.
   const prefsAt = root.dataset.prefsAt || "";
+  // Behind --public-url with a path prefix (data-root="/reader"): the server's routes and its
+  // cookies live under it.
+  const base = root.dataset.root || "";
 
   const applyPreference = (key, value) => {
     if (!value || root.dataset[key] === value) return;
@@ -132,10 +135,10 @@
       return;
     }
     const name = `rp_${key}`;
-    document.cookie = `${name}=${value}; path=/; max-age=${maxAge}; samesite=lax`;
+    document.cookie = `${name}=${value}; path=${base || "/"}; max-age=${maxAge}; samesite=lax`;
     if (panel) {
       // Every other preference link carries the new value, so following one later keeps it.
-      for (const link of panel.querySelectorAll('a[href^="/read?"]')) {
+      for (const link of panel.querySelectorAll(`a[href^="${base}/read?"]`)) {
         if (link.dataset.pref === key) continue;
         const url = new URL(link.href);
         if (!url.searchParams.has(key)) continue;

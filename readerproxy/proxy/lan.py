@@ -103,7 +103,13 @@ def setup_url(host: str, reader_port: int) -> str:
 
 
 def share_url(settings: Settings, reader_port: int) -> str | None:
-    """The URL the QR code holds, or None when no other device can reach this server."""
+    """The URL the QR code holds, or None when no other device can reach this server; with
+    `--public-url`, the setup page there."""
+    from ..web.public import public_of
+
+    public = public_of(settings)
+    if public is not None:
+        return public.url(SETUP_PATH)
     host = share_host(settings)
     return setup_url(host, reader_port) if host is not None else None
 

@@ -204,8 +204,16 @@ def certificate_downloads(ca: CertificateAuthority) -> dict[str, tuple[bytes, st
 
 
 def proxy_address(flow: Flow, settings: Settings) -> tuple[str, int]:
-    """The proxy's address as this client reached it (the connection's local end), else --host."""
+    """The proxy's address as this client reached it (the connection's local end, or the
+    pass-through's in a PROXY header), else --host; `--public-url`'s host name before either."""
+    from ..web.public import public_of
+
     local = flow.notes.get("local")
+    public = public_of(settings)
+    if public is not None:
+        if isinstance(local, tuple) and len(local) >= 2:
+            return public.host, int(local[1])
+        return public.host, int(settings.proxy_port or 0)
     if isinstance(local, tuple) and len(local) >= 2 and local[0] not in ("0.0.0.0", "::"):
         host = str(local[0]).removeprefix("::ffff:")
         return host, int(local[1])
@@ -567,6 +575,7 @@ class SetupAddon(Addon):
 
     def setup_context(self, host: str, port: int, user_agent: str | None) -> dict[str, Any]:
         """What the setup page shows for a proxy reached on `host:port` and a visitor's system."""
+        from ..web.public import public_of
         from .lan import qr_svg, share_url
 
         shown = f"[{host}]" if ":" in host else host
@@ -587,7 +596,9 @@ class SetupAddon(Addon):
             "origin": SETUP_ORIGIN,
             "alias": f"http://{SETUP_HOSTS[1]}",
             "pac_url": f"{SETUP_ORIGIN}/proxy.pac",
-            "reader_pac_url": f"http://{shown}:{reader_port}/proxy.pac",
+            "reader_pac_url": public.url("/proxy.pac")
+            if (public := public_of(self.settings)) is not None
+            else f"http://{shown}:{reader_port}/proxy.pac",
             "intercepting": self.ca is not None,
             "cert": cert,
             "auth": self.credentials is not None,

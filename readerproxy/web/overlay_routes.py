@@ -97,7 +97,7 @@ async def overlay_view(request: web.Request) -> web.Response:
         described=dict(described),
     )
     page, final_url = await request.app[READER].inspect(read_request, build)
-    response = web.Response(text=page, content_type="text/html", charset="utf-8")
+    response = web.Response(text=renderer.rooted(page), content_type="text/html", charset="utf-8")
     response.headers["Content-Security-Policy"] = overlay_csp(final_url or url)
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -113,7 +113,7 @@ async def compare_view(request: web.Request) -> web.Response:
 
     context = await request.app[READER].compare(read_request, CompareContext(url))
     page = renderer.env.get_template("compare.html").render(prefs=prefs, **context)
-    return web.Response(text=page, content_type="text/html", charset="utf-8")
+    return web.Response(text=renderer.rooted(page), content_type="text/html", charset="utf-8")
 
 
 def wants_blocks(request: web.Request) -> bool:

@@ -47,6 +47,7 @@ from .limits import CLIENT_HEADER, RateLimited, RateLimiter, client_key
 from .lru import LRU
 from .metrics import Metrics
 from .overlay_routes import compare_view, overlay_view, wants_blocks
+from .public import public_of, rooted
 from .reader import Reader, algorithm_params, browser_unavailable_reason, target_url
 from .ready_pages import ReadyPage, ReadyPages, ready_key
 from .settings import Settings
@@ -174,6 +175,8 @@ def create_app(settings: Settings) -> web.Application:
     app[METRICS] = metrics
     app[READER] = Reader(settings, metrics)
     app[RENDERER] = Renderer(settings.templates_dir, settings.static_dir)
+    if (public := public_of(settings)) is not None:  # --public-url's prefix on our links (public.py)
+        app[RENDERER].root = public.prefix
     app[RENDERED] = LRU(RENDERED_PAGES_BYTES, lambda key, page: len(key[0]) + page.size)
     app[READY] = ReadyPages()
     app[STATIC] = {name: _precompressed(asset.body) for name, asset in app[RENDERER].static.items()}
@@ -226,7 +229,8 @@ async def _reader_resources(app: web.Application) -> AsyncIterator[None]:
 async def _proxy_resources(app: web.Application) -> AsyncIterator[None]:
     from ..proxy import proxy_listener
 
-    async with proxy_listener(app[SETTINGS], app[READER], app[RENDERER], app[METRICS]) as proxy:
+    renderer = app[RENDERER].unrooted()  # the proxy's pages are never under --public-url's prefix
+    async with proxy_listener(app[SETTINGS], app[READER], renderer, app[METRICS]) as proxy:
         app[PROXY].append(proxy)
         try:
             yield
@@ -270,8 +274,11 @@ async def setup_page(request: web.Request) -> web.Response:
     addon = _setup_addon(request)
     local = request.transport.get_extra_info("sockname") if request.transport else None
     host = str(local[0]).removeprefix("::ffff:") if local else request.app[SETTINGS].host
+    if (public := public_of(request.app[SETTINGS])) is not None:
+        host = public.host
     response = addon.direct_page(host, request.headers.get("User-Agent"))
-    return web.Response(status=response.status, body=response.body, headers=dict(response.headers))
+    body = rooted(response.body.decode("utf-8"), public.prefix).encode() if public else response.body
+    return web.Response(status=response.status, body=body, headers=dict(response.headers))
 
 
 async def setup_download(request: web.Request) -> web.Response:
@@ -298,7 +305,11 @@ async def proxy_pac(request: web.Request) -> web.Response:
     from ..proxy import pac_file
 
     return web.Response(
-        text=pac_file(request.headers.get("Host"), settings.proxy_port, settings.host),
+        text=pac_file(
+            public.host if (public := public_of(settings)) else request.headers.get("Host"),
+            settings.proxy_port,
+            settings.host,
+        ),
         content_type="application/x-ns-proxy-autoconfig",
     )
 
@@ -495,7 +506,12 @@ def _sentence(message: str) -> str:
 async def index(request: web.Request) -> web.Response:
     prefs, _ = preferences(request.query, request.cookies)
     settings = request.app[SETTINGS]
-    base = safe_base_url(request.scheme, request.host, f"http://{settings.host}:{settings.port}")
+    public = public_of(settings)
+    base = (
+        public.base
+        if public
+        else safe_base_url(request.scheme, request.host, f"http://{settings.host}:{settings.port}")
+    )
     page = request.app[RENDERER].index_page(algorithms(), base, prefs, _unavailable(request))
     return web.Response(text=page, content_type="text/html", charset="utf-8")
 
@@ -570,13 +586,21 @@ async def read(request: web.Request) -> web.Response:
             # Not HttpOnly: static/reader.js writes the same cookies when it applies a change in the
             # page (they hold only display preferences).
             for name, value in prefs.cookies().items():
-                response.set_cookie(name, value, max_age=COOKIE_MAX_AGE, path="/", samesite="Lax")
+                response.set_cookie(
+                    name, value, max_age=COOKIE_MAX_AGE, path=_cookie_path(request), samesite="Lax"
+                )
         elif not fresh and result.sources and isinstance(response.body, bytes):  # all from memory
             headers = {**SECURITY_HEADERS, **response.headers, "X-Cache": result.cache}
             ready_page = ReadyPage(response.body, headers, result.sources, result.fresh_until)
             request.app[READY].put(ready_key(request), ready_page)
     response.headers["X-Cache"] = result.cache
     return response
+
+
+def _cookie_path(request: web.Request) -> str:
+    """The preference cookies' path: `--public-url`'s prefix (`/reader`), else `/`."""
+    public = public_of(request.app[SETTINGS])
+    return public.cookie_path if public else "/"
 
 
 def _keep_full_quality(

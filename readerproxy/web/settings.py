@@ -158,6 +158,12 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
         "header on the proxy port, name the client; from any other peer they are ignored",
         "CIDRS",
     ),
+    ServeOption(
+        "public_url",
+        "the address people reach this server by (https://reader.example/ or with a path prefix): "
+        "links, the bookmarklet, the PAC file and the setup page use it",
+        "URL",
+    ),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
@@ -237,8 +243,9 @@ class Settings:
     # img-src is 'self'), or "direct" from the original sites.
     images: str = "proxy"
     image_memory_bytes: int = 32 * 1024 * 1024
-    # Behind a reverse proxy (web/forwarded.py, proxy/proxyprotocol.py).
+    # Behind a reverse proxy (web/forwarded.py, proxy/proxyprotocol.py, web/public.py).
     trusted_proxies: str = ""  # CIDRs whose forwarding headers (and PROXY protocol) are believed
+    public_url: str = ""  # https://reader.example/ or https://example.org/reader/: links use it
 
     def browser_settings(self) -> BrowserSettings:
         """The browser service's settings (ValueError for a pool size, timeout or budget out of
@@ -448,12 +455,14 @@ def check_block_lists(value: object) -> None:
 
 
 def check_front(settings: Settings) -> None:
-    """`--trusted-proxies` (CIDRs), refused with a line naming the bad entry rather than
-    half-applied at start-up."""
+    """`--trusted-proxies` (CIDRs) and `--public-url` (an absolute http(s) URL), each refused with
+    a line naming what is wrong rather than half-applied at start-up."""
     from .forwarded import parse_trusted
+    from .public import parse_public_url
 
     try:
         parse_trusted(settings.trusted_proxies)
+        parse_public_url(settings.public_url)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
 

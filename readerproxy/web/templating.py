@@ -8,6 +8,7 @@ autoescape everything else.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import html
@@ -27,6 +28,7 @@ from ..api import MENU_HIDDEN, menu_algorithms
 from ..api import algorithms as algorithm_descriptions
 from ..engine.actions import is_action, is_action_url
 from ..engine.output import LinkRewriter, fit_under_header
+from .public import rooted
 
 
 def _shipped_dir(name: str) -> Path:
@@ -584,6 +586,22 @@ class Renderer:
         #: Rewrites the article's images (`images.route_images`: through the server's /image route);
         #: None leaves them pointing at the original sites.
         self.rewrite_images: Callable[[str], str] | None = None
+        #: `--public-url`'s path prefix (`/reader`), put in front of every root-relative link of a
+        #: page made here (`public.rooted`); "" for the proxy's copy (`unrooted`).
+        self.root = ""
+
+    def unrooted(self) -> Renderer:
+        """This renderer (templates and assets shared) making root-relative links: the proxy's,
+        whose pages live on `http://readerproxy/` and on the sites' origins, never under the
+        reader server's public prefix."""
+        if not self.root:
+            return self
+        twin = copy.copy(self)
+        twin.root = ""
+        return twin
+
+    def rooted(self, page: str) -> str:
+        return rooted(page, self.root)
 
     def asset_url(self, name: str) -> str:
         asset = self.static.get(name)
@@ -672,46 +690,48 @@ class Renderer:
         author = article.get("author") if "author" in article else article.get("byline")
         if view == "thread" and posts and posts[0]["author"]:
             author = posts[0]["author"]  # a thread is by its starter
-        return self._reader.render(
-            article=article,
-            author=author,
-            title=title or display_host(original) or "Untitled",
-            content=fragment,
-            view=view,
-            intro=intro,
-            outro=outro,
-            posts=posts,
-            comments=comments,
-            items=items,
-            lang=lang,
-            dir="rtl" if rtl else "ltr",
-            arrow="\u2190" if rtl else "\u2192",
-            prefs=prefs,
-            original=original,
-            host=display_host(original),
-            published=display_date(article.get("published") or article.get("date")),
-            kind_note=kind_note(article),
-            forum_note=forum_note(article, view),
-            facts=facts_view(article, prefs.lite, self.rewrite_images),
-            score=_score(article.get("score")),
-            groups=groups,
-            instant=INSTANT_KEYS,
-            cookie_max_age=COOKIE_MAX_AGE,
-            sizes=SIZES,
-            size_labels=[SIZE_LABELS[size] for size in SIZES],
-            size_label=SIZE_LABELS[prefs.size],
-            smaller=with_prefs(size=SIZES[size_index - 1]) if size_index > 0 else None,
-            larger=with_prefs(size=SIZES[size_index + 1]) if size_index < len(SIZES) - 1 else None,
-            smaller_size=SIZES[size_index - 1] if size_index > 0 else None,
-            larger_size=SIZES[size_index + 1] if size_index < len(SIZES) - 1 else None,
-            url=url,
-            algorithm=algorithm,
-            algorithms=algorithms,
-            next_page=_next_page_link(article.get("next_page_url"), algo, lite),
-            formats=[
-                (label, f"{base}&format={fmt}" + ("&lite=1" if lite else ""))
-                for label, fmt in (("Markdown", "md"), ("Text", "text"), ("JSON", "json"))
-            ],
+        return self.rooted(
+            self._reader.render(
+                article=article,
+                author=author,
+                title=title or display_host(original) or "Untitled",
+                content=fragment,
+                view=view,
+                intro=intro,
+                outro=outro,
+                posts=posts,
+                comments=comments,
+                items=items,
+                lang=lang,
+                dir="rtl" if rtl else "ltr",
+                arrow="\u2190" if rtl else "\u2192",
+                prefs=prefs,
+                original=original,
+                host=display_host(original),
+                published=display_date(article.get("published") or article.get("date")),
+                kind_note=kind_note(article),
+                forum_note=forum_note(article, view),
+                facts=facts_view(article, prefs.lite, self.rewrite_images),
+                score=_score(article.get("score")),
+                groups=groups,
+                instant=INSTANT_KEYS,
+                cookie_max_age=COOKIE_MAX_AGE,
+                sizes=SIZES,
+                size_labels=[SIZE_LABELS[size] for size in SIZES],
+                size_label=SIZE_LABELS[prefs.size],
+                smaller=with_prefs(size=SIZES[size_index - 1]) if size_index > 0 else None,
+                larger=with_prefs(size=SIZES[size_index + 1]) if size_index < len(SIZES) - 1 else None,
+                smaller_size=SIZES[size_index - 1] if size_index > 0 else None,
+                larger_size=SIZES[size_index + 1] if size_index < len(SIZES) - 1 else None,
+                url=url,
+                algorithm=algorithm,
+                algorithms=algorithms,
+                next_page=_next_page_link(article.get("next_page_url"), algo, lite),
+                formats=[
+                    (label, f"{base}&format={fmt}" + ("&lite=1" if lite else ""))
+                    for label, fmt in (("Markdown", "md"), ("Text", "text"), ("JSON", "json"))
+                ],
+            )
         )
 
     def index_page(
@@ -722,12 +742,14 @@ class Renderer:
         unavailable: Mapping[str, str] | None = None,
     ) -> str:
         """The landing page: URL box, algorithm selector and bookmarklet."""
-        return self._index.render(
-            algorithms=algorithms,
-            menu=menu_algorithms(),
-            bookmarklet=bookmarklet(base_url),
-            prefs=prefs,
-            unavailable=unavailable or {},
+        return self.rooted(
+            self._index.render(
+                algorithms=algorithms,
+                menu=menu_algorithms(),
+                bookmarklet=bookmarklet(base_url),
+                prefs=prefs,
+                unavailable=unavailable or {},
+            )
         )
 
     def error_page(
@@ -735,13 +757,15 @@ class Renderer:
     ) -> str:
         """A page for a failed read: what happened, and a link to the original when there is one."""
         target = link_target(original)
-        return self._error.render(
-            status=status,
-            title=title,
-            message=message,
-            prefs=prefs,
-            original=target,
-            host=display_host(target),
+        return self.rooted(
+            self._error.render(
+                status=status,
+                title=title,
+                message=message,
+                prefs=prefs,
+                original=target,
+                host=display_host(target),
+            )
         )
 
 
