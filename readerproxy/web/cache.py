@@ -375,6 +375,29 @@ class RedisBackend:
     async def release(self, key: str, token: str) -> None:
         await self._redis.eval(self._RELEASE, 1, self.PREFIX + key, token)
 
+    #: A token bucket in one hash (tokens, at), refilled by Redis's own clock (`TIME`), so that
+    #: instances on machines whose clocks differ agree; answers the seconds until the next token
+    #: (0: one was taken). A string: Lua numbers come back to the client as integers.
+    _TAKE = """
+local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens, at = tonumber(state[1]) or burst, tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local wait = 0
+if tokens < 1 then wait = (1 - tokens) / rate else tokens = tokens - 1 end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
+return tostring(wait)
+"""
+
+    async def take_token(self, key: str, rate: float, burst: int) -> float:
+        """Take a token of the bucket `key` shared by every server on this Redis (`limits.RateLimiter`):
+        0.0 when one was taken, else the seconds until the next. The bucket expires once full again."""
+        wait = await self._redis.eval(self._TAKE, 1, self.PREFIX + "rate:" + key, repr(rate), str(burst))
+        return float(wait)
+
     async def close(self) -> None:
         await self._redis.aclose()
 

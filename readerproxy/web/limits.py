@@ -33,6 +33,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any, Protocol
 
 from ..errors import ReaderproxyError
 
@@ -133,8 +134,19 @@ class Busy(ReaderproxyError):
         self.url = url
 
 
+class SharedBuckets(Protocol):
+    """Token buckets kept where every instance sees them (`cache.RedisBackend.take_token`)."""
+
+    async def take_token(self, key: str, rate: float, burst: int) -> float: ...
+
+
 class RateLimiter:
-    """Token buckets by client key; `take(key)` spends one token or raises RateLimited."""
+    """Token buckets by client key; `take(key)` spends one token or raises RateLimited.
+
+    `acquire(key, shared)` does the same in buckets every instance shares (Redis, when it is the
+    cache): a client that the load balancer spreads over instances is one client. When they cannot
+    be reached it falls back to this process's buckets (logged at most once a minute): limits kept
+    per instance rather than none."""
 
     def __init__(
         self,
@@ -149,6 +161,7 @@ class RateLimiter:
         self.max_clients = max_clients
         self.clock = clock
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # key -> (tokens, at)
+        self._shared_failed_at = -math.inf
 
     @property
     def enabled(self) -> bool:
@@ -156,6 +169,27 @@ class RateLimiter:
 
     def __len__(self) -> int:
         return len(self._buckets)
+
+    async def acquire(self, key: str, shared: SharedBuckets | None = None) -> None:
+        """`take`, in `shared` buckets when given (see the class)."""
+        if not self.enabled:
+            return
+        if shared is not None:
+            try:
+                wait = await shared.take_token(key, self.rate, self.burst)
+            except Exception as exc:  # Redis down or slow: this process's buckets meanwhile
+                now = self.clock()
+                if now - self._shared_failed_at > 60.0:
+                    self._shared_failed_at = now
+                    log.warning("shared rate limits unavailable (%s): this instance's own", exc)
+            else:
+                if wait > 0:
+                    seconds = max(1, math.ceil(wait))
+                    raise RateLimited(
+                        f"too many requests from this address; try again in {seconds} s", retry_after=seconds
+                    )
+                return
+        self.take(key)
 
     def take(self, key: str) -> None:
         if not self.enabled:
@@ -246,3 +280,10 @@ class FetchSlots:
             if acquired_host:
                 semaphore.release()
             self._hosts.leave(host)
+
+
+def shared_buckets(cache: Any) -> SharedBuckets | None:
+    """The rate limits' shared buckets: the cache's backend when it keeps them (Redis), else None
+    (memory and SQLite: each instance's own, SQLite being one machine's anyway)."""
+    backend = getattr(cache, "backend", None)
+    return backend if hasattr(backend, "take_token") else None

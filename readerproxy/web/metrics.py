@@ -25,6 +25,9 @@ class Metrics:
     """The server's counters and histograms, with one method per thing that happens."""
 
     registry: CollectorRegistry = field(default_factory=lambda: CollectorRegistry(auto_describe=True))
+    #: The `instance` label on every sample (`--instance`, else host name:port): behind a load
+    #: balancer a scrape reaches any instance, and the samples say which.
+    instance: str = ""
 
     def __post_init__(self) -> None:
         r = self.registry
@@ -151,4 +154,27 @@ class Metrics:
 
     def exposition(self) -> tuple[bytes, str]:
         """The Prometheus text format and its content type."""
-        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+        text = generate_latest(self.registry)
+        return (with_label(text, "instance", self.instance) if self.instance else text), CONTENT_TYPE_LATEST
+
+
+def with_label(exposition: bytes, name: str, value: str) -> bytes:
+    """Prometheus text with `name="value"` added to every sample (the client library has no label
+    for a whole registry). The value is escaped as the format asks (backslash, quote, newline)."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    label = f'{name}="{escaped}"'.encode()
+    lines = []
+    for line in exposition.split(b"\n"):
+        if line and not line.startswith(b"#"):
+            brace, space = line.find(b"{"), line.find(b" ")
+            if 0 <= brace < space:
+                line = (
+                    line[: brace + 1]
+                    + label
+                    + (b"," if line[brace + 1 : brace + 2] != b"}" else b"")
+                    + line[brace + 1 :]
+                )
+            elif space > 0:
+                line = line[:space] + b"{" + label + b"}" + line[space:]
+        lines.append(line)
+    return b"\n".join(lines)

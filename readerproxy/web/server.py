@@ -43,13 +43,14 @@ from .compression import CODINGS, Encoded, negotiate
 from .fetch import GZIP_MAGIC, FetchError, unwrap_gzip, validate_url
 from .forwarded import TRUSTED, forwarded_middleware, parse_trusted
 from .images import install_images
-from .limits import CLIENT_HEADER, RateLimited, RateLimiter, client_key
+from .limits import CLIENT_HEADER, RateLimited, RateLimiter, client_key, shared_buckets
 from .lru import LRU
 from .metrics import Metrics
 from .overlay_routes import compare_view, overlay_view, wants_blocks
 from .public import public_of, rooted
 from .reader import Reader, algorithm_params, browser_unavailable_reason, target_url
 from .ready_pages import ReadyPage, ReadyPages, ready_key
+from .requestlog import configure_logging, metrics_instance, request_log_middleware
 from .settings import Settings
 from .templating import COOKIE_MAX_AGE, Preferences, Renderer, preferences, safe_base_url
 from .workers import CLIENT
@@ -161,7 +162,7 @@ DRAIN = web.AppKey("drain", Drain)
 
 def create_app(settings: Settings) -> web.Application:
     """The reader server's application; resources open on startup and close on cleanup."""
-    metrics = Metrics()
+    metrics = Metrics(instance=metrics_instance(settings))
     app = web.Application(
         middlewares=[metrics_middleware, drain_middleware, error_middleware, limits_middleware],
         client_max_size=settings.fetch.max_bytes,
@@ -170,6 +171,8 @@ def create_app(settings: Settings) -> web.Application:
     if trusted:  # the real client, scheme and host for every middleware after it (forwarded.py)
         app[TRUSTED] = trusted
         app.middlewares.insert(0, forwarded_middleware)
+    if settings.log_format == "json":  # one line per request, with the real client (requestlog.py)
+        app.middlewares.insert(1 if trusted else 0, request_log_middleware)
     app[SETTINGS] = settings
     app[DRAIN] = Drain()
     app[METRICS] = metrics
@@ -410,7 +413,8 @@ async def limits_middleware(request: web.Request, handler: Handler) -> web.Strea
     CONNECTED.set(lambda: request.transport is not None)  # a render stops when its client goes
     if request.path.startswith(LIMITED_PREFIXES):
         try:
-            request.app[LIMITER].take(client)
+            # shared by every instance when the cache is Redis (`limits.shared_buckets`)
+            await request.app[LIMITER].acquire(client, shared_buckets(request.app[READER].cache))
         except RateLimited:
             request.app[METRICS].rate_limited.inc()
             raise
@@ -782,8 +786,7 @@ def encoded_response(
 
 def run(settings: Settings) -> None:
     """Serve until SIGINT or SIGTERM; print the address to open once listening."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    configure_logging(settings)
     settings, login = _lan_login(settings)
     if settings.workers > 1:
         _run_workers(settings, login)
@@ -869,10 +872,7 @@ def _run_workers(settings: Settings, login: Any = None) -> None:
 
 def _worker(settings: Settings, index: int, login: Any = None) -> None:
     """One of `--workers` server processes (started by spawn: a fresh interpreter)."""
-    logging.basicConfig(
-        level=logging.INFO, format=f"%(asctime)s %(levelname)s worker-{index} %(name)s: %(message)s"
-    )
-    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    configure_logging(settings, prefix=f"worker-{index} ")
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor stops us with SIGTERM
     asyncio.run(_serve_until_stopped(settings, reuse_port=True, announce=index == 0, login=login))
 

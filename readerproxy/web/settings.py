@@ -164,6 +164,10 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
         "links, the bookmarklet, the PAC file and the setup page use it",
         "URL",
     ),
+    ServeOption(
+        "instance", "this instance's name in /metrics and the logs (default: host name:port)", "NAME"
+    ),
+    ServeOption("log_format", "text | json (one JSON line per request, with its request id)", "FORMAT"),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
@@ -243,9 +247,11 @@ class Settings:
     # img-src is 'self'), or "direct" from the original sites.
     images: str = "proxy"
     image_memory_bytes: int = 32 * 1024 * 1024
-    # Behind a reverse proxy (web/forwarded.py, proxy/proxyprotocol.py, web/public.py).
+    # Behind a reverse proxy and as one of several instances (web/forwarded.py, web/requestlog.py).
     trusted_proxies: str = ""  # CIDRs whose forwarding headers (and PROXY protocol) are believed
     public_url: str = ""  # https://reader.example/ or https://example.org/reader/: links use it
+    instance: str = ""  # the instance label of /metrics and the logs ("": host name:port)
+    log_format: str = "text"  # text | json
 
     def browser_settings(self) -> BrowserSettings:
         """The browser service's settings (ValueError for a pool size, timeout or budget out of
@@ -454,9 +460,13 @@ def check_block_lists(value: object) -> None:
             raise SettingsError(f"block list {item} is not a readable file")
 
 
+#: `--log-format` values.
+LOG_FORMATS = ("text", "json")
+
+
 def check_front(settings: Settings) -> None:
-    """`--trusted-proxies` (CIDRs) and `--public-url` (an absolute http(s) URL), each refused with
-    a line naming what is wrong rather than half-applied at start-up."""
+    """`--trusted-proxies` (CIDRs), `--public-url` (an absolute http(s) URL) and `--log-format`,
+    each refused with a line naming what is wrong rather than half-applied at start-up."""
     from .forwarded import parse_trusted
     from .public import parse_public_url
 
@@ -465,6 +475,10 @@ def check_front(settings: Settings) -> None:
         parse_public_url(settings.public_url)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
+    if settings.log_format not in LOG_FORMATS:
+        raise SettingsError(
+            f"log_format must be one of {', '.join(LOG_FORMATS)}, got {settings.log_format!r}"
+        )
 
 
 def check_cache_spec(spec: str) -> None:
