@@ -26,7 +26,6 @@ import ssl
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from support.fronts import Running, running, tool
 from support.reader_server import free_port, start_server_process, stop_process
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,14 +44,6 @@ DEPLOY = REPO / "deploy"
 NAME = "reader.example"
 PUBLIC_ADDRESS = "203.0.113.10"  # the placeholder for the machine's public address
 LOGIN = "reader:a-long-test-password"
-
-
-def tool(name: str, package: str) -> str:
-    """The path of a program (sbin included), or skip naming the Debian package that has it."""
-    path = shutil.which(name, path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"]))
-    if path is None:
-        pytest.skip(f"{name} is not installed (Debian package {package}; ./dev test installs it)")
-    return path
 
 
 def replaced(text: str, changes: dict[str, str]) -> str:
@@ -384,38 +376,6 @@ def on_loopback(text: str, pattern: re.Pattern[str], ports: dict[int, int]) -> t
         return f"{match.group(1)}127.0.0.1:{ports[port]}{match.group(3)}"
 
     return pattern.sub(move, text), ports
-
-
-@dataclass
-class Running:
-    ports: dict[int, int]  # port in the file -> port on 127.0.0.1
-
-
-def wait_listening(port: int, process: subprocess.Popen[bytes], timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(process.stderr.read().decode() if process.stderr else "exited")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
-@contextmanager
-def running(command: list[str], ports: dict[int, int]) -> Iterator[Running]:
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        for port in ports.values():
-            wait_listening(port, process)
-        yield Running(ports)
-    finally:
-        stop_process(process)
-        if process.stderr:
-            process.stderr.close()
 
 
 def start_haproxy(tmp_path: Path, certificate: Certificate, reader: int, proxy: int) -> Iterator[Running]:
