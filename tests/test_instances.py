@@ -28,6 +28,8 @@ from support.reader_server import free_port, start_server_process, stop_process
 from support.redis_server import RedisServer
 from support.upstream import Upstream
 
+pytestmark = pytest.mark.redis  # and HAProxy: `./dev test --quick` leaves it out
+
 PUBLIC = "https://example.org/reader/"
 BURST = 4
 HAPROXY = """

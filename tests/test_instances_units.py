@@ -35,6 +35,7 @@ def test_log_format_is_checked() -> None:
         load_settings({"log_format": "xml"}, env={})
 
 
+@pytest.mark.redis
 async def test_rate_limits_are_one_bucket_across_instances(redis_server: RedisServer) -> None:
     """Two instances on one Redis: a client spread over both gets its burst once, not twice;
     another client has its own; the /metrics of each names it."""
@@ -53,7 +54,7 @@ async def test_rate_limits_are_one_bucket_across_instances(redis_server: RedisSe
         assert 'readerproxy_rate_limited_total{instance="two"} 1.0' in metrics
 
 
-async def test_redis_gone_falls_back_to_the_instance_buckets(redis_server: RedisServer) -> None:
+async def test_redis_gone_falls_back_to_the_instance_buckets() -> None:
     class Gone:
         async def take_token(self, key: str, rate: float, burst: int) -> float:
             raise ConnectionError("redis is down")
