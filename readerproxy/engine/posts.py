@@ -321,6 +321,9 @@ def _shapes(doc: Document, element: int) -> list[str]:
 
 @dataclass(slots=True)
 class _Reading:
+    """One group read as posts: its shape, members, how many are whole posts (author and time, less
+    the members without either), the words of their own, and whether any shows a time."""
+
     shape: str
     members: list[int]
     complete: int
@@ -332,8 +335,8 @@ class _Reading:
 def find_thread(doc: Document, after: int = -1) -> StructuralThread | None:
     """The thread's posts found by structure (None: fewer than `MIN_POSTS` posts with an author
     and a time). With `after` (a token index), the comments under an article: only among the
-    elements starting after it, and a group whose members mostly hold a heading is a list of
-    teasers ("more from", each a headline, a byline and a summary), not comments."""
+    elements starting after it, with no opening post, and a group whose members mostly lead with a
+    headline is a list of teasers ("more from": a headline, a byline and a summary), not comments."""
     page = _Page(doc, after)
     if len(page.dates) < MIN_POSTS and len(page.authors) < MIN_UNDATED_POSTS:
         return None
@@ -384,8 +387,8 @@ def find_thread(doc: Document, after: int = -1) -> StructuralThread | None:
 def _wraps(page: _Page, reading: _Reading, posts: _Reading) -> bool:
     """Whether a group's members are wrappers of the posts of another (the reply lists of a
     comment tree, each holding several posts and nothing of its own): at least half of them hold
-    two or more posts of `posts`, and at the median they hold fewer than `MIN_MEDIAN_WORDS` words outside
-    those posts. An answer holding the comments under it has prose of its own."""
+    two or more posts of `posts`, and at the median they hold fewer than `MIN_MEDIAN_WORDS` words
+    outside those posts. An answer holding the comments under it has prose of its own."""
     inner = posts.members
     outside: list[int] = []
     holding = 0
@@ -400,8 +403,8 @@ def _wraps(page: _Page, reading: _Reading, posts: _Reading) -> bool:
 
 def _headlined(page: _Page, reading: _Reading) -> bool:
     """Whether at least half of a group's members hold a headline: a heading, or a link of at
-    least `HEADLINE_WORDS` words (not an author's, nor a permalink on a time) holding at least `HEADLINE_SHARE` of the
-    member's words. Teaser cards lead with one; comments do not. Forum engines title every post
+    least `HEADLINE_WORDS` words (not an author's, nor a permalink on a time) holding at least
+    `HEADLINE_SHARE` of the member's words. Teaser cards lead with one; comments do not. Forum engines title every post
     ("Re: ...", phpBB), so this is asked of comments only."""
     doc = page.doc
     tags = doc.tag
