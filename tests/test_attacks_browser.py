@@ -21,7 +21,6 @@ import contextlib
 import os
 import signal
 import socket
-import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
@@ -317,7 +316,9 @@ async def test_one_client_abandoning_endless_renders_does_not_hold_up_another(
 ) -> None:
     """Before: twelve render=1 requests for an endless loop, each abandoned after 1 s, made another
     address wait 88.7 s for its render."""
-    async with serve(test_settings(browser_pages=2, render_timeout=15)) as server:
+    # the render deadline (60 s) is out of reach of the wait below: the abandoned renders leave the
+    # queue because their client went away, not because they ran to their deadline
+    async with serve(test_settings(browser_pages=2, render_timeout=60)) as server:
         service = _browser(server)
         statuses: list[int] = []
         retry_after: list[str] = []
@@ -340,8 +341,9 @@ async def test_one_client_abandoning_endless_renders_does_not_hold_up_another(
         # the attacker got its share and a bounded queue; the rest were refused at once
         assert statuses and set(statuses) == {503} and all(retry_after)
         assert service.peak_pages == 1  # its share: half the pages
-        # the abandoned renders close their tabs and leave the queue: waited for, bounded (20 s),
-        # not timed (under a loaded host the queue drained after the 3 s the loop once allowed)
+        # the abandoned renders close their tabs and leave the queue: waited for, bounded (20 s, a
+        # third of their deadline), not timed (under a loaded host the queue drained after the 3 s
+        # the loop once allowed)
         for _ in range(400):
             if service.open_pages == 0 and service.waiting == 0:
                 break
@@ -349,20 +351,18 @@ async def test_one_client_abandoning_endless_renders_does_not_hold_up_another(
         assert service.open_pages == 0 and service.waiting == 0
         async with _client("127.0.0.3") as reader:
             for algo in ("heuristic", "visual"):
-                began = time.monotonic()
                 query = {"url": site.url(f"/ok?a={algo}"), "render": "1", "algo": algo}
                 async with reader.get(server.url("/api/extract", **query)) as response:
                     data = await response.json()
                 assert response.status == 200 and "ordinary article" in data["text"]
-                assert time.monotonic() - began < 12  # loose: a loaded host slows a render to ~5 s
 
 
 async def test_a_client_holding_its_share_leaves_the_rest_of_the_pool_to_others(
     site: Site, chromium_path: str
 ) -> None:
-    # the attacker's pages loop until the render deadline (20 s): the reader answered well before it
-    # was not queued behind them (the bound is loose: a loaded machine slows a render to ~5 s)
-    async with serve(test_settings(browser_pages=2, render_timeout=20)) as server:
+    # the attacker's pages loop until the render deadline (60 s): the reader, answered while all of
+    # them are still pending, was not queued behind them (an order of events, not a time)
+    async with serve(test_settings(browser_pages=2, render_timeout=60)) as server:
         service = _browser(server)
         async with _client("127.0.0.2") as attacker, _client("127.0.0.3") as reader:
             target = server.url("/api/extract", url=site.url("/loop"), render="1", refresh="1")
@@ -372,10 +372,10 @@ async def test_a_client_holding_its_share_leaves_the_rest_of_the_pool_to_others(
                     break
                 await asyncio.sleep(0.05)
             assert service.open_pages == 1 and service.waiting == 2
-            began = time.monotonic()
             async with reader.get(server.url("/api/extract", url=site.url("/ok"), render="1")) as response:
                 assert response.status == 200
-            assert time.monotonic() - began < 12
+            assert not any(task.done() for task in held)  # the attacker's renders still run
+            assert service.waiting == 2  # and its queued ones still wait
             for task in held:
                 task.cancel()
             await asyncio.gather(*held, return_exceptions=True)
@@ -396,10 +396,10 @@ async def test_a_browser_killed_mid_render_fails_the_render_at_once(site: Site, 
         pid = service.pid
         assert pid is not None
         os.kill(pid, signal.SIGKILL)
-        began = time.monotonic()
+        # ended by the browser's death, before the deadline: at the deadline the render is a
+        # RenderTimeout instead (the outcome says which came first, not a time)
         with pytest.raises(BrowserUnavailable, match="stopped during the render"):
             await render
-        assert time.monotonic() - began < 8  # well before the 15 s deadline (loose: noisy hosts)
         assert service.open_pages == 0
         after = await service.render(site.url("/ok"), OK_PAGE, javascript=True, layout=False)
         assert "ordinary article" in after.html and service.restarts == 1
@@ -420,10 +420,11 @@ async def test_a_page_growing_its_dom_without_end_has_its_tab_killed_not_the_bro
     # is what this test is about
     settings = {"timeout": 30, "max_memory": 300 * 1024 * 1024, "max_elements": 10_000_000}
     async with _service(chromium_path, **settings) as service:
-        began = time.monotonic()
+        # killed by the memory watchdog before the deadline (30 s): at the deadline the render is a
+        # RenderTimeout, not a crashed tab (the outcome says which came first, not a time)
         with pytest.raises(RenderFailed, match="tab crashed"):
             await service.render(site.url("/grow"), page, javascript=True, layout=False)
-        assert time.monotonic() - began < 25 and service.memory_kills >= 1
+        assert service.memory_kills >= 1
         after = await service.render(site.url("/ok"), OK_PAGE, javascript=True, layout=False)
         assert "ordinary article" in after.html and service.restarts == 0
 

@@ -221,9 +221,8 @@ def served(installed: Installed) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
-        began = time.monotonic()
-        process.wait(20)
-        assert time.monotonic() - began < 10, "the server took too long to stop"
+        process.wait(30)  # a bound for a hang, not a measure
+        assert process.returncode == 0, "the server did not stop cleanly on SIGTERM"
 
 
 def _get(url: str) -> tuple[int, str, bytes]:

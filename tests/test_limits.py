@@ -54,8 +54,9 @@ async def test_fetch_slots_cap_per_host_and_time_the_queue_apart() -> None:
     with pytest.raises(Busy) as caught:
         async with slots.slot("a.example"):
             pass
-    # waited its queue_timeout, then gave up (the upper bound is loose: noisy hosts)
-    assert 0.25 < time.monotonic() - began < 5.0
+    # waited its queue_timeout, then gave up on its own: the slots it waited for are still held
+    assert time.monotonic() - began > 0.25
+    assert slots.active == 2
     assert (
         caught.value.status == 503
         and "this site" in caught.value.message
@@ -134,26 +135,30 @@ async def test_an_empty_page_is_an_error_saying_so(
 async def test_upstream_faults_are_named(
     http: aiohttp.ClientSession, upstream: Upstream, route: str, kind: str, words: str
 ) -> None:
-    async with serve(test_settings()) as server:
-        began = time.monotonic()
-        async with http.get(server.url("/api/extract", url=upstream.url(route))) as response:
-            error = (await response.json())["error"]
+    # the stalling routes send for 30 s: a "timeout" naming the server's own 3 s limit was answered
+    # before the site finished (had the server waited, the page would have been read whole)
+    async with (
+        serve(test_settings()) as server,
+        http.get(server.url("/api/extract", url=upstream.url(route))) as response,
+    ):
+        error = (await response.json())["error"]
     assert error["kind"] == kind and words in error["message"], error
-    assert time.monotonic() - began < 6
 
 
-def _raw(port: int, data: bytes, wait: float = 5.0) -> tuple[bytes, float]:
-    """Send raw bytes, read until the server closes; the answer and the seconds it took."""
-    began = time.monotonic()
+def _raw(port: int, data: bytes, wait: float = 5.0) -> tuple[bytes, bool]:
+    """Send raw bytes, read until the server closes or `wait` seconds pass without a byte; the
+    answer and whether the server closed the connection (False: this side's wait ran out)."""
     with socket.create_connection(("127.0.0.1", port), timeout=wait) as sock:
         sock.sendall(data)
         chunks = []
         try:
             while chunk := sock.recv(65536):
                 chunks.append(chunk)
-        except (TimeoutError, ConnectionResetError):
+        except TimeoutError:
+            return b"".join(chunks), False
+        except ConnectionResetError:
             pass
-    return b"".join(chunks), time.monotonic() - began
+    return b"".join(chunks), True
 
 
 def test_protocol_errors_have_security_headers_and_header_reads_time_out() -> None:
@@ -164,5 +169,7 @@ def test_protocol_errors_have_security_headers_and_header_reads_time_out() -> No
         assert head.split(" ")[1] in ("400", "414"), head
         assert "Content-Security-Policy:" in head and "X-Content-Type-Options: nosniff" in head
         assert "Traceback" not in answer.decode("latin-1")
-        answer, took = _raw(port, b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ", wait=10)
-        assert answer == b"" and took < 4.0  # half-sent headers: closed after the header timeout
+        # half-sent headers: closed by the server after its header timeout (1 s), while this side
+        # still waits (up to 30 s of silence, thirty times the header timeout)
+        answer, closed = _raw(port, b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ", wait=30)
+        assert answer == b"" and closed
