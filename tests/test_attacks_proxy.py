@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
 import resource
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -26,6 +28,8 @@ from typing import Any
 
 import aiohttp
 import pytest
+from cryptography import x509
+from cryptography.x509.oid import NameOID
 from support.reader_server import (
     REPO,
     free_port,
@@ -447,10 +451,60 @@ def test_the_ca_mints_nothing_for_invalid_names(tmp_path: Path, name: str) -> No
     assert not valid_host(name)
 
 
-def test_the_ca_mints_for_host_names_and_addresses(tmp_path: Path) -> None:
+def _presented(server: ssl.SSLContext, client: ssl.SSLContext, name: str) -> x509.Certificate:
+    """The certificate `server` presents to a client asking for `name`: a TLS handshake in memory,
+    the client verifying the chain and the name (`client`'s settings) as a browser does."""
+    to_server, to_client = ssl.MemoryBIO(), ssl.MemoryBIO()
+    client_side = client.wrap_bio(to_client, to_server, server_hostname=name)
+    server_side = server.wrap_bio(to_server, to_client, server_side=True)
+    pending = [client_side, server_side]
+    for _ in range(10):  # a TLS 1.3 handshake is two round trips
+        for side in list(pending):
+            try:
+                side.do_handshake()
+                pending.remove(side)
+            except ssl.SSLWantReadError:
+                pass
+        if not pending:
+            break
+    assert not pending, "the handshake did not finish"
+    der = client_side.getpeercert(binary_form=True)
+    assert der is not None
+    return x509.load_der_x509_certificate(der)
+
+
+@pytest.mark.parametrize(
+    ("name", "minted"),
+    [
+        ("example.test", "example.test"),
+        ("xn--bcher-kva.test", "xn--bcher-kva.test"),
+        ("bücher.test", "xn--bcher-kva.test"),  # what goes in a certificate is the ASCII form
+        ("a" * 63 + ".test", "a" * 63 + ".test"),
+        ("127.0.0.1", "127.0.0.1"),
+        ("::1", "::1"),
+    ],
+)
+def test_the_ca_mints_for_host_names_and_addresses(tmp_path: Path, name: str, minted: str) -> None:
+    """The certificate minted for a host names that host, and only it: in the subject alternative
+    name (a DNS name, or an IP address for an address), which a client checks, and the common name."""
     ca = CertificateAuthority.load_or_create(tmp_path)
-    for name in ("example.test", "xn--bcher-kva.test", "bücher.test", "a" * 63 + ".test", "127.0.0.1", "::1"):
-        ca.context_for(name)
+    trust = ssl.create_default_context(cafile=str(ca.cert_path))
+    cert = _presented(ca.context_for(name), trust, name)  # verified: chain and host name
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    try:
+        address = ipaddress.ip_address(minted)
+    except ValueError:
+        assert names.get_values_for_type(x509.DNSName) == [minted]
+        assert names.get_values_for_type(x509.IPAddress) == []
+    else:
+        assert names.get_values_for_type(x509.IPAddress) == [address]
+        assert names.get_values_for_type(x509.DNSName) == []
+    [common_name] = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    assert common_name.value == minted[:64]
+    assert cert.issuer == ca.cert.subject
+    # the same certificate is no good for another host
+    with pytest.raises(ssl.SSLCertVerificationError, match="match"):
+        _presented(ca.context_for(name), trust, "other.test")
 
 
 @pytest.mark.parametrize("name", BAD_NAMES)
