@@ -179,9 +179,21 @@ async def test_overlay_route_and_blocks_api(
 
 def test_page_site_and_same_site() -> None:
     assert page_site("https://www.example.com/a") == "example.com"
+    assert page_site("https://a.b.example.com/") == "example.com"
+    assert page_site("https://www.bbc.co.uk/news") == "bbc.co.uk"  # not co.uk: a public suffix
+    assert page_site("https://bbc.co.uk./") == "bbc.co.uk"
+    assert page_site("https://foo.github.io/") == "foo.github.io"  # github.io's users are other sites
+    assert page_site("https://github.io/") == "github.io"
     assert page_site("http://127.0.0.1:8080/") == "127.0.0.1"
+    assert page_site("http://10.1.2.3/") == "10.1.2.3"
     assert page_site("http://[::1]/") == "::1"
+    assert page_site("http://localhost:8080/") == "localhost"
     assert page_site(None) is None
+    assert same_site("https://static.bbc.co.uk/x.css", "bbc.co.uk")
+    assert not same_site("https://attacker.co.uk/x.css", page_site("https://www.bbc.co.uk/"))
+    assert not same_site("https://bar.github.io/x.css", page_site("https://foo.github.io/"))
+    assert not same_site("https://bar.github.io/x.css", "github.io")  # a suffix has no subdomains of its own
+    assert not same_site("http://1.127.0.0.1/x.css", "127.0.0.1")
     assert same_site("https://cdn.example.com/x.css", "example.com")
     assert same_site("https://example.com/x.css", "example.com")
     assert not same_site("https://attacker.example/x.css", "example.com")
@@ -195,6 +207,11 @@ def test_overlay_csp_limits_styles_and_fonts_to_the_site() -> None:
     assert "https://*.example.com:*" in csp and "font-src http://example.com:*" in csp
     assert "img-src http: https: data:" in csp  # images from anywhere, as in the reader view
     assert "style-src 'self' 'unsafe-inline';" in overlay_csp(None)
+    csp = overlay_csp("https://www.bbc.co.uk/news")
+    assert "https://*.bbc.co.uk:*" in csp and "//*.co.uk:" not in csp and "//co.uk:" not in csp
+    csp = overlay_csp("https://foo.github.io/")  # its own subdomains, not github.io's other users
+    assert "https://*.foo.github.io:*" in csp and "//*.github.io:" not in csp
+    assert "*." not in overlay_csp("http://127.0.0.1:8080/") and "*." not in overlay_csp("http://localhost/")
 
 
 def test_styles_load_nothing_from_other_sites() -> None:

@@ -45,6 +45,7 @@ from urllib.parse import urljoin, urlsplit
 import jinja2
 import nh3
 import numpy as np
+from publicsuffixlist import PublicSuffixList
 from selectolax.lexbor import LexborHTMLParser
 
 from ..engine.article import Article
@@ -832,30 +833,49 @@ def with_boundary_lines(content: str, extraction: Extraction) -> str:
 # The page's own stylesheets.
 
 
+@functools.cache
+def _suffixes() -> PublicSuffixList:
+    """The Public Suffix List, from the snapshot the package ships (read once; nothing fetched)."""
+    return PublicSuffixList()
+
+
+def _is_address(host: str) -> bool:
+    return ":" in host or all(label.isdigit() for label in host.split("."))
+
+
 def page_site(url: str | None) -> str | None:
-    """The site of a page's own address, for styles: its host's last two labels (an address or a
-    one-label name stands alone). A `<base>` never changes it."""
+    """The site of a page's own address, for styles: the registrable domain of its host, by the
+    Public Suffix List (`www.bbc.co.uk` is `bbc.co.uk`, `foo.github.io` stays itself), or the host
+    itself when it is an address, a one-label name or a public suffix. A `<base>` never changes it."""
     try:
         host = urlsplit(url or "").hostname
     except ValueError:
         return None
+    host = (host or "").rstrip(".")
     if not host:
         return None
-    labels = host.split(".")
-    if ":" in host or len(labels) <= 2 or all(label.isdigit() for label in labels):
+    if _is_address(host) or "." not in host:
         return host
-    return ".".join(labels[-2:])
+    return _suffixes().privatesuffix(host) or host
+
+
+def subdomains_share_the_site(site: str) -> bool:
+    """Whether a site's subdomains are on it: yes for a registrable domain (`example.com`), no for
+    an address, a one-label name, or a host that is itself a public suffix (`github.io`, `co.uk`),
+    whose subdomains belong to others."""
+    return "." in site and not _is_address(site) and _suffixes().privatesuffix(site) == site
 
 
 def same_site(url: str, site: str | None) -> bool:
-    """Whether an absolute http(s) URL is on the page's site (its host or a subdomain of it)."""
+    """Whether an absolute http(s) URL is on the page's site (its host, or a subdomain of it when
+    the site is a registrable domain)."""
     if site is None:
         return False
     try:
-        host = urlsplit(url).hostname or ""
+        host = (urlsplit(url).hostname or "").rstrip(".")
     except ValueError:
         return False
-    return host == site or host.endswith("." + site)
+    return host == site or (host.endswith("." + site) and subdomains_share_the_site(site))
 
 
 def _unescape_css(css: str) -> str:
@@ -948,7 +968,7 @@ def _site_sources(url: str | None) -> str:
     if site is None or not re.fullmatch(r"[a-z0-9.-]+", site):
         return ""
     sources = f" http://{site}:* https://{site}:*"
-    if not all(label.isdigit() for label in site.split(".")) and "." in site:
+    if subdomains_share_the_site(site):
         sources += f" http://*.{site}:* https://*.{site}:*"
     return sources
 
