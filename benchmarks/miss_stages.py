@@ -2,6 +2,7 @@
 interleaved in one process (not a test).
 
     .venv/bin/python benchmarks/miss_stages.py --before /tmp/old-tree [--repeat 20]
+    .venv/bin/python benchmarks/miss_stages.py --smoke   # this tree against itself, once: it runs
 
 The worker's whole job (`workers.run_job`: decode, parse, extract, render, `Article.to_dict`) and
 its parts on one parsed page, then what the server's own process adds (the reader page from the
@@ -28,12 +29,29 @@ import readerproxy
 
 URL = "http://127.0.0.1:8000/page"
 
+#: Where each module the stages use lives, newest layout first: a `--before` tree may be older.
+MODULES = {
+    "pipeline": ("engine.pipeline", "pipeline"),
+    "workers": ("web.workers", "workers"),
+    "render": ("web.templating", "web.render", "render"),
+    "extractors.heuristic": ("engine.extractors.heuristic", "extractors.heuristic"),
+    "output": ("engine.output", "output"),
+    "metadata": ("engine.metadata", "metadata"),
+    "readerable": ("engine.readerable", "readerable"),
+}
+
 
 def stages(package: ModuleType) -> dict[str, Callable[[], Any]]:
     """The stages of one tree, each a call on the same page."""
 
     def module(name: str) -> Any:
-        return importlib.import_module(f"{package.__name__}.{name}")
+        for place in MODULES[name]:
+            try:
+                return importlib.import_module(f"{package.__name__}.{place}")
+            except ModuleNotFoundError as missing:
+                if missing.name is None or not f"{package.__name__}.{place}".startswith(missing.name):
+                    raise  # the module is there, one of its own imports is not
+        raise SystemExit(f"{package.__name__} has no {name} module in any of {MODULES[name]}")
 
     pipeline, workers, render = module("pipeline"), module("workers"), module("render")
     heuristic, output = module("extractors.heuristic"), module("output")
@@ -67,10 +85,16 @@ def stages(package: ModuleType) -> dict[str, Callable[[], Any]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--before", type=Path, required=True, help="source tree of the code to compare with")
+    parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--smoke", action="store_true", help="this tree against itself, once each")
     args = parser.parse_args()
-    now, before = stages(readerproxy), stages(load_tree(args.before))
+    if args.smoke:
+        args.repeat = 1
+    elif args.before is None:
+        parser.error("--before is required (or --smoke)")
+    now = stages(readerproxy)
+    before = now if args.before is None else stages(load_tree(args.before))
     print(f"| stage | before ms | now ms | now / before |  (fastest of {args.repeat}, interleaved)")
     print("|---|---|---|---|")
     for name in now:
