@@ -165,7 +165,7 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
         "URL",
     ),
     ServeOption(
-        "instance", "this instance's name in /metrics and the logs (default: host name:port)", "NAME"
+        "instance", "this instance's name in /metrics and the logs (host name:port when not given)", "NAME"
     ),
     ServeOption("log_format", "text | json (one JSON line per request, with its request id)", "FORMAT"),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
