@@ -1,7 +1,8 @@
 """Resident memory of a server process against its configured cache bounds (not a test).
 
     .venv/bin/python benchmarks/memory.py [--pages 1000] [--requests 10000] [--memory-cache-mb 32]
-        [--concurrency 8] [--phases 2]
+        [--concurrency 8] [--phases 2] [--posts 60] [--post-mb 9] [--idle 30]
+    .venv/bin/python benchmarks/memory.py --smoke   # 200 pages, 2,000 requests, 1 phase, 10 s idle
 
 1. A loopback upstream (aiohttp, its own thread) serves `--pages` distinct pages, `/p/<i>`: the
    dataset pages (ScrapingHub, then Readability) in turn, each with its number written into the
@@ -16,6 +17,12 @@
    caches: the memory LRU (`--memory-cache-bytes`), the rendered-page LRU and the two decoded-value
    memos. Memory is within bounds when RSS after the phases is at most start + the sum of the
    bounds, and when a second phase adds little over the first (a plateau, not a leak).
+5. A burst of `--posts` concurrent `POST /api/extract` of `--post-mb` MB each from one address (the
+   issue 46 case: 60 × 9 MB took the server from 163 to 1,345 MB, and it stayed there), or from
+   `--post-clients` loopback addresses in turn; answers counted by status, RSS after it and its peak.
+6. After `--idle` seconds with no request, RSS again: memory a burst took should come back (issue
+   46: 138 → 830 → 797 MB after two idle minutes of a 10k-request load). `--smoke` runs a short
+   version of all of it (about a minute), for checking a change; the full run is the measurement.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
-from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
+from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector, web
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -160,6 +167,43 @@ async def send(server: str, upstream: str, order: list[int], concurrency: int) -
     return counts
 
 
+async def post_burst(server: str, posts: int, size: int, clients: int = 1) -> dict[str, int]:
+    """`posts` concurrent POST /api/extract of `size` bytes of HTML each, on connections of their own
+    from `clients` loopback addresses (127.0.0.1, 127.0.0.2, ... in turn); answers by status ("error"
+    for a connection the server closed)."""
+    paragraph = b"<p>" + b"A paragraph of a large posted page, as a client might send it. " * 8 + b"</p>\n"
+    body = b"<html><head><title>Posted</title></head><body><article>"
+    body += paragraph * max(1, (size - len(body)) // len(paragraph)) + b"</article></body></html>"
+    counts: dict[str, int] = {}
+    timeout = ClientTimeout(total=300)
+    sessions = [
+        ClientSession(
+            connector=TCPConnector(limit=0, force_close=True, local_addr=(f"127.0.0.{1 + number}", 0)),
+            timeout=timeout,
+        )
+        for number in range(max(1, min(clients, 250)))
+    ]
+
+    async def post(index: int) -> None:
+        url = server + "/api/extract?" + urlencode({"url": f"https://example.com/posted/{index}"})
+        key = "error"
+        try:
+            session = sessions[index % len(sessions)]
+            async with session.post(url, data=body, headers={"Content-Type": "text/html"}) as response:
+                await response.read()
+                key = str(response.status)
+        except (TimeoutError, OSError, ClientError):
+            pass
+        counts[key] = counts.get(key, 0) + 1
+
+    try:
+        await asyncio.gather(*(post(i) for i in range(posts)))
+    finally:
+        for session in sessions:
+            await session.close()
+    return counts
+
+
 @dataclass(frozen=True, slots=True)
 class Phase:
     requests: int
@@ -178,7 +222,16 @@ def main() -> int:
     parser.add_argument("--memory-cache-mb", type=float, default=32.0)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--posts", type=int, default=60, help="concurrent large POSTs from one address")
+    parser.add_argument("--post-mb", type=float, default=9.0, help="size of each POST body")
+    parser.add_argument("--post-clients", type=int, default=1, help="addresses the POSTs come from")
+    parser.add_argument("--idle", type=float, default=30.0, help="seconds idle before the last RSS")
+    parser.add_argument(
+        "--smoke", action="store_true", help="a short run: 200 pages, 2,000 requests, 1 phase, 10 s idle"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.pages, args.requests, args.phases, args.idle = 200, 2000, 1, 10.0
 
     memory_cache_bytes = int(args.memory_cache_mb * MIB)
     memo_bytes = inspect.signature(DecodedMemo).parameters["max_bytes"].default
@@ -224,6 +277,25 @@ def main() -> int:
             )
             phases.append(phase)
             print(f"phase {number + 1}: {json.dumps(asdict(phase))}", file=sys.stderr, flush=True)
+        burst: dict[str, object] = {}
+        if args.posts > 0:
+            peak = 0
+            before = rss_bytes(process.pid)
+            began = time.perf_counter()
+            answers = asyncio.run(post_burst(server, args.posts, int(args.post_mb * MIB), args.post_clients))
+            burst = {
+                "posts": args.posts,
+                "post_mib": args.post_mb,
+                "post_clients": args.post_clients,
+                "answers": answers,
+                "seconds": round(time.perf_counter() - began, 1),
+                "server_rss_before_mib": round(before / MIB, 1),
+                "server_peak_rss_mib": round(max(peak, rss_bytes(process.pid)) / MIB, 1),
+                "server_rss_after_mib": round(rss_bytes(process.pid) / MIB, 1),
+            }
+            print(f"post burst: {json.dumps(burst)}", file=sys.stderr, flush=True)
+        time.sleep(args.idle)
+        idle_rss = rss_bytes(process.pid)
     finally:
         sampling.set()
         stop_process(process)
@@ -237,6 +309,10 @@ def main() -> int:
         "phases": [asdict(phase) for phase in phases],
         "growth_over_start_mib": round(final - start_rss / MIB, 1),
         "within_bounds": final <= start_rss / MIB + bounds["sum_mib"],
+        "post_burst": burst,
+        "idle_seconds": args.idle,
+        "server_rss_after_idle_mib": round(idle_rss / MIB, 1),
+        "idle_within_bounds": idle_rss / MIB <= start_rss / MIB + bounds["sum_mib"],
     }
     print(json.dumps(report, indent=2))
     return 0

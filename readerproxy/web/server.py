@@ -38,6 +38,7 @@ from ..engine.article import markdown_document
 from ..engine.convert import parse_flag
 from ..errors import ReaderproxyError, RequestError
 from .appkeys import METRICS, READER, RENDERER, SETTINGS, parse_read_request
+from .bodies import BODIES, install_bodies
 from .browser import CONNECTED
 from .compression import CODINGS, Encoded, negotiate
 from .fetch import GZIP_MAGIC, FetchError, unwrap_gzip, validate_url
@@ -221,6 +222,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/static/{name}", static, name="static")
     app.router.add_get("/favicon.ico", favicon, name="favicon")
     install_images(app)  # GET /image and the reader pages' image rewriting (images.py)
+    install_bodies(app, settings.fetch.max_bytes, busy=lambda: bool(app[DRAIN].tasks))  # bodies.py
     return app
 
 
@@ -642,7 +644,15 @@ async def api_extract_get(request: web.Request) -> web.Response:
 
 
 async def api_extract_post(request: web.Request) -> web.Response:
-    """POST /api/extract — HTML in the body (or JSON {html, url, algo, params}), JSON out."""
+    """POST /api/extract — HTML in the body (or JSON {html, url, algo, params}), JSON out.
+
+    The body is counted for its client from before it is read until its extraction has ended
+    (`bodies.PostedBodies`: one page of the size cap per client, eight in all)."""
+    async with request.app[BODIES].read(request) as raw:
+        return await _extract_posted(request, raw)
+
+
+async def _extract_posted(request: web.Request, raw: bytes) -> web.Response:
     query = request.query
     url: str | None = query.get("url") or None
     algorithm = query.get("algo", "") or request.app[SETTINGS].default_algorithm
@@ -651,7 +661,7 @@ async def api_extract_post(request: web.Request) -> web.Response:
     content_type = request.headers.get("Content-Type")
     if request.content_type == "application/json":
         try:
-            payload = await request.json()
+            payload = json.loads(raw.decode(request.charset or "utf-8"))
         except ValueError:
             raise RequestError("the JSON body is not valid JSON") from None
         if not isinstance(payload, dict) or not isinstance(payload.get("html"), str):
@@ -664,7 +674,7 @@ async def api_extract_post(request: web.Request) -> web.Response:
             raise RequestError('"params" must be an object')
         params = {**params, **{str(k): v for k, v in extra.items()}}
     else:
-        body = await request.read()
+        body = raw
     if not body:
         raise RequestError("POST the page's HTML as the request body")
     if url is not None:
