@@ -14,8 +14,8 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dataset",
         default="scrapinghub",
-        help="scrapinghub, readability, wcxb-dev (F1 per page type and snippets), "
-        "or a directory laid out like one of them",
+        help="scrapinghub, readability, wcxb-dev (F1 per page type and snippets), older-dev (snippets "
+        "only: trafilatura's metric), or a directory laid out like one of them",
     )
     parser.add_argument(
         "--algo",

@@ -81,8 +81,9 @@ def run_eval(args: argparse.Namespace) -> int:
         return 2
     progress = Progress(len(dataset) * len(specs), _show_progress(args))
     typed = any(page.page_type for page in dataset)
+    snippets = any(page.with_snippets or page.without_snippets for page in dataset)
     texts: dict[str, dict[str, str]] = {}  # the predicted texts, for the snippets and the ablations
-    evaluation = evaluate(dataset, specs, progress, per_page, texts if typed or ablations else None)
+    evaluation = evaluate(dataset, specs, progress, per_page, texts if snippets or ablations else None)
     print(format_eval_table(evaluation))
     if ablations:
         print()
@@ -94,8 +95,10 @@ def run_eval(args: argparse.Namespace) -> int:
             ours = next((spec.label for spec in specs if not spec.external), specs[0].label)
             print()
             print(format_wcxb_types(wcxb_type_scores(evaluation, dataset, ours), ours))
+    scores = snippet_scores(dataset, texts) if snippets else None
+    if scores is not None:
         print()
-        print(format_snippet_table(snippet_scores(dataset, texts)))
+        print(format_snippet_table(scores))
     if getattr(args, "metadata", False):
         if dataset.layout != "readability":
             print(
@@ -109,11 +112,12 @@ def run_eval(args: argparse.Namespace) -> int:
         print()
         print(format_metadata_table(evaluate_metadata(dataset, algorithm), dataset.name, algorithm))
     if args.json:
-        Path(args.json).write_text(json.dumps(evaluation_to_json(evaluation), indent=1), encoding="utf-8")
+        data = evaluation_to_json(evaluation, scores)
+        Path(args.json).write_text(json.dumps(data, indent=1), encoding="utf-8")
     if args.report:
         from .report import render_report
 
-        Path(args.report).write_text(render_report(evaluation), encoding="utf-8")
+        Path(args.report).write_text(render_report(evaluation, scores), encoding="utf-8")
     return 0
 
 
@@ -300,22 +304,25 @@ def _precision_recall_f1(score: _Getter) -> list[tuple[str, _Getter]]:
     ]
 
 
-def _columns(has_titles: bool) -> list[tuple[str, list[tuple[str, _Getter]]]]:
-    """Column groups of the eval table: (group title, [(column title, value of a Summary)])."""
-    groups: list[tuple[str, list[tuple[str, _Getter]]]] = [
-        (
-            "shingles",
-            [
-                ("P", lambda s: s.shingles.precision),
-                ("R", lambda s: s.shingles.recall),
-                ("F1", lambda s: s.shingles.f1),
-                ("acc", lambda s: s.shingles.accuracy),
-            ],
-        ),
-        ("LCSeq", _precision_recall_f1(lambda s: s.lcs_sequence)),
-        ("LCStr", _precision_recall_f1(lambda s: s.lcs_string)),
-        ("BoW", _precision_recall_f1(lambda s: s.bag_of_words)),
-    ]
+def _columns(has_titles: bool, has_reference: bool = True) -> list[tuple[str, list[tuple[str, _Getter]]]]:
+    """Column groups of the eval table: (group title, [(column title, value of a Summary)]); without a
+    reference text (the snippets layout: its scores are in the snippet table) only speed and errors."""
+    groups: list[tuple[str, list[tuple[str, _Getter]]]] = []
+    if has_reference:
+        groups += [
+            (
+                "shingles",
+                [
+                    ("P", lambda s: s.shingles.precision),
+                    ("R", lambda s: s.shingles.recall),
+                    ("F1", lambda s: s.shingles.f1),
+                    ("acc", lambda s: s.shingles.accuracy),
+                ],
+            ),
+            ("LCSeq", _precision_recall_f1(lambda s: s.lcs_sequence)),
+            ("LCStr", _precision_recall_f1(lambda s: s.lcs_string)),
+            ("BoW", _precision_recall_f1(lambda s: s.bag_of_words)),
+        ]
     if has_titles:
         groups.append(("title", [("match", lambda s: s.title_accuracy)]))
     groups.append(
@@ -342,7 +349,7 @@ def _cell(value: Any, width: int, group: str) -> str:
 
 def format_eval_table(evaluation: Evaluation) -> str:
     """One table: per algorithm P/R/F1 of every metric, title match, ms per page and MB/s."""
-    groups = _columns(evaluation.has_titles)
+    groups = _columns(evaluation.has_titles, evaluation.has_reference)
     width = 6
     name_width = max([9, *(len(r.label) for r in evaluation.results)])
     summaries: list[tuple[str, Summary]] = [(r.label, r.summary) for r in evaluation.results]
@@ -359,16 +366,21 @@ def format_eval_table(evaluation: Evaluation) -> str:
         for group, columns in groups:
             row += " |" + " ".join(_cell(get(summary), width, group) for _, get in columns)
         lines.append(row)
-    lines.append(
-        "shingles: ScrapingHub metric (F1 of mean P and R); LCSeq/LCStr: character LCS F1 "
-        "without whitespace (Moreno et al. 2009, §5); BoW: word multiset; LCSeq/LCStr/BoW F1 = mean per page."
-    )
+    if evaluation.has_reference:
+        lines.append(
+            "shingles: ScrapingHub metric (F1 of mean P and R); LCSeq/LCStr: character LCS F1 without "
+            "whitespace (Moreno et al. 2009, §5); BoW: word multiset; LCSeq/LCStr/BoW F1 = mean per page."
+        )
+    else:
+        lines.append("no reference text in this dataset: its scores are the snippet table's.")
     return "\n".join(lines)
 
 
-def evaluation_to_json(evaluation: Evaluation) -> dict[str, Any]:
-    """Every aggregate and per-page number, JSON-ready."""
-    return {
+def evaluation_to_json(
+    evaluation: Evaluation, snippets: dict[str, SnippetCounts] | None = None
+) -> dict[str, Any]:
+    """Every aggregate and per-page number, JSON-ready; with `snippets`, their counts and P/R/F1."""
+    data: dict[str, Any] = {
         "dataset": evaluation.dataset,
         "layout": evaluation.layout,
         "algorithms": [
@@ -382,6 +394,12 @@ def evaluation_to_json(evaluation: Evaluation) -> dict[str, Any]:
             for result in evaluation.results
         ],
     }
+    if snippets is not None:
+        data["snippets"] = {
+            label: {**dataclasses.asdict(c), "precision": c.precision, "recall": c.recall, "f1": c.f1}
+            for label, c in snippets.items()
+        }
+    return data
 
 
 def _page_json(page: Any) -> dict[str, Any]:

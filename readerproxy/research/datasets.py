@@ -8,8 +8,12 @@ Two layouts are understood, wherever they live:
 - WCXB: `html/<id>.html.gz`, `ground-truth/<id>.json` (`ground_truth.main_content`, `with` / `without`
   snippets) and `metadata.json` (`files: {id: {page_type, domain}}`); pages without reference text
   are left out.
+- Snippets (older-dev, trafilatura's evaluation set): `html/<id>.html.gz` and `ground-truth.json` =
+  `{id: {"url", "with": [...], "without": [...]}}`; no reference text, only the snippets that must
+  and must not appear (scored by `cli.snippet_scores`).
 
-`--dataset scrapinghub|readability|wcxb-dev` is looked up in `datasets_root()`; any other value is a directory.
+`--dataset scrapinghub|readability|wcxb-dev|older-dev` is looked up in `datasets_root()`; any other
+value is a directory.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from ..engine.document import parse
 from ..engine.output import render_text
 
 DATASETS_ENV = "READERPROXY_DATASETS"
-NAMED = ("scrapinghub", "readability", "wcxb-dev")
+NAMED = ("scrapinghub", "readability", "wcxb-dev", "older-dev")
 _REPOSITORY = Path(__file__).resolve().parent.parent.parent
 
 
@@ -35,12 +39,12 @@ class Page:
 
     id: str
     path: Path
-    reference_text: str
+    reference_text: str  # "" in the snippets layout, which has none
     reference_title: str | None = None  # only the readability layout has titles
     url: str | None = None
     page_type: str | None = None  # WCXB: article, forum, product, listing, collection, ...
-    with_snippets: tuple[str, ...] = ()  # WCXB: text that must appear in the extraction
-    without_snippets: tuple[str, ...] = ()  # WCXB: text that must not
+    with_snippets: tuple[str, ...] = ()  # WCXB, snippets: text that must appear in the extraction
+    without_snippets: tuple[str, ...] = ()  # WCXB, snippets: text that must not
 
     def read_bytes(self) -> bytes:
         """The page as stored (gzip is undone by `to_text`)."""
@@ -57,8 +61,13 @@ class Dataset:
 
     name: str
     root: Path
-    layout: str  # "scrapinghub", "readability" or "wcxb"
+    layout: str  # "scrapinghub", "readability", "wcxb" or "snippets"
     pages: list[Page]
+
+    @property
+    def has_reference(self) -> bool:
+        """Whether pages carry a reference text (the snippets layout has only snippets)."""
+        return self.layout != "snippets"
 
     def __len__(self) -> int:
         return len(self.pages)
@@ -95,11 +104,15 @@ def resolve_dataset_dir(name_or_dir: str) -> Path:
 
 
 def detect_layout(directory: Path) -> str:
-    """'scrapinghub', 'readability' or 'wcxb' from the files present; ValueError otherwise."""
+    """'scrapinghub', 'readability', 'wcxb' or 'snippets' from the files present; ValueError otherwise.
+    `ground-truth.json` + `html/` is the snippets layout when its entries carry `with` / `without`
+    and no `articleBody`."""
     if (directory / "ground-truth").is_dir() and (directory / "metadata.json").is_file():
         return "wcxb"
     if (directory / "ground-truth.json").is_file() and (directory / "html").is_dir():
-        return "scrapinghub"
+        entries = [e for e in _read_json(directory / "ground-truth.json").values() if isinstance(e, dict)]
+        snippets = any("with" in e or "without" in e for e in entries)
+        return "snippets" if snippets and not any("articleBody" in e for e in entries) else "scrapinghub"
     if any((child / "source.html").is_file() for child in directory.iterdir() if child.is_dir()):
         return "readability"
     raise ValueError(
@@ -111,7 +124,12 @@ def load_dataset(name_or_dir: str, limit: int | None = None) -> Dataset:
     """The pages of a dataset in a stable (sorted) order, the first `limit` of them if given."""
     directory = resolve_dataset_dir(name_or_dir)
     layout = detect_layout(directory)
-    readers = {"scrapinghub": scrapinghub_pages, "readability": readability_pages, "wcxb": wcxb_pages}
+    readers = {
+        "scrapinghub": scrapinghub_pages,
+        "readability": readability_pages,
+        "wcxb": wcxb_pages,
+        "snippets": snippet_pages,
+    }
     pages = readers[layout](directory, limit)
     name = name_or_dir if name_or_dir in NAMED else directory.name
     return Dataset(name=name, root=directory, layout=layout, pages=pages)
@@ -176,6 +194,35 @@ def wcxb_pages(directory: Path, limit: int | None = None) -> list[Page]:
                 page_type=kind.get("page_type") if isinstance(kind, dict) else None,
                 with_snippets=tuple(str(x) for x in truth.get("with") or ()),
                 without_snippets=tuple(str(x) for x in truth.get("without") or ()),
+            )
+        )
+        if limit is not None and len(pages) >= limit:
+            break
+    return pages
+
+
+def snippet_pages(directory: Path, limit: int | None = None) -> list[Page]:
+    """Pages of the snippets layout that have HTML and at least one snippet; no reference text."""
+    truth = _read_json(directory / "ground-truth.json")
+    pages: list[Page] = []
+    for page_id in sorted(truth):
+        entry = truth[page_id]
+        path = _first_existing(directory / "html", page_id, (".html.gz", ".html"))
+        if path is None or not isinstance(entry, dict):
+            continue
+        with_snippets = tuple(str(x) for x in entry.get("with") or ())
+        without_snippets = tuple(str(x) for x in entry.get("without") or ())
+        if not with_snippets and not without_snippets:
+            continue
+        url = entry.get("url")
+        pages.append(
+            Page(
+                page_id,
+                path,
+                "",
+                url=url if isinstance(url, str) else None,
+                with_snippets=with_snippets,
+                without_snippets=without_snippets,
             )
         )
         if limit is not None and len(pages) >= limit:

@@ -9,12 +9,16 @@ histogram of per-page shingle F1 per algorithm, the speed, and each algorithm's 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .runner import AlgorithmResult, Evaluation, PageResult, Summary
+
+if TYPE_CHECKING:
+    from .cli import SnippetCounts
 
 PALETTE = (
     "#4e79a7",
@@ -232,15 +236,42 @@ svg .box{fill:#000;fill-opacity:.06;stroke:#999}svg .hist-title{font-weight:bold
 """
 
 
-def render_report(evaluation: Evaluation) -> str:
-    """The whole report as one HTML string."""
+def _snippet_table(snippets: Mapping[str, SnippetCounts]) -> str:
+    head = ["algorithm", "TP", "FN", "FP", "TN", "P", "R", "F1"]
+    rows = [
+        f"<tr><th>{_esc(label)}</th>"
+        + "".join(
+            f"<td>{_esc(cell)}</td>"
+            for cell in (c.tp, c.fn, c.fp, c.tn, f"{c.precision:.3f}", f"{c.recall:.3f}", f"{c.f1:.3f}")
+        )
+        + "</tr>"
+        for label, c in snippets.items()
+    ]
+    header = "".join(f"<th>{_esc(h)}</th>" for h in head)
+    return (
+        "<h2>Snippets</h2><p class=note>`with` snippets found = TP, missing = FN; `without` snippets "
+        "found = FP, absent = TN (whitespace-normalised substring match, summed over pages).</p>"
+        f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def render_report(evaluation: Evaluation, snippets: Mapping[str, SnippetCounts] | None = None) -> str:
+    """The whole report as one HTML string; with `snippets`, their table too. A dataset without
+    reference text (the snippets layout) gets the snippet table and the speed only."""
     labels = [result.label for result in evaluation.results]
     summaries = [result.summary for result in evaluation.results]
     pages = summaries[0].pages if summaries else 0
-    parts = [
+    title = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         f"<title>readerproxy eval: {_esc(evaluation.dataset)}</title><style>{STYLE}</style></head><body>",
         f"<h1>readerproxy eval: {_esc(evaluation.dataset)} ({pages} pages)</h1>",
+    ]
+    if not evaluation.has_reference:
+        parts = [*title, _snippet_table(snippets or {}), "<h2>Speed</h2>", _speed_chart(labels, summaries)]
+        parts.append("</body></html>")
+        return "\n".join(parts)
+    parts = [
+        *title,
         "<p class=note>Shingle F1 is the ScrapingHub article-body metric (F1 of the mean precision and "
         "recall over pages); LCSequence and LCString F1 are the character metrics of Moreno, Deschacht, Moens 2009 (§5.2) with "
         "whitespace removed; their F1 and the bag-of-words F1 are means of per-page F1.</p>",
@@ -264,20 +295,25 @@ def render_report(evaluation: Evaluation) -> str:
     parts.append("<h3>Histogram of per-page shingle F1</h3><div class=hists>")
     for i, result in enumerate(evaluation.results):
         parts.append(histogram(result.label, [p.shingles.f1 for p in result.pages], _color(i)))
-    parts.append("</div><h2>Speed</h2>")
-    fastest = max([s.mb_per_s for s in summaries] + [1.0])
-    top = float(np.ceil(fastest / 10) * 10)
-    parts.append(
-        bar_chart(
-            "MB/s (parse + extract + render)",
-            labels,
-            [s.mb_per_s for s in summaries],
-            top=top,
-            ticks=[top * k / 4 for k in range(5)],
-            fmt=".1f",
-        )
-    )
+    parts.append("</div>")
+    if snippets:
+        parts.append(_snippet_table(snippets))
+    parts.append("<h2>Speed</h2>")
+    parts.append(_speed_chart(labels, summaries))
     parts.append("<h2>Worst pages per algorithm (shingle F1)</h2>")
     parts.extend(_worst_pages(result) for result in evaluation.results)
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _speed_chart(labels: list[str], summaries: list[Summary]) -> str:
+    fastest = max([s.mb_per_s for s in summaries] + [1.0])
+    top = float(np.ceil(fastest / 10) * 10)
+    return bar_chart(
+        "MB/s (parse + extract + render)",
+        labels,
+        [s.mb_per_s for s in summaries],
+        top=top,
+        ticks=[top * k / 4 for k in range(5)],
+        fmt=".1f",
+    )

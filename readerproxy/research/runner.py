@@ -316,6 +316,11 @@ class Evaluation:
     def has_titles(self) -> bool:
         return self.layout == "readability"
 
+    @property
+    def has_reference(self) -> bool:
+        """Whether the pages have a reference text (the snippets layout has only snippets)."""
+        return self.layout != "snippets"
+
 
 # --- The run --------------------------------------------------------------------------------------
 
