@@ -233,3 +233,46 @@ async def test_other_formats_are_not_sent_from_ready_pages(
         {"page": "hit", "result": "hit"},
     ]
     assert await metric(reader_server, plain_http, READY_HITS) == 0.0
+
+
+async def test_a_repeated_identity_read_is_sent_from_its_ready_copy_without_coding(
+    reader_server: RunningServer,
+    plain_http: aiohttp.ClientSession,
+    upstream: Upstream,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client that asks for no compression, after one that asked for brotli: the identity copy the
+    page is kept with is sent, and once ready it is sent again with no coding, render or lookup."""
+    from readerproxy.web import compression
+    from readerproxy.web.templating import Renderer
+
+    counts = {"compress": 0, "decompress": 0, "render": 0}
+
+    def counted(name: str, function: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            counts[name] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(compression, "compress", counted("compress", compression.compress))
+    monkeypatch.setattr(brotli, "decompress", counted("decompress", brotli.decompress))
+    monkeypatch.setattr(gzip, "decompress", counted("decompress", gzip.decompress))
+    monkeypatch.setattr(Renderer, "reader_page", counted("render", Renderer.reader_page))
+    url = reader_server.read_url(upstream.url("/counter/ready-identity?delay=0"))
+    _, compressed, _ = await get(plain_http, url, **{"Accept-Encoding": "br"})
+    # the rendered page's identity copy, sent as it is kept; this read makes the ready page
+    _, first, first_headers = await get(plain_http, url)
+    before = dict(counts)
+    ready_before = await metric(reader_server, plain_http, READY_HITS)
+    answers = [await get(plain_http, url) for _ in range(3)]
+    assert counts == before  # no compression, decompression or render for the repeated reads
+    assert counts["render"] == 1 and counts["decompress"] == 0
+    assert await metric(reader_server, plain_http, READY_HITS) == ready_before + 3
+    assert {body for _, body, _ in answers} == {first}
+    assert first == brotli.decompress(compressed)  # the test's own decoding, after the counting
+    assert all(headers["X-Cache"] == "hit" and "Content-Encoding" not in headers for _, _, headers in answers)
+    assert {key: headers[key] for _, _, headers in answers for key in ("Content-Type", "Vary")} == {
+        "Content-Type": first_headers["Content-Type"],
+        "Vary": "Accept-Encoding",
+    }

@@ -165,7 +165,13 @@ def create_app(settings: Settings) -> web.Application:
     """The reader server's application; resources open on startup and close on cleanup."""
     metrics = Metrics(instance=metrics_instance(settings))
     app = web.Application(
-        middlewares=[metrics_middleware, drain_middleware, error_middleware, limits_middleware],
+        middlewares=[
+            ready_middleware,
+            metrics_middleware,
+            drain_middleware,
+            error_middleware,
+            limits_middleware,
+        ],
         client_max_size=settings.fetch.max_bytes,
     )
     trusted = parse_trusted(settings.trusted_proxies)
@@ -421,6 +427,34 @@ async def limits_middleware(request: web.Request, handler: Handler) -> web.Strea
             request.app[METRICS].rate_limited.inc()
             raise
     return await handler(request)
+
+
+@web.middleware
+async def ready_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A repeated GET /read answered from its ready page (ready_pages.py) ahead of the other
+    middlewares, with what they would have done for it: counted like any request, the client's
+    token taken. Anything else, or a ready page while the server stops, with a login required
+    (`auth_middleware` runs last) or with the client out of tokens, takes the full path.
+
+    Chosen for speed: the four middlewares' layers were about a fifth of a cached read's time."""
+    app = request.app
+    if request.match_info.route.name != "read" or CREDENTIALS in app or app[DRAIN].stopping:
+        return await handler(request)
+    began = time.perf_counter()
+    ready = app[READY].get(ready_key(request), app[READER].unchanged)
+    if ready is None:
+        return await handler(request)
+    limiter = app[LIMITER]
+    if limiter.enabled:
+        try:
+            client = client_key(request.remote or "", request.headers.get(CLIENT_HEADER))
+            await limiter.acquire(client, shared_buckets(app[READER].cache))
+        except RateLimited:
+            return await handler(request)  # the full path answers 429 and counts it
+    metrics = app[METRICS]
+    metrics.ready_hit()
+    metrics.observe_request("/read", 200, time.perf_counter() - began)
+    return web.Response(body=ready.body, headers=ready.headers)
 
 
 @web.middleware
