@@ -433,10 +433,10 @@ PAGE_FORM_SHARE = 0.5
 
 
 def _page_form(doc: Document, element: int) -> bool:
-    """Whether a `<form>` holds the page (ASP.NET wraps the whole body in one, a search page its
-    results): its text is the page's, written as a `<div>`, its controls dropped one by one. Any
-    other form (a newsletter box, a comment box, a honeypot field's "leave this unchanged") is
-    dropped whole, as before."""
+    """Whether a `<form>` holds the page (a server framework that wraps the whole body in one, a
+    search page its results): its text is the page's, written as a `<div>`, its controls dropped
+    one by one. Any other form (a newsletter box, a comment box, a honeypot field's "leave this
+    unchanged") is dropped whole, as before."""
     body = doc.tag.index("body") if "body" in doc.tag else 0
     return bool(doc.subtree_chars[element] >= PAGE_FORM_SHARE * max(int(doc.subtree_chars[body]), 1))
 
