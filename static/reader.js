@@ -1,7 +1,8 @@
 // readerproxy reader view, enhanced: preferences applied in the page at once (attributes on <html>
 // that the stylesheet reads, the same rp_* cookies the server sets, the scroll position kept, no
 // history entry), a toolbar that slides away while reading down and comes back on scrolling up, a
-// reading-progress bar, and read-aloud paragraph by paragraph (Web Speech API).
+// reading-progress bar, read-aloud paragraph by paragraph (Web Speech API), and on a saved
+// article of the reading list its reading position restored and sent back.
 // Without this script the page works the same: every preference is a link the server answers.
 // Keys: + / - text size, t next theme, s listen / pause, n / p next / previous paragraph,
 // Escape closes the preferences.
@@ -216,6 +217,36 @@
   if (details) details.addEventListener("toggle", () => { if (details.open) setToolbarHidden(false); });
   if (progress) progress.hidden = false;
   onScroll();
+
+  // ---- Reading list: a saved article (/list/ID) opens where its reader left it, and the position
+  // is sent at most once per 2 s of scrolling (and when the page is left), for every device.
+  const progressAt = article.dataset.progressAt;
+  if (progressAt) {
+    const extent = () => Math.max(0, root.scrollHeight - innerHeight);
+    const savedShare = Number(article.dataset.progress) || 0;
+    if (savedShare > 0 && savedShare < 1 && !location.hash) {
+      scrollTo({ top: Math.round(savedShare * extent()), behavior: "instant" });
+      lastY = scrollY;
+    }
+    let sentShare = savedShare;
+    let progressTimer = 0;
+    const sendProgress = () => {
+      progressTimer = 0;
+      const end = extent();
+      const share = end > 0 ? Math.min(1, Math.max(0, scrollY / end)) : 1;
+      if (Math.abs(share - sentShare) < 0.002) return;
+      sentShare = share;
+      fetch(progressAt, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ progress: Number(share.toFixed(4)) }),
+        credentials: "same-origin",
+        keepalive: true,
+      }).catch(() => { sentShare = -1; }); // offline: sent again on the next scroll
+    };
+    addEventListener("scroll", () => { if (!progressTimer) progressTimer = setTimeout(sendProgress, 2000); }, { passive: true });
+    addEventListener("pagehide", () => { if (progressTimer) { clearTimeout(progressTimer); sendProgress(); } });
+  }
 
   // ---- Read aloud: the article only, one utterance per paragraph ------------------------------------
   const listen = document.getElementById("rp-listen");

@@ -88,6 +88,9 @@ _STATIC_LINKS = re.compile(r'\b(href|src)="/static/')
 _READ_LINKS = re.compile(r'\bhref="/read\?')
 _READ_FORMS = re.compile(r'\baction="/read"')
 _HOME_LINKS = re.compile(r'\bhref="/"')
+#: The reader view's "Save" form (the reading list, `web/list_routes.py`): the reader server's,
+#: which a proxied view on a site's origin cannot post to; left out of proxied views.
+_SAVE_FORM = re.compile(r'<form class="save-form"[^>]*>.*?</form>', re.S)
 #: Preference links that static/reader.js applies in the page: in proxy views they navigate, so the
 #: choice reaches the proxy, which keeps it for the client.
 _INSTANT = re.compile(r'(<a\b[^>]*?)\sdata-pref="[^"]*"')
@@ -177,15 +180,18 @@ def basic_matches(authorization: str | None, credentials: str) -> bool:
 
 
 class AuthAddon(Addon):
-    """407 with `Proxy-Authenticate` unless the request carries the configured credentials."""
+    """407 with `Proxy-Authenticate` unless the request carries one of the configured logins
+    (`--auth`, or any line of `--auth-file`)."""
 
-    def __init__(self, credentials: str | None) -> None:
-        self.credentials = credentials
+    def __init__(self, credentials: str | Sequence[str] | None) -> None:
+        logins = (credentials,) if isinstance(credentials, str) else tuple(credentials or ())
+        self.credentials: tuple[str, ...] | None = logins or None
 
     async def request(self, flow: Flow) -> None:
         if self.credentials is None or flow.notes.get("in_tunnel"):  # a tunnel was authorised once
             return
-        if not basic_matches(header(flow.request.headers, "proxy-authorization"), self.credentials):
+        given = header(flow.request.headers, "proxy-authorization")
+        if not any([basic_matches(given, login) for login in self.credentials]):
             flow.response = simple_response(
                 407,
                 "Proxy Authentication Required",
@@ -399,7 +405,7 @@ def is_navigation(flow: Flow) -> bool:
 
 
 def is_article(data: dict[str, Any], rule: str | None) -> bool:
-    """The readerable check's answer (`readerproxy.engine.readerable`, in the result as `readerable`, which
+    """The readerable check's answer (`readerproxy.engine.kind.readerable`, in the result as `readerable`, which
     the pipeline always sets); `always` hosts need only some text."""
     if rule == "always":
         return bool((data.get("text") or "").strip())
@@ -419,6 +425,7 @@ def same_origin_links(page: str) -> str:
     page = route_images_to(page, SETUP_ORIGIN)  # the article's images: /image of the reader server
     # preferences live at http://readerproxy/: static/reader.js writes no cookie on the site's origin
     page = page.replace("<html", f'<html data-prefs-at="{SETUP_ORIGIN}"', 1)
+    page = _SAVE_FORM.sub("", page)
     return _INSTANT.sub(r"\1", page)
 
 

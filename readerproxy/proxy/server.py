@@ -57,6 +57,7 @@ from ..web.fetch import (
 )
 from ..web.forwarded import normal_address, parse_trusted
 from ..web.limits import CLIENT_HEADER
+from ..web.settings import auth_logins
 from ..web.templating import Preferences
 from ..web.workers import CLIENT
 from .addons import (
@@ -201,7 +202,7 @@ class ProxyServer:
             own_hosts=(settings.host,),
         )
         self.addons: list[Addon] = [
-            AuthAddon(credentials),
+            AuthAddon(auth_logins(settings)),  # every line of --auth-file
             SetupAddon(settings, renderer, self.store, ca, config_rules(settings)),
             # ad and tracker hosts: 403 at once (inside the tunnel, when it is intercepted)
             BlocklistAddon.from_settings(settings, self.policy.intercepts if ca is not None else None),

@@ -45,6 +45,8 @@ from .fetch import GZIP_MAGIC, FetchError, unwrap_gzip, validate_url
 from .forwarded import TRUSTED, forwarded_middleware, parse_trusted
 from .images import install_images
 from .limits import CLIENT_HEADER, RateLimited, RateLimiter, client_key, shared_buckets
+from .list_routes import install_reading_list
+from .logins import USER, basic_user
 from .lru import LRU
 from .metrics import Metrics
 from .overlay_routes import compare_view, overlay_view, wants_blocks
@@ -52,7 +54,7 @@ from .public import public_of, rooted
 from .reader import Reader, algorithm_params, browser_unavailable_reason, target_url
 from .ready_pages import ReadyPage, ReadyPages, ready_key
 from .requestlog import configure_logging, metrics_instance, request_log_middleware
-from .settings import Settings
+from .settings import Settings, auth_logins
 from .templating import COOKIE_MAX_AGE, Preferences, Renderer, preferences, safe_base_url
 from .workers import CLIENT
 
@@ -118,6 +120,8 @@ RENDERED = web.AppKey("rendered", LRU[RenderedKey, Encoded])
 READY = web.AppKey("ready", ReadyPages)
 STATIC = web.AppKey("static", dict[str, Encoded])
 CREDENTIALS = web.AppKey("credentials", str)  # "USER:PASS" of --auth / --auth-file, read once
+#: Every login: --auth, or each line of --auth-file (`settings.auth_logins`), one per reader.
+LOGINS = web.AppKey("logins", tuple[str, ...])
 #: The proxy listener of proxy mode, once running (its setup addon answers /setup here too): a list,
 #: filled in by the cleanup context, as an application's state is set before it starts.
 PROXY = web.AppKey("proxy", list)
@@ -209,6 +213,7 @@ def create_app(settings: Settings) -> web.Application:
         credentials = configured_credentials(settings)
         assert credentials is not None
         app[CREDENTIALS] = credentials
+        app[LOGINS] = auth_logins(settings)
         app.middlewares.append(auth_middleware)
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", index, name="index")
@@ -228,6 +233,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/static/{name}", static, name="static")
     app.router.add_get("/favicon.ico", favicon, name="favicon")
     install_images(app)  # GET /image and the reader pages' image rewriting (images.py)
+    install_reading_list(app)  # /list, /api/list and the exports (list_routes.py)
     install_bodies(app, settings.fetch.max_bytes, busy=lambda: bool(app[DRAIN].tasks))  # bodies.py
     return app
 
@@ -332,12 +338,14 @@ OPEN_PATHS = frozenset({"/healthz", "/proxy.pac", "/setup", *SETUP_DOWNLOADS})
 
 @web.middleware
 async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """`--auth`: HTTP Basic on the reader routes, with the proxy's credentials."""
-    from ..proxy.addons import basic_matches
-
-    if request.path in OPEN_PATHS or basic_matches(
-        request.headers.get("Authorization"), request.app[CREDENTIALS]
-    ):
+    """`--auth`: HTTP Basic on the reader routes, with the proxy's credentials (any line of
+    `--auth-file`: the user is noted on the request, `logins.reader_key`)."""
+    if request.path in OPEN_PATHS:
+        return await handler(request)
+    logins: tuple[str, ...] = request.app[LOGINS]
+    user = basic_user(request.headers.get("Authorization"), logins)
+    if user is not None:
+        request[USER] = user
         return await handler(request)
     return web.Response(
         status=401,

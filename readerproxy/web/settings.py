@@ -94,7 +94,11 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption(
         "auth", "USER:PASS required from proxy clients (Proxy-Authorization) and reader routes", "USER:PASS"
     ),
-    ServeOption("auth_file", "file whose first line is USER:PASS (instead of --auth)", "FILE"),
+    ServeOption(
+        "auth_file",
+        "file of USER:PASS lines, one per reader (instead of --auth); each has its own list",
+        "FILE",
+    ),
     ServeOption("insecure_open_proxy", "allow a proxy on a non-loopback address without --auth"),
     ServeOption(
         "lan",
@@ -168,6 +172,12 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
         "instance", "this instance's name in /metrics and the logs (host name:port when not given)", "NAME"
     ),
     ServeOption("log_format", "text | json (one JSON line per request, with its request id)", "FORMAT"),
+    ServeOption(
+        "reading_list",
+        "where reading lists are kept: sqlite:PATH | redis://HOST:PORT/DB (default: beside the cache: "
+        "its Redis, else readinglist.sqlite3 in the data directory)",
+        "SPEC",
+    ),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
 #: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
@@ -252,6 +262,8 @@ class Settings:
     public_url: str = ""  # https://reader.example/ or https://example.org/reader/: links use it
     instance: str = ""  # the instance label of /metrics and the logs ("": host name:port)
     log_format: str = "text"  # text | json
+    # The reading list (readinglist.py): "" keeps it beside the cache (`reading_list_spec`).
+    reading_list: str = ""
 
     def browser_settings(self) -> BrowserSettings:
         """The browser service's settings (ValueError for a pool size, timeout or budget out of
@@ -308,6 +320,7 @@ def load_settings(
         fetch=dataclasses.replace(settings.fetch, **_typed(FetchSettings, fetch, source="[fetch]")),
     )
     check_cache_spec(settings.cache)
+    check_reading_list_spec(settings.reading_list)
     check_auth(settings)  # before --lan names its generated login file, which is made at start
     settings = lan_settings(settings, env)
     check_open_proxy(settings)
@@ -355,26 +368,57 @@ def lan_settings(settings: Settings, env: Mapping[str, str] | None = None) -> Se
 MIN_PASSWORD = 12
 
 
+def auth_lines(settings: Settings) -> list[tuple[str, str]]:
+    """The logins as (where, "USER:PASS"): `--auth`, or every line of `--auth-file` that is not
+    blank or a `#` comment (one reader each; each has a reading list of their own). SettingsError
+    for a file that cannot be read or whose first line is empty; [] when auth is off."""
+    if settings.auth:
+        return [("--auth", settings.auth)]
+    if not settings.auth_file:
+        return []
+    path = Path(settings.auth_file).expanduser()
+    source = f"--auth-file {settings.auth_file}"
+    try:
+        with path.open(encoding="utf-8") as file:
+            lines = file.read(MAX_AUTH_FILE_BYTES).splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SettingsError(f"cannot read {source}: {reason}") from None
+    if not lines or not lines[0].strip():
+        raise SettingsError(f"{source} is empty: its first line must be USER:PASS")
+    found = [(source, lines[0].strip())]
+    for number, line in enumerate(lines[1:], start=2):
+        text = line.strip()
+        if text and not text.startswith("#"):
+            found.append((f"{source} line {number}", text))
+    return found
+
+
+#: The most of an `--auth-file` read (a few thousand logins).
+MAX_AUTH_FILE_BYTES = 256 * 1024
+
+
+def auth_logins(settings: Settings) -> tuple[str, ...]:
+    """Every "USER:PASS" login (`auth_lines`), checked by `check_auth` at start-up."""
+    return tuple(value for _, value in auth_lines(settings))
+
+
 def check_auth(settings: Settings) -> None:
-    """`--auth` (or `--auth-file`'s first line) is USER:PASS with a user and a password, the
+    """`--auth` (or each line of `--auth-file`) is USER:PASS with a user and a password, the
     password at least `MIN_PASSWORD` characters on a host other machines can reach (`--lan` too,
     which listens on the LAN's addresses whatever `--host` says); SettingsError with one line saying what is wrong otherwise (the value itself is never printed: it is a
-    password). A missing or unreadable `--auth-file` is refused here too, not at start-up."""
-    if settings.auth:
-        value, source = settings.auth, "--auth"
-    elif settings.auth_file:
-        path = Path(settings.auth_file).expanduser()
-        source = f"--auth-file {settings.auth_file}"
-        try:
-            with path.open(encoding="utf-8") as file:
-                value = file.readline(4096).strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise SettingsError(f"cannot read {source}: {reason}") from None
-        if not value:
-            raise SettingsError(f"{source} is empty: its first line must be USER:PASS")
-    else:
-        return
+    password). A missing or unreadable `--auth-file` is refused here too, not at start-up, and so
+    is a user named twice."""
+    users: set[str] = set()
+    for source, value in auth_lines(settings):
+        _check_login(settings, source, value)
+        user = value.partition(":")[0]
+        if user in users:
+            raise SettingsError(f"{source}: the user {user!r} has a login already")
+        users.add(user)
+
+
+def _check_login(settings: Settings, source: str, value: str) -> None:
     user, colon, password = value.partition(":")
     if not colon:
         problem = "no ':' between the user name and the password"
@@ -487,6 +531,19 @@ def check_cache_spec(spec: str) -> None:
         parse_cache_spec(spec)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
+
+
+def check_reading_list_spec(spec: str) -> None:
+    """An empty spec, or a SQLite or Redis spec (`cache.parse_cache_spec`'s syntax; memory keeps nothing), or
+    SettingsError saying why not."""
+    if not spec:
+        return
+    try:
+        kind = parse_cache_spec(spec).kind
+    except ValueError as exc:
+        raise SettingsError(f"reading_list: {exc}") from None
+    if kind == "memory":
+        raise SettingsError("reading_list must be sqlite:PATH or redis://HOST:PORT/DB (memory keeps nothing)")
 
 
 def read_config(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:

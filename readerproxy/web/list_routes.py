@@ -1,0 +1,472 @@
+"""The reading list's routes: save, list, read, change, export (the store is `readinglist.py`).
+
+| route | what it does |
+| --- | --- |
+| `POST /api/list` | save `url` (JSON `{"url", "tags"}` or a form) : 201 and the entry (200 when saved already) |
+| `GET /api/list?state=&tag=&q=` | the reader's entries, newest first, filtered and searched |
+| `GET /api/list/{id}`, `POST /api/list/{id}`, `DELETE /api/list/{id}` | one entry: read, change (`state`, `tags`), delete |
+| `POST /api/list/{id}/progress` | how far it was read (`progress`, 0–1): `static/reader.js` sends it |
+| `GET /list` | the list page (`templates/list.html`): filters, search, a form per action |
+| `POST /list/save`, `POST /list/{id}/state`, `POST /list/{id}/delete` | the same without JavaScript: a form, then a redirect (303) |
+| `GET /list/{id}` | the saved article in the reader view, from the stored extraction (nothing is fetched) |
+| `GET /list/{id}.epub` / `.md` / `.html`, `GET /list/export.epub` | exports (`epub.py`) |
+
+Saving reads the page the way `/read` does (`Reader.read`, with the reader's preferences), so a
+page `/read` has just shown is in the page and result caches and costs no fetch. Every entry is the
+requesting reader's (`logins.reader_key`); another reader's id is answered 404 like an unknown one.
+
+Every POST must come from this server's own pages: a request whose `Sec-Fetch-Site` says it came
+from another site, or whose `Origin` is another origin, is refused 403 (the browser sends both on
+a form's POST and a `fetch`; a client that sends neither, such as a script, is no browser a page
+could drive). The JSON routes also take only JSON or form bodies, of at most `MAX_BODY` bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from aiohttp import web
+from markupsafe import Markup, escape
+
+from ..engine.article import markdown_document
+from ..errors import RequestError
+from .appkeys import READER, RENDERER, SETTINGS
+from .epub import article_xhtml_page, epub_book
+from .logins import reader_key
+from .public import public_of
+from .reader import ReadRequest, target_url
+from .readinglist import (
+    ID_PATTERN,
+    STATE_FILTERS,
+    STATES,
+    Entry,
+    Query,
+    ReadingList,
+    normal_tags,
+    open_reading_list,
+    reading_list_spec,
+    valid_id,
+)
+from .settings import data_dir
+from .templating import display_date, link_target, preferences
+
+READING_LIST = web.AppKey("reading_list", ReadingList)
+#: The largest body a list route reads (a URL, tags, a state, a progress).
+MAX_BODY = 64 * 1024
+#: The reader view's Content-Security-Policy (the server's) with `connect-src 'self'`, for a saved
+#: article: `static/reader.js` sends its reading position to `/api/list/{id}/progress`.
+SAVED_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+#: The most entries `/list/export.epub` puts in one book.
+EXPORT_LIMIT = 500
+
+
+def install_reading_list(app: web.Application) -> None:
+    """The reading list's routes, and its store opened on first use and closed with the app."""
+    app.cleanup_ctx.append(_store)
+    router = app.router
+    router.add_post("/api/list", api_save, name="api_list_save")
+    router.add_get("/api/list", api_entries, name="api_list")
+    router.add_get(f"/api/list/{{id:{ID_PATTERN}}}", api_entry, name="api_list_entry")
+    router.add_post(f"/api/list/{{id:{ID_PATTERN}}}", api_change, name="api_list_change")
+    router.add_delete(f"/api/list/{{id:{ID_PATTERN}}}", api_delete, name="api_list_delete")
+    router.add_post(f"/api/list/{{id:{ID_PATTERN}}}/progress", api_progress, name="api_list_progress")
+    router.add_get("/list", list_page, name="list")
+    router.add_get("/list/export.epub", export_all, name="list_export")
+    router.add_post("/list/save", form_save, name="list_save")
+    router.add_get(f"/list/{{id:{ID_PATTERN}}}", read_entry, name="list_entry")
+    router.add_get(f"/list/{{id:{ID_PATTERN}}}.{{fmt:epub|md|html}}", export_entry, name="list_entry_export")
+    router.add_post(f"/list/{{id:{ID_PATTERN}}}/state", form_state, name="list_state")
+    router.add_post(f"/list/{{id:{ID_PATTERN}}}/delete", form_delete, name="list_delete")
+
+
+async def _store(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    app[READING_LIST] = open_reading_list(
+        reading_list_spec(settings.reading_list, settings.cache, data_dir())
+    )
+    try:
+        yield
+    finally:
+        await app[READING_LIST].close()
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+
+
+def _check_origin(request: web.Request) -> None:
+    """403 for a POST another site's page made (see the module's docstring)."""
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None and site not in ("same-origin", "none"):
+        raise web.HTTPForbidden(reason="this change is accepted from readerproxy's own pages only")
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return
+    allowed = {request.host.lower()}
+    if (public := public_of(request.app[SETTINGS])) is not None:
+        allowed.add(urlsplit(public.base).netloc.lower())
+    if origin == "null" or urlsplit(origin).netloc.lower() not in allowed:
+        raise web.HTTPForbidden(reason="this change is accepted from readerproxy's own pages only")
+
+
+async def _fields(request: web.Request) -> dict[str, Any]:
+    """A POST's fields: a JSON object, or a form (urlencoded or multipart); 400 otherwise."""
+    _check_origin(request)
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise RequestError(f"the body is over {MAX_BODY} bytes")
+    if request.content_type == "application/json":
+        raw = await request.content.read(MAX_BODY + 1)
+        if len(raw) > MAX_BODY:
+            raise RequestError(f"the body is over {MAX_BODY} bytes")
+        try:
+            payload = json.loads(raw.decode(request.charset or "utf-8") or "{}")
+        except (ValueError, UnicodeDecodeError):
+            raise RequestError("the JSON body is not valid JSON") from None
+        if not isinstance(payload, dict):
+            raise RequestError("the JSON body must be an object")
+        return payload
+    if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data", ""):
+        form = await request.post()
+        return {key: value for key, value in form.items() if isinstance(value, str)}
+    raise RequestError("send JSON or a form")
+
+
+def _prefix(request: web.Request) -> str:
+    public = public_of(request.app[SETTINGS])
+    return public.prefix if public else ""
+
+
+def _entry_json(entry: Entry, request: web.Request) -> dict[str, Any]:
+    prefix = _prefix(request)
+    data = entry.summary()
+    data["links"] = {
+        "read": f"{prefix}/list/{entry.id}",
+        "epub": f"{prefix}/list/{entry.id}.epub",
+        "markdown": f"{prefix}/list/{entry.id}.md",
+        "html": f"{prefix}/list/{entry.id}.html",
+    }
+    return data
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.json_response(data, status=status, dumps=lambda value: json.dumps(value, ensure_ascii=False))
+
+
+def _query(params: Mapping[str, str]) -> Query:
+    state = params.get("state") or "active"
+    if state not in STATE_FILTERS:
+        raise RequestError(f"state must be one of {', '.join(STATE_FILTERS)}")
+    tags = normal_tags(params.get("tag") or "")
+    try:
+        limit = int(params.get("limit") or 200)
+        offset = int(params.get("offset") or 0)
+    except ValueError:
+        raise RequestError("limit and offset must be whole numbers") from None
+    return Query(
+        state=state,
+        tag=tags[0] if tags else None,
+        search=(params.get("q") or "")[:200],
+        limit=limit,
+        offset=offset,
+    )
+
+
+async def _entry(request: web.Request, *, article: bool = True) -> Entry:
+    """The reader's entry named in the path (404 when unknown or another reader's)."""
+    entry_id = request.match_info["id"]
+    entry = await request.app[READING_LIST].get(reader_key(request), entry_id) if valid_id(entry_id) else None
+    if entry is None:
+        raise web.HTTPNotFound(reason="no such entry in your reading list")
+    return entry
+
+
+async def save_url(request: web.Request, raw_url: Any, raw_tags: Any) -> tuple[Entry, bool]:
+    """Read `raw_url` as `/read` would for this reader (through the caches) and keep it."""
+    if not isinstance(raw_url, str) or not raw_url.strip():
+        raise RequestError('give the page\'s address as "url"', kind="bad_url")
+    if raw_tags is not None and not isinstance(raw_tags, str | list):
+        raise RequestError('"tags" must be a string or a list of strings')
+    url = target_url(raw_url)
+    prefs, _ = preferences({}, request.cookies)
+    result = await request.app[READER].read(
+        ReadRequest(
+            url=url, algorithm=request.app[SETTINGS].default_algorithm, reader_links=prefs.reader_links
+        )
+    )
+    entry = Entry.from_article(url, result.data, normal_tags(raw_tags))
+    return await request.app[READING_LIST].save(reader_key(request), entry)
+
+
+def _progress(value: Any) -> float:
+    try:
+        progress = float(value)
+    except (TypeError, ValueError):
+        raise RequestError('"progress" must be a number from 0 to 1') from None
+    if not 0.0 <= progress <= 1.0:
+        raise RequestError('"progress" must be a number from 0 to 1')
+    return progress
+
+
+def _state(value: Any) -> str:
+    if value not in STATES:
+        raise RequestError(f'"state" must be one of {", ".join(STATES)}')
+    return str(value)
+
+
+# ---- the JSON API ------------------------------------------------------------------------------
+
+
+async def api_save(request: web.Request) -> web.Response:
+    """POST /api/list: save a page; 201 and the entry (200 when the reader had it already)."""
+    fields = await _fields(request)
+    entry, new = await save_url(request, fields.get("url"), fields.get("tags"))
+    return _json(_entry_json(entry, request), 201 if new else 200)
+
+
+async def api_entries(request: web.Request) -> web.Response:
+    """GET /api/list: the reader's entries (`state`, `tag`, `q`, `limit`, `offset`)."""
+    query = _query(request.query)
+    entries = await request.app[READING_LIST].entries(reader_key(request), query)
+    return _json({"entries": [_entry_json(entry, request) for entry in entries], "count": len(entries)})
+
+
+async def api_entry(request: web.Request) -> web.Response:
+    """GET /api/list/{id}: one entry with its article's HTML and text."""
+    entry = await _entry(request)
+    data = _entry_json(entry, request)
+    data["html"] = entry.article.get("html") or ""
+    data["text"] = entry.text
+    return _json(data)
+
+
+async def api_change(request: web.Request) -> web.Response:
+    """POST /api/list/{id}: change `state` and/or `tags` (and `progress`)."""
+    fields = await _fields(request)
+    state = _state(fields["state"]) if "state" in fields else None
+    progress = _progress(fields["progress"]) if "progress" in fields else None
+    tags = normal_tags(fields["tags"]) if isinstance(fields.get("tags"), str | list) else None
+    entry = await request.app[READING_LIST].update(
+        reader_key(request), request.match_info["id"], state=state, progress=progress, tags=tags
+    )
+    if entry is None:
+        raise web.HTTPNotFound(reason="no such entry in your reading list")
+    return _json(_entry_json(entry, request))
+
+
+async def api_delete(request: web.Request) -> web.Response:
+    _check_origin(request)
+    if not await request.app[READING_LIST].delete(reader_key(request), request.match_info["id"]):
+        raise web.HTTPNotFound(reason="no such entry in your reading list")
+    return _json({"deleted": request.match_info["id"]})
+
+
+async def api_progress(request: web.Request) -> web.Response:
+    """POST /api/list/{id}/progress: `{"progress": 0.42}` (or a form); an entry read to its end
+    (0.98 and more) is marked read."""
+    fields = await _fields(request)
+    progress = _progress(fields.get("progress"))
+    entry = await request.app[READING_LIST].update(
+        reader_key(request),
+        request.match_info["id"],
+        progress=progress,
+        state="read" if progress >= 0.98 else None,
+    )
+    if entry is None:
+        raise web.HTTPNotFound(reason="no such entry in your reading list")
+    return _json(_entry_json(entry, request))
+
+
+# ---- pages and forms ---------------------------------------------------------------------------
+
+
+def _back(request: web.Request, fields: Mapping[str, Any]) -> str:
+    """Where a form's redirect goes: its `back` when that is a path of the list, else the list."""
+    back = fields.get("back")
+    prefix = _prefix(request)
+    if isinstance(back, str) and back.startswith("/list") and "//" not in back and "\\" not in back:
+        return prefix + back
+    return prefix + "/list"
+
+
+async def form_save(request: web.Request) -> web.Response:
+    """POST /list/save (the reader view's Save button): save, then show the saved copy."""
+    fields = await _fields(request)
+    entry, _ = await save_url(request, fields.get("url"), fields.get("tags"))
+    raise web.HTTPSeeOther(f"{_prefix(request)}/list/{entry.id}?saved=1")
+
+
+async def form_state(request: web.Request) -> web.Response:
+    """POST /list/{id}/state: mark read or unread, archive or bring back; back to the list."""
+    fields = await _fields(request)
+    entry = await request.app[READING_LIST].update(
+        reader_key(request), request.match_info["id"], state=_state(fields.get("state"))
+    )
+    if entry is None:
+        raise web.HTTPNotFound(reason="no such entry in your reading list")
+    raise web.HTTPSeeOther(_back(request, fields))
+
+
+async def form_delete(request: web.Request) -> web.Response:
+    fields = await _fields(request)
+    if not await request.app[READING_LIST].delete(reader_key(request), request.match_info["id"]):
+        raise web.HTTPNotFound(reason="no such entry in your reading list")
+    raise web.HTTPSeeOther(_back(request, fields))
+
+
+#: The filters of the list page: (label, state).
+FILTERS = (("Unread", "unread"), ("All", "active"), ("Read", "read"), ("Archived", "archived"))
+
+
+async def list_page(request: web.Request) -> web.Response:
+    """GET /list: the reader's list (newest first), filtered and searched, every action a form."""
+    query = _query(request.query)
+    store = request.app[READING_LIST]
+    owner = reader_key(request)
+    entries = await store.entries(owner, query)
+    prefs, _ = preferences(request.query, request.cookies)
+    renderer = request.app[RENDERER]
+    here = "/list" + ("?" + request.query_string if request.query_string else "")
+
+    def link(**changes: str | None) -> str:
+        values = {
+            "state": query.state if query.state != "active" else None,
+            "tag": query.tag,
+            "q": query.search,
+        }
+        values.update(changes)
+        kept = {key: value for key, value in values.items() if value}
+        return "/list" + ("?" + urlencode(kept) if kept else "")
+
+    rows = []
+    for entry in entries:
+        picture = None
+        if entry.image and link_target(entry.image) and not prefs.lite:
+            picture = f'<img src="{escape(entry.image)}" alt="" width="96" height="96" loading="lazy">'
+            if renderer.rewrite_images is not None:
+                picture = renderer.rewrite_images(picture)
+        rows.append(
+            {
+                "entry": entry,
+                "picture": Markup(picture) if picture else None,
+                "percent": round(entry.progress * 100),
+                "saved": display_date(time.strftime("%Y-%m-%d", time.localtime(entry.saved_at))),
+            }
+        )
+    page = renderer.env.get_template("list.html").render(
+        prefs=prefs,
+        rows=rows,
+        query=query,
+        filters=[
+            (label, link(state=state if state != "active" else None), query.state == state)
+            for label, state in FILTERS
+        ],
+        clear_tag=link(tag=None),
+        clear_search=link(q=None),
+        here=here,
+        tag_link=lambda tag: link(tag=tag),
+        export="/list/export.epub",
+    )
+    response = web.Response(text=renderer.rooted(page), content_type="text/html", charset="utf-8")
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+async def read_entry(request: web.Request) -> web.Response:
+    """GET /list/{id}: the saved article in the reader view, from the stored extraction, with the
+    reading position to restore (`data-progress`) and where `reader.js` sends it."""
+    entry = await _entry(request)
+    prefs, _ = preferences(request.query, request.cookies)
+    article = dict(entry.article)
+    article.setdefault("url", entry.url)
+    renderer = request.app[RENDERER]
+    algorithm = str(article.get("algorithm") or request.app[SETTINGS].default_algorithm)
+    page = renderer.reader_page(article, prefs, algorithm)
+    prefix = _prefix(request)
+    marks = (
+        f' data-entry="{entry.id}" data-progress="{entry.progress:.4f}"'
+        f' data-progress-at="{prefix}/api/list/{entry.id}/progress"'
+    )
+    page = page.replace('<article class="reader"', '<article class="reader"' + marks, 1)
+    saved = _saved_controls(entry, prefix, request.query.get("saved") == "1")
+    start = page.find('<form class="save-form"')
+    end = page.find("</form>", start)
+    if start >= 0 and end > start:
+        page = page[:start] + saved + page[end + len("</form>") :]
+    response = web.Response(text=page, content_type="text/html", charset="utf-8")
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Content-Security-Policy"] = SAVED_CSP
+    return response
+
+
+def _saved_controls(entry: Entry, prefix: str, just_saved: bool) -> str:
+    """In place of the Save button on a saved article: the way to the list, and Archive."""
+    note = '<span class="saved-note" role="status">Saved</span>' if just_saved else ""
+    archive = "unread" if entry.state == "archived" else "archived"
+    label = "Unarchive" if entry.state == "archived" else "Archive"
+    return (
+        f'{note}<a class="tool list-link" href="{prefix}/list" lang="en">List</a>'
+        f'<form class="save-form" action="{prefix}/list/{entry.id}/state" method="post" lang="en">'
+        f'<input type="hidden" name="state" value="{archive}">'
+        f'<input type="hidden" name="back" value="/list/{entry.id}">'
+        f'<button class="tool save" type="submit">{label}</button></form>'
+    )
+
+
+# ---- exports -----------------------------------------------------------------------------------
+
+
+def _filename(entry: Entry, suffix: str) -> str:
+    stem = "".join(ch if ch.isalnum() else "-" for ch in entry.title.lower())[:60].strip("-")
+    return f"{stem or entry.id}.{suffix}"
+
+
+async def export_entry(request: web.Request) -> web.Response:
+    """GET /list/{id}.epub|md|html: the saved article as a file."""
+    entry = await _entry(request)
+    fmt = request.match_info["fmt"]
+    html = str(entry.article.get("html") or "")
+    if fmt == "md":
+        body = markdown_document(entry.title, html, entry.url).encode("utf-8")
+        content_type = "text/markdown; charset=utf-8"
+    elif fmt == "html":
+        body = article_xhtml_page(entry, html_document=True).encode("utf-8")
+        content_type = "text/html; charset=utf-8"
+    else:
+        body = epub_book([entry], title=entry.title)
+        content_type = "application/epub+zip"
+    return web.Response(
+        body=body,
+        headers={
+            "Content-Type": content_type,
+            "Content-Disposition": f'attachment; filename="{_filename(entry, fmt)}"',
+            "Cache-Control": "no-store",
+        },
+    )
+
+
+async def export_all(request: web.Request) -> web.Response:
+    """GET /list/export.epub: every entry not archived (`?state=all` for all) as one book, a
+    chapter each, oldest first."""
+    query = _query({**request.query, "limit": str(EXPORT_LIMIT)})
+    store = request.app[READING_LIST]
+    owner = reader_key(request)
+    entries = []
+    for listed in reversed(await store.entries(owner, query)):
+        full = await store.get(owner, listed.id)
+        if full is not None:  # deleted meanwhile
+            entries.append(full)
+    body = epub_book(entries, title="Reading list")
+    return web.Response(
+        body=body,
+        headers={
+            "Content-Type": "application/epub+zip",
+            "Content-Disposition": 'attachment; filename="reading-list.epub"',
+            "Cache-Control": "no-store",
+        },
+    )

@@ -1,0 +1,318 @@
+"""The reading list through the reader server (`readerproxy/web/list_routes.py`), over real loopback
+HTTP with the upstream test site: save (JSON, form, the reader view's button), list with filters
+and search, archive, delete, progress, the saved copy read without a fetch, the exports, bad input,
+and two readers of one `--auth-file` (and two client addresses without one) kept apart. One test
+restarts the server on the same SQLite file and on the same Redis.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+import zipfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from support.reader_server import RunningServer, serve, test_settings
+from support.upstream import ARTICLE_TITLE, Upstream
+
+from readerproxy.web.limits import CLIENT_HEADER, signed_client
+
+ALICE = ("alice", "alice-password-1")
+BOB = ("bob", "bob-password-22")
+
+
+def basic(login: tuple[str, str]) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(":".join(login).encode()).decode()}
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    async with serve(test_settings(reading_list=f"sqlite:{tmp_path / 'list.sqlite3'}")) as running:
+        yield running
+
+
+async def save(http: aiohttp.ClientSession, server: RunningServer, url: str, **extra: Any) -> dict[str, Any]:
+    async with http.post(server.url("/api/list"), json={"url": url, **extra}) as response:
+        assert response.status in (200, 201), await response.text()
+        data: dict[str, Any] = await response.json()
+        return data
+
+
+async def listed(http: aiohttp.ClientSession, server: RunningServer, **query: str) -> list[str]:
+    async with http.get(server.url("/api/list", **query)) as response:
+        assert response.status == 200
+        return [entry["title"] for entry in (await response.json())["entries"]]
+
+
+async def test_save_list_read_and_export(
+    server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    async with http.post(
+        server.url("/api/list"), json={"url": upstream.url("/article"), "tags": "Later, web"}
+    ) as r:
+        assert r.status == 201
+        entry = await r.json()
+    assert entry["title"] == ARTICLE_TITLE and entry["tags"] == ["later", "web"]
+    assert entry["state"] == "unread" and entry["progress"] == 0.0 and entry["word_count"] > 50
+    assert entry["reading_minutes"] >= 1 and entry["view"] == "article" and entry["site"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", entry["saved_at"])
+    async with http.post(server.url("/api/list"), data={"url": upstream.url("/article")}) as again:
+        assert again.status == 200  # a form works too; saved already: the same entry
+        assert (await again.json())["id"] == entry["id"]
+    assert await listed(http, server) == [ARTICLE_TITLE]
+
+    fetched = upstream.count("/article")
+    async with http.get(server.url(f"/list/{entry['id']}")) as page:
+        body = await page.text()
+        assert page.status == 200 and ARTICLE_TITLE in body and "Reader mode proxies" in body
+        assert f'data-entry="{entry["id"]}"' in body and 'data-progress="0.0000"' in body
+        assert "connect-src 'self'" in page.headers["Content-Security-Policy"]
+        assert f'action="/list/{entry["id"]}/state"' in body  # Archive in place of Save
+    assert upstream.count("/article") == fetched  # read from the list, not fetched
+
+    async with http.get(server.url(f"/api/list/{entry['id']}")) as one:
+        full = await one.json()
+        assert "Reader mode proxies" in full["text"] and full["html"].startswith("<")
+
+    async with http.get(server.url(f"/list/{entry['id']}.md")) as md:
+        text = await md.text()
+        assert md.status == 200 and text.startswith(f"# {ARTICLE_TITLE}") and "Reader mode proxies" in text
+        assert md.headers["Content-Disposition"].startswith("attachment;")
+    async with http.get(server.url(f"/list/{entry['id']}.html")) as page_file:
+        text = await page_file.text()
+        assert text.startswith("<!DOCTYPE html>") and f"<h1>{ARTICLE_TITLE}</h1>" in text
+    for path in (f"/list/{entry['id']}.epub", "/list/export.epub"):
+        async with http.get(server.url(path)) as book:
+            assert book.status == 200 and book.headers["Content-Type"] == "application/epub+zip"
+            with zipfile.ZipFile(io.BytesIO(await book.read())) as archive:
+                assert archive.namelist()[0] == "mimetype"
+                chapter = archive.read("EPUB/article-1.xhtml").decode()
+                assert ARTICLE_TITLE in chapter and "Reader mode proxies" in chapter
+
+
+async def test_saving_a_page_just_read_costs_no_fetch(
+    server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    path = "/cached/reading-list-no-refetch"
+    async with http.get(server.read_url(upstream.url(path))) as read:
+        assert read.status == 200
+    assert upstream.count(path) == 1
+    entry = await save(http, server, upstream.url(path))
+    assert entry["title"] == "Cached reading-list-no-refetch"
+    assert upstream.count(path) == 1
+
+
+async def test_the_reader_views_save_button_saves_without_javascript(
+    server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    async with http.get(server.read_url(upstream.url("/article"))) as read:
+        page = await read.text()
+    form = re.search(r'<form class="save-form" action="([^"]+)" method="post"[^>]*>(.*?)</form>', page, re.S)
+    assert form is not None and form[1] == "/list/save"
+    fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', form[2]))
+    assert fields["url"] == upstream.url("/article")
+    origin = {"Origin": server.base, "Sec-Fetch-Site": "same-origin"}
+    async with http.post(
+        server.url("/list/save"), data=fields, headers=origin, allow_redirects=False
+    ) as saved:
+        assert saved.status == 303
+        location = saved.headers["Location"]
+    assert re.fullmatch(r"/list/[A-Za-z0-9_-]{12}\?saved=1", location)
+    async with http.get(server.url(location)) as shown:
+        assert 'class="saved-note"' in await shown.text()
+    # another site's page cannot make the reader save (or change) anything
+    for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "null"}):
+        async with http.post(
+            server.url("/list/save"), data=fields, headers=headers, allow_redirects=False
+        ) as bad:
+            assert bad.status == 403
+        async with http.post(server.url("/api/list"), json=fields, headers=headers) as bad_api:
+            assert bad_api.status == 403
+            assert (await bad_api.json())["error"]["status"] == 403
+
+
+async def test_filters_search_archive_delete_and_progress(
+    server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    first = await save(http, server, upstream.url("/cached/list-filter-one"), tags=["alpha"])
+    second = await save(http, server, upstream.url("/expires/list-filter-two"), tags="beta")
+    third = await save(http, server, upstream.url("/article"))
+    assert await listed(http, server) == [ARTICLE_TITLE, "Expires list-filter-two", "Cached list-filter-one"]
+    assert await listed(http, server, tag="alpha") == ["Cached list-filter-one"]
+    assert await listed(http, server, q="expires date") == ["Expires list-filter-two"]  # the saved text
+    assert await listed(http, server, q="minute") == ["Cached list-filter-one"]
+
+    async with http.post(server.url(f"/api/list/{second['id']}"), json={"state": "archived"}) as changed:
+        assert (await changed.json())["state"] == "archived"
+    assert await listed(http, server) == [ARTICLE_TITLE, "Cached list-filter-one"]
+    assert await listed(http, server, state="archived") == ["Expires list-filter-two"]
+
+    # the list page's forms: mark read, then delete, each back to where it was
+    back = "/list?state=all"
+    async with http.post(
+        server.url(f"/list/{first['id']}/state"), data={"state": "read", "back": back}, allow_redirects=False
+    ) as marked:
+        assert marked.status == 303 and marked.headers["Location"] == back
+    assert await listed(http, server, state="read") == ["Cached list-filter-one"]
+    async with http.post(
+        server.url(f"/list/{third['id']}/delete"),
+        data={"back": "https://evil.example/"},
+        allow_redirects=False,
+    ) as deleted:
+        assert deleted.status == 303 and deleted.headers["Location"] == "/list"  # never off the list
+    assert await listed(http, server, state="all") == ["Expires list-filter-two", "Cached list-filter-one"]
+
+    async with http.post(
+        server.url(f"/api/list/{second['id']}/progress"), json={"progress": 0.37}
+    ) as progress:
+        assert progress.status == 200 and (await progress.json())["progress"] == 0.37
+    async with http.get(server.url(f"/list/{second['id']}")) as page:
+        assert 'data-progress="0.3700"' in await page.text()
+    async with http.post(server.url(f"/api/list/{second['id']}/progress"), data={"progress": "1"}) as done:
+        assert (await done.json())["state"] == "read"  # read to the end
+
+    async with http.get(server.url("/list", q="expires")) as page:
+        html = await page.text()
+        assert (
+            page.status == 200 and "Expires list-filter-two" in html and "Cached list-filter-one" not in html
+        )
+        assert 'value="expires"' in html and "1 saved article match" in html
+    async with http.delete(server.url(f"/api/list/{second['id']}")) as gone:
+        assert gone.status == 200
+    async with http.get(server.url(f"/list/{second['id']}")) as missing:
+        assert missing.status == 404
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status"),
+    [
+        ("POST", "/api/list", {}, 400),
+        ("POST", "/api/list", {"url": ""}, 400),
+        ("POST", "/api/list", {"url": "not a url at all"}, 400),
+        ("POST", "/api/list", {"url": "ftp://files.example/x"}, 400),
+        ("POST", "/api/list", {"url": 42}, 400),
+        ("POST", "/api/list", {"url": "https://a.example/", "tags": {"a": 1}}, 400),
+        ("POST", "/api/list", "[1, 2]", 400),
+        ("POST", "/api/list", "{not json", 400),
+        ("GET", "/api/list?state=gone", None, 400),
+        ("GET", "/api/list?limit=many", None, 400),
+        ("GET", "/api/list/AAAAAAAAAAAA", None, 404),
+        ("POST", "/api/list/AAAAAAAAAAAA", {"state": "read"}, 404),
+        ("POST", "/api/list/AAAAAAAAAAAA/progress", {"progress": 0.5}, 404),
+        ("DELETE", "/api/list/AAAAAAAAAAAA", None, 404),
+    ],
+)
+async def test_bad_input_is_a_json_error(
+    server: RunningServer, http: aiohttp.ClientSession, method: str, path: str, body: Any, status: int
+) -> None:
+    kwargs: dict[str, Any] = {}
+    if isinstance(body, dict):
+        kwargs["json"] = body
+    elif isinstance(body, str):
+        kwargs["data"] = body
+        kwargs["headers"] = {"Content-Type": "application/json"}
+    async with http.request(method, server.url(path), **kwargs) as response:
+        assert response.status == status
+        error = (await response.json())["error"]
+        assert error["status"] == status and error["message"]
+
+
+async def test_bad_progress_and_state_are_400(
+    server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    entry = await save(http, server, upstream.url("/article"))
+    for body in ({"progress": 1.5}, {"progress": "half"}, {}):
+        async with http.post(server.url(f"/api/list/{entry['id']}/progress"), json=body) as response:
+            assert response.status == 400
+    async with http.post(server.url(f"/api/list/{entry['id']}"), json={"state": "gone"}) as response:
+        assert response.status == 400
+    async with http.get(server.url("/list/AAAAAAAAAAAA.epub")) as response:
+        assert response.status == 404
+
+
+async def test_two_users_of_one_auth_file_keep_their_lists_apart(
+    tmp_path: Path, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    logins = tmp_path / "logins"
+    logins.write_text(f"{':'.join(ALICE)}\n{':'.join(BOB)}\n")
+    settings = test_settings(reading_list=f"sqlite:{tmp_path / 'list.sqlite3'}", auth_file=logins)
+    async with serve(settings) as running:
+        async with http.get(running.url("/api/list")) as anonymous:
+            assert anonymous.status == 401
+        async with http.post(
+            running.url("/api/list"), json={"url": upstream.url("/article")}, headers=basic(ALICE)
+        ) as saved:
+            assert saved.status == 201
+            alices = (await saved.json())["id"]
+        async with http.post(
+            running.url("/api/list"), json={"url": upstream.url("/cached/bobs-own")}, headers=basic(BOB)
+        ) as saved:
+            assert saved.status == 201
+            bobs = (await saved.json())["id"]
+
+        async def titles(login: tuple[str, str]) -> list[str]:
+            async with http.get(running.url("/api/list", state="all"), headers=basic(login)) as response:
+                return [entry["title"] for entry in (await response.json())["entries"]]
+
+        assert await titles(ALICE) == [ARTICLE_TITLE]
+        assert await titles(BOB) == ["Cached bobs-own"]
+        for path in (f"/list/{alices}", f"/api/list/{alices}", f"/list/{alices}.epub"):
+            async with http.get(running.url(path), headers=basic(BOB)) as other:
+                assert other.status == 404  # another reader's entry is no entry
+        async with http.post(
+            running.url(f"/api/list/{alices}/progress"), json={"progress": 0.5}, headers=basic(BOB)
+        ) as other:
+            assert other.status == 404
+        async with http.delete(running.url(f"/api/list/{bobs}"), headers=basic(ALICE)) as other:
+            assert other.status == 404
+        async with http.get(running.url("/list"), headers=basic(BOB)) as page:
+            html = await page.text()
+            assert "Cached bobs-own" in html and ARTICLE_TITLE not in html
+
+
+async def test_without_a_login_each_client_address_has_its_own_list(
+    server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    """Proxy mode's gateway names its client in a signed header (`limits.client_key`): two proxy
+    clients, two lists; a header with a bad signature is ignored (the address seen counts)."""
+    phone = {CLIENT_HEADER: signed_client("192.0.2.10")}
+    laptop = {CLIENT_HEADER: signed_client("192.0.2.20")}
+    async with http.post(server.url("/api/list"), json={"url": upstream.url("/article")}, headers=phone) as r:
+        assert r.status == 201
+    async with http.get(server.url("/api/list"), headers=phone) as mine:
+        assert len((await mine.json())["entries"]) == 1
+    for headers in (laptop, {}, {CLIENT_HEADER: "192.0.2.10 forged-signature"}):
+        async with http.get(server.url("/api/list"), headers=headers) as other:
+            assert (await other.json())["entries"] == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+async def test_the_list_survives_a_server_restart(
+    backend: str,
+    tmp_path: Path,
+    upstream: Upstream,
+    http: aiohttp.ClientSession,
+    request: pytest.FixtureRequest,
+) -> None:
+    if backend == "redis":
+        redis_url = request.getfixturevalue("redis_url")
+        settings = test_settings(cache=redis_url)  # the list lives in the cache's Redis
+    else:
+        settings = test_settings(cache=f"sqlite:{tmp_path / 'cache.sqlite3'}")  # the list beside it
+    async with serve(settings) as running:
+        entry = await save(http, running, upstream.url("/article"), tags="kept")
+        async with http.post(running.url(f"/api/list/{entry['id']}/progress"), json={"progress": 0.25}):
+            pass
+    if backend == "sqlite":
+        assert (tmp_path / "readinglist.sqlite3").is_file()
+    async with serve(settings) as restarted:
+        async with http.get(restarted.url("/api/list")) as response:
+            (kept,) = (await response.json())["entries"]
+        assert (kept["id"], kept["tags"], kept["progress"]) == (entry["id"], ["kept"], 0.25)
+        async with http.get(restarted.url(f"/list/{entry['id']}")) as page:
+            assert ARTICLE_TITLE in await page.text()
