@@ -72,7 +72,8 @@ async def test_save_list_read_and_export(
         assert page.status == 200 and ARTICLE_TITLE in body and "Reader mode proxies" in body
         assert f'data-entry="{entry["id"]}"' in body and 'data-progress="0.0000"' in body
         assert "connect-src 'self'" in page.headers["Content-Security-Policy"]
-        assert f'action="/list/{entry["id"]}/state"' in body  # Archive in place of Save
+        assert f'action="/list/{entry["id"]}/state"' in body  # Archive at the end
+        assert 'class="save-form"' not in body and 'class="tool list-link" href="/list"' in body
     assert upstream.count("/article") == fetched  # read from the list, not fetched
 
     async with http.get(server.url(f"/api/list/{entry['id']}")) as one:
@@ -126,7 +127,11 @@ async def test_the_reader_views_save_button_saves_without_javascript(
     async with http.get(server.url(location)) as shown:
         assert 'class="saved-note"' in await shown.text()
     # another site's page cannot make the reader save (or change) anything
-    for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "null"}):
+    for headers in (
+        {"Origin": "http://evil.example"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "cross-site", "Cookie": "rp_same=1"},
+    ):
         async with http.post(
             server.url("/list/save"), data=fields, headers=headers, allow_redirects=False
         ) as bad:
@@ -134,6 +139,36 @@ async def test_the_reader_views_save_button_saves_without_javascript(
         async with http.post(server.url("/api/list"), json=fields, headers=headers) as bad_api:
             assert bad_api.status == 403
             assert (await bad_api.json())["error"]["status"] == 403
+
+
+async def test_a_save_whose_origin_is_hidden_is_confirmed_once(
+    server: RunningServer, upstream: Upstream, tmp_path: Path
+) -> None:
+    """Our pages send no referrer, so on a plain-HTTP address Chromium and Firefox post `Origin:
+    null` and no `Sec-Fetch-Site`, as another site's page could: Save then asks to confirm (and
+    sets the SameSite=Strict cookie); the API refuses it. With the cookie, Save goes through."""
+    jar = aiohttp.CookieJar(unsafe=True)
+    async with aiohttp.ClientSession(cookie_jar=jar) as http:
+        hidden = {"Origin": "null"}
+        fields = {"url": upstream.url("/article"), "tags": "later"}
+        async with http.post(server.url("/api/list"), json=fields, headers=hidden) as api:
+            assert api.status == 403
+        async with http.post(
+            server.url("/list/save"), data=fields, headers=hidden, allow_redirects=False
+        ) as ask:
+            page = await ask.text()
+            assert ask.status == 200 and "Save to your reading list?" in page
+            assert f'value="{upstream.url("/article")}"' in page and 'action="/list/save"' in page
+            cookie = ask.cookies["rp_same"]
+            assert cookie["samesite"] == "Strict" and cookie["httponly"]
+        async with http.get(server.url("/api/list")) as listed_now:
+            assert (await listed_now.json())["entries"] == []  # nothing saved yet
+        async with http.post(
+            server.url("/list/save"), data=fields, headers=hidden, allow_redirects=False
+        ) as ok:
+            assert ok.status == 303  # the cookie vouches for it now
+        async with http.get(server.url("/api/list")) as listed_now:
+            assert [entry["tags"] for entry in (await listed_now.json())["entries"]] == [["later"]]
 
 
 async def test_filters_search_archive_delete_and_progress(

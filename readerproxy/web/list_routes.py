@@ -15,10 +15,15 @@ Saving reads the page the way `/read` does (`Reader.read`, with the reader's pre
 page `/read` has just shown is in the page and result caches and costs no fetch. Every entry is the
 requesting reader's (`logins.reader_key`); another reader's id is answered 404 like an unknown one.
 
-Every POST must come from this server's own pages: a request whose `Sec-Fetch-Site` says it came
-from another site, or whose `Origin` is another origin, is refused 403 (the browser sends both on
-a form's POST and a `fetch`; a client that sends neither, such as a script, is no browser a page
-could drive). The JSON routes also take only JSON or form bodies, of at most `MAX_BODY` bytes.
+Every POST must come from this server's own pages (`_same_site`). `Sec-Fetch-Site` decides when
+the browser sends it (same-origin or none); else an `Origin` naming another origin is refused 403.
+Our pages send no referrer, so a browser that sends no `Sec-Fetch-Site` (on a plain-HTTP address
+other than loopback) writes `Origin: null`, which another site's page can make too: such a POST is
+taken when it carries `rp_same`, a SameSite=Strict cookie the list's pages set (a browser sends it
+with requests of our own pages only); without it, Save answers a page asking to confirm (which
+sets the cookie), and the other forms and the API 403. A request with neither header is no
+browser's (a script, curl): no page can make one. The JSON routes take only JSON or form bodies,
+of at most `MAX_BODY` bytes.
 """
 
 from __future__ import annotations
@@ -55,6 +60,9 @@ from .settings import data_dir
 from .templating import display_date, link_target, preferences
 
 READING_LIST = web.AppKey("reading_list", ReadingList)
+#: A SameSite=Strict cookie set by the list's pages: a browser sends it with requests our own pages
+#: make only, so it vouches for a form POST whose origin the browser hid (`_same_site`).
+SAME_SITE_COOKIE = "rp_same"
 #: The largest body a list route reads (a URL, tags, a state, a progress).
 MAX_BODY = 64 * 1024
 #: The reader view's Content-Security-Policy (the server's) with `connect-src 'self'`, for a saved
@@ -100,24 +108,54 @@ async def _store(app: web.Application) -> AsyncIterator[None]:
 # ---- helpers -----------------------------------------------------------------------------------
 
 
-def _check_origin(request: web.Request) -> None:
-    """403 for a POST another site's page made (see the module's docstring)."""
+def _same_site(request: web.Request) -> bool | None:
+    """Whether a POST came from this server's own pages: True, False, or None when the request
+    cannot tell (see the module's docstring)."""
     site = request.headers.get("Sec-Fetch-Site")
-    if site is not None and site not in ("same-origin", "none"):
-        raise web.HTTPForbidden(reason="this change is accepted from readerproxy's own pages only")
+    if site is not None:
+        return site in ("same-origin", "none")
     origin = request.headers.get("Origin")
+    if origin is not None and origin != "null":
+        allowed = {request.host.lower()}
+        if (public := public_of(request.app[SETTINGS])) is not None:
+            allowed.add(urlsplit(public.base).netloc.lower())
+        return urlsplit(origin).netloc.lower() in allowed
+    if request.cookies.get(SAME_SITE_COOKIE) == "1":  # SameSite=Strict: our own pages' requests only
+        return True
     if origin is None:
-        return
-    allowed = {request.host.lower()}
-    if (public := public_of(request.app[SETTINGS])) is not None:
-        allowed.add(urlsplit(public.base).netloc.lower())
-    if origin == "null" or urlsplit(origin).netloc.lower() not in allowed:
+        return True  # no browser: a script or a command line, which no other page can drive
+    return None  # a browser that hides the origin (our pages' no-referrer) on a plain-HTTP address
+
+
+class Unconfirmed(Exception):
+    """A form POST whose origin cannot be told: answered with a page asking to confirm it."""
+
+
+def _check_origin(request: web.Request, *, form: bool = False) -> None:
+    """403 for a POST another site's page made; `Unconfirmed` (a form) or 403 (the API) when the
+    request cannot tell where it came from."""
+    same = _same_site(request)
+    if same is None and form:
+        raise Unconfirmed
+    if not same:
         raise web.HTTPForbidden(reason="this change is accepted from readerproxy's own pages only")
 
 
-async def _fields(request: web.Request) -> dict[str, Any]:
+def same_site_cookie(response: web.StreamResponse, request: web.Request) -> None:
+    """The cookie that vouches for a later form POST where the browser hides its origin."""
+    response.set_cookie(
+        SAME_SITE_COOKIE,
+        "1",
+        max_age=365 * 24 * 3600,
+        path=_prefix(request) or "/",
+        httponly=True,
+        samesite="Strict",
+    )
+
+
+async def _fields(request: web.Request, *, form: bool = False) -> dict[str, Any]:
     """A POST's fields: a JSON object, or a form (urlencoded or multipart); 400 otherwise."""
-    _check_origin(request)
+    _check_origin(request, form=form)
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise RequestError(f"the body is over {MAX_BODY} bytes")
     if request.content_type == "application/json":
@@ -132,8 +170,8 @@ async def _fields(request: web.Request) -> dict[str, Any]:
             raise RequestError("the JSON body must be an object")
         return payload
     if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data", ""):
-        form = await request.post()
-        return {key: value for key, value in form.items() if isinstance(value, str)}
+        posted = await request.post()
+        return {key: value for key, value in posted.items() if isinstance(value, str)}
     raise RequestError("send JSON or a form")
 
 
@@ -295,8 +333,28 @@ def _back(request: web.Request, fields: Mapping[str, Any]) -> str:
 
 
 async def form_save(request: web.Request) -> web.Response:
-    """POST /list/save (the reader view's Save button): save, then show the saved copy."""
-    fields = await _fields(request)
+    """POST /list/save (the reader view's Save button): save, then show the saved copy. When the
+    browser hides where the POST came from and no cookie vouches for it, a page asks to confirm."""
+    try:
+        fields = await _fields(request, form=True)
+    except Unconfirmed:
+        posted = await request.post()
+        url, tags = posted.get("url"), posted.get("tags")
+        page = (
+            request.app[RENDERER]
+            .env.get_template("list_confirm.html")
+            .render(
+                prefs=preferences(request.query, request.cookies)[0],
+                url=url if isinstance(url, str) else "",
+                tags=tags if isinstance(tags, str) else "",
+            )
+        )
+        response = web.Response(
+            text=request.app[RENDERER].rooted(page), content_type="text/html", charset="utf-8"
+        )
+        response.headers["Cache-Control"] = "no-store"
+        same_site_cookie(response, request)
+        return response
     entry, _ = await save_url(request, fields.get("url"), fields.get("tags"))
     raise web.HTTPSeeOther(f"{_prefix(request)}/list/{entry.id}?saved=1")
 
@@ -319,8 +377,8 @@ async def form_delete(request: web.Request) -> web.Response:
     raise web.HTTPSeeOther(_back(request, fields))
 
 
-#: The filters of the list page: (label, state).
-FILTERS = (("Unread", "unread"), ("All", "active"), ("Read", "read"), ("Archived", "archived"))
+#: The filters of the list page: (label, state); "Saved" is everything not archived (the default).
+FILTERS = (("Saved", "active"), ("Unread", "unread"), ("Read", "read"), ("Archived", "archived"))
 
 
 async def list_page(request: web.Request) -> web.Response:
@@ -374,6 +432,7 @@ async def list_page(request: web.Request) -> web.Response:
     )
     response = web.Response(text=renderer.rooted(page), content_type="text/html", charset="utf-8")
     response.headers["Cache-Control"] = "no-store"
+    same_site_cookie(response, request)
     return response
 
 
@@ -393,28 +452,45 @@ async def read_entry(request: web.Request) -> web.Response:
         f' data-progress-at="{prefix}/api/list/{entry.id}/progress"'
     )
     page = page.replace('<article class="reader"', '<article class="reader"' + marks, 1)
-    saved = _saved_controls(entry, prefix, request.query.get("saved") == "1")
+    # in the toolbar, the way to the list in place of Save; a note that it was saved; Archive by
+    # the article's end, where a reader who finished it is
     start = page.find('<form class="save-form"')
     end = page.find("</form>", start)
     if start >= 0 and end > start:
-        page = page[:start] + saved + page[end + len("</form>") :]
+        link = (
+            f'<a class="tool list-link" href="{prefix}/list" lang="en" title="Your reading list">'
+            '<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false">'
+            '<path d="M4 6h2v2H4zm4 0h12v2H8zm-4 5h2v2H4zm4 0h12v2H8zm-4 5h2v2H4zm4 0h12v2H8z"/></svg>'
+            '<span class="tool-text">List</span></a>'
+        )
+        page = page[:start] + link + page[end + len("</form>") :]
+    if request.query.get("saved") == "1":
+        note = (
+            '<p class="saved-note" role="status" lang="en">Saved to your reading list. '
+            f'<a href="{prefix}/list">Open the list</a></p>'
+        )
+        page = page.replace("<main>", "<main>\n" + note, 1)
+    page = page.replace(
+        '<footer class="article-foot" lang="en">',
+        '<footer class="article-foot" lang="en">' + _archive_form(entry, prefix),
+        1,
+    )
     response = web.Response(text=page, content_type="text/html", charset="utf-8")
     response.headers["Cache-Control"] = "no-store"
     response.headers["Content-Security-Policy"] = SAVED_CSP
+    same_site_cookie(response, request)
     return response
 
 
-def _saved_controls(entry: Entry, prefix: str, just_saved: bool) -> str:
-    """In place of the Save button on a saved article: the way to the list, and Archive."""
-    note = '<span class="saved-note" role="status">Saved</span>' if just_saved else ""
-    archive = "unread" if entry.state == "archived" else "archived"
+def _archive_form(entry: Entry, prefix: str) -> str:
+    """Archive (or Unarchive) for a saved article, back to it afterwards."""
+    state = "unread" if entry.state == "archived" else "archived"
     label = "Unarchive" if entry.state == "archived" else "Archive"
     return (
-        f'{note}<a class="tool list-link" href="{prefix}/list" lang="en">List</a>'
-        f'<form class="save-form" action="{prefix}/list/{entry.id}/state" method="post" lang="en">'
-        f'<input type="hidden" name="state" value="{archive}">'
+        f'<form class="archive-form" action="{prefix}/list/{entry.id}/state" method="post">'
+        f'<input type="hidden" name="state" value="{state}">'
         f'<input type="hidden" name="back" value="/list/{entry.id}">'
-        f'<button class="tool save" type="submit">{label}</button></form>'
+        f'<button class="tool" type="submit">{label}</button></form>'
     )
 
 
