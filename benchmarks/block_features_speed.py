@@ -13,20 +13,19 @@ time (a page's fixed cost). `extraction_speed.py` times the whole extraction the
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
 import time
 from types import ModuleType
 from typing import Any
 
 import numpy as np
-from timing import compared_packages, dataset_options, warmed_pages
+from timing import compared_packages, dataset_options, tree_module, warmed_pages
 
 
 def stages(package: ModuleType) -> tuple[Any, Any, Any, Any]:
     """This tree's document, auto (for its first extractor), learn.blocks and learn.model modules."""
     modules = [
-        importlib.import_module(f"{package.__name__}.{module}")
+        tree_module(package, module)
         for module in ("document", "extractors.auto", "learn.blocks", "learn.model")
     ]
     return modules[0], modules[1], modules[2], modules[3]

@@ -13,7 +13,6 @@ ratio now / before. `server_load.py`'s 197 KB page is timed last on its own, ten
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
 import time
 from collections.abc import Callable
@@ -21,21 +20,13 @@ from types import ModuleType
 from typing import Any
 
 from server_load import page_bytes
-from timing import compared_packages, dataset_options, warmed_pages
-
-
-def engine_module(package: ModuleType, name: str) -> ModuleType:
-    """A module of the engine: in `engine/` since 2026-11-26 (issue #29), at the top level before."""
-    try:
-        return importlib.import_module(f"{package.__name__}.engine.{name}")
-    except ModuleNotFoundError:
-        return importlib.import_module(f"{package.__name__}.{name}")
+from timing import compared_packages, dataset_options, tree_module, warmed_pages
 
 
 def runner(package: ModuleType) -> Callable[[str, str | None], float]:
     """Seconds of one `auto` run on a fresh Document of this tree (the parse is not timed)."""
-    document = engine_module(package, "document")
-    extractor: Any = engine_module(package, "extraction").get_extractor("auto")
+    document = tree_module(package, "document")
+    extractor: Any = tree_module(package, "extraction").get_extractor("auto")
     params = extractor.defaults()
 
     def run(text: str, url: str | None) -> float:

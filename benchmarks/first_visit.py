@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib
 import statistics
 from types import ModuleType
 
 import trafilatura
-from timing import compared_packages, dataset_options, timed, warmed_pages
+from timing import compared_packages, dataset_options, timed, tree_module, warmed_pages
 
 #: (module, function) of the memos that hold what a page's own content decides: class and id
 #: values and URLs. The model, the templates and parameter classes are loaded once per process
@@ -37,7 +36,7 @@ CONTENT_MEMOS = (
 
 def clear_memos(package: ModuleType) -> None:
     for module_name, function in CONTENT_MEMOS:
-        module = importlib.import_module(f"{package.__name__}.{module_name}")
+        module = tree_module(package, module_name)
         memo = getattr(module, function, None)
         if memo is not None and hasattr(memo, "cache_clear"):
             memo.cache_clear()

@@ -19,8 +19,8 @@ import statistics
 from selectolax.lexbor import LexborHTMLParser
 from timing import dataset_options, decoded_pages, timed
 
-from readerproxy.engine import document
-from readerproxy.engine.nesting import cap_depth
+from readerproxy.engine.parse import document
+from readerproxy.engine.parse.nesting import cap_depth
 
 
 def cleaned(text: str) -> LexborHTMLParser:

@@ -14,7 +14,6 @@ the learned scorer shares with the heuristic) are warm there and not in `run_job
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
 import time
 from collections.abc import Callable
@@ -23,21 +22,21 @@ from types import ModuleType
 from typing import Any
 
 from server_load import page_bytes
-from timing import load_tree
+from timing import load_tree, tree_module
 
 import readerproxy
 
 URL = "http://127.0.0.1:8000/page"
 
-#: Where each module the stages use lives, newest layout first: a `--before` tree may be older.
+#: The module each stage uses, by name; a `--before` tree may call it differently (newest name first).
 MODULES = {
-    "pipeline": ("engine.pipeline", "pipeline"),
-    "workers": ("web.workers", "workers"),
-    "render": ("web.templating", "web.render", "render"),
-    "extractors.heuristic": ("engine.extractors.heuristic", "extractors.heuristic"),
-    "output": ("engine.output", "output"),
-    "metadata": ("engine.metadata", "metadata"),
-    "readerable": ("engine.readerable", "readerable"),
+    "pipeline": ("pipeline",),
+    "workers": ("workers",),
+    "render": ("templating", "render"),
+    "extractors.heuristic": ("extractors.heuristic",),
+    "output": ("output",),
+    "metadata": ("metadata.metadata", "metadata"),
+    "readerable": ("readerable",),
 }
 
 
@@ -45,13 +44,7 @@ def stages(package: ModuleType) -> dict[str, Callable[[], Any]]:
     """The stages of one tree, each a call on the same page."""
 
     def module(name: str) -> Any:
-        for place in MODULES[name]:
-            try:
-                return importlib.import_module(f"{package.__name__}.{place}")
-            except ModuleNotFoundError as missing:
-                if missing.name is None or not f"{package.__name__}.{place}".startswith(missing.name):
-                    raise  # the module is there, one of its own imports is not
-        raise SystemExit(f"{package.__name__} has no {name} module in any of {MODULES[name]}")
+        return tree_module(package, *MODULES[name])
 
     pipeline, workers, render = module("pipeline"), module("workers"), module("render")
     heuristic, output = module("extractors.heuristic"), module("output")

@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 
 from readerproxy.api import to_text
-from readerproxy.engine.document import Document, parse
 from readerproxy.engine.extraction import Extraction, get_extractor
-from readerproxy.engine.metadata import extract_metadata
+from readerproxy.engine.kind.readerable import is_probably_readerable
+from readerproxy.engine.metadata.metadata import extract_metadata
 from readerproxy.engine.output import fit_under_header, render_html, render_text
-from readerproxy.engine.readerable import is_probably_readerable
+from readerproxy.engine.parse.document import Document, parse
 from readerproxy.research.datasets import load_dataset
 
 #: (algorithm, parameter overrides): every registered extractor, then the variants the evaluation runs.

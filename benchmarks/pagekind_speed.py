@@ -14,19 +14,18 @@ for the kind).
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
 import time
 from types import ModuleType
 from typing import Any
 
-from timing import compared_packages, dataset_options, warmed_pages
+from timing import compared_packages, dataset_options, tree_module, warmed_pages
 
 
 def modules(package: ModuleType) -> tuple[Any, Any]:
     """This tree's pipeline and pagekind modules."""
-    pipeline = importlib.import_module(f"{package.__name__}.engine.pipeline")
-    pagekind = importlib.import_module(f"{package.__name__}.engine.pagekind")
+    pipeline = tree_module(package, "pipeline")
+    pagekind = tree_module(package, "pagekind")
     return pipeline, pagekind
 
 

@@ -4,7 +4,7 @@
 
 For every page of each dataset (decoded to text once, outside the timings), in one process:
 
-- `readerproxy.engine.document.parse(text, url)` (the Document every extractor reads) against
+- `readerproxy.engine.parse.document.parse(text, url)` (the Document every extractor reads) against
   selectolax's `LexborHTMLParser(text)` alone (the C parse it starts from);
 - `readerproxy.extract(text, url, algorithm="auto")` (parse, extraction and the text; since
   2026-12-01 the HTML and the metadata are made when first asked for) against
@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
-import importlib
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -36,10 +35,10 @@ from typing import Any
 
 import trafilatura
 from selectolax.lexbor import LexborHTMLParser
-from timing import dataset_options, decoded_pages, load_tree, timed
+from timing import dataset_options, decoded_pages, load_tree, timed, tree_module
 
 import readerproxy
-from readerproxy.engine.document import parse
+from readerproxy.engine.parse.document import parse
 
 
 def _whole(article: Any) -> Any:
@@ -61,11 +60,7 @@ def measure(
         "trafilatura metadata": lambda text, url: trafilatura.extract(text, url=url, with_metadata=True),
     }
     if baseline is not None:
-        # the Document lives in engine/ since 2026-11-26 (issue #29); older trees have it at the top
-        try:
-            old_document = importlib.import_module(f"{baseline.__name__}.engine.document")
-        except ModuleNotFoundError:
-            old_document = importlib.import_module(f"{baseline.__name__}.document")
+        old_document = tree_module(baseline, "document")
         old_parse = old_document.parse
         contenders["baseline document"] = lambda text, url: old_parse(text, url)
         contenders["baseline auto"] = lambda text, url: baseline.extract(text, url=url, algorithm="auto")

@@ -29,15 +29,15 @@ from selectolax.lexbor import LexborHTMLParser
 from timing import dataset_options, decoded_pages, timed
 
 import readerproxy
-from readerproxy.engine.document import parse
 from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors import heuristic
 from readerproxy.engine.extractors.auto import first_extractor
+from readerproxy.engine.kind.readerable import is_probably_readerable
 from readerproxy.engine.learn import blocks as learn_blocks
 from readerproxy.engine.learn.model import load_model
-from readerproxy.engine.metadata import extract_metadata
+from readerproxy.engine.metadata.metadata import extract_metadata
 from readerproxy.engine.output import render_html, render_text
-from readerproxy.engine.readerable import is_probably_readerable
+from readerproxy.engine.parse.document import parse
 
 STAGES = (
     "Lexbor parse alone",

@@ -19,12 +19,10 @@ interleaved per repetition, so that both columns see the same load on a shared m
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import statistics
 from types import ModuleType
 
-from timing import compared_packages, dataset_options, timed, warmed_pages
+from timing import compared_packages, dataset_options, timed, tree_module, warmed_pages
 
 STAGES = ("resolve", "render_text", "render_html", "metadata", "readerable")
 PART = "of which next_page_url"
@@ -32,12 +30,11 @@ PART = "of which next_page_url"
 
 def page_times(package: ModuleType, text: str, url: str | None) -> dict[str, float]:
     """Seconds per stage of one package's code, after a fresh parse and extraction of the page."""
-    name = package.__name__
-    pipeline = importlib.import_module(f"{name}.pipeline")
-    output = importlib.import_module(f"{name}.output")
-    metadata = importlib.import_module(f"{name}.metadata")
-    pagination = importlib.import_module(f"{name}.pagination")
-    readerable = importlib.import_module(f"{name}.readerable")
+    pipeline = tree_module(package, "pipeline")
+    output = tree_module(package, "output")
+    metadata = tree_module(package, "metadata.metadata", "metadata")
+    pagination = tree_module(package, "pagination")
+    readerable = tree_module(package, "readerable")
     extractor, params = pipeline.resolve("auto", {})
     doc = pipeline.parse(text, url)
     selection = extractor.run(doc, params).selection

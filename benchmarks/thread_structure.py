@@ -26,7 +26,7 @@ from typing import Any
 
 from readerproxy.engine.output import render_text
 from readerproxy.engine.pipeline import process_page
-from readerproxy.engine.thread import ENGINES, Post, read_thread
+from readerproxy.engine.views.thread import ENGINES, Post, read_thread
 from readerproxy.research.datasets import load_dataset
 from readerproxy.research.metrics import bag_of_words_score
 

@@ -80,3 +80,17 @@ def load_tree(tree: Path, name: str = "readerproxy_before") -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def tree_module(package: ModuleType, *names: str) -> ModuleType:
+    """The module of `package` (this tree's or one `load_tree` imported) named by the first of
+    `names` the tree has, each a dotted tail found at any depth (`"readerable"`,
+    `"extractors.heuristic"`): a tree of any date, whatever its sub-packages, answers."""
+    root = Path(next(iter(package.__path__)))
+    for name in names:
+        tail = name.replace(".", "/") + ".py"
+        found = sorted(root.rglob(tail), key=lambda path: len(path.parts))
+        if found:
+            dotted = ".".join(found[0].relative_to(root).with_suffix("").parts)
+            return importlib.import_module(f"{package.__name__}.{dotted}")
+    raise SystemExit(f"{package.__name__} has no module named any of {names}")

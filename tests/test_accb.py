@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from readerproxy import extract
-from readerproxy.engine.document import TEXT, parse
 from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors.accb import blur, content_code_vector, gaussian_kernel
+from readerproxy.engine.parse.document import TEXT, parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -6,7 +6,7 @@ import dataclasses
 
 from readerproxy import extract
 from readerproxy.engine.article import markdown_document
-from readerproxy.engine.metadata import Metadata
+from readerproxy.engine.metadata.metadata import Metadata
 
 
 def test_to_dict_keeps_every_metadata_field() -> None:
@@ -42,8 +42,8 @@ def test_readability_check_is_made_once_when_asked_and_is_the_readerable_check()
     check of the page's own Document, and asking again reads the same answer without the Document."""
     from pathlib import Path
 
-    from readerproxy.engine.document import parse
-    from readerproxy.engine.readerable import is_probably_readerable
+    from readerproxy.engine.kind.readerable import is_probably_readerable
+    from readerproxy.engine.parse.document import parse
 
     html = (Path(__file__).parent / "fixtures" / "pagination_rel_next.html").read_text()
     url = "https://news.example.com/features/river-changed-course"
@@ -65,8 +65,8 @@ def test_metadata_and_html_are_made_once_when_asked() -> None:
     it, and lets the Document go."""
     from pathlib import Path
 
-    from readerproxy.engine.document import parse
-    from readerproxy.engine.metadata import extract_metadata
+    from readerproxy.engine.metadata.metadata import extract_metadata
+    from readerproxy.engine.parse.document import parse
 
     html = (Path(__file__).parent / "fixtures" / "pagination_rel_next.html").read_text()
     url = "https://news.example.com/features/river-changed-course"

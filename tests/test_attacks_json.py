@@ -20,9 +20,9 @@ import aiohttp
 import pytest
 from support.reader_server import serve, test_settings
 
-from readerproxy.engine.document import parse
 from readerproxy.engine.extraction import get_extractor
-from readerproxy.engine.metadata import lead_image
+from readerproxy.engine.metadata.metadata import lead_image
+from readerproxy.engine.parse.document import parse
 from readerproxy.engine.pipeline import process_page
 
 TEXT = "<p>" + "Words of the article that a reader reads, and then some more of them. " * 30 + "</p>"
@@ -179,7 +179,7 @@ def test_a_listing_keeps_its_web_items_and_only_those() -> None:
 
 
 def test_web_url() -> None:
-    from readerproxy.engine.facts import web_url
+    from readerproxy.engine.views.facts import web_url
 
     assert web_url(None, "https://ex.org/a") == "https://ex.org/a"
     assert web_url(None, " HTTP://ex.org/a ") == "HTTP://ex.org/a"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import readerproxy
 from readerproxy import extract
-from readerproxy.engine.document import parse
 from readerproxy.engine.extraction import registry
 from readerproxy.engine.extractors.auto import FALLBACKS, selected_chars
+from readerproxy.engine.parse.document import parse
 
 ARTICLE = "".join(
     f"<p>Paragraph {i} of a real article, with enough words in it to be read as content by anyone.</p>"

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import readerproxy
-from readerproxy.engine.document import parse
 from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors.cetr import (
     content_clusters,
@@ -19,7 +18,8 @@ from readerproxy.engine.extractors.cetr import (
     smooth,
     tag_ratio,
 )
-from readerproxy.engine.numeric import gaussian_kernel
+from readerproxy.engine.extractors.numeric import gaussian_kernel
+from readerproxy.engine.parse.document import parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VARIANTS = ("cetr", "cetr-km", "cetr-tm")

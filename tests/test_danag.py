@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import readerproxy
-from readerproxy.engine.document import parse
 from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors.danag import (
     main_content_area,
@@ -17,6 +16,7 @@ from readerproxy.engine.extractors.danag import (
     refine_boundaries,
     segment_counts,
 )
+from readerproxy.engine.parse.document import parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NAV_ARTICLE = (FIXTURES / "nav_article.html").read_text()

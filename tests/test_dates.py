@@ -1,4 +1,4 @@
-"""The publication day from every place a page states it (`readerproxy.engine.dates`)."""
+"""The publication day from every place a page states it (`readerproxy.engine.metadata.dates`)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from readerproxy.engine.dates import parse_day, publication_day
-from readerproxy.engine.document import Document, parse
+from readerproxy.engine.metadata.dates import parse_day, publication_day
+from readerproxy.engine.parse.document import Document, parse
 
 BODY = "<p>" + "Words of the article that make it long enough to read. " * 10 + "</p>"
 
@@ -145,8 +145,8 @@ def test_an_earlier_date_shown_by_the_headline_wins_over_a_refresh(body: str, da
 
 
 def test_json_ld_is_parsed_once_and_read_through_a_cdata_wrapper() -> None:
-    from readerproxy.engine.dates import ld_objects
-    from readerproxy.engine.structured import parsed_json_ld
+    from readerproxy.engine.metadata.dates import ld_objects
+    from readerproxy.engine.metadata.structured import parsed_json_ld
 
     html, url = _page(
         '<script type="application/ld+json">  <![CDATA[ {"@context":"https://schema.org",'
@@ -161,7 +161,7 @@ def test_json_ld_is_parsed_once_and_read_through_a_cdata_wrapper() -> None:
 
 def _headline_texts_token_by_token(doc: Document, after: bool, window: int) -> list[str]:
     """The reference: `headline_texts` as it read the tokens one by one before 2026-11-26."""
-    from readerproxy.engine.document import TEXT
+    from readerproxy.engine.parse.document import TEXT
 
     heading = doc.tag.index("h1")
     tokens = doc.tokens
@@ -184,7 +184,7 @@ def _headline_texts_token_by_token(doc: Document, after: bool, window: int) -> l
 
 def test_headline_texts_match_the_token_by_token_reading(shared_datasets: Path) -> None:
     """On real pages (every fifth ScrapingHub page with an <h1>), both directions and windows."""
-    from readerproxy.engine.dates import headline_texts
+    from readerproxy.engine.metadata.dates import headline_texts
     from readerproxy.research.datasets import load_dataset
 
     checked = 0

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from readerproxy.engine.decoding import (
+from readerproxy.engine.parse.decoding import (
     DecompressionError,
     charset_from_content_type,
     charset_from_meta,

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import readerproxy
-from readerproxy.engine.document import parse
 from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors.density import highest_density_region, split_strings
+from readerproxy.engine.parse.document import parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NAV_ARTICLE = (FIXTURES / "nav_article.html").read_text()

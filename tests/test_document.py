@@ -7,8 +7,8 @@ import gzip
 import numpy as np
 import pytest
 
-from readerproxy.engine import document
-from readerproxy.engine.document import CLOSE, OPEN, REBREAK_WIDTH, TEXT, parse
+from readerproxy.engine.parse import document
+from readerproxy.engine.parse.document import CLOSE, OPEN, REBREAK_WIDTH, TEXT, parse
 
 PAGE = """<!DOCTYPE html>
 <html lang="de" dir="ltr">
@@ -383,7 +383,7 @@ def _scan_input(page: str) -> tuple[str, list[str]]:
     """The cleaned page as serialised and its element tags: what `_scan` and `_scan_fast` read."""
     from selectolax.lexbor import LexborHTMLParser
 
-    from readerproxy.engine import document
+    from readerproxy.engine.parse import document
 
     tree = LexborHTMLParser(page)
     document._clean(tree, document._read_before_cleaning(tree, tree.html or ""))
@@ -404,7 +404,7 @@ def _assert_same_scan(fast: object, general: object, *where: str) -> None:
 
 @pytest.mark.parametrize("page", TRICKY)
 def test_fast_scan_agrees_with_the_general_scan(page: str) -> None:
-    from readerproxy.engine import document
+    from readerproxy.engine.parse import document
 
     serialised, tag = _scan_input(page)
     fast = document._scan_fast(serialised, tag)
@@ -414,7 +414,7 @@ def test_fast_scan_agrees_with_the_general_scan(page: str) -> None:
 
 
 def test_fast_scan_answers_for_ordinary_pages() -> None:
-    from readerproxy.engine import document
+    from readerproxy.engine.parse import document
 
     for page in TRICKY[:4]:
         assert document._scan_fast(*_scan_input(page)) is not None, page
@@ -423,7 +423,7 @@ def test_fast_scan_answers_for_ordinary_pages() -> None:
 def test_a_quote_in_a_tag_name_goes_to_the_general_scan() -> None:
     # The general expression reads a quote in a tag name as part of the name, which can carry its
     # match past the first ">"; the fast scan must not guess.
-    from readerproxy.engine import document
+    from readerproxy.engine.parse import document
 
     assert document._scan_fast(*_scan_input('<p"x a"b="1">odd</p"x><p>next</p>')) is None
     assert "next" in "".join(document.parse('<p"x a"b="1">odd</p"x><p>next</p>').tokens.text)
@@ -432,7 +432,7 @@ def test_a_quote_in_a_tag_name_goes_to_the_general_scan() -> None:
 def test_fast_scan_agrees_with_the_general_scan_on_random_markup() -> None:
     import random
 
-    from readerproxy.engine import document
+    from readerproxy.engine.parse import document
 
     pieces = [
         "<p>", "</p>", '<div class="a>b">', "<a href='x'>", "</a>", "<br>", "<img alt='<x>'>",
@@ -467,7 +467,7 @@ def test_fast_scan_agrees_with_the_general_scan_on_random_markup() -> None:
     ],
 )
 def test_code_points_use_the_narrowest_width_and_round_trip(text: str, width: int) -> None:
-    from readerproxy.engine import document
+    from readerproxy.engine.parse import document
 
     codes = document.code_points(text)
     assert codes.dtype.itemsize == width
@@ -486,7 +486,7 @@ def test_code_points_use_the_narrowest_width_and_round_trip(text: str, width: in
 )
 def test_every_width_gives_the_general_scans_answer(body: str) -> None:
     """The fast scan reads 1-, 2- or 4-byte code points by page; each agrees with the general scan."""
-    from readerproxy.engine import document
+    from readerproxy.engine.parse import document
 
     page = f"<html><body><p>{body}</p>\n<div><a href='/x'>{body}</a> tail</div></body></html>"
     serialised, tag = _scan_input(page)
@@ -498,7 +498,7 @@ def test_every_width_gives_the_general_scans_answer(body: str) -> None:
 def test_tag_names_read_once_per_tag_id_match_every_elements_own_name() -> None:
     from selectolax.lexbor import LexborHTMLParser
 
-    from readerproxy.engine import document
+    from readerproxy.engine.parse import document
 
     page = (
         "<svg><clipPath><foreignObject><div>x</div></foreignObject></clipPath><a>svg link</a></svg>"
@@ -542,7 +542,7 @@ def _assert_attributes_as_lexbor_reads_them(doc, where: str = "") -> None:
 def test_id_class_role_are_what_each_node_gives(
     page: str, kernels: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from readerproxy.engine import document
+    from readerproxy.engine.parse import document
 
     if not kernels:  # what READERPROXY_PURE=1 gives: the numpy or general scan and one pass over the nodes
         monkeypatch.setattr(document, "native", None)
@@ -565,7 +565,7 @@ def test_id_class_role_values() -> None:
 def test_id_class_role_on_every_dataset_page(
     shared_datasets, name: str, kernels: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from readerproxy.engine import document
+    from readerproxy.engine.parse import document
     from readerproxy.research.datasets import load_dataset
 
     if not kernels:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from readerproxy.engine import pipeline
-from readerproxy.engine.document import Document
-from readerproxy.engine.document import parse as real_parse
 from readerproxy.engine.extraction import registry
+from readerproxy.engine.parse.document import Document
+from readerproxy.engine.parse.document import parse as real_parse
 from readerproxy.research import runner
 from readerproxy.research.datasets import load_dataset
 from readerproxy.research.runner import AlgorithmSpec, evaluate, parse_spec, parse_specs

@@ -14,7 +14,7 @@ import pytest
 
 from readerproxy.engine.convert import FALSE_STRINGS, TRUE_STRINGS, check_range, coerce, parse_flag
 from readerproxy.engine.extraction import Block, HolderBlocks, block_columns, params_dict, registry
-from readerproxy.engine.linkfilters import LinkFilter
+from readerproxy.engine.extractors.linkfilters import LinkFilter
 
 #: Per algorithm and numeric parameter: values refused, values accepted (bounds included).
 RANGES: dict[str, dict[str, tuple[list[Any], list[Any]]]] = {

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 import readerproxy
 from readerproxy.api import to_text
-from readerproxy.engine.decoding import DecompressionError
-from readerproxy.engine.document import parse
 from readerproxy.engine.extraction import registry
+from readerproxy.engine.parse.decoding import DecompressionError
+from readerproxy.engine.parse.document import parse
 
 GZIP_MAGIC = b"\x1f\x8b"
 EXTRACTORS = sorted(registry())

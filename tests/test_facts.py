@@ -1,4 +1,4 @@
-"""Product and recipe facts (`engine/facts.py`): structured data first, then the page; the cards."""
+"""Product and recipe facts (`engine/views/facts.py`): structured data first, then the page; the cards."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 from selectolax.lexbor import LexborHTMLParser
 
 from readerproxy.engine import pipeline
-from readerproxy.engine.document import parse
-from readerproxy.engine.facts import Price, duration_text, page_facts, product_facts
+from readerproxy.engine.parse.document import parse
+from readerproxy.engine.views.facts import Price, duration_text, page_facts, product_facts
 from readerproxy.web.templating import Preferences, Renderer
 
 BODY = "<p>" + "A sturdy shoe for long runs on rough trails, with a grippy sole. " * 6 + "</p>"

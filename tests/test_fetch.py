@@ -22,7 +22,7 @@ from support.upstream import (
     bomb_body,
 )
 
-from readerproxy.engine.decoding import decode_html
+from readerproxy.engine.parse.decoding import decode_html
 from readerproxy.web import fetch as fetch_module
 from readerproxy.web.fetch import (
     AddressRefused,

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from readerproxy import extract
-from readerproxy.engine.document import TEXT, Document, parse
 from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors.heuristic import (
     CAPTION_BIT,
@@ -29,6 +28,7 @@ from readerproxy.engine.extractors.heuristic import (
     is_unlikely_candidate,
     tag_ids,
 )
+from readerproxy.engine.parse.document import TEXT, Document, parse
 from readerproxy.research.datasets import datasets_root, load_dataset
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -141,3 +141,62 @@ def test_readme_lists_every_module() -> None:
     inside = {p for p in paths if p.startswith("readerproxy/")}
     gone = [p for p in inside - actual if not (REPO / p).exists()]  # a data folder (models/) exists
     assert sorted(gone) == [], "the README's architecture section names modules that are gone"
+
+
+#: The engine's own order, lowest first: a module may import its own level and those below, never
+#: above. `parse` reads bytes into the Document; `extraction`, `output` and `convert` are the types,
+#: the serialiser and the converter every algorithm shares; `metadata`, `kind` and `views` read the
+#: Document (and each other: a forum byline is a thread's first post); the extractors and the learned
+#: scorer read all of those; `article` assembles them and `pipeline` runs them.
+ENGINE_LEVELS: dict[str, int] = {
+    "parse": 0,
+    "convert": 0,
+    "extraction": 1,
+    "output": 1,
+    "metadata": 2,
+    "kind": 2,
+    "views": 2,
+    "learn": 3,
+    "extractors": 3,
+    "article": 4,
+    "pipeline": 5,
+}
+#: Imports that go up a level, each with its reason.
+ENGINE_UPWARD = {
+    # the page kind's model is the learned scorer's numpy trees (one tree walker, one C kernel)
+    ("readerproxy.engine.kind.pagekind", "readerproxy.engine.learn.model"),
+    # the registry imports the extractors' package once, so that every algorithm registers itself
+    ("readerproxy.engine.extraction", "readerproxy.engine.extractors"),
+}
+
+
+def _engine_part(dotted: str) -> str:
+    return dotted.split(".")[2]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in _sources() if "engine" in p.relative_to(PACKAGE).parts[:1]],
+    ids=lambda p: str(p.relative_to(REPO)),
+)
+def test_engine_order(path: Path) -> None:
+    name = _module_name(path)
+    if name == "readerproxy.engine":
+        return
+    level = ENGINE_LEVELS[_engine_part(name)]
+    for target in _imports(path):
+        if _layer(target) != "engine" or target == "readerproxy.engine":
+            continue
+        if (name, target) in ENGINE_UPWARD:
+            continue
+        assert ENGINE_LEVELS[_engine_part(target)] <= level, (
+            f"{path.relative_to(REPO)} imports {target}, a higher level of the engine"
+        )
+
+
+def test_every_engine_part_has_a_level() -> None:
+    parts = {
+        p.stem if p.suffix else p.name for p in (PACKAGE / "engine").iterdir() if p.name != "__pycache__"
+    }
+    parts -= {"__init__", "models"}
+    assert parts == set(ENGINE_LEVELS)

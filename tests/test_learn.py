@@ -11,7 +11,6 @@ import pytest
 
 from readerproxy import extract
 from readerproxy.cli import main
-from readerproxy.engine.document import parse, ranges_mask
 from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors import learned as learned_module
 from readerproxy.engine.extractors.auto import first_extractor
@@ -62,6 +61,7 @@ from readerproxy.engine.learn.model import (
     from_lightgbm_dump,
     load_model,
 )
+from readerproxy.engine.parse.document import parse, ranges_mask
 from readerproxy.errors import RequestError
 from readerproxy.research.datasets import Page, datasets_root
 from readerproxy.research.oof import OutOfFold

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import readerproxy
-from readerproxy.engine.document import parse
 from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors.lineblock import (
     LineBlockParams,
@@ -19,7 +18,8 @@ from readerproxy.engine.extractors.lineblock import (
     thresholds,
     title_keywords,
 )
-from readerproxy.engine.linkfilters import BodyLines
+from readerproxy.engine.extractors.linkfilters import BodyLines
+from readerproxy.engine.parse.document import parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NAV_ARTICLE = (FIXTURES / "nav_article.html").read_text()

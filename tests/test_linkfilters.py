@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import readerproxy
-from readerproxy.engine.document import OPEN, TEXT, Document, parse
-from readerproxy.engine.linkfilters import (
+from readerproxy.engine.extractors.linkfilters import (
     LinkFilter,
     body_lines,
     filter_links,
@@ -17,6 +16,7 @@ from readerproxy.engine.linkfilters import (
     line_token_ranges,
     link_filter_value,
 )
+from readerproxy.engine.parse.document import OPEN, TEXT, Document, parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

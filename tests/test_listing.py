@@ -1,4 +1,4 @@
-"""The listing view's reading of listing and collection pages (`readerproxy.engine.listing`): the
+"""The listing view's reading of listing and collection pages (`readerproxy.engine.views.listing`): the
 repeated cards of a page as items, each with its title as a link, its excerpt, date and image.
 
 Small pages pin the rules (cards found by structure, menus and sidebars left out, "Read more" folded
@@ -16,13 +16,13 @@ import json
 import pytest
 from support.upstream import DATASETS
 
-from readerproxy.engine import listing
 from readerproxy.engine.article import Article
-from readerproxy.engine.document import parse
-from readerproxy.engine.listing import ListItem, listing_items, read_listing
-from readerproxy.engine.pagekind import PageKind
+from readerproxy.engine.kind.pagekind import PageKind
+from readerproxy.engine.parse.document import parse
+from readerproxy.engine.parse.text import squash
 from readerproxy.engine.pipeline import process
-from readerproxy.engine.text import squash
+from readerproxy.engine.views import listing
+from readerproxy.engine.views.listing import ListItem, listing_items, read_listing
 from readerproxy.web.images import route_images
 from readerproxy.web.templating import Renderer, preferences
 

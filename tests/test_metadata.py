@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from readerproxy import extract
-from readerproxy.engine import metadata
-from readerproxy.engine.document import parse
-from readerproxy.engine.metadata import clean_title, extract_metadata
+from readerproxy.engine.metadata import metadata
+from readerproxy.engine.metadata.metadata import clean_title, extract_metadata
+from readerproxy.engine.parse.document import parse
 
 
 def test_json_ld_wins() -> None:
@@ -158,7 +158,7 @@ def test_squash_is_the_regex_whitespace_rule() -> None:
     import re
     import sys
 
-    from readerproxy.engine.text import squash
+    from readerproxy.engine.parse.text import squash
 
     everything = "".join(map(chr, range(sys.maxunicode + 1)))
     spaces = re.findall(r"\s", everything)
@@ -224,7 +224,7 @@ def test_squash_is_the_regex_whitespace_rule() -> None:
     ],
 )
 def test_person_names(raw: str | None, name: str | None) -> None:
-    from readerproxy.engine.metadata import person_names
+    from readerproxy.engine.metadata.metadata import person_names
 
     assert person_names(raw) == name
 

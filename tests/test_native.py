@@ -29,8 +29,12 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 import readerproxy.engine.learn.blocks as learn_blocks
 import readerproxy.engine.learn.model as model_module
 from readerproxy import _speedups
-from readerproxy.engine import document
-from readerproxy.engine.document import (
+from readerproxy.engine.extractors import heuristic
+from readerproxy.engine.extractors.learned import first_extractor
+from readerproxy.engine.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
+from readerproxy.engine.learn.model import TreeModel, load_model
+from readerproxy.engine.parse import document
+from readerproxy.engine.parse.document import (
     VOID_TAGS,
     _clean,
     _read_before_cleaning,
@@ -39,11 +43,7 @@ from readerproxy.engine.document import (
     _tag_names,
     parse,
 )
-from readerproxy.engine.extractors import heuristic
-from readerproxy.engine.extractors.learned import first_extractor
-from readerproxy.engine.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
-from readerproxy.engine.learn.model import TreeModel, load_model
-from readerproxy.engine.nesting import cap_depth
+from readerproxy.engine.parse.nesting import cap_depth
 from readerproxy.research.datasets import datasets_root, load_dataset
 
 REPO = Path(__file__).resolve().parent.parent
@@ -608,7 +608,7 @@ def test_walk_takes_only_a_lexbor_node(native: ModuleType) -> None:
 def walk_setup(native: ModuleType, caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
     """For tests that break `_walk_setup`: afterwards Lexbor's functions and node type are set up
     again with the real ones (lexbor_setup keeps them in the C module)."""
-    caplog.set_level(logging.WARNING, logger="readerproxy.engine.document")
+    caplog.set_level(logging.WARNING, logger="readerproxy.engine.parse.document")
     yield caplog
     assert native.lexbor_setup(selectolax.lexbor.__file__ or "", LexborNode)
     assert document._walk_setup()
@@ -1603,7 +1603,7 @@ def test_pure_python_is_forced_by_the_environment(
 
 def test_a_process_with_readerproxy_pure_parses_and_scores_with_numpy(tmp_path: Path) -> None:
     code = (
-        "import readerproxy.engine.document as d, readerproxy.engine.learn.model as m, readerproxy._speedups as s\n"
+        "import readerproxy.engine.parse.document as d, readerproxy.engine.learn.model as m, readerproxy._speedups as s\n"
         "import readerproxy.engine.learn.blocks as b, readerproxy.engine.extractors.heuristic as h\n"
         "from readerproxy.api import extract\n"
         "print(s.describe(), d.native is None, m.native is None, b.native is None, h.native is None)\n"

@@ -43,7 +43,7 @@ spec = importlib.util.spec_from_file_location("readerproxy._native", sys.argv[1]
 san = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(san)
 
-import readerproxy.engine.document as document
+import readerproxy.engine.parse.document as document
 import readerproxy.engine.extractors.heuristic as heuristic
 import readerproxy.engine.learn.blocks as blocks
 import readerproxy.engine.learn.model as model

@@ -7,8 +7,9 @@ import random
 import numpy as np
 import pytest
 
-from readerproxy.engine import nesting, pipeline
-from readerproxy.engine.nesting import MAX_DEPTH, _tokens, cap_depth, rough_depth
+from readerproxy.engine import pipeline
+from readerproxy.engine.parse import nesting
+from readerproxy.engine.parse.nesting import MAX_DEPTH, _tokens, cap_depth, rough_depth
 
 
 def _tree_depth(html: str) -> int:

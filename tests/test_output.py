@@ -6,7 +6,6 @@ import re
 
 import numpy as np
 
-from readerproxy.engine.document import TEXT, parse
 from readerproxy.engine.output import (
     drop_dead_jump_links,
     drop_empty_items,
@@ -15,6 +14,7 @@ from readerproxy.engine.output import (
     render_text,
     sanitize,
 )
+from readerproxy.engine.parse.document import TEXT, parse
 
 PAGE = """<html><body>
 <nav><a href="/home">Home</a></nav>

@@ -1,4 +1,4 @@
-"""The page-kind decision (`readerproxy.engine.pagekind`): the shipped model, its features, its evaluation."""
+"""The page-kind decision (`readerproxy.engine.kind.pagekind`): the shipped model, its features, its evaluation."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from readerproxy import extract
-from readerproxy.engine.document import parse
-from readerproxy.engine.pagekind import (
+from readerproxy.engine.kind.pagekind import (
     BASE_FEATURES,
     FEATURES,
     KINDS,
@@ -27,7 +26,8 @@ from readerproxy.engine.pagekind import (
     readerable_probability,
     url_features,
 )
-from readerproxy.engine.pagewords import BITS, LOG_FLOOR, WordModel, page_words
+from readerproxy.engine.kind.pagewords import BITS, LOG_FLOOR, WordModel, page_words
+from readerproxy.engine.parse.document import parse
 from readerproxy.research.datasets import datasets_root
 
 #: Out-of-fold accuracy on wcxb-dev reported for the shipped features and settings

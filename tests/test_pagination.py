@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from readerproxy.engine.document import Document, parse
-from readerproxy.engine.metadata import extract_metadata
-from readerproxy.engine.pagination import MAX_LINK_CHARS, next_page_url, page_marker
+from readerproxy.engine.metadata.metadata import extract_metadata
+from readerproxy.engine.metadata.pagination import MAX_LINK_CHARS, next_page_url, page_marker
+from readerproxy.engine.parse.document import Document, parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -1,4 +1,4 @@
-"""Threads found by structure (`engine/posts.py`), read through `thread.read_thread` with no engine
+"""Threads found by structure (`engine/views/posts.py`), read through `thread.read_thread` with no engine
 table entry for the markup: Vanilla, bbPress, a comment list with its controls, and pages that hold
 no thread (a list of topics, an article)."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from readerproxy.engine.document import parse
-from readerproxy.engine.posts import DATE_TEXT, PROFILE_URL, find_thread
-from readerproxy.engine.thread import ENGINES, read_thread
+from readerproxy.engine.parse.document import parse
+from readerproxy.engine.views.posts import DATE_TEXT, PROFILE_URL, find_thread
+from readerproxy.engine.views.thread import ENGINES, read_thread
 
 THREADS = Path(__file__).parent / "fixtures" / "threads"
 
@@ -171,7 +171,7 @@ def test_comments_under_an_article_are_read_apart_from_it() -> None:
     date) and then its comments: the comments alone, after the article, without their Reply links
     and "says:"; the teasers are no comments, and the article is no opening post."""
     from readerproxy.engine.pipeline import process_page
-    from readerproxy.engine.thread import comments_for
+    from readerproxy.engine.views.thread import comments_for
 
     page = process_page(
         (THREADS / "article_comments.html").read_text(), url="https://garden.example/2021/04/lemons/"
@@ -196,7 +196,7 @@ def test_comments_under_an_article_are_read_apart_from_it() -> None:
 
 def test_an_article_without_a_comment_section_has_no_comments() -> None:
     from readerproxy.engine.pipeline import process_page
-    from readerproxy.engine.thread import comments_for
+    from readerproxy.engine.views.thread import comments_for
 
     html = (THREADS / "article_comments.html").read_text()
     cut = html[: html.index('<div id="comments"')] + "</main></body></html>"

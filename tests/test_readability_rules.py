@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from readerproxy.engine.readability_rules import (
+from readerproxy.engine.kind.readability_rules import (
     MAYBE_CANDIDATE,
     MAYBE_CANDIDATE_READERABLE,
     UNLIKELY_CANDIDATES,

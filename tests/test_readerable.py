@@ -6,8 +6,7 @@ from collections.abc import Iterator
 
 from selectolax.lexbor import LexborNode
 
-from readerproxy.engine.document import parse
-from readerproxy.engine.readerable import (
+from readerproxy.engine.kind.readerable import (
     MAX_LINK_DENSITY,
     MIN_SCORE,
     MIN_SIBLING_SCORE,
@@ -16,6 +15,7 @@ from readerproxy.engine.readerable import (
     paragraph_lengths,
     readerable_scores,
 )
+from readerproxy.engine.parse.document import parse
 
 PARAGRAPH = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt. " * 4
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from readerproxy.engine import readingtime
-from readerproxy.engine.readingtime import ReadingTime, reading_minutes, reading_time, word_count
+from readerproxy.engine.metadata import readingtime
+from readerproxy.engine.metadata.readingtime import ReadingTime, reading_minutes, reading_time, word_count
 
 
 def test_words_of_spaced_scripts() -> None:

@@ -177,7 +177,7 @@ def test_reader_links_carry_the_original_address(renderer: Renderer) -> None:
         '<a href="/read?algo=density&amp;url=http%3A%2F%2Fo.org%2F%C3%A9+t" data-original="http://o.org/é t">two'
         in page
     )
-    # a reader link to a javascript: URL is an action (engine/actions.py): plain text since 2026-12-07
+    # a reader link to a javascript: URL is an action (engine/views/actions.py): plain text since 2026-12-07
     assert "<span>three</span>" in page and "javascript" not in page.split('class="content"')[1]
     assert '<a href="https://o.org/">four</a>' in page
 

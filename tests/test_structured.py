@@ -8,10 +8,8 @@ import json
 from selectolax.lexbor import LexborHTMLParser
 
 from readerproxy import extract
-from readerproxy.engine.dates import publication_day
-from readerproxy.engine.document import parse
-from readerproxy.engine.listing import json_ld_items
-from readerproxy.engine.structured import (
+from readerproxy.engine.metadata.dates import publication_day
+from readerproxy.engine.metadata.structured import (
     MIN_WORDS,
     ld_text,
     load_json_ld,
@@ -19,6 +17,8 @@ from readerproxy.engine.structured import (
     parsed_json_ld,
     product_description,
 )
+from readerproxy.engine.parse.document import parse
+from readerproxy.engine.views.listing import json_ld_items
 
 DESCRIPTION = (
     "This kettle boils a full litre in under three minutes, keeps the water hot for an hour and switches "

@@ -1,4 +1,4 @@
-"""The thread view's reading of forum pages (`readerproxy.engine.thread`): every post with its author,
+"""The thread view's reading of forum pages (`readerproxy.engine.views.thread`): every post with its author,
 date and own text; quotes attributed and set apart; signatures, badges and reactions dropped.
 
 Small pages in each engine's markup pin the rules; real wcxb-dev forum pages of several engines
@@ -15,10 +15,17 @@ from pathlib import Path
 import pytest
 
 from readerproxy.api import to_text
-from readerproxy.engine.document import parse
 from readerproxy.engine.extractors.heuristic import THREAD_MARKER_BIT, features_of
+from readerproxy.engine.parse.document import parse
 from readerproxy.engine.pipeline import process
-from readerproxy.engine.thread import MARKER_WORDS, Post, has_markers, read_thread, thread_for, thread_posts
+from readerproxy.engine.views.thread import (
+    MARKER_WORDS,
+    Post,
+    has_markers,
+    read_thread,
+    thread_for,
+    thread_posts,
+)
 from readerproxy.web.templating import Renderer, preferences
 
 

@@ -1,4 +1,4 @@
-"""Threads on engines no table entry names (`engine/posts.py`), read in a real headless Chromium at
+"""Threads on engines no table entry names (`engine/views/posts.py`), read in a real headless Chromium at
 375 and 1280 px: a Vanilla thread and a bbPress thread, written as those engines write them
 (tests/fixtures/threads), served by an upstream site on 127.0.0.1.
 

@@ -1,17 +1,17 @@
-"""The view decision (engine/view.py), the action test (engine/actions.py), a listing without page
+"""The view decision (engine/views/view.py), the action test (engine/views/actions.py), a listing without page
 chrome, the content shown around a listing's items, and the reader page's use of them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from readerproxy.engine.actions import form_targets, is_action, is_action_url, is_control_label
-from readerproxy.engine.document import parse
-from readerproxy.engine.listing import ListItem, listing_items, markup_items
-from readerproxy.engine.pagekind import PageKind
+from readerproxy.engine.kind.pagekind import PageKind
+from readerproxy.engine.parse.document import parse
 from readerproxy.engine.pipeline import process
-from readerproxy.engine.thread import Post
-from readerproxy.engine.view import THRESHOLD, coverage, decide_view
+from readerproxy.engine.views.actions import form_targets, is_action, is_action_url, is_control_label
+from readerproxy.engine.views.listing import ListItem, listing_items, markup_items
+from readerproxy.engine.views.thread import Post
+from readerproxy.engine.views.view import THRESHOLD, coverage, decide_view
 from readerproxy.web.templating import (
     FORUM_NOTE,
     Preferences,

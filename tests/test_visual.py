@@ -17,10 +17,10 @@ from support.chromium import SCREENSHOTS, Chromium, Page
 from support.reader_server import REPO, RunningServer
 from support.upstream import Upstream
 
-from readerproxy.engine.document import parse
 from readerproxy.engine.extraction import get_extractor, registry
 from readerproxy.engine.extractors.visual import VisualParams, content_boundary, hidden_elements
-from readerproxy.engine.layout import Layout, contrast_ratio, relative_luminance
+from readerproxy.engine.parse.document import parse
+from readerproxy.engine.parse.layout import Layout, contrast_ratio, relative_luminance
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

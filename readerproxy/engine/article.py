@@ -8,17 +8,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .extraction import Extraction
-from .facts import web_url
-from .metadata import Metadata
+from .metadata.metadata import Metadata
+from .metadata.readingtime import reading_time
 from .output import escape_markdown, html_to_markdown, markdown_url
-from .readingtime import reading_time
-from .view import NOTHING_AROUND, Around, View, decide_view, fragment_text
+from .views.facts import web_url
+from .views.view import NOTHING_AROUND, Around, View, decide_view, fragment_text
 
 if TYPE_CHECKING:
-    from .facts import PageFacts, ProductFacts, RecipeFacts
-    from .listing import ListItem
-    from .pagekind import PageKind
-    from .thread import Post
+    from .kind.pagekind import PageKind
+    from .views.facts import PageFacts, ProductFacts, RecipeFacts
+    from .views.listing import ListItem
+    from .views.thread import Post
 
 
 _T = TypeVar("_T")

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 
 from .convert import coerce
-from .document import Document
+from .parse.document import Document
 
 P = TypeVar("P")
 

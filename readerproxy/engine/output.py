@@ -19,7 +19,7 @@ import nh3
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from .document import BLOCK_TAGS, OPEN, TEXT, Document, indices_of
+from .parse.document import BLOCK_TAGS, OPEN, TEXT, Document, indices_of
 
 #: Tags written as they are (without attributes unless listed in ATTRIBUTES).
 ALLOWED_TAGS = frozenset(

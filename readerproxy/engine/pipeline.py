@@ -27,20 +27,20 @@ from typing import Any
 import numpy as np
 
 from .article import Article
-from .decoding import decode_html, maybe_gunzip
-from .document import Document
-from .document import parse as parse_document
 from .extraction import Extraction, Extractor, get_extractor
-from .facts import page_facts
-from .layout import LayoutSnapshot, align
-from .listing import listing_cards, listing_items
-from .metadata import extract_metadata
+from .kind.pagekind import page_kind
+from .kind.readerable import is_probably_readerable
+from .metadata.metadata import extract_metadata
+from .metadata.structured import missing_description
 from .output import LinkRewriter, render_html, render_text
-from .pagekind import page_kind
-from .readerable import is_probably_readerable
-from .structured import missing_description
-from .thread import comments_for, post_parts, thread_for
-from .view import NOTHING_AROUND, Around, around_elements
+from .parse.decoding import decode_html, maybe_gunzip
+from .parse.document import Document
+from .parse.document import parse as parse_document
+from .parse.layout import LayoutSnapshot, align
+from .views.facts import page_facts
+from .views.listing import listing_cards, listing_items
+from .views.thread import comments_for, post_parts, thread_for
+from .views.view import NOTHING_AROUND, Around, around_elements
 
 
 def decode(source: str | bytes, content_type: str | None = None) -> str:

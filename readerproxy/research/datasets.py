@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..api import to_text
-from ..engine.document import parse
 from ..engine.output import render_text
+from ..engine.parse.document import parse
 
 DATASETS_ENV = "READERPROXY_DATASETS"
 NAMED = ("scrapinghub", "readability", "wcxb-dev", "older-dev")

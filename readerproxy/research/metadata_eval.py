@@ -20,11 +20,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.document import parse
 from ..engine.extraction import get_extractor
-from ..engine.metadata import extract_metadata
+from ..engine.kind.readerable import is_probably_readerable
+from ..engine.metadata.metadata import extract_metadata
 from ..engine.output import render_text
-from ..engine.readerable import is_probably_readerable
+from ..engine.parse.document import parse
 from .datasets import Dataset
 
 #: field name in expected-metadata.json -> attribute of our Metadata (readerable is separate).

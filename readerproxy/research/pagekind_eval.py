@@ -52,10 +52,8 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.document import parse
 from ..engine.extraction import get_extractor
-from ..engine.learn.model import TreeModel, from_lightgbm_dump
-from ..engine.pagekind import (
+from ..engine.kind.pagekind import (
     BASE_FEATURES,
     FEATURES,
     KINDS,
@@ -67,7 +65,9 @@ from ..engine.pagekind import (
     PageKindModel,
     base_features,
 )
-from ..engine.pagewords import BITS, SCHEME, WordModel, page_words
+from ..engine.kind.pagewords import BITS, SCHEME, WordModel, page_words
+from ..engine.learn.model import TreeModel, from_lightgbm_dump
+from ..engine.parse.document import parse
 from .datasets import Page, load_dataset
 from .training.folds import fold_of_site, site_of_page
 

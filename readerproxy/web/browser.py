@@ -76,7 +76,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from ..engine.layout import LayoutSnapshot
+from ..engine.parse.layout import LayoutSnapshot
 from ..errors import ReaderproxyError
 from .fetch import Fetcher, FetchError
 from .limits import KeyedSemaphores

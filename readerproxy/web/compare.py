@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import MENU_HIDDEN
-from ..engine.document import TEXT, Document
 from ..engine.extraction import Extraction, registry
-from ..engine.layout import LayoutSnapshot, align
+from ..engine.parse.document import TEXT, Document
+from ..engine.parse.layout import LayoutSnapshot, align
 from ..engine.pipeline import decode, parse, resolve, run_extractor
 
 THUMB_BINS = 60

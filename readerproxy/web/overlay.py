@@ -49,10 +49,10 @@ from publicsuffixlist import PublicSuffixList
 from selectolax.lexbor import LexborHTMLParser
 
 from ..engine.article import Article
-from ..engine.document import BLOCK_TAGS, CLOSE, OPEN, TEXT, VOID_TAGS, Document
 from ..engine.extraction import Block, Extraction, Extractor, params_dict
-from ..engine.layout import LayoutSnapshot
 from ..engine.output import SAFE_SCHEMES, parse_srcset
+from ..engine.parse.document import BLOCK_TAGS, CLOSE, OPEN, TEXT, VOID_TAGS, Document
+from ..engine.parse.layout import LayoutSnapshot
 from ..engine.pipeline import process_page
 from . import charts as charts_module
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..engine.extraction import Extractor, get_extractor, params_dict, registry
-from ..engine.layout import LayoutSnapshot
+from ..engine.parse.layout import LayoutSnapshot
 from ..errors import ReaderproxyError, RequestError
 from .browser import CLIENT_POLL, CONNECTED, BrowserService, BrowserUnavailable, ClientGone
 from .cache import LayeredCache, open_cache, parse_cache_spec

@@ -26,8 +26,8 @@ import jinja2
 
 from ..api import MENU_HIDDEN, menu_algorithms
 from ..api import algorithms as algorithm_descriptions
-from ..engine.actions import is_action, is_action_url
 from ..engine.output import LinkRewriter, fit_under_header
+from ..engine.views.actions import is_action, is_action_url
 from .public import rooted
 
 

@@ -53,8 +53,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from ..engine.decoding import DecompressionError, DecompressionTooLarge
-from ..engine.layout import LayoutSnapshot
+from ..engine.parse.decoding import DecompressionError, DecompressionTooLarge
+from ..engine.parse.layout import LayoutSnapshot
 from ..errors import ReaderproxyError
 from .limits import KeyedSemaphores
 

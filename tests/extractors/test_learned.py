@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 
 from readerproxy import extract
-from readerproxy.engine.document import parse
 from readerproxy.engine.extractors.auto import first_extractor
 from readerproxy.engine.extractors.learned import (
     after_related_heading,
@@ -20,6 +19,7 @@ from readerproxy.engine.extractors.learned import (
 )
 from readerproxy.engine.learn.blocks import page_blocks
 from readerproxy.engine.learn.model import BlockScorer, load_model
+from readerproxy.engine.parse.document import parse
 from readerproxy.research.training.labels import block_texts
 
 DESCRIPTION = " ".join(

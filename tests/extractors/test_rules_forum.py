@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from readerproxy import extract
-from readerproxy.engine.document import parse
 from readerproxy.engine.extractors import learned as learned_module
 from readerproxy.engine.extractors.auto import first_extractor
 from readerproxy.engine.extractors.learned import (
@@ -18,8 +17,9 @@ from readerproxy.engine.extractors.learned import (
     thread_posts,
 )
 from readerproxy.engine.learn.blocks import page_blocks
-from readerproxy.engine.thread import post_parts
-from readerproxy.engine.thread import thread_posts as thread_view_posts
+from readerproxy.engine.parse.document import parse
+from readerproxy.engine.views.thread import post_parts
+from readerproxy.engine.views.thread import thread_posts as thread_view_posts
 from readerproxy.research.training.labels import block_texts
 
 POSTS = [

@@ -7,8 +7,6 @@ import numpy as np
 import pytest
 
 from readerproxy import extract
-from readerproxy.engine import listing
-from readerproxy.engine.document import Document, parse
 from readerproxy.engine.extractors.auto import first_extractor
 from readerproxy.engine.extractors.learned import (
     LIST_MAX_PROSE_CHARS,
@@ -20,7 +18,9 @@ from readerproxy.engine.extractors.learned import (
     prose_chars,
 )
 from readerproxy.engine.learn.blocks import page_blocks
-from readerproxy.engine.listing import item_cards, markup_items
+from readerproxy.engine.parse.document import Document, parse
+from readerproxy.engine.views import listing
+from readerproxy.engine.views.listing import item_cards, markup_items
 from readerproxy.research.training.labels import block_texts
 
 #: The page's address: cards link relative to it (a link that cannot be made absolute is no item).

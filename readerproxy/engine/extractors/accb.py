@@ -39,10 +39,10 @@ from typing import Literal
 
 import numpy as np
 
-from ...engine.convert import check_choice, check_range
-from ...engine.document import TEXT, Document
-from ...engine.extraction import Block, Extraction, register
-from ...engine.numeric import gaussian_kernel
+from ..convert import check_choice, check_range
+from ..extraction import Block, Extraction, register
+from ..parse.document import TEXT, Document
+from .numeric import gaussian_kernel
 
 Anchors = Literal["ignore", "remove"]
 Unit = Literal["token", "char"]

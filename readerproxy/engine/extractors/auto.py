@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.convert import check_range
-from ...engine.document import TEXT, Document
-from ...engine.extraction import Extraction, Extractor, get_extractor, register
+from ..convert import check_range
+from ..extraction import Extraction, Extractor, get_extractor, register
+from ..parse.document import TEXT, Document
 
 #: (algorithm, parameters), tried in order; the first whose selection is large enough wins.
 FALLBACKS: tuple[tuple[str, dict[str, object]], ...] = (

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...engine.document import Document
-from ...engine.extraction import Block, Extraction, NoParams, register
+from ..extraction import Block, Extraction, NoParams, register
+from ..parse.document import Document
 
 
 @register(

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...engine.convert import check_range
-from ...engine.document import Document
-from ...engine.extraction import Block, Extraction, register
-from ...engine.linkfilters import (
+from ..convert import check_range
+from ..extraction import Block, Extraction, register
+from ..parse.document import Document
+from .linkfilters import (
     BodyLines,
     FilteredView,
     LinkFilter,
@@ -47,7 +47,7 @@ from ...engine.linkfilters import (
     line_token_ranges,
     link_filter_value,
 )
-from ...engine.numeric import gaussian_kernel
+from .numeric import gaussian_kernel
 
 #: Lloyd iterations before k-means gives up converging (it converges in a handful on real pages).
 MAX_ITERATIONS = 100

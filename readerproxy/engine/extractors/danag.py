@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...engine.convert import check_range
-from ...engine.document import TEXT, Document
-from ...engine.extraction import Block, Extraction, register
-from ...engine.linkfilters import FilteredView, LinkFilter, filter_links, link_filter_value
-from ...engine.numeric import grow_region
+from ..convert import check_range
+from ..extraction import Block, Extraction, register
+from ..parse.document import TEXT, Document
+from .linkfilters import FilteredView, LinkFilter, filter_links, link_filter_value
+from .numeric import grow_region
 
 
 @dataclass(frozen=True, slots=True)

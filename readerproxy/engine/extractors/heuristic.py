@@ -41,11 +41,11 @@ from typing import Literal, overload
 import numpy as np
 
 from ..._speedups import native
-from ...engine.convert import check_choice, check_range
-from ...engine.document import BLOCK_TAGS, TEXT, VOID_TAGS, Document
-from ...engine.extraction import Extraction, HolderBlocks, register
-from ...engine.readability_rules import UNLIKELY_ROLES, literal_trie, unlikely_by_class_id
-from ...engine.thread import MARKER_WORDS
+from ..convert import check_choice, check_range
+from ..extraction import Extraction, HolderBlocks, register
+from ..kind.readability_rules import UNLIKELY_ROLES, literal_trie, unlikely_by_class_id
+from ..parse.document import BLOCK_TAGS, TEXT, VOID_TAGS, Document
+from ..views.thread import MARKER_WORDS
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,15 +34,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ...engine.convert import check_range
-from ...engine.document import TEXT, Document, indices_of
-from ...engine.extraction import Extraction, params_dict, register
+from ..convert import check_range
+from ..extraction import Extraction, params_dict, register
 
 # Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
-from ...engine.learn import blocks as learn_blocks
-from ...engine.learn import model as learn_model
-from ...engine.listing import item_cards
-from ...engine.thread import PostParts, post_parts
+from ..learn import blocks as learn_blocks
+from ..learn import model as learn_model
+from ..parse.document import TEXT, Document, indices_of
+from ..views.listing import item_cards
+from ..views.thread import PostParts, post_parts
 from .auto import MIN_CHARS, MIN_SHARE, AutoParams, enough_chars, fall_back, first_extractor, selected_chars
 from .heuristic import CAPTION_BIT, CLASS_WORDS, THREAD_MARKER_BIT, WIDE_ONLY_BIT, features_of, holder_blocks
 

@@ -41,10 +41,10 @@ from typing import Literal
 
 import numpy as np
 
-from ...engine.convert import check_choice, check_range
-from ...engine.document import TEXT, Document, ranges_mask
-from ...engine.extraction import Block, Extraction, register
-from ...engine.linkfilters import (
+from ..convert import check_choice, check_range
+from ..extraction import Block, Extraction, register
+from ..parse.document import TEXT, Document, ranges_mask
+from .linkfilters import (
     BodyLines,
     FilteredView,
     LinkFilter,

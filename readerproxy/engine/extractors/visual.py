@@ -53,10 +53,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...engine.convert import check_range
-from ...engine.document import TEXT, Document
-from ...engine.extraction import Extraction, register
-from ...engine.layout import Layout
+from ..convert import check_range
+from ..extraction import Extraction, register
+from ..parse.document import TEXT, Document
+from ..parse.layout import Layout
 from .heuristic import (
     WEIGHTS,
     HeuristicParams,

@@ -48,10 +48,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._speedups import native
-from ...engine.document import TEXT, Document, code_points
-from ...engine.extraction import Extraction, block_columns
-from ...engine.extractors.heuristic import ElementFeatures, features_of, tag_ids
-from ...engine.structured import script_values
+from ..extraction import Extraction, block_columns
+from ..extractors.heuristic import ElementFeatures, features_of, tag_ids
+from ..metadata.structured import script_values
+from ..parse.document import TEXT, Document, code_points
 
 #: Own tags that get a feature of their own (one-hot); any other tag leaves them all 0.
 OWN_TAGS = (

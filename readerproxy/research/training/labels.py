@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...engine.document import Document
 from ...engine.learn.blocks import PageBlocks, own_texts
-from ...research.metrics import SHINGLE_SIZE, tokenize
+from ...engine.parse.document import Document
+from ..metrics import SHINGLE_SIZE, tokenize
 
 #: A block is content when at least this share of its shingles is in the reference.
 CONTENT_OVERLAP = 0.5

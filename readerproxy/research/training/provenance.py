@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.learn.model import PROVENANCE_KEY, Provenance, code_feature_hash
-from ...research.datasets import Dataset, load_dataset
+from ..datasets import Dataset, load_dataset
 
 #: The repository a development install runs from (no git commit is recorded outside one).
 REPOSITORY = Path(__file__).resolve().parent.parent.parent

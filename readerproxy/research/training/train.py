@@ -38,14 +38,14 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.document import parse
 from ...engine.extractors.auto import first_extractor
 from ...engine.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
 from ...engine.learn.model import BlockScorer, TreeModel, from_lightgbm_dump, load_model
-from ...research.datasets import load_dataset
-from ...research.metrics import tokenize
-from ...research.oof import OutOfFold
-from ...research.transfer import (
+from ...engine.parse.document import parse
+from ..datasets import load_dataset
+from ..metrics import tokenize
+from ..oof import OutOfFold
+from ..transfer import (
     MANIFEST,
     HeldOutSplit,
     format_transfer_table,

@@ -23,8 +23,8 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import numpy as np
 
-from .document import Document, indices_of
-from .text import squash
+from ..parse.document import Document, indices_of
+from ..parse.text import squash
 
 _NEXT_TEXT = re.compile(
     r"^(?:next(?:\s+page)?|more|continue(?:\s+reading)?|weiter|nächste(?:\s+seite)?|suivant(?:e)?|"

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .document import TEXT, Document, indices_of
+from ..parse.document import TEXT, Document, indices_of
+from ..parse.text import join_runs, runs_hit
 from .structured import parsed_json_ld
-from .text import join_runs, runs_hit
 
 #: <meta> names, properties and itemprops that state the publication time.
 PUBLISHED_META = (

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .document import TEXT, Document, indices_of
+from ..parse.document import TEXT, Document, indices_of
 
 #: Buckets of the hashed bag: 2 ** BITS (4,096; 2 ** 14 measured no better out of fold).
 BITS = 12

@@ -41,7 +41,7 @@ import numpy as np
 import selectolax.lexbor
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from .._speedups import native
+from ..._speedups import native
 from .nesting import cap_depth
 
 if TYPE_CHECKING:

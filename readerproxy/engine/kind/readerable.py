@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .document import Document, indices_of
+from ..parse.document import Document, indices_of
 from .readability_rules import MAYBE_CANDIDATE_READERABLE, unlikely_by_class_id
 
 MIN_CONTENT_LENGTH = 140

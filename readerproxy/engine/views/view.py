@@ -54,13 +54,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser
 
-from .output import LinkRewriter, render_html, render_text
+from ..output import LinkRewriter, render_html, render_text
 
 if TYPE_CHECKING:
-    from .document import Document
+    from ..kind.pagekind import PageKind
+    from ..parse.document import Document
     from .facts import ProductFacts, RecipeFacts
     from .listing import ListItem
-    from .pagekind import PageKind
     from .thread import Post
 
 #: The views, the article view first (the one shown when no other has the evidence).

@@ -97,8 +97,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from .document import TEXT, Document, indices_of
-from .learn.model import TreeModel
+from ..learn.model import TreeModel
+from ..parse.document import TEXT, Document, indices_of
 from .pagewords import BITS, SCHEME, WordModel, page_words
 
 #: The seven WCXB page types, in the model's class order.
@@ -121,7 +121,7 @@ READERABLE_AT = 0.85
 #: features, 0.65 and 0.2 before the word features).
 READERABLE_DOCS_AT = 0.35
 #: The weights shipped with the package (written by `readerproxy pagekind train`).
-SHIPPED_MODEL = Path(__file__).resolve().parent / "models" / "pagekind.npz"
+SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "models" / "pagekind.npz"
 
 # -- structured data ----------------------------------------------------------------------------
 

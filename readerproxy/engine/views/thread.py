@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 from selectolax.lexbor import LexborNode
 
-from .document import TEXT, Document
-from .output import (
+from ..metadata.structured import ld_text, ld_type_names, script_values, walk_ld
+from ..output import (
     ALLOWED_TAGS,
     AS_DIV,
     ATTRIBUTES,
@@ -51,9 +51,9 @@ from .output import (
     _safe_url,
     sanitize,
 )
+from ..parse.document import TEXT, Document
+from ..parse.text import squash
 from .posts import StructuralThread, find_thread
-from .structured import ld_text, ld_type_names, script_values, walk_ld
-from .text import squash
 
 #: Fewer posts than this and the page is shown as an article: one post is no thread.
 MIN_POSTS = 2

@@ -40,14 +40,14 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from ..kind.readability_rules import UNLIKELY_ROLES, unlikely_by_class_id
+from ..parse.document import OPEN, TEXT, Document, indices_of
+from ..parse.text import join_runs, runs_hit, squash
+from ..views.facts import web_url
+from ..views.thread import MIN_POSTS, Post, detect_engine, read_thread
 from .dates import headline_texts, ld_objects, meta_contents, parse_day, publication_day
-from .document import OPEN, TEXT, Document, indices_of
-from .facts import web_url
 from .pagination import next_page_url
-from .readability_rules import UNLIKELY_ROLES, unlikely_by_class_id
 from .structured import parsed_json_ld
-from .text import join_runs, runs_hit, squash
-from .thread import MIN_POSTS, Post, detect_engine, read_thread
 
 _WS = re.compile(r"\s+")
 #: Readability.js's jsonLdArticleTypes, alternation unanchored as there (a type containing one of

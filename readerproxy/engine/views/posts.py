@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .document import TEXT, Document, indices_of
+from ..parse.document import TEXT, Document, indices_of
 
 #: Fewer posts than this with an author and a time, and the page holds no thread found by structure.
 MIN_POSTS = 2

@@ -32,8 +32,8 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit
 
-from .document import Document, indices_of
-from .output import _comparable
+from ..output import _comparable
+from ..parse.document import Document, indices_of
 
 #: Path segments (lower-cased, letters and digits only, extension left off) that name an action or
 #: a page of the visitor's own session: cart, account, sign-in, voting, sharing.

@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .document import TEXT, Document
-from .structured import ld_text, parsed_json_ld
+from ..metadata.structured import ld_text, parsed_json_ld
+from ..parse.document import TEXT, Document
 
 #: Deepest nesting of JSON-LD objects searched (a `@graph`, `mainEntity`, an `offers` list, ...).
 MAX_DEPTH = 12

@@ -47,12 +47,12 @@ from typing import Any
 
 import numpy as np
 
+from ..metadata.dates import parse_day
+from ..metadata.structured import ld_text, ld_type_names, script_values, walk_ld
+from ..output import SAFE_SCHEMES, _image_sources, absolute_url, parse_srcset
+from ..parse.document import CLOSE, OPEN, TEXT, Document, indices_of
+from ..parse.text import squash
 from .actions import form_targets, is_action, is_control_label
-from .dates import parse_day
-from .document import CLOSE, OPEN, TEXT, Document, indices_of
-from .output import SAFE_SCHEMES, _image_sources, absolute_url, parse_srcset
-from .structured import ld_text, ld_type_names, script_values, walk_ld
-from .text import squash
 
 #: Page kinds that get the listing view.
 LISTING_KINDS = frozenset({"listing", "collection"})

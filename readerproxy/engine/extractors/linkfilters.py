@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .convert import coerce
-from .document import OPEN, TEXT, Document, indices_of
+from ..convert import coerce
+from ..parse.document import OPEN, TEXT, Document, indices_of
 
 
 class LinkFilter(enum.IntEnum):

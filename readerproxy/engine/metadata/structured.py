@@ -25,7 +25,7 @@ from urllib.parse import unquote
 
 import numpy as np
 
-from .document import TEXT, Document
+from ..parse.document import TEXT, Document
 
 #: Share of the description's word trigrams the text must hold for the description to count as shown.
 SHOWN_SHARE = 0.5
