@@ -234,6 +234,32 @@ async def test_the_proxy_port_sees_each_client_through_the_proxy_protocol(
             assert r.status == 200 and 'data-theme="auto"' in await r.text()
 
 
+async def test_the_proxy_port_writes_one_json_line_per_flow(
+    deployment: Deployment, upstream: Upstream
+) -> None:
+    """The proxy port logs as the reader port does (`proxy/requestlog.py`): one JSON line per flow,
+    with the real client (from HAProxy's PROXY header), the instance, the host, the status and the
+    outcome, and no path: a path names the page its reader read."""
+    proxy = f"http://127.0.0.1:{deployment.proxy_front}"
+    secret = f"/cached/private-{uuid.uuid4().hex}"
+    async with client("127.0.0.11") as session, session.get(upstream.url(secret), proxy=proxy) as response:
+        assert response.status == 200
+        await response.read()
+    await asyncio.sleep(0.2)
+    lines = [
+        json.loads(line)
+        for path in deployment.logs
+        for line in path.read_text().splitlines()
+        if line.startswith("{") and '"port": "proxy"' in line and '"127.0.0.11"' in line
+    ]
+    assert len(lines) == 1, lines
+    line = lines[0]
+    assert line["client"] == "127.0.0.11" and line["host"] == "127.0.0.1" and line["method"] == "GET"
+    assert line["status"] == 200 and line["instance"] in ("rp1", "rp2") and line["outcome"]
+    assert len(line["request_id"]) == 32 and isinstance(line["ms"], float)
+    assert all(secret not in text for path in deployment.logs for text in [path.read_text()])
+
+
 ROOT_RELATIVE = re.compile(r'\s(?:href|src)="(/[^"]*)"')
 
 

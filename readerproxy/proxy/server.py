@@ -93,6 +93,7 @@ from .flow import (
 from .http1 import HEAD_TIMEOUT, BodyTooLarge, ClientConnection, client_starts_tls
 from .intercept import InterceptPolicy
 from .proxyprotocol import HEADER_TIMEOUT, ProxyProtocolError, read_header
+from .requestlog import RequestLogAddon
 from .setup import SETUP_TUNNEL, SetupAddon, SiteCookiesAddon, config_rules, user_of
 from .store import ProxyStore
 from .upgrade import UpgradeFailed, is_websocket, relay
@@ -202,6 +203,7 @@ class ProxyServer:
             own_hosts=(settings.host,),
         )
         self.addons: list[Addon] = [
+            RequestLogAddon(settings.log_format == "json"),  # first: it times the whole flow
             AuthAddon(auth_logins(settings)),  # every line of --auth-file
             SetupAddon(settings, renderer, self.store, ca, config_rules(settings)),
             # ad and tracker hosts: 403 at once (inside the tunnel, when it is intercepted)
