@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextvars
 import dataclasses
 import hashlib
 import hmac
@@ -88,9 +89,12 @@ _STATIC_LINKS = re.compile(r'\b(href|src)="/static/')
 _READ_LINKS = re.compile(r'\bhref="/read\?')
 _READ_FORMS = re.compile(r'\baction="/read"')
 _HOME_LINKS = re.compile(r'\bhref="/"')
-#: The reader view's "Save" form (the reading list, `web/list_routes.py`): the reader server's,
-#: which a proxied view on a site's origin cannot post to; left out of proxied views.
-_SAVE_FORM = re.compile(r'<form class="save-form"[^>]*>.*?</form>', re.S)
+#: The reader view's "Save" form (the reading list, `web/list_routes.py`): posted to
+#: `http://readerproxy/list/save` with the client's token for the site (`save_form_token`), or left
+#: out of a page that has none.
+_SAVE_FORM = re.compile(r'<form class="save-form" action="/list/save"([^>]*)>(.*?)</form>', re.S)
+#: Where a proxied reader view's Save form posts (`setup.SetupAddon.posted_save`).
+LIST_SAVE = "/list/save"
 #: Preference links that static/reader.js applies in the page: in proxy views they navigate, so the
 #: choice reaches the proxy, which keeps it for the client.
 _INSTANT = re.compile(r'(<a\b[^>]*?)\sdata-pref="[^"]*"')
@@ -179,19 +183,43 @@ def basic_matches(authorization: str | None, credentials: str) -> bool:
     return hmac.compare_digest(given, credentials.encode("utf-8"))
 
 
+#: The login ("USER:PASS") a flow's client authenticated with (`AuthAddon`): the reader's own
+#: preferences and reading list follow it (`flow_user`), and the gateway to the reader server
+#: speaks with it (`setup.SetupAddon.gateway`).
+LOGIN_NOTE = "login"
+#: The login of the CONNECT that opened the tunnel whose requests run in this context (they run in
+#: the tunnel's task, after the CONNECT was authorised).
+TUNNEL_LOGIN: contextvars.ContextVar[str | None] = contextvars.ContextVar("tunnel_login", default=None)
+
+
+def flow_user(flow: Flow) -> str | None:
+    """The user name of the login the flow's client authenticated with; None without auth."""
+    login = flow.notes.get(LOGIN_NOTE)
+    return login.partition(":")[0] if isinstance(login, str) else None
+
+
 class AuthAddon(Addon):
     """407 with `Proxy-Authenticate` unless the request carries one of the configured logins
-    (`--auth`, or any line of `--auth-file`)."""
+    (`--auth`, or any line of `--auth-file`: one reader each); the login is noted on the flow."""
 
     def __init__(self, credentials: str | Sequence[str] | None) -> None:
         logins = (credentials,) if isinstance(credentials, str) else tuple(credentials or ())
         self.credentials: tuple[str, ...] | None = logins or None
 
     async def request(self, flow: Flow) -> None:
-        if self.credentials is None or flow.notes.get("in_tunnel"):  # a tunnel was authorised once
+        if self.credentials is None:
+            return
+        if flow.notes.get("in_tunnel"):  # a tunnel was authorised once, by its CONNECT
+            if (login := TUNNEL_LOGIN.get()) is not None:
+                flow.notes[LOGIN_NOTE] = login
             return
         given = header(flow.request.headers, "proxy-authorization")
-        if not any([basic_matches(given, login) for login in self.credentials]):
+        matches = [login for login in self.credentials if basic_matches(given, login)]  # every one compared
+        if matches:
+            flow.notes[LOGIN_NOTE] = matches[0]
+            if flow.request.method == "CONNECT":
+                TUNNEL_LOGIN.set(matches[0])
+        else:
             flow.response = simple_response(
                 407,
                 "Proxy Authentication Required",
@@ -425,8 +453,29 @@ def same_origin_links(page: str) -> str:
     page = route_images_to(page, SETUP_ORIGIN)  # the article's images: /image of the reader server
     # preferences live at http://readerproxy/: static/reader.js writes no cookie on the site's origin
     page = page.replace("<html", f'<html data-prefs-at="{SETUP_ORIGIN}"', 1)
-    page = _SAVE_FORM.sub("", page)
+    page = _SAVE_FORM.sub(_save_form, page)
     return _INSTANT.sub(r"\1", page)
+
+
+def _save_form(match: re.Match[str]) -> str:
+    if 'name="token"' not in match[2]:
+        return ""
+    return f'<form class="save-form" action="{SETUP_ORIGIN}{LIST_SAVE}"{match[1]}>{match[2]}</form>'
+
+
+def save_scope(host: str) -> str:
+    """The scope of the token a proxied reader view's Save form carries (`store.rules_token`): the
+    view's site, so that a site's own pages, which can read its views, can save only its own pages
+    to the reader's list."""
+    return f"list-save|{rule_host(host)}"
+
+
+def with_save_token(page: str, token: str) -> str:
+    """The reader view's Save form with the client's token for this site (`save_scope`)."""
+    hidden = f'<input type="hidden" name="token" value="{html_escape(token)}">'
+    return _SAVE_FORM.sub(
+        lambda m: f'<form class="save-form" action="/list/save"{m[1]}>{hidden}{m[2]}</form>', page, 1
+    )
 
 
 def rules_form(host: str, rule: str, back: str | None, token: str, button: str, label: str) -> str:
@@ -595,7 +644,7 @@ class ReaderAddon(Addon):
         from .store import Client
 
         address = flow.client.rpartition(":")[0] or flow.client
-        return Client(address.strip("[]"), self.user)
+        return Client(address.strip("[]"), flow_user(flow) or self.user)
 
     async def preferences(self, flow: Flow) -> Preferences:
         """The client's stored preferences (`http://readerproxy/`), else the defaults; lite when the
@@ -702,8 +751,12 @@ class ReaderAddon(Addon):
         data = dict(data)  # a kept one stays as the extraction made it
         data["url"] = url
         data["final_url"] = with_marker(url)  # the reader page's "Original" links: the way back
-        page_html = same_origin_links(self.renderer.reader_page(data, prefs, extractor.name))
-        token = rules_token(self.client(flow), rule_host(flow.request.host))
+        client = self.client(flow)
+        page_html = self.renderer.reader_page(data, prefs, extractor.name)
+        page_html = same_origin_links(
+            with_save_token(page_html, rules_token(client, save_scope(flow.request.host)))
+        )
+        token = rules_token(client, rule_host(flow.request.host))
         html = site_choices(page_html, url, flow.request.host, token).encode("utf-8")
         cookies = [(key, value) for key, value in upstream.headers if key.lower() == "set-cookie"]
         return Response(

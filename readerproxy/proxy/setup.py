@@ -45,14 +45,19 @@ import aiohttp
 from markupsafe import Markup
 
 from ..web.limits import CLIENT_HEADER, signed_client
+from ..web.logins import SAME_SITE_COOKIE
 from ..web.templating import COOKIE_MAX_AGE, COOKIE_PREFIX, PREFERENCE_KEYS, preferences
 from .addons import (
+    LIST_SAVE,
+    LOGIN_NOTE,
     READER_MARKER,
     SETUP_HOSTS,
     SETUP_ORIGIN,
     Addon,
     configured_credentials,
+    flow_user,
     reader_base,
+    save_scope,
     simple_response,
 )
 from .flow import BadRequest, Flow, Outcome, Response, header, valid_host
@@ -104,7 +109,11 @@ RULES_SET = "/rules/set"
 #: The largest rules form read (a host name, a rule, a page URL, a token).
 FORM_BYTES = 16 * 1024
 #: Reader server paths reached through `http://readerproxy/`.
-GATEWAY_PATHS = ("/read", "/api/", "/static/", "/favicon.", "/image")
+GATEWAY_PATHS = ("/read", "/api/", "/static/", "/favicon.", "/image", "/list")
+#: Reader server paths that take a POST (or a DELETE) through the gateway: the reading list's.
+GATEWAY_CHANGES = ("/list/", "/api/list")
+#: The largest body the gateway passes on (the reading list's forms and JSON are small).
+GATEWAY_BODY_BYTES = 64 * 1024
 #: Response headers of the reader server passed on by the gateway.
 GATEWAY_HEADERS = frozenset(
     {
@@ -353,7 +362,7 @@ class SetupAddon(Addon):
         """Who this flow is from (see `store.Client`)."""
         address = flow.client.rpartition(":")[0] or flow.client
         cookie = valid_client_cookie(cookies_of(flow).get(CLIENT_COOKIE))
-        return Client(address.strip("[]"), user_of(self.credentials), cookie)
+        return Client(address.strip("[]"), flow_user(flow) or user_of(self.credentials), cookie)
 
     async def request(self, flow: Flow) -> None:
         request = flow.request
@@ -373,6 +382,10 @@ class SetupAddon(Addon):
         client = self.client(flow)
         if request.method == "POST" and path == RULES_SET:
             response = await self.posted_rule(flow, client)
+        elif request.method == "POST" and path == LIST_SAVE:
+            response = await self.posted_save(flow, client)
+        elif request.method in ("POST", "DELETE") and path.startswith(GATEWAY_CHANGES):
+            response = await self.gateway(flow, client)
         elif request.method not in ("GET", "HEAD"):
             flow.response = simple_response(
                 405, "Method Not Allowed", "GET only (POST for /rules/set).\n", [("Allow", "GET, HEAD")]
@@ -527,6 +540,39 @@ class SetupAddon(Addon):
                 return redirect(back)
         return redirect(f"{SETUP_ORIGIN}/rules")
 
+    async def posted_save(self, flow: Flow, client: Client) -> Response:
+        """A reader view's Save (`POST /list/save`): from a proxied view, its form carries the
+        client's token for the view's site (`addons.save_scope`) and may save a page of that site
+        only, then goes to the reader server as this client; from the reader server's own pages
+        (`http://readerproxy/read`), it has no token and the reader server judges where it came
+        from (`web/list_routes.py`)."""
+        if flow.read_body is None:
+            return simple_response(400, "Bad Request", "No form.\n")
+        try:
+            body = await flow.read_body(FORM_BYTES)
+        except BodyTooLarge:
+            return simple_response(413, "Content Too Large", "The form is too large.\n")
+        except BadRequest as exc:
+            return simple_response(400, "Bad Request", f"{exc.message}\n")
+        form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        if "token" not in form:
+            return await self.gateway(flow, client, body)
+        host = rule_host(urlsplit(form.get("url") or "").hostname or "")
+        token = form["token"].encode("ascii", "replace")
+        if not (
+            is_top_level(flow)
+            and host
+            and hmac.compare_digest(token, rules_token(client, save_scope(host)).encode())
+        ):
+            return simple_response(
+                403,
+                "Forbidden",
+                "Pages are saved from readerproxy's own Save buttons only; this one is not, or is out "
+                "of date (a new address?): open the page again and save.\n",
+            )
+        kept = urlencode({key: value for key, value in form.items() if key in ("url", "tags")})
+        return await self.gateway(flow, client, kept.encode(), trusted=True)
+
     def way_back(self, query: dict[str, str]) -> Response:
         """The bookmarklet's target: the page as a reader view, once."""
         url = page_url(query.get("url"))
@@ -642,7 +688,9 @@ class SetupAddon(Addon):
         )
 
     # ---- the reader server through the proxy ----------------------------------------------------
-    async def gateway(self, flow: Flow, client: Client) -> Response:
+    async def gateway(
+        self, flow: Flow, client: Client, body: bytes | None = None, *, trusted: bool = False
+    ) -> Response:
         """A reader server route, with the proxy's login and the client's stored preferences (the
         browser's own rp_* cookies on this origin, when they differ, are the newer choice)."""
         request = flow.request
@@ -662,8 +710,11 @@ class SetupAddon(Addon):
                 asset.body,
             )
         stored = await self.store.preferences(client)
+        jar = cookies_of(flow)
         browser = {
-            k: v for k, v in cookies_of(flow).items() if k.startswith(COOKIE_PREFIX) and k != CLIENT_COOKIE
+            k: v
+            for k, v in jar.items()
+            if k.startswith(COOKIE_PREFIX) and k not in (CLIENT_COOKIE, SAME_SITE_COOKIE)
         }
         merged = {**stored, **browser}
         if browser and merged != stored and is_top_level(flow):
@@ -677,16 +728,32 @@ class SetupAddon(Addon):
             headers["Save-Data"] = save_data
         if merged:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in merged.items())
-        if self.credentials is not None:
-            headers["Authorization"] = "Basic " + base64.b64encode(self.credentials.encode()).decode()
+        # the reader server with this client's own login (one reading list per reader, `flow_user`)
+        login = flow.notes.get(LOGIN_NOTE) or self.credentials
+        if isinstance(login, str):
+            headers["Authorization"] = "Basic " + base64.b64encode(login.encode()).decode()
         # this client's own rate limit and worker share there, not 127.0.0.1's (`limits.client_key`)
         headers[CLIENT_HEADER] = signed_client(client.address)
         base = self.reader_base
+        if request.method in ("POST", "DELETE"):  # a reading list change (`GATEWAY_CHANGES`)
+            if body is None:
+                if flow.read_body is None:
+                    return simple_response(400, "Bad Request", "No body.\n")
+                try:
+                    body = await flow.read_body(GATEWAY_BODY_BYTES)
+                except BodyTooLarge:
+                    return simple_response(413, "Content Too Large", "The body is too large.\n")
+                except BadRequest as exc:
+                    return simple_response(400, "Bad Request", f"{exc.message}\n")
+            changes = self._change_headers(flow, jar, base, trusted)
+            if "Cookie" in changes and "Cookie" in headers:
+                changes["Cookie"] = f"{headers['Cookie']}; {changes['Cookie']}"
+            headers.update(changes)
         try:
             async with (
                 aiohttp.ClientSession(trust_env=False, auto_decompress=False) as session,
                 session.request(
-                    request.method, base + path, headers=headers, allow_redirects=False
+                    request.method, base + path, headers=headers, data=body, allow_redirects=False
                 ) as answer,
             ):
                 body = await answer.read()
@@ -713,6 +780,27 @@ class SetupAddon(Addon):
             return simple_response(
                 502, "Bad Gateway", f"The reader server did not answer: {type(exc).__name__}.\n"
             )
+
+    @staticmethod
+    def _change_headers(flow: Flow, jar: Mapping[str, str], base: str, trusted: bool) -> dict[str, str]:
+        """The headers of a reading list change sent on to the reader server: its body's type,
+        and, unless readerproxy checked it already (`trusted`), what the browser said of where it
+        came from: `Sec-Fetch-Site`, `Origin` (readerproxy's own named as the reader server's, so
+        that it counts as its own pages') and the SameSite cookie (`logins.SAME_SITE_COOKIE`)."""
+        request = flow.request
+        headers = {
+            "Content-Type": header(request.headers, "content-type") or "application/x-www-form-urlencoded"
+        }
+        if trusted:
+            return headers
+        if site := header(request.headers, "sec-fetch-site"):
+            headers["Sec-Fetch-Site"] = site
+        if origin := header(request.headers, "origin"):
+            own = origin != "null" and is_setup_host(urlsplit(origin).hostname or "")
+            headers["Origin"] = base if own else origin
+        if jar.get(SAME_SITE_COOKIE) == "1":
+            headers["Cookie"] = "; ".join(filter(None, (headers.get("Cookie"), f"{SAME_SITE_COOKIE}=1")))
+        return headers
 
 
 #: readerproxy's own cookie names (the preferences, and the client's name on `readerproxy`): they

@@ -41,7 +41,7 @@ from ..engine.article import markdown_document
 from ..errors import RequestError
 from .appkeys import READER, RENDERER, SETTINGS
 from .epub import article_xhtml_page, epub_book
-from .logins import reader_key
+from .logins import SAME_SITE_COOKIE, reader_key
 from .public import public_of
 from .reader import ReadRequest, target_url
 from .readinglist import (
@@ -60,9 +60,6 @@ from .settings import data_dir
 from .templating import display_date, link_target, preferences
 
 READING_LIST = web.AppKey("reading_list", ReadingList)
-#: A SameSite=Strict cookie set by the list's pages: a browser sends it with requests our own pages
-#: make only, so it vouches for a form POST whose origin the browser hid (`_same_site`).
-SAME_SITE_COOKIE = "rp_same"
 #: The largest body a list route reads (a URL, tags, a state, a progress).
 MAX_BODY = 64 * 1024
 #: The reader view's Content-Security-Policy (the server's) with `connect-src 'self'`, for a saved

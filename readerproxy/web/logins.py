@@ -19,6 +19,10 @@ from aiohttp import web
 
 from .limits import CLIENT_HEADER, client_key
 
+#: A SameSite=Strict cookie the reading list's pages set: a browser sends it with requests our own
+#: pages make only, so it vouches for a form POST whose origin the browser hid (`list_routes`);
+#: proxy mode's gateway passes it on (`proxy/setup.py`).
+SAME_SITE_COOKIE = "rp_same"
 #: The request's slot for the user `basic_user` found (set by the server's auth middleware).
 USER = web.RequestKey("user", str)
 
