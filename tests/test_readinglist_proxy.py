@@ -125,6 +125,8 @@ async def test_the_lists_forms_work_through_the_proxy_and_refuse_other_sites(
         setup_proxy(reading_list=f"sqlite:{tmp_path / 'list.sqlite3'}") as proxy,
         aiohttp.ClientSession() as http,
     ):
+        _, _, setup_page = await request(http, proxy, "GET", f"{SETUP}/", None)
+        assert f"{SETUP}/list/add?url=" in html.unescape(setup_page)  # the Save bookmarklet
         _, _, page = await request(http, proxy, "GET", upstream.url("/article"), None)
         action, fields = save_form(page)
         status, headers, _ = await request(http, proxy, "POST", action, None, data=fields)

@@ -351,3 +351,21 @@ async def test_the_list_survives_a_server_restart(
         assert (kept["id"], kept["tags"], kept["progress"]) == (entry["id"], ["kept"], 0.25)
         async with http.get(restarted.url(f"/list/{entry['id']}")) as page:
             assert ARTICLE_TITLE in await page.text()
+
+
+async def test_the_save_bookmarklets_page_asks_before_saving(
+    server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession
+) -> None:
+    """`/list/add?url=…` (the bookmarklet's target) is a GET: it saves nothing, it shows one Save
+    button, and its form then saves with the cookie it set."""
+    async with http.get(server.url("/list/add", url=upstream.url("/article"))) as page:
+        body = await page.text()
+        assert page.status == 200 and "Save this page?" in body and "did not say" not in body
+        assert f'<input type="hidden" name="url" value="{upstream.url("/article")}">' in body
+    async with http.get(server.url("/api/list")) as listed_now:
+        assert (await listed_now.json())["entries"] == []
+    form = {"url": upstream.url("/article")}
+    async with http.post(server.url("/list/save"), data=form, headers={"Origin": "null"}) as saved:
+        assert saved.status == 200 and ARTICLE_TITLE in await saved.text()  # the saved copy
+    async with http.get(server.url("/list/add")) as missing:
+        assert missing.status == 400 and "text/html" in missing.headers["Content-Type"]

@@ -8,6 +8,7 @@
 | `POST /api/list/{id}/progress` | how far it was read (`progress`, 0–1): `static/reader.js` sends it |
 | `GET /list` | the list page (`templates/list.html`): filters, search, a form per action |
 | `POST /list/save`, `POST /list/{id}/state`, `POST /list/{id}/delete` | the same without JavaScript: a form, then a redirect (303) |
+| `GET /list/add?url=…` | a page with one Save button for that page (the Save bookmarklet's target) |
 | `GET /list/{id}` | the saved article in the reader view, from the stored extraction (nothing is fetched) |
 | `GET /list/{id}.epub` / `.md` / `.html`, `GET /list/export.epub` | exports (`epub.py`) |
 
@@ -85,6 +86,7 @@ def install_reading_list(app: web.Application) -> None:
     router.add_get("/list", list_page, name="list")
     router.add_get("/list/export.epub", export_all, name="list_export")
     router.add_post("/list/save", form_save, name="list_save")
+    router.add_get("/list/add", add_page, name="list_add")
     router.add_get(f"/list/{{id:{ID_PATTERN}}}", read_entry, name="list_entry")
     router.add_get(f"/list/{{id:{ID_PATTERN}}}.{{fmt:epub|md|html}}", export_entry, name="list_entry_export")
     router.add_post(f"/list/{{id:{ID_PATTERN}}}/state", form_state, name="list_state")
@@ -337,23 +339,36 @@ async def form_save(request: web.Request) -> web.Response:
     except Unconfirmed:
         posted = await request.post()
         url, tags = posted.get("url"), posted.get("tags")
-        page = (
-            request.app[RENDERER]
-            .env.get_template("list_confirm.html")
-            .render(
-                prefs=preferences(request.query, request.cookies)[0],
-                url=url if isinstance(url, str) else "",
-                tags=tags if isinstance(tags, str) else "",
-            )
+        return _confirm_page(
+            request,
+            url if isinstance(url, str) else "",
+            tags if isinstance(tags, str) else "",
+            hidden_origin=True,
         )
-        response = web.Response(
-            text=request.app[RENDERER].rooted(page), content_type="text/html", charset="utf-8"
-        )
-        response.headers["Cache-Control"] = "no-store"
-        same_site_cookie(response, request)
-        return response
     entry, _ = await save_url(request, fields.get("url"), fields.get("tags"))
     raise web.HTTPSeeOther(f"{_prefix(request)}/list/{entry.id}?saved=1")
+
+
+def _confirm_page(request: web.Request, url: str, tags: str, *, hidden_origin: bool) -> web.Response:
+    """A page asking to save `url` (its Save is a form POST to `/list/save`), with the cookie that
+    lets that POST through (`SAME_SITE_COOKIE`)."""
+    renderer = request.app[RENDERER]
+    page = renderer.env.get_template("list_confirm.html").render(
+        prefs=preferences(request.query, request.cookies)[0], url=url, tags=tags, hidden_origin=hidden_origin
+    )
+    response = web.Response(text=renderer.rooted(page), content_type="text/html", charset="utf-8")
+    response.headers["Cache-Control"] = "no-store"
+    same_site_cookie(response, request)
+    return response
+
+
+async def add_page(request: web.Request) -> web.Response:
+    """GET /list/add?url=… (the Save bookmarklet): a page with one Save button for that page; a
+    GET changes nothing, so a link from anywhere can only ask."""
+    url = request.query.get("url", "").strip()
+    if not url:
+        raise RequestError("Give the page's address as ?url=…", kind="bad_url")
+    return _confirm_page(request, target_url(url), request.query.get("tags", ""), hidden_origin=False)
 
 
 async def form_state(request: web.Request) -> web.Response:
