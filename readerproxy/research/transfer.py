@@ -69,10 +69,14 @@ class HeldOutSplit:
     dropped_sites: tuple[str, ...]  # sites of the held-out set also in a training set, sorted
     dropped_pages: int  # training-set pages left out for being on one of those sites
 
-    def training_sets(self, pages: Sequence[tuple[str, str, str]]) -> dict[str, int]:
-        """{set: pages learned from} of this split, in the order the sets appear."""
+    def training_sets(
+        self, pages: Sequence[tuple[str, str, str]], labelled: np.ndarray | None = None
+    ) -> dict[str, int]:
+        """{set: pages learned from} of this split, in the order the sets appear; with `labelled`
+        (page indices), only the pages among them (a page without a labelled block teaches nothing)."""
+        chosen = self.training_pages if labelled is None else np.intersect1d(self.training_pages, labelled)
         counts: dict[str, int] = {}
-        for index in self.training_pages.tolist():
+        for index in chosen.tolist():
             counts[pages[index][0]] = counts.get(pages[index][0], 0) + 1
         return counts
 
@@ -104,6 +108,7 @@ class HeldOutSet:
     directory: Path
     dataset: str
     model: Path
+    learned_from: list[str] = field(default_factory=list)  # the sets the model learned from
     _made: dict[AlgorithmSpec, Predictor] = field(default_factory=dict)
 
     @classmethod
@@ -113,6 +118,7 @@ class HeldOutSet:
             manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
             entry = manifest["held_out"][dataset]
             model = directory / str(entry["model"])
+            learned_from = [str(name) for name in entry.get("learned_from", {})]
         except (OSError, ValueError, TypeError) as exc:
             raise ValueError(
                 f"--loso {directory}: no usable {MANIFEST} from `readerproxy train --leave-one-set-out` ({exc})"
@@ -123,7 +129,7 @@ class HeldOutSet:
             raise ValueError(
                 f"--loso {directory}: {model.name} missing; rerun `readerproxy train --leave-one-set-out`"
             )
-        return cls(directory, dataset, model)
+        return cls(directory, dataset, model, learned_from)
 
     def predictor(self, spec: AlgorithmSpec, page: Page, default: Predictor) -> Predictor:
         """The held-out model's predictor for `spec` where the spec takes a model and names none."""
@@ -139,17 +145,38 @@ class HeldOutSet:
 
 @dataclass(frozen=True, slots=True)
 class TransferCell:
-    """One test set scored by one model: shingle F1 (ScrapingHub's metric) and WCXB's metric."""
+    """One test set scored by one model: shingle F1 (ScrapingHub's metric) and WCXB's metric; on a
+    set of the snippets layout (older-dev), which has no reference text, trafilatura's snippet
+    metric instead (`snippets`: precision, recall and F1 over the whole set)."""
 
     shingle_f1: float
     bow_f1: float  # bag-of-words F1, mean per page (WCXB's evaluate.py)
     pages: int
     errors: int
+    snippets: tuple[float, float, float] | None = None  # (P, R, F1), the snippets layout only
+
+    @property
+    def score(self) -> float:
+        """The set's own metric, by which the worst held-out set is chosen: snippet F1 on a snippets
+        set, shingle F1 on the others."""
+        return self.shingle_f1 if self.snippets is None else self.snippets[2]
 
     @classmethod
-    def of(cls, evaluation: Evaluation) -> TransferCell:
+    def of(
+        cls, evaluation: Evaluation, dataset: Dataset | None = None, texts: dict[str, str] | None = None
+    ) -> TransferCell:
+        """The cell of `evaluation`'s first result; with a snippets `dataset`, its snippet metric on
+        `texts` (page id -> extracted text)."""
         summary = evaluation.results[0].summary
-        return cls(summary.shingles.f1, summary.bag_of_words.f1, summary.pages, summary.errors)
+        snippets = None
+        if dataset is not None and not dataset.has_reference and texts is not None:
+            from .cli import SnippetCounts, count_snippets  # cli imports this module
+
+            counts = SnippetCounts()
+            for page in dataset:
+                count_snippets(page, texts.get(page.id, ""), counts)
+            snippets = (counts.precision, counts.recall, counts.f1)
+        return cls(summary.shingles.f1, summary.bag_of_words.f1, summary.pages, summary.errors, snippets)
 
 
 #: What the table scores unless told otherwise: `auto` with its defaults.
@@ -159,9 +186,10 @@ AUTO = AlgorithmSpec("auto")
 SITE_FOLDS = "all sets, site folds"
 
 
-def trained_on(held_out: str, sets: Sequence[str]) -> str:
-    """The row label of the model trained without `held_out`."""
-    return " + ".join(name for name in sets if name != held_out)
+def trained_on(held_out: str, sets: Sequence[str], learned: Sequence[str] | None = None) -> str:
+    """The row label of the model trained without `held_out`: the sets it learned from (`learned`,
+    from `transfer.json`), by default every other set."""
+    return " + ".join(name for name in sets if name != held_out and (learned is None or name in learned))
 
 
 @dataclass(slots=True)
@@ -172,17 +200,23 @@ class TransferTable:
     sets: list[str]
     rows: dict[str, dict[str, TransferCell]] = field(default_factory=dict)
     evaluations: dict[tuple[str, str], Evaluation] = field(default_factory=dict)  # (row, set) -> run
+    learned: dict[str, list[str]] = field(default_factory=dict)  # held-out set -> what its model saw
+
+    def row_of(self, held_out: str) -> str:
+        """The row of the model trained without `held_out`."""
+        return trained_on(held_out, self.sets, self.learned.get(held_out))
 
     def held_out(self) -> dict[str, TransferCell]:
         """{set: its score by the model trained without it}."""
         return {
             name: self.rows[label][name]
             for name in self.sets
-            if (label := trained_on(name, self.sets)) in self.rows and name in self.rows[label]
+            if (label := self.row_of(name)) in self.rows and name in self.rows[label]
         }
 
-    def worst_held_out(self, metric: str = "shingle_f1") -> tuple[str, float]:
-        """The held-out set with the lowest score in `metric` (a `TransferCell` field), and that score."""
+    def worst_held_out(self, metric: str = "score") -> tuple[str, float]:
+        """The held-out set with the lowest score in `metric` (a `TransferCell` field; by default each
+        set's own metric, `TransferCell.score`), and that score."""
         cells = self.held_out()
         name = min(cells, key=lambda n: getattr(cells[n], metric))
         return name, float(getattr(cells[name], metric))
@@ -197,6 +231,11 @@ class TransferTable:
                         "bow_f1": c.bow_f1,
                         "pages": c.pages,
                         "errors": c.errors,
+                        **(
+                            {}
+                            if c.snippets is None
+                            else dict(zip(("snippet_p", "snippet_r", "snippet_f1"), c.snippets, strict=True))
+                        ),
                     }
                     for name, c in cells.items()
                 }
@@ -217,39 +256,50 @@ def score_transfer(
     table = TransferTable(list(sets))
     for name in sets:
         dataset = load_dataset(name, limit)
-        runs: list[tuple[str, PagePredictors]] = [(trained_on(name, sets), HeldOutSet.load(directory, name))]
+        held = HeldOutSet.load(directory, name)
+        table.learned[name] = held.learned_from
+        runs: list[tuple[str, PagePredictors]] = [(table.row_of(name), held)]
         if site_folds is not None:
             runs.insert(0, (SITE_FOLDS, OutOfFold.load(site_folds, dataset.layout)))
         for row, per_page in runs:
-            evaluation = evaluate(dataset, [spec], per_page=per_page)
-            table.rows.setdefault(row, {})[name] = TransferCell.of(evaluation)
+            texts: dict[str, dict[str, str]] = {}
+            evaluation = evaluate(dataset, [spec], per_page=per_page, texts=texts)
+            cell = TransferCell.of(evaluation, dataset, texts[spec.label])
+            table.rows.setdefault(row, {})[name] = cell
             table.evaluations[(row, name)] = evaluation
     ordered = [SITE_FOLDS] if SITE_FOLDS in table.rows else []
-    ordered += [trained_on(name, sets) for name in sets]
+    ordered += [table.row_of(name) for name in sets]
     table.rows = {row: table.rows[row] for row in ordered if row in table.rows}
     return table
 
 
+def _cell(cell: TransferCell) -> str:
+    """shingle F1/BoW F1, or P/R/F1 of the snippet metric on a snippets set."""
+    if cell.snippets is not None:
+        return "{:.3f}/{:.3f}/{:.3f}".format(*cell.snippets)
+    return f"{cell.shingle_f1:.4f}/{cell.bow_f1:.3f}"
+
+
 def format_transfer_table(table: TransferTable) -> str:
-    """Train-set × test-set: shingle F1 / WCXB's metric per cell, the worst held-out set below."""
+    """Train-set × test-set: shingle F1 / WCXB's metric per cell (snippet P/R/F1 on a snippets set),
+    the worst held-out set below."""
     width = max([24, *(len(row) for row in table.rows)])
-    head = "learned from \\ scored on".ljust(width) + " |" + "".join(f"{name:>16}" for name in table.sets)
+    head = "learned from \\ scored on".ljust(width) + " |" + "".join(f"{name:>19}" for name in table.sets)
     lines = [head, "-" * len(head)]
     for row, cells in table.rows.items():
         lines.append(
             row.ljust(width)
             + " |"
-            + "".join(
-                f"{cells[n].shingle_f1:>9.4f}/{cells[n].bow_f1:.3f}" if n in cells else f"{'·':>16}"
-                for n in table.sets
-            )
+            + "".join(f"{_cell(cells[n]):>19}" if n in cells else f"{'·':>19}" for n in table.sets)
         )
     if table.held_out():
         name, score = table.worst_held_out()
-        lines.append(f"worst held-out set: {name}, shingle F1 {score:.4f}")
+        metric = "snippet F1" if table.held_out()[name].snippets is not None else "shingle F1"
+        lines.append(f"worst held-out set: {name}, {metric} {score:.4f}")
     lines.append(
-        "cells: shingle F1 (ScrapingHub's metric) / bag-of-words F1 (WCXB's metric, mean per page) of the "
-        "set scored by a model that never saw it (held out; · = in the training) or its sites (site folds)."
+        "cells: shingle F1 (ScrapingHub's metric) / bag-of-words F1 (WCXB's metric, mean per page), on a "
+        "set without reference text (older-dev) the snippet metric's P/R/F1, of the set scored by a "
+        "model that never saw it (held out; · = in the training) or its sites (site folds)."
     )
     return "\n".join(lines)
 

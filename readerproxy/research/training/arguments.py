@@ -39,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "on the held-out set and print the train-set x test-set table (the shipped model is not written)",
     )
     parser.add_argument(
+        "--score-only",
+        default="",
+        metavar="SETS",
+        help="comma-separated sets of --datasets that no model learns from: with --leave-one-set-out, "
+        "scored and their sites held out as the others are (the table of a model that never saw them)",
+    )
+    parser.add_argument(
         "--transfer-dir",
         type=Path,
         default=DEFAULT_TRANSFER_DIR,

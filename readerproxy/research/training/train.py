@@ -32,6 +32,7 @@ import dataclasses
 import json
 import sys
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ from ..transfer import (
 )
 from .arguments import BAGS, ROUNDS
 from .folds import fold_of_site, site_of_page
-from .labels import CONTENT_OVERLAP, label_blocks
+from .labels import CONTENT_OVERLAP, label_blocks, snippet_labels
 from .provenance import dataset_records, last_change, make_provenance, stamp, training_commit
 
 #: LightGBM settings: small trees, shrinkage, row and feature subsampling (Friedman 2002).
@@ -90,16 +91,18 @@ class TrainingSet:
     reference_tokens: np.ndarray  # float64 per page: word tokens of the reference text
     parent: np.ndarray  # int64 per row: the block's parent element within its page
     grandparent: np.ndarray  # int64 per row: the block's grandparent element within its page
+    known: np.ndarray  # bool per row: labelled (False: a block no snippet falls on, `snippet_labels`)
 
     @property
     def label(self) -> np.ndarray:
         return self.overlap >= CONTENT_OVERLAP
 
     def weight(self) -> np.ndarray:
-        """Each page weighs the same in total (the metric is a mean over pages), its blocks by words."""
-        mass = self.tokens + 1.0
+        """Each page weighs the same in total (the metric is a mean over pages), its labelled blocks
+        by words; an unlabelled block weighs nothing (and `fit` leaves it out)."""
+        mass = (self.tokens + 1.0) * self.known
         per_page = np.bincount(self.page, weights=mass, minlength=len(self.pages))
-        return mass / per_page[self.page] * 100.0
+        return np.divide(mass, per_page[self.page], out=np.zeros(len(mass)), where=mass > 0) * 100.0
 
     def subset(self, pages: np.ndarray) -> TrainingSet:
         keep = np.isin(self.page, pages)
@@ -112,7 +115,16 @@ class TrainingSet:
             self.reference_tokens,
             self.parent[keep],
             self.grandparent[keep],
+            self.known[keep],
         )
+
+    def without_labels(self, sets: Collection[str]) -> TrainingSet:
+        """The same rows with the blocks of `sets` unlabelled: those sets are scored (and their sites
+        held out) but never learned from (`--score-only`)."""
+        unlabelled = np.array([name in sets for name, _, _ in self.pages], dtype=bool)
+        if not len(unlabelled):
+            return self
+        return dataclasses.replace(self, known=self.known & ~unlabelled[self.page])
 
 
 def collect(datasets: tuple[str, ...], limit: int | None = None, progress: bool = False) -> TrainingSet:
@@ -124,6 +136,7 @@ def collect(datasets: tuple[str, ...], limit: int | None = None, progress: bool 
     page_of: list[np.ndarray] = []
     parents: list[np.ndarray] = []
     grandparents: list[np.ndarray] = []
+    known: list[np.ndarray] = []
     pages: list[tuple[str, str, str]] = []
     reference_tokens: list[float] = []
     for name in datasets:
@@ -135,16 +148,22 @@ def collect(datasets: tuple[str, ...], limit: int | None = None, progress: bool 
                 print(f"readerproxy train: skipped {name}/{page.id}: {exc}", file=sys.stderr)
                 continue
             blocks = page_blocks(doc, extractor.run(doc, params))
-            labels = label_blocks(doc, blocks, page.reference_text)
+            if dataset.has_reference:
+                labels = label_blocks(doc, blocks, page.reference_text)
+                reference = float(len(tokenize(page.reference_text)))
+            else:  # the snippets layout: the blocks the snippets fall on, the words of its content ones
+                labels = snippet_labels(doc, blocks, page.with_snippets, page.without_snippets)
+                reference = float(labels.tokens[labels.content].sum())
             index = len(pages)
             pages.append((name, page.id, site_of_page(dataset.layout, page.id, page.url)))
-            reference_tokens.append(float(len(tokenize(page.reference_text))))
+            reference_tokens.append(reference)
             rows.append(blocks.features)
             overlaps.append(labels.overlap)
             tokens.append(labels.tokens)
             page_of.append(np.full(len(labels.overlap), index, dtype=np.int64))
             parents.append(blocks.parent)
             grandparents.append(blocks.grandparent)
+            known.append(labels.known)
             if progress and number % 100 == 0:
                 print(f"readerproxy train: {name} {number}/{len(dataset)}", file=sys.stderr)
     return TrainingSet(
@@ -156,6 +175,7 @@ def collect(datasets: tuple[str, ...], limit: int | None = None, progress: bool 
         np.array(reference_tokens, dtype=np.float64),
         np.concatenate(parents) if parents else np.zeros(0, dtype=np.int64),
         np.concatenate(grandparents) if grandparents else np.zeros(0, dtype=np.int64),
+        np.concatenate(known) if known else np.zeros(0, dtype=bool),
     )
 
 
@@ -165,8 +185,9 @@ def cached_collect(
     """`collect`, read from / written to `cache` when its key (features, datasets, limit) matches."""
     # "version": bumped when parsing or labelling changes what the same features hold (3: <noscript>
     # pages, React's streamed boundaries and anti-flicker wrappers are read by `document.parse`;
-    # 4: the page-type features, and the blocks' JSON-LD text; 5: the section features).
-    key = json.dumps({"features": FEATURES, "datasets": datasets, "limit": limit, "version": 5})
+    # 4: the page-type features, and the blocks' JSON-LD text; 5: the section features; 6: `known`,
+    # the snippets layout's labels).
+    key = json.dumps({"features": FEATURES, "datasets": datasets, "limit": limit, "version": 6})
     if cache is not None and cache.is_file():
         with np.load(cache, allow_pickle=False) as data:
             if str(data["key"]) == key:
@@ -179,6 +200,7 @@ def cached_collect(
                     data["reference_tokens"],
                     data["parent"],
                     data["grandparent"],
+                    data["known"],
                 )
     training = collect(datasets, limit, progress)
     if cache is not None:
@@ -195,6 +217,7 @@ def cached_collect(
                 reference_tokens=training.reference_tokens,
                 parent=training.parent,
                 grandparent=training.grandparent,
+                known=training.known,
             )
     return training
 
@@ -291,8 +314,10 @@ def fit(
     bags: int = BAGS,
 ) -> BlockScorer:
     """Both stages on `training`. The second stage learns from first-stage probabilities that are
-    themselves out-of-fold (inner folds by site), as it will see on pages it has never seen."""
-    label, weight = training.label, training.weight()
+    themselves out-of-fold (inner folds by site), as it will see on pages it has never seen. Only
+    labelled rows are fitted; an unlabelled block still gets a first-stage probability, which the
+    second stage's context features of its page's labelled blocks read."""
+    label, weight, known = training.label, training.weight(), training.known
     page_fold = np.array([fold_of_site("inner:" + site, inner_folds) for _, _, site in training.pages])
     row_fold = page_fold[training.page]
     first_oof = np.zeros(len(label))
@@ -300,12 +325,12 @@ def fit(
         held = row_fold == fold
         if held.all() or not held.any():
             continue
-        model = fit_trees(training.x[~held], label[~held], weight[~held], FEATURES, seed, rounds, bags)
+        fitted = ~held & known
+        model = fit_trees(training.x[fitted], label[fitted], weight[fitted], FEATURES, seed, rounds, bags)
         first_oof[held] = model.probability(training.x[held])
-    first = fit_trees(training.x, label, weight, FEATURES, seed, rounds, bags)
-    second = fit_trees(
-        context_matrix(training, first_oof), label, weight, FEATURES + CONTEXT_FEATURES, seed, rounds, bags
-    )
+    first = fit_trees(training.x[known], label[known], weight[known], FEATURES, seed, rounds, bags)
+    second_x = context_matrix(training, first_oof)[known]
+    second = fit_trees(second_x, label[known], weight[known], FEATURES + CONTEXT_FEATURES, seed, rounds, bags)
     return BlockScorer(first, second)
 
 
@@ -320,10 +345,12 @@ class ProxyScore:
 
 
 def proxy_score(training: TrainingSet, keep: np.ndarray, pages: np.ndarray | None = None) -> ProxyScore:
-    """Mean per-page precision, recall and F1 of the kept blocks, in word tokens."""
+    """Mean per-page precision, recall and F1 of the kept blocks, in word tokens (of the labelled
+    blocks only: on a snippets page, the blocks its snippets fall on)."""
     n = len(training.pages)
-    tp = np.bincount(training.page, weights=training.tokens * training.overlap * keep, minlength=n)
-    kept = np.bincount(training.page, weights=training.tokens * keep, minlength=n)
+    chosen_rows = keep & training.known
+    tp = np.bincount(training.page, weights=training.tokens * training.overlap * chosen_rows, minlength=n)
+    kept = np.bincount(training.page, weights=training.tokens * chosen_rows, minlength=n)
     precision = np.divide(tp, kept, out=np.zeros(n), where=kept > 0)
     recall = np.clip(
         np.divide(tp, training.reference_tokens, out=np.zeros(n), where=training.reference_tokens > 0), 0, 1
@@ -414,7 +441,8 @@ def train_held_out(
     manifest: dict[str, Any] = {"seed": seed, "rounds": rounds, "bags": bags, "limit": limit, "held_out": {}}
     for split in splits:
         began = time.perf_counter()
-        learned_from = split.training_sets(training.pages)
+        labelled = np.unique(training.page[training.known])  # a --score-only set's pages have none
+        learned_from = split.training_sets(training.pages, labelled)
         model = fit(training.subset(split.training_pages), seed, rounds, bags=bags)
         parameters = training_parameters(seed, rounds, bags, limit)
         parameters["held_out"] = split.held_out
@@ -491,9 +519,15 @@ def run_train(args: argparse.Namespace) -> int:
     if len(training.pages) < args.folds:
         print(f"readerproxy train: {len(training.pages)} pages, fewer than --folds", file=sys.stderr)
         return 2
+    score_only = {name.strip() for name in args.score_only.split(",") if name.strip()}
+    if not score_only <= set(datasets):
+        print("readerproxy train: --score-only names a set not in --datasets", file=sys.stderr)
+        return 2
+    training = training.without_labels(score_only)
+    labelled = training.known.sum()
     print(
-        f"{len(training.pages)} pages, {len(training.page)} blocks, {training.label.mean():.3f} content "
-        f"({time.perf_counter() - began:.1f} s)"
+        f"{len(training.pages)} pages, {len(training.page)} blocks, {labelled} labelled, "
+        f"{training.label[training.known].mean():.3f} of them content ({time.perf_counter() - began:.1f} s)"
     )
     if args.leave_one_set_out:
         return run_leave_one_set_out(args, training, datasets)
