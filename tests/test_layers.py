@@ -1,4 +1,4 @@
-"""The layers' import contract, and the README's architecture list against the tree.
+"""The layers' import contract, and docs/architecture.md's module list against the tree.
 
 readerproxy is four layers, each a package: `engine` (bytes in, `Article` out: pure, no I/O but
 reading its shipped models), `web` (the reader server and what it needs: fetching, caches, workers,
@@ -115,10 +115,10 @@ def test_the_engine_imports_no_server_library() -> None:
                 )
 
 
-def test_readme_lists_every_module() -> None:
-    """The README's architecture section names every module and package of readerproxy, and only those."""
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+def test_architecture_lists_every_module() -> None:
+    """docs/architecture.md names every module and package of readerproxy, and only those."""
+    inventory = (REPO / "docs" / "architecture.md").read_text()
+    section = inventory.split("## Modules", 1)[1].split("\n## ", 1)[0]
     tree = section.splitlines()
     # the listing is an indented tree: rebuild each entry's full path from its indentation
     paths: set[str] = set()
@@ -137,10 +137,10 @@ def test_readme_lists_every_module() -> None:
     actual = {str(p.relative_to(REPO)) for p in _sources() if p.name != "__init__.py"}
     actual |= {str(p.parent.relative_to(REPO)) + "/" for p in _sources() if p.name == "__init__.py"}
     actual.add("readerproxy/_native.c")
-    assert sorted(actual - paths) == [], "modules missing from the README's architecture section"
+    assert sorted(actual - paths) == [], "modules missing from docs/architecture.md"
     inside = {p for p in paths if p.startswith("readerproxy/")}
     gone = [p for p in inside - actual if not (REPO / p).exists()]  # a data folder (models/) exists
-    assert sorted(gone) == [], "the README's architecture section names modules that are gone"
+    assert sorted(gone) == [], "docs/architecture.md names modules that are gone"
 
 
 #: The engine's own order, lowest first: a module may import its own level and those below, never
