@@ -76,6 +76,9 @@ HEADER_WORDS = 12
 HEAD_SHARE = 0.25
 #: The body is the deepest element holding at least this share of the post's words.
 BODY_SHARE = 0.7
+#: Most words of a byline row: the author, the time and what sits beside them (a score, a badge,
+#: controls).
+BYLINE_WORDS = 24
 #: A short text inside at least this share of the posts (and two of them) is a control of the template.
 CONTROL_SHARE = 0.5
 #: Longest text of a control (words).
@@ -139,6 +142,9 @@ _BARE_SHAPES = frozenset({"article", "li", "section"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: A post never lies in these (a thread is often one `<form>`, for moderation: that is no control).
 _OUTSIDE = frozenset({"nav", "header", "footer", "aside"})
+#: A header or footer is the page's unless it lies in one of `_SECTIONS`.
+_SCOPED = frozenset({"header", "footer"})
+_SECTIONS = frozenset({"article", "section"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +201,8 @@ class _Page:
         self.authors = self._author_anchors(profiles, hinted)
         #: authors named by more than an initial (an avatar's letter links to the profile too)
         self.names = sorted(a for a, name in self.authors.items() if len(name) >= 2)
+        #: the names read from an image's `alt` (an avatar linked to the profile: "ana avatar")
+        self.pictured = {a for a in self.names if not doc.element_text(a)}
 
     def inside(self, outer: int, inner: int) -> bool:
         return outer <= inner < int(self.end[outer])
@@ -213,14 +221,21 @@ class _Page:
         return mask
 
     def outside(self, element: int) -> bool:
-        """Whether an element lies in a menu, header, footer or sidebar (`_OUTSIDE`)."""
+        """Whether an element lies in a menu, header, footer or sidebar (`_OUTSIDE`): the page's,
+        not an `<article>`'s or a `<section>`'s own header or footer (a post's byline)."""
         tags, parent = self.doc.tag, self.parent
         e = element
+        scoped = False  # inside a header or footer whose section is not yet known
         while e >= 0:
-            if tags[e] in _OUTSIDE:
+            tag = tags[e]
+            if tag in _SCOPED:
+                scoped = True
+            elif tag in _SECTIONS:
+                scoped = False
+            elif tag in _OUTSIDE:
                 return True
             e = int(parent[e])
-        return False
+        return scoped
 
     def _attribute_anchors(self) -> tuple[set[int], list[int], list[int]]:
         """What the elements' attributes say, in one read of each element's attributes: the
@@ -376,7 +391,7 @@ def find_thread(doc: Document, after: int = -1) -> StructuralThread | None:
         ),
         key=lambda reading: (reading.words, reading.complete),
     )
-    posts = best.posts
+    posts = _story_text(page, best.posts) if after < 0 else best.posts
     # Under an article, the article is the opening post.
     opening = _opening_post(page, best) if after < 0 else None
     if opening is not None:
@@ -464,9 +479,28 @@ def _anchors(page: _Page, member: int, nested: list[int]) -> tuple[int, int]:
         date = _first_own(page, page.dates, member, nested)
     if date < 0:
         date = _header_date(page, member)
+    if author in page.pictured:
+        author = _written_name(page, member, nested, author, date)
     if author < 0 and date >= 0:
         author = _byline_name(page, member, date)
     return author, date
+
+
+def _written_name(page: _Page, member: int, nested: list[int], pictured: int, date: int) -> int:
+    """For an author read from an avatar's `alt` ("ana avatar", "User avatar"), the name written
+    as text: the next own name linking where the avatar links, or written before the post's
+    time (the byline); else the avatar's."""
+    doc = page.doc
+    href = doc.elements[pictured].attributes.get("href")
+    end = int(page.end[member])
+    for anchor in page.names[bisect_left(page.names, pictured + 1) :]:
+        if anchor >= end:
+            break
+        if anchor in page.pictured or any(page.inside(n, anchor) for n in nested):
+            continue
+        if (href and doc.elements[anchor].attributes.get("href") == href) or 0 <= anchor < date:
+            return anchor
+    return pictured
 
 
 def _byline_name(page: _Page, member: int, date: int) -> int:
@@ -566,9 +600,67 @@ def _head(page: _Page, anchor: int, other: int, top: int, words: int) -> int:
     return head
 
 
+def _byline(page: _Page, member: int, author: int, date: int, words: int) -> int:
+    """The post's byline row: the innermost element holding its author and its time, when it is
+    short (at most `BYLINE_WORDS` words, less than half of the post's) and made of short texts
+    (none of more than `CONTROL_WORDS` words outside the author and the time): a score, a badge
+    ("OP") and controls beside the name are the row's, not the post's. -1: none."""
+    if author < 0 or date < 0:
+        return -1
+    row = author
+    while row > member and not page.inside(row, date):
+        row = int(page.parent[row])
+    if row <= member or page.words[row] > BYLINE_WORDS or 2 * int(page.words[row]) >= words:
+        return -1
+    doc, t = page.doc, page.doc.tokens
+    for i in range(int(doc.start[row]), int(doc.end[row]) + 1):
+        if t.kind[i] != TEXT or t.chars[i] == 0 or len(t.text[i].split()) <= CONTROL_WORDS:
+            continue
+        if not any(page.inside(x, int(t.element[i])) for x in (author, date)):
+            return -1
+    return row
+
+
+def _lead(page: _Page, member: int, nested: list[int], head: int, words: int) -> list[int]:
+    """What a post shows before its header, when it is a title: the elements before the header
+    (the previous siblings of the header and of its ancestors inside the post), together at most
+    `BYLINE_WORDS` words, most of them in a heading or in links (a linked title, its tags, a
+    score), and followed by more words than they hold (a short answer written before its
+    author's card is no title). Empty: none."""
+    doc = page.doc
+    lead: list[int] = []
+    e = head
+    while e > member:
+        parent = int(page.parent[e])
+        lead.extend(c for c in _children(doc, parent) if c < e and not any(page.inside(n, c) for n in nested))
+        e = parent
+    lead_words = sum(int(page.words[c]) for c in lead)
+    if not lead_words or lead_words > BYLINE_WORDS:
+        return []
+    after = words - lead_words - int(page.words[head])
+    if after < max(MIN_MEDIAN_WORDS, lead_words):
+        return []
+    titled = sum(
+        int(page.words[h])
+        for c in lead
+        for h in range(c, int(page.end[c]))
+        if doc.tag[h] in _HEADINGS
+        and not any(page.inside(x, h) for x in range(c, h) if doc.tag[x] in _HEADINGS)
+    )
+    linked = sum(int(page.link_words[c]) for c in lead)
+    return [c for c in lead if page.words[c]] if 2 * max(titled, linked) >= lead_words else []
+
+
 def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, words: int) -> StructuralPost:
-    heads = [_head(page, x, y, member, words) for x, y in ((author, date), (date, author)) if x >= 0]
+    row = _byline(page, member, author, date, words)
+    heads = (
+        [row]
+        if row >= 0
+        else [_head(page, x, y, member, words) for x, y in ((author, date), (date, author)) if x >= 0]
+    )
     heads = [h for h in heads if h != member]
+    if heads:
+        heads += _lead(page, member, nested, min(heads), words)
     head_words = sum(int(page.words[h]) for h in heads)
     body = member
     doc = page.doc
@@ -591,8 +683,8 @@ def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, 
             4, (1 - BODY_SHARE) / 2 * words
         ):
             break
-        if author >= 0 and page.inside(child, author):
-            break
+        if author >= 0 and page.inside(child, author) and row < 0:
+            break  # past a byline row (dropped as the post's header), the body may hold the author
         body = child
     dropped = tuple(h for h in heads if page.inside(body, h) and h != body)
     name = (page.authors.get(author) or name_of(page.doc, author)) if author >= 0 else ""
@@ -631,16 +723,25 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
             continue
         return _parts(page, sibling, [], author, date, words)
     earlier = [d for d in page.dates if d < first and not page.outside(d)]
-    for date in reversed(earlier[-3:]):
-        top = date
-        e = int(page.parent[date])
+    # Posts in the page's main landmark: so is their opening post (a sidebar beside them is none).
+    main = _main_landmark(page, first)
+    tops: list[int] = []
+    found: list[tuple[int, StructuralPost]] = []
+    for latest in reversed(earlier):
+        top = latest
+        e = int(page.parent[latest])
         while e >= 0 and not page.inside(e, first):
             top = e
             e = int(page.parent[e])
-        if top == date:
+        if top == latest or top in tops:
             continue
-        author = _first_own(page, page.names, top, [])
-        if author < 0:
+        tops.append(top)
+        if len(tops) > 3:
+            break
+        if main >= 0 and not page.inside(main, top):
+            continue
+        author, date = _anchors(page, top, [])
+        if author < 0 or date < 0:
             continue
         words = int(page.words[top])
         headings = sum(int(page.words[h]) for h in range(top, int(page.end[top])) if doc.tag[h] in _HEADINGS)
@@ -656,8 +757,109 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
             and doc.element_text(date) == doc.element_text(head.date)
         ):
             continue
-        return _parts(page, top, [], author, date, words)
-    return None
+        post = _parts(page, top, [], author, date, words)
+        sentences = _sentence_words(page, top)
+        if sentences < MIN_MEDIAN_WORDS:
+            # A header alone (a title, its byline, a score, no sentence): the body is the block
+            # of prose after it, before the replies (a story's text set apart from its title and
+            # byline); without one, the header is no post.
+            text = _text_after(page, top, first)
+            if text >= 0:
+                found.append((int(page.words[text]), replace(post, body=text, dropped=())))
+        elif _prose(page, post) >= MIN_MEDIAN_WORDS:
+            found.append((sentences, post))
+    # Of the blocks before the replies that read as a post, the one with the most sentences (an
+    # article over the teaser cards between it and its comments).
+    return max(found, key=lambda pair: pair[0])[1] if found else None
+
+
+def _main_landmark(page: _Page, element: int) -> int:
+    """The `<main>` (or `role="main"`) an element lies in, or -1."""
+    doc = page.doc
+    e = element
+    while e >= 0:
+        if doc.tag[e] == "main" or doc.role[e] == "main":
+            return e
+        e = int(page.parent[e])
+    return -1
+
+
+def _sentence_words(page: _Page, top: int, nested: tuple[int, ...] = ()) -> int:
+    """The words of an element's texts of more than `CONTROL_WORDS` words outside links,
+    headings and the `nested` posts: its sentences, not its title, its byline or its controls."""
+    doc, t = page.doc, page.doc.tokens
+    skip = [h for h in range(top, int(page.end[top])) if doc.tag[h] in _HEADINGS] + list(nested)
+    total = 0
+    for i in range(int(doc.start[top]), int(doc.end[top]) + 1):
+        if t.kind[i] != TEXT or t.chars[i] == 0 or t.in_anchor[i]:
+            continue
+        count = len(t.text[i].split())
+        element = int(t.element[i])
+        if count > CONTROL_WORDS and not any(page.inside(h, element) for h in skip):
+            total += count
+    return total
+
+
+def _story_text(page: _Page, posts: list[StructuralPost]) -> list[StructuralPost]:
+    """The first post, when it is a header alone (a title, a byline, a score: no sentence) and a
+    block of prose follows it before the second post (a story's text set apart from its title
+    and byline, `_text_after`), with that block as its body."""
+    if len(posts) < MIN_POSTS:
+        return posts
+    first, second = posts[0], posts[1].post
+    if page.inside(first.post, second) or _sentence_words(page, first.post) >= MIN_MEDIAN_WORDS:
+        return posts
+    top = first.post
+    e = int(page.parent[top])
+    while e >= 0 and not page.inside(e, second):
+        top = e
+        e = int(page.parent[e])
+    text = _text_after(page, top, second)
+    if text < 0:
+        return posts
+    return [replace(first, body=text, dropped=()), *posts[1:]]
+
+
+def _prose(page: _Page, post: StructuralPost) -> int:
+    """The words of a post's body less its headings, its header and its author and time."""
+    doc = page.doc
+    body = post.body
+    end = int(page.end[body])
+    words = int(page.words[body]) - sum(int(page.words[d]) for d in post.dropped if page.inside(body, d))
+    words -= sum(
+        int(page.words[x])
+        for x in (post.author, post.date)
+        if x >= 0 and page.inside(body, x) and not any(page.inside(d, x) for d in post.dropped)
+    )
+    return words - sum(
+        int(page.words[h])
+        for h in range(body, end)
+        if doc.tag[h] in _HEADINGS and not any(page.inside(d, h) for d in post.dropped)
+    )
+
+
+def _text_after(page: _Page, top: int, first: int) -> int:
+    """The first sibling after `top` holding words, before the one holding the replies' first
+    member, when it is prose: at least `2 * MIN_MEDIAN_WORDS` words, no author nor time of its
+    own, at most `OPENING_LINK_SHARE` of its words in links. -1: none."""
+    parent = int(page.parent[top])
+    if parent < 0:
+        return -1
+    for child in _children(page.doc, parent):
+        if child <= top or not page.words[child]:
+            continue
+        end = int(page.end[child])
+        words = int(page.words[child])
+        if (
+            page.inside(child, first)
+            or words < 2 * MIN_MEDIAN_WORDS
+            or _holds(page.dates, child, end)
+            or _holds(page.names, child, end)
+            or page.link_words[child] > OPENING_LINK_SHARE * words
+        ):
+            return -1
+        return child
+    return -1
 
 
 def _drop_controls(page: _Page, posts: list[StructuralPost]) -> list[StructuralPost]:
