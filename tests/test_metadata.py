@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from readerproxy import extract
-from readerproxy.engine.metadata import metadata
-from readerproxy.engine.metadata.metadata import clean_title, extract_metadata
+from readerproxy.engine.metadata import authors, metadata
+from readerproxy.engine.metadata.metadata import extract_metadata
+from readerproxy.engine.metadata.title import clean_title
 from readerproxy.engine.parse.document import parse
 
 
@@ -224,7 +225,7 @@ def test_squash_is_the_regex_whitespace_rule() -> None:
     ],
 )
 def test_person_names(raw: str | None, name: str | None) -> None:
-    from readerproxy.engine.metadata.metadata import person_names
+    from readerproxy.engine.metadata.authors import person_names
 
     assert person_names(raw) == name
 
@@ -499,8 +500,8 @@ def test_byline_candidates_are_the_byline_query(body: str) -> None:
     """The byline's candidates read from the Document's class and id values are the elements (in
     document order, each once) that the whole CSS query finds."""
     doc = parse(f"<html><body><header class='top'>{body}</header><p>Text of the page.</p></body></html>")
-    expected = list({node.mem_id: node for node in doc.tree.css(metadata._BYLINE_SELECTOR)}.values())
-    assert [n.mem_id for n in metadata._byline_candidates(doc)] == [n.mem_id for n in expected]
+    expected = list({node.mem_id: node for node in doc.tree.css(authors._BYLINE_SELECTOR)}.values())
+    assert [n.mem_id for n in authors._byline_candidates(doc)] == [n.mem_id for n in expected]
 
 
 @pytest.mark.parametrize(
@@ -516,12 +517,12 @@ def test_author_candidates_are_the_author_queries(body: str) -> None:
     """`_element_author`'s and `classed_author`'s candidates, read from the Document's class values,
     are the elements their CSS queries find, in document order."""
     doc = parse(f"<html><body><header class='top'>{body}</header><p>Text of the page.</p></body></html>")
-    query = list({node.mem_id: node for node in doc.tree.css(metadata._AUTHOR_SELECTOR)}.values())
-    found = metadata._classed(doc, metadata._AUTHOR_NAME_CLASSES)
-    marked = doc.tree.css(metadata._AUTHOR_MARKUP)
-    merged = metadata._with_marked(doc, found, marked, metadata._AUTHOR_SELECTOR)
+    query = list({node.mem_id: node for node in doc.tree.css(authors._AUTHOR_SELECTOR)}.values())
+    found = authors._classed(doc, authors._AUTHOR_NAME_CLASSES)
+    marked = doc.tree.css(authors._AUTHOR_MARKUP)
+    merged = authors._with_marked(doc, found, marked, authors._AUTHOR_SELECTOR)
     assert [n.mem_id for n in merged] == [n.mem_id for n in query]
-    classed = [doc.elements[i] for i in metadata._classed(doc, ("author",))]
+    classed = [doc.elements[i] for i in authors._classed(doc, ("author",))]
     assert [n.mem_id for n in classed] == [n.mem_id for n in doc.tree.css('[class*="author" i]')]
 
 
