@@ -21,12 +21,10 @@ from readerproxy.engine.extractors.heuristic import (
     class_value_bits,
     wide_only,
 )
-from readerproxy.engine.extractors.learned import (
+from readerproxy.engine.extractors.learned import table as learned_table
+from readerproxy.engine.extractors.learned.params import LearnedParams
+from readerproxy.engine.extractors.learned.rules import (
     GALLERY_LEVELS,
-    PAGE_CONDITIONS,
-    POST_RULES,
-    LearnedParams,
-    PageKinds,
     choice_blocks,
     comment_section,
     data_tables,
@@ -35,7 +33,6 @@ from readerproxy.engine.extractors.learned import (
     gallery_section,
     link_runs,
     other_articles,
-    post_rule,
     prose_lists,
     repeated_blocks,
     repeated_captions,
@@ -46,6 +43,7 @@ from readerproxy.engine.extractors.learned import (
     whole_tables,
     wide_only_section,
 )
+from readerproxy.engine.extractors.learned.table import PAGE_CONDITIONS, POST_RULES, PageKinds, post_rule
 from readerproxy.engine.learn.blocks import (
     CONTEXT_FEATURES,
     FEATURES,
@@ -1152,7 +1150,7 @@ def test_the_rule_table_is_what_runs(
     off = extract(page, algorithm="learned", **{**params, rule.parameter: rule.off_text}).text
     assert on != off  # the rule fires on this page
     # The same page with the rule taken out of the table: what --ablate's parameter gives.
-    monkeypatch.setattr(learned_module, "POST_RULES", tuple(r for r in POST_RULES if r.name != name))
+    monkeypatch.setattr(learned_table, "POST_RULES", tuple(r for r in POST_RULES if r.name != name))
     assert extract(page, algorithm="learned", **params).text == off
 
 

@@ -30,7 +30,7 @@ import readerproxy.engine.learn.blocks as learn_blocks
 import readerproxy.engine.learn.model as model_module
 from readerproxy import _speedups
 from readerproxy.engine.extractors import heuristic
-from readerproxy.engine.extractors.learned import first_extractor
+from readerproxy.engine.extractors.auto import first_extractor
 from readerproxy.engine.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
 from readerproxy.engine.learn.model import TreeModel, load_model
 from readerproxy.engine.parse import document

@@ -49,7 +49,7 @@ import readerproxy.engine.learn.blocks as blocks
 import readerproxy.engine.learn.model as model
 from readerproxy.research.datasets import load_dataset
 from readerproxy.engine.extraction import get_extractor
-from readerproxy.engine.extractors.learned import first_extractor
+from readerproxy.engine.extractors.auto import first_extractor
 
 for module in (document, heuristic, blocks, model):
     module.native = san

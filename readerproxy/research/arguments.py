@@ -51,7 +51,7 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="also run each algorithm that has auto's post-rules (auto, learned) with RULE off, and "
         "report the difference; repeatable, comma-separated, or `all` (the rules: "
-        "extractors/learned.py POST_RULES, docs/rules.md)",
+        "extractors/learned/table.py POST_RULES, docs/rules.md)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 

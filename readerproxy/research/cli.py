@@ -169,7 +169,7 @@ def format_ablation_table(
             f"{bow:>6.4f} {off.bag_of_words.f1:>6.4f} {bow - off.bag_of_words.f1:>+7.4f}"
         )
     lines.append(
-        "rule off: the spec with that post-rule's parameter at its off value (extractors/learned.py "
+        "rule off: the spec with that post-rule's parameter at its off value (extractors/learned/ "
         "POST_RULES); changed: pages whose extracted text differs; effect: with the rule minus without."
     )
     return "\n".join(lines)

@@ -96,7 +96,7 @@ def parse_specs(text: str) -> list[AlgorithmSpec]:
 def ablation_rules(names: Iterable[str]) -> list[str]:
     """The post-rules named in `--ablate` values (comma lists, `all`), in table order, each once;
     ValueError naming the valid rules."""
-    from ..engine.extractors.learned import POST_RULES, post_rule
+    from ..engine.extractors.learned.table import POST_RULES, post_rule
 
     wanted: set[str] = set()
     for item in (part.strip() for value in names for part in value.split(",")):
@@ -120,7 +120,8 @@ class Ablation:
 def ablation_specs(specs: Sequence[AlgorithmSpec], rules: Sequence[str]) -> list[Ablation]:
     """For every spec whose extractor runs auto's post-rules, one spec per rule with that rule off;
     ValueError when rules are asked for and no spec has them."""
-    from ..engine.extractors.learned import LearnedParams, post_rule
+    from ..engine.extractors.learned.params import LearnedParams
+    from ..engine.extractors.learned.table import post_rule
 
     ablations: list[Ablation] = []
     for spec in specs:

@@ -10,7 +10,7 @@ import numpy as np
 
 from readerproxy import extract
 from readerproxy.engine.extractors.auto import first_extractor
-from readerproxy.engine.extractors.learned import (
+from readerproxy.engine.extractors.learned.rules import (
     after_related_heading,
     repeated_blocks,
     review_section,

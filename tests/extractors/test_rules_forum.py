@@ -6,16 +6,15 @@ import numpy as np
 import pytest
 
 from readerproxy import extract
-from readerproxy.engine.extractors import learned as learned_module
 from readerproxy.engine.extractors.auto import first_extractor
-from readerproxy.engine.extractors.learned import (
-    POST_RULES,
-    post_rule,
+from readerproxy.engine.extractors.learned import table as learned_table
+from readerproxy.engine.extractors.learned.rules import (
     thread_extras,
     thread_outside,
     thread_parts,
     thread_posts,
 )
+from readerproxy.engine.extractors.learned.table import POST_RULES, post_rule
 from readerproxy.engine.learn.blocks import page_blocks
 from readerproxy.engine.parse.document import parse
 from readerproxy.engine.views.thread import post_parts
@@ -265,5 +264,5 @@ def test_each_thread_rule_is_a_row_of_the_table_that_runs(
     off = extract(THREAD, algorithm="auto", **{**params, rule.parameter: rule.off_text}).text
     assert on != off  # the rule fires on the thread
     # Taken out of the table, the page reads as with the rule's parameter off (what --ablate runs).
-    monkeypatch.setattr(learned_module, "POST_RULES", tuple(r for r in POST_RULES if r.name != name))
+    monkeypatch.setattr(learned_table, "POST_RULES", tuple(r for r in POST_RULES if r.name != name))
     assert extract(THREAD, algorithm="auto", **params).text == off

@@ -8,15 +8,9 @@ import pytest
 
 from readerproxy import extract
 from readerproxy.engine.extractors.auto import first_extractor
-from readerproxy.engine.extractors.learned import (
-    LIST_MAX_PROSE_CHARS,
-    POST_RULES,
-    LearnedParams,
-    PageKinds,
-    listing_cards,
-    post_rule,
-    prose_chars,
-)
+from readerproxy.engine.extractors.learned.params import LearnedParams
+from readerproxy.engine.extractors.learned.rules import LIST_MAX_PROSE_CHARS, listing_cards, prose_chars
+from readerproxy.engine.extractors.learned.table import POST_RULES, PageKinds, post_rule
 from readerproxy.engine.learn.blocks import page_blocks
 from readerproxy.engine.parse.document import Document, parse
 from readerproxy.engine.views import listing

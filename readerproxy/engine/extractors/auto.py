@@ -1,6 +1,6 @@
 """auto-heuristic: the DOM heuristic with fallbacks, so that a reader never gets an empty page.
 
-This was `auto` until the learned block scorer (`extractors/learned.py`) measured better out of
+This was `auto` until the learned block scorer (`extractors/learned/`) measured better out of
 fold on all three shared sets; `auto` now runs that scorer and falls back to this chain, which
 stays available by this name, unchanged.
 

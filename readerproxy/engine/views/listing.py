@@ -31,7 +31,7 @@ renderer finds it (`output.parse_srcset` for a srcset). Links and images are mad
 only under the one URL-scheme policy (`output.SAFE_SCHEMES`).
 
 `item_cards(doc, enough)` gives the winning group's card elements, and how many items they read as,
-to `auto`'s `listing_items` rule (`extractors/learned.py`), which keeps their text.
+to `auto`'s `listing_items` rule (`extractors/learned/`), which keeps their text.
 
 Pure: reads the parsed `Document` (nothing is parsed again except each JSON-LD body), no network.
 """
