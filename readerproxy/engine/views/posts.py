@@ -137,6 +137,7 @@ _STATE_CLASSES = frozenset(
      "hidden", "visible", "collapsed", "expanded", "hentry", "clearfix", "row", "col"}
 )  # fmt: skip
 _DIGITS = re.compile(r"\d+")
+_ALNUM = re.compile(r"\W+")
 #: Tags grouped by name alone when they have neither classes nor a numbered id.
 _BARE_SHAPES = frozenset({"article", "li", "section"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
@@ -391,12 +392,50 @@ def find_thread(doc: Document, after: int = -1) -> StructuralThread | None:
         ),
         key=lambda reading: (reading.words, reading.complete),
     )
+    best, comments = _with_comments(page, best, readings)
     posts = _story_text(page, best.posts) if after < 0 else best.posts
     # Under an article, the article is the opening post.
     opening = _opening_post(page, best) if after < 0 else None
     if opening is not None:
         posts = [opening, *posts]
-    return StructuralThread(best.shape, tuple(_drop_controls(page, posts)))
+    # The controls of the posts and those of the comments under them, each by their own count.
+    kinds = [post.post in comments for post in posts]
+    clean = {
+        kind: iter(_drop_controls(page, [p for p, k in zip(posts, kinds, strict=True) if k == kind]))
+        for kind in (False, True)
+    }
+    return StructuralThread(best.shape, tuple(next(clean[kind]) for kind in kinds))
+
+
+def _with_comments(page: _Page, best: _Reading, readings: list[_Reading]) -> tuple[_Reading, set[int]]:
+    """The posts with the comments under them (a question's and its answers' comments): of the
+    groups whose members each lie inside a post and hold neither a post nor a post's own author
+    or time (a post's byline box is no comment), whose members' authors are marked up as such
+    (a profile link, an author's class: not a name read off a byline) and whose members hold
+    sentences (`_sentence_words`, at the median at least `MIN_MEDIAN_WORDS`: an author's box of
+    short fields is no comment), the one with the most whole posts (ties: the outermost) joins
+    the posts, each comment after the post it lies in, and leaves its text. Returns the posts
+    and the comments' members."""
+    members = best.members
+    anchors = sorted(x for post in best.posts for x in (post.author, post.date) if x >= 0)
+    found: list[_Reading] = []
+    for reading in readings:
+        if reading is best or reading.complete < MIN_POSTS:
+            continue
+        if all(
+            any(m < x < int(page.end[m]) for m in members)
+            and not _holds(members, x, int(page.end[x]))
+            and not _holds(anchors, x, int(page.end[x]))
+            for x in reading.members
+        ) and all(post.author in page.authors for post in reading.posts):
+            sentences = [_sentence_words(page, x) for x in reading.members]
+            if float(np.median(sentences)) >= MIN_MEDIAN_WORDS:
+                found.append(reading)
+    if not found:
+        return best, set()
+    comments = max(found, key=lambda reading: (reading.complete, -reading.members[0]))
+    merged = _read_group(page, best.shape, sorted({*members, *comments.members}))
+    return (best, set()) if merged is None else (merged, set(comments.members))
 
 
 def _wraps(page: _Page, reading: _Reading, posts: _Reading) -> bool:
@@ -590,11 +629,18 @@ def _header_date(page: _Page, member: int) -> int:
 def _head(page: _Page, anchor: int, other: int, top: int, words: int) -> int:
     """The anchor's header: its highest ancestor below the post `top` that holds neither the other
     anchor (a post's author box and its date line are apart in many engines, together in others)
-    nor more than `HEAD_SHARE` of the post's words."""
+    nor more than `HEAD_SHARE` of the post's words (beside the anchor's, punctuation around it:
+    "(3 hours ago)")."""
     head = anchor
     e = int(page.parent[anchor])
     limit = max(HEAD_SHARE * words, page.words[anchor])
-    while e > top and e >= 0 and page.words[e] <= limit and not (other >= 0 and page.inside(e, other)):
+    own = _ALNUM.sub("", page.doc.element_text(anchor))
+    while (
+        e > top
+        and e >= 0
+        and (page.words[e] <= limit or _ALNUM.sub("", page.doc.element_text(e)) == own)
+        and not (other >= 0 and page.inside(e, other))
+    ):
         head = e
         e = int(page.parent[e])
     return head
