@@ -183,3 +183,18 @@ def test_leave_one_set_out_with_older_dev_learned_from_or_only_scored(
             provenance = load_model(str(transfer / model_file("scrapinghub"))).provenance
             assert provenance is not None and "older-dev" in provenance.datasets
     assert main([*args, "--score-only", "elsewhere"]) == 2
+
+
+def test_a_snippets_sets_hash_covers_its_ground_truth(tmp_path: Path) -> None:
+    import gzip
+
+    from readerproxy.research.datasets import load_dataset
+    from readerproxy.research.training.provenance import dataset_hash
+
+    (tmp_path / "html").mkdir()
+    (tmp_path / "html" / "p.html.gz").write_bytes(gzip.compress(PAGE.encode()))
+    truth = tmp_path / "ground-truth.json"
+    truth.write_text(json.dumps({"p": {"url": "https://a.de/x", "with": WITH, "without": WITHOUT}}))
+    before = dataset_hash(load_dataset(str(tmp_path)))
+    truth.write_text(json.dumps({"p": {"url": "https://a.de/x", "with": WITH[:1], "without": WITHOUT}}))
+    assert dataset_hash(load_dataset(str(tmp_path))) != before

@@ -3,9 +3,9 @@
 `model.Provenance` is the record; this module computes its fields (`make_provenance`) and adds a
 record to a file trained before records existed (`stamp`, `readerproxy train --stamp`), leaving its
 trees untouched. A dataset's hash (`dataset_hash`) covers its layout, the ids of the pages used, in
-order, and the files that hold their ground truth (ScrapingHub's `ground-truth.json`; a Readability
-page's `expected.html` and `expected-metadata.json`; WCXB's `metadata.json` and each page's
-`ground-truth/<id>.json`), so a changed reference or another page selection shows; the pages' HTML
+order, and the files that hold their ground truth (ScrapingHub's and older-dev's `ground-truth.json`;
+a Readability page's `expected.html` and `expected-metadata.json`; WCXB's `metadata.json` and each
+page's `ground-truth/<id>.json`), so a changed reference or another page selection shows; the pages' HTML
 is not read (it is large, and a changed page changes the features, which the model's scores show).
 """
 
@@ -30,7 +30,7 @@ REPOSITORY = Path(__file__).resolve().parent.parent.parent
 def truth_files(dataset: Dataset) -> list[Path]:
     """The files holding the ground truth of the dataset's pages, in a stable order."""
     root = dataset.root
-    if dataset.layout == "scrapinghub":
+    if dataset.layout in ("scrapinghub", "snippets"):
         return [root / "ground-truth.json"]
     if dataset.layout == "wcxb":
         return [root / "metadata.json", *(root / "ground-truth" / f"{page.id}.json" for page in dataset)]
