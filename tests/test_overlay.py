@@ -16,20 +16,15 @@ from support.upstream import Upstream
 from readerproxy.web.overlay import (
     FRAME_SANDBOX,
     OverlayLinks,
-    _safe_css,
     block_marks,
     blocks_json,
     fallback_note,
     folds,
-    frame_csp,
     inspect,
-    overlay_csp,
     overlay_page,
     page_body,
-    page_site,
-    page_styles,
-    same_site,
 )
+from readerproxy.web.sanitize import frame_csp, overlay_csp, page_site, page_styles, safe_css, same_site
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ALGORITHMS = (
@@ -216,7 +211,7 @@ def test_overlay_csp_limits_styles_and_fonts_to_the_site() -> None:
 
 def test_styles_load_nothing_from_other_sites() -> None:
     base = site = "https://www.example.com/"
-    css = _safe_css(
+    css = safe_css(
         "@import 'https://attacker.example/a.css'; @import 'https://cdn.example.com/ok.css';"
         "a{background:url(https://attacker.example/bg)} b{background:url(/local.png)}"
         "i{background:\\75rl(https://attacker.example/escaped)} @\\69mport 'https://attacker.example/e.css';"

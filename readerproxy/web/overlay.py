@@ -12,13 +12,13 @@ it never looks inside an algorithm. Pure functions, I/O at the edges:
   another (or sit where a span cannot, e.g. between table rows) mark the enclosing element.
 - `page_body(doc, extraction)` rebuilds the page's body from the linear view with the marks (class
   `rpo-mark`, `data-rpo-blocks`, a score badge per block) and puts it through nh3 with a broad
-  allowlist: no script, event handler, `javascript:` URL, frame, object or form survives. Dropped
+  allowlist (`sanitize.clean_page`): no script, event handler, `javascript:` URL, frame, object or form survives. Dropped
   navigation, menus, headers, footers and sidebars (`folds`) sit in a `<details>` whose summary
   says what was dropped ("navigation: 120 links dropped, tap to show"), and the first kept mark
   outside them is where the frame opens (`rpo-first`, CSS `scroll-initial-target`).
 - `block_namer`, `fallback_note`: the panel's top candidates by element path and first words, and
   a fallback (auto's learned scorer, auto-heuristic's tries) told in words.
-- `page_styles(text, base)` the page's own stylesheets (links and `<style>` bodies, which the
+- `sanitize.page_styles(text, base)` the page's own stylesheets (links and `<style>` bodies, which the
   Document drops), so the page still looks like itself; the CSP allows styles and images but no
   script of the page.
 - `frame_document(...)` the page on its own: `templates/overlay_frame.html`, the marked body with
@@ -40,21 +40,31 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import urljoin, urlsplit
 
 import jinja2
-import nh3
 import numpy as np
-from publicsuffixlist import PublicSuffixList
-from selectolax.lexbor import LexborHTMLParser
 
 from ..engine.article import Article
 from ..engine.extraction import Block, Extraction, Extractor, params_dict
-from ..engine.output import SAFE_SCHEMES, parse_srcset
 from ..engine.parse.document import BLOCK_TAGS, CLOSE, OPEN, TEXT, VOID_TAGS, Document
 from ..engine.parse.layout import LayoutSnapshot
 from ..engine.pipeline import process_page
 from . import charts as charts_module
+from .sanitize import (
+    FILE_CSP,
+    LAZY_SOURCES,
+    URL_ATTRIBUTES,
+    base_url,
+    clean_page,
+    fragment_url,
+    frame_csp,
+    page_site,
+    page_styles,
+    safe_css,
+    safe_image_url,
+    safe_srcset,
+    safe_url,
+)
 
 #: Elements under which a wrapping <span> would be moved by the HTML parser: blocks inside mark the element.
 NO_WRAP = frozenset("table thead tbody tfoot tr colgroup select optgroup datalist html head svg math".split())
@@ -66,70 +76,6 @@ NO_BADGE = VOID_TAGS | frozenset(
 #: Foreign content is replaced by an empty placeholder (nh3 would drop it; SVG can carry script).
 FOREIGN = frozenset({"svg", "math"})
 RENAMED = {"form": "div", "body": "div", "html": "div", "dialog": "div"}
-#: Tags allowed in the overlay's page body (everything else is unwrapped by nh3, text kept).
-PAGE_TAGS = frozenset(
-    "a abbr address article aside b bdi bdo big blockquote br button caption center cite code col colgroup "
-    "data dd del details dfn div dl dt em fieldset figcaption figure font footer h1 h2 h3 h4 h5 h6 header "
-    "hgroup hr i img input ins kbd label legend li main mark menu meter nav ol optgroup option output p "
-    "picture pre progress q rp rt ruby s samp section select small source span strike strong sub summary "
-    "sup table tbody td textarea tfoot th thead time tr tt u ul var wbr".split()
-)
-PAGE_ATTRIBUTES = {
-    "*": {
-        "class",
-        "id",
-        "style",
-        "title",
-        "lang",
-        "dir",
-        "role",
-        "width",
-        "height",
-        "align",
-        "valign",
-        "bgcolor",
-        "color",
-        "border",
-        "cellpadding",
-        "cellspacing",
-        "face",
-        "size",
-    },
-    "a": {"href", "name"},
-    "img": {"src", "srcset", "sizes", "alt", "loading", "decoding"},
-    "source": {"srcset", "media", "type", "sizes"},
-    "td": {"colspan", "rowspan", "headers", "nowrap"},
-    "th": {"colspan", "rowspan", "scope", "abbr", "nowrap"},
-    "col": {"span"},
-    "colgroup": {"span"},
-    "ol": {"start", "reversed", "type"},
-    "ul": {"type"},
-    "li": {"value"},
-    "span": {"tabindex"},
-    "time": {"datetime"},
-    "blockquote": {"cite"},
-    "q": {"cite"},
-    "details": {"open"},
-    "input": {"type", "value", "placeholder", "checked", "disabled", "name", "size"},
-    "button": {"type", "disabled"},
-    "option": {"value", "selected"},
-    "select": {"multiple"},
-    "textarea": {"rows", "cols", "placeholder"},
-    "progress": {"value", "max"},
-    "meter": {"value", "min", "max"},
-    "data": {"value"},
-}
-URL_ATTRIBUTES = frozenset({"href", "src", "srcset", "cite", "background", "poster"})
-LAZY_SOURCES = ("data-src", "data-lazy-src", "data-original", "data-url")
-_CSS_URL = re.compile(r"""url\(\s*(['"]?)([^'")]*)\1\s*\)""", re.I)
-_CSS_IMPORT = re.compile(r"""@import\s+(['"])([^'"]*)\1""", re.I)
-#: A CSS escape of a character that can spell a function name, scheme or URL (CSS Syntax 3, 4.3.7).
-_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})[ \t\n\r\f]?|([A-Za-z0-9:/.@()-]))")
-#: A quoted string holding an absolute or scheme-relative URL (image-set(), @font-face src, …).
-_CSS_STRING_URL = re.compile(r"""(['"])\s*((?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^'"]*)\1""")
-_CSS_SPELLING = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:/.@()-")
-
-
 # --------------------------------------------------------------------------------------------
 # Running the pipeline's phases and keeping the Document.
 
@@ -429,51 +375,6 @@ def blocks_json(doc: Document, extraction: Extraction) -> dict[str, Any]:
 # The page body with its marks, sanitised.
 
 
-def base_url(doc: Document) -> str | None:
-    """The page's base for relative URLs: its <base> when that is http(s), else its own address."""
-    base = doc.base_url
-    if base and urlsplit(base).scheme.lower() in ("http", "https"):
-        return base
-    return doc.url
-
-
-def _safe_url(value: str, base: str | None) -> str | None:
-    value = value.strip()
-    if not value or value.startswith("#"):
-        return value or None
-    try:
-        absolute = urljoin(base, value) if base else value
-        scheme = urlsplit(absolute).scheme.lower()
-    except ValueError:
-        return None
-    return absolute if scheme in SAFE_SCHEMES else None
-
-
-def _safe_image_url(value: str, base: str | None) -> str | None:
-    if value.strip().lower().startswith("data:image/"):
-        return value.strip()
-    return _safe_url(value, base)
-
-
-def _fragment_url(fragment: str, base: str | None) -> str | None:
-    """A same-page link (`#x`) made absolute on the page's own address (None without one)."""
-    try:
-        absolute = urljoin(base, fragment) if base else ""
-        scheme = urlsplit(absolute).scheme.lower()
-    except ValueError:
-        return None
-    return absolute if scheme in ("http", "https") else None
-
-
-def _srcset(value: str, base: str | None) -> str | None:
-    items = []
-    for candidate, descriptors in parse_srcset(value):  # the one srcset parser (engine.output)
-        url = _safe_image_url(candidate, base)
-        if url:
-            items.append(f"{url} {descriptors}".strip())
-    return ", ".join(items) or None
-
-
 def _attributes(doc: Document, element: int, name: str) -> dict[str, str]:
     """The element's attributes without handlers, scripts' URLs or our own names; URLs absolute."""
     base = base_url(doc)
@@ -486,21 +387,21 @@ def _attributes(doc: Document, element: int, name: str) -> dict[str, str]:
         value = value or ""
         if key in URL_ATTRIBUTES:
             cleaned = (
-                _srcset(value, base)
+                safe_srcset(value, base)
                 if key == "srcset"
-                else (_safe_image_url(value, base) if name in ("img", "source") else _safe_url(value, base))
+                else (safe_image_url(value, base) if name in ("img", "source") else safe_url(value, base))
             )
             if cleaned is None:
                 continue
             value = cleaned
         elif key == "style":
-            value = _safe_css(value, base, page_site(doc.url))
+            value = safe_css(value, base, page_site(doc.url))
         elif key == "class":
             value = " ".join(c for c in value.split() if not c.startswith("rpo-"))
         elif key == "id" and value.startswith("rpo-"):
             continue
         if key == "href" and value.startswith("#"):  # in the frame "#x" would load readerproxy's address
-            value = _fragment_url(value, base)
+            value = fragment_url(value, base)
             if not value:
                 continue
         out[key] = value
@@ -509,11 +410,11 @@ def _attributes(doc: Document, element: int, name: str) -> dict[str, str]:
         if not src or src.startswith("data:"):
             for lazy in LAZY_SOURCES:
                 real = raw.get(lazy)
-                if real and (url := _safe_image_url(real, base)):
+                if real and (url := safe_image_url(real, base)):
                     out["src"] = url
                     break
         if "data-srcset" in raw and not out.get("srcset"):
-            lazy_set = _srcset(raw.get("data-srcset") or "", base)
+            lazy_set = safe_srcset(raw.get("data-srcset") or "", base)
             if lazy_set:
                 out["srcset"] = lazy_set
     return out
@@ -793,17 +694,7 @@ def page_body(doc: Document, extraction: Extraction) -> tuple[str, int]:
             out.append(f"</{wrap_tags.get(span, 'span')}>")
         k += 1
     out.append("</div>")
-    cleaned = nh3.clean(
-        "".join(out),
-        tags=set(PAGE_TAGS),
-        clean_content_tags={"script", "style"},
-        attributes={key: set(values) for key, values in PAGE_ATTRIBUTES.items()},
-        generic_attribute_prefixes={"data-rpo-", "aria-"},
-        url_schemes=set(SAFE_SCHEMES) | {"data"},
-        link_rel="noopener noreferrer",
-        set_tag_attribute_values={"a": {"target": "_top"}},  # refused by the sandbox: a tap stays
-        strip_comments=True,
-    )
+    cleaned = clean_page("".join(out))
     return cleaned, drawn
 
 
@@ -830,174 +721,8 @@ def with_boundary_lines(content: str, extraction: Extraction) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# The page's own stylesheets.
-
-
-@functools.cache
-def _suffixes() -> PublicSuffixList:
-    """The Public Suffix List, from the snapshot the package ships (read once; nothing fetched)."""
-    return PublicSuffixList()
-
-
-def _is_address(host: str) -> bool:
-    return ":" in host or all(label.isdigit() for label in host.split("."))
-
-
-def page_site(url: str | None) -> str | None:
-    """The site of a page's own address, for styles: the registrable domain of its host, by the
-    Public Suffix List (`www.bbc.co.uk` is `bbc.co.uk`, `foo.github.io` stays itself), or the host
-    itself when it is an address, a one-label name or a public suffix. A `<base>` never changes it."""
-    try:
-        host = urlsplit(url or "").hostname
-    except ValueError:
-        return None
-    host = (host or "").rstrip(".")
-    if not host:
-        return None
-    if _is_address(host) or "." not in host:
-        return host
-    return _suffixes().privatesuffix(host) or host
-
-
-def subdomains_share_the_site(site: str) -> bool:
-    """Whether a site's subdomains are on it: yes for a registrable domain (`example.com`), no for
-    an address, a one-label name, or a host that is itself a public suffix (`github.io`, `co.uk`),
-    whose subdomains belong to others."""
-    return "." in site and not _is_address(site) and _suffixes().privatesuffix(site) == site
-
-
-def same_site(url: str, site: str | None) -> bool:
-    """Whether an absolute http(s) URL is on the page's site (its host, or a subdomain of it when
-    the site is a registrable domain)."""
-    if site is None:
-        return False
-    try:
-        host = (urlsplit(url).hostname or "").rstrip(".")
-    except ValueError:
-        return False
-    return host == site or (host.endswith("." + site) and subdomains_share_the_site(site))
-
-
-def _unescape_css(css: str) -> str:
-    """CSS escapes of letters, digits and URL punctuation written out, so `\\75rl(` is seen as `url(`;
-    other escapes (quotes, typographic characters in `content`) stay as they are."""
-
-    def plain(match: re.Match[str]) -> str:
-        char = chr(int(match[1], 16)) if match[1] and int(match[1], 16) < 0x110000 else match[2]
-        return char if char and char in _CSS_SPELLING else match[0]
-
-    return _CSS_ESCAPE.sub(plain, css)
-
-
-@dataclass(frozen=True, slots=True)
-class Stylesheet:
-    href: str | None = None  # a linked stylesheet, absolute
-    css: str | None = None  # an inline <style> body, made safe to inline
-    media: str | None = None
-
-
-def _safe_css(css: str, base: str | None, site: str | None = None) -> str:
-    """A style element's body (or style attribute) that cannot close its element and loads nothing
-    from another site: relative URLs made absolute, `url()` and `@import` of other sites emptied,
-    quoted absolute URLs of other sites (`image-set()`, `src:`) blanked, escapes read first."""
-
-    def allowed(url: str | None) -> bool:
-        return (
-            bool(url)
-            and '"' not in (url or "")
-            and ((url or "").startswith("data:") or same_site(url or "", site))
-        )
-
-    def absolute(match: re.Match[str]) -> str:
-        url = _safe_image_url(match[2], base) if match[2] else None
-        return f'url("{url}")' if allowed(url) else "url()"
-
-    def imported(match: re.Match[str]) -> str:
-        url = _safe_url(match[2], base)
-        return f'@import "{url}"' if allowed(url) else "@import url()"
-
-    def quoted(match: re.Match[str]) -> str:
-        url = _safe_url(match[2], base)
-        return match[0] if allowed(url) else '""'
-
-    css = _unescape_css(css)
-    css = _CSS_URL.sub(absolute, css)
-    css = _CSS_IMPORT.sub(imported, css)
-    css = _CSS_STRING_URL.sub(quoted, css)
-    return css.replace("<", "\\3C ")
-
-
-def page_styles(text: str, base: str | None, site: str | None = None) -> list[Stylesheet]:
-    """The page's stylesheets in document order: linked (http/https, on the page's `site`) and
-    inline (made safe, loading nothing from other sites)."""
-    tree = LexborHTMLParser(text)
-    out: list[Stylesheet] = []
-    for node in tree.css('link[rel~="stylesheet" i][href], style'):
-        if node.tag == "style":
-            media = node.attributes.get("media")
-            out.append(Stylesheet(css=_safe_css(node.text(), base, site), media=media))
-        else:
-            href = _safe_url(node.attributes.get("href") or "", base)
-            if href and urlsplit(href).scheme in ("http", "https") and same_site(href, site):
-                out.append(Stylesheet(href=href, media=node.attributes.get("media")))
-    return out[:50]
-
-
-# --------------------------------------------------------------------------------------------
 # The whole overlay page.
 
-#: The CSP of an overlay page: no script at all. The page's frame (`srcdoc`) inherits this policy, so
-#: it also allows what the page needs there: its styles, fonts and images.
-OVERLAY_CSP = (
-    "default-src 'none'; script-src 'none'; style-src 'self' 'unsafe-inline' http: https:; "
-    "img-src http: https: data:; font-src http: https: data:; form-action 'self'; base-uri 'none'; "
-    "frame-ancestors 'none'; frame-src 'none'; object-src 'none'"
-)
-#: The frame's own policy (a <meta> in its srcdoc, enforced on top of the inherited one): nothing of
-#: readerproxy's ('self' is not there), no script, no form, no frame, no base.
-FRAME_CSP = (
-    "default-src 'none'; script-src 'none'; style-src 'unsafe-inline' http: https:; "
-    "img-src http: https: data:; font-src http: https: data:; form-action 'none'; base-uri 'none'; "
-    "frame-src 'none'; object-src 'none'"
-)
-
-
-def _site_sources(url: str | None) -> str:
-    """CSP sources of a page's site (its host and subdomains, any port), or "" without one."""
-    site = page_site(url)
-    if site is None or not re.fullmatch(r"[a-z0-9.-]+", site):
-        return ""
-    sources = f" http://{site}:* https://{site}:*"
-    if subdomains_share_the_site(site):
-        sources += f" http://*.{site}:* https://*.{site}:*"
-    return sources
-
-
-def _for_site(policy: str, url: str | None) -> str:
-    sources = _site_sources(url)
-    return policy.replace("'unsafe-inline' http: https:;", f"'unsafe-inline'{sources};").replace(
-        "font-src http: https: data:", f"font-src{sources} data:"
-    )
-
-
-def overlay_csp(url: str | None) -> str:
-    """The overlay CSP for a page: no script; stylesheets and fonts only from the page's site (so a
-    stylesheet kept from the page cannot `@import` or load fonts from elsewhere); images from
-    anywhere, as in the reader view."""
-    return _for_site(OVERLAY_CSP, url)
-
-
-def frame_csp(url: str | None) -> str:
-    """The frame's own CSP for a page: the page's inline styles, stylesheets and fonts from its
-    site, images from anywhere; nothing else."""
-    return _for_site(FRAME_CSP, url)
-
-
-#: The CSP of an overlay written to a file (a <meta>, where frame-ancestors has no effect): no
-#: script, no form.
-FILE_CSP = OVERLAY_CSP.replace("form-action 'self'", "form-action 'none'").replace(
-    "frame-ancestors 'none'; ", ""
-)
 #: The sandbox of the page's frame: no script, an opaque origin (no allow-same-origin), no form, no
 #: popup, no navigation of the tab. Every link of the page targets the tab (`_top`), which the
 #: sandbox refuses, so a tap that selects a block never follows its link; a long-press on a link
@@ -1239,6 +964,6 @@ def overlay_file(
         source, url=url, content_type=content_type, algorithm=algorithm, params=params, layout=layout
     )
     css = (STATIC_DIR / "overlay-panel.css").read_text(encoding="utf-8")
-    links = OverlayLinks(url=url or "", original=_safe_url(url, None) if url else None, form_action=None)
+    links = OverlayLinks(url=url or "", original=safe_url(url, None) if url else None, form_action=None)
     page, _ = overlay_page(insp, links, algorithms(), inline_css=css)
     return page

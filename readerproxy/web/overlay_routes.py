@@ -21,7 +21,8 @@ from ..api import algorithms
 from ..engine.convert import parse_flag
 from .appkeys import READER, RENDERER, SETTINGS, parse_read_request
 from .compare import Comparison, comparison_context
-from .overlay import Inspection, OverlayLinks, overlay_csp, overlay_page, templates_dir
+from .overlay import Inspection, OverlayLinks, overlay_page, templates_dir
+from .sanitize import overlay_csp
 from .templating import link_target, preferences
 
 #: The static files templates/overlay.html links (their versioned URLs are worked out in the server).
