@@ -138,6 +138,8 @@ _STATE_CLASSES = frozenset(
 )  # fmt: skip
 _DIGITS = re.compile(r"\d+")
 _ALNUM = re.compile(r"\W+")
+#: A count: a number, signed or abbreviated ("12", "+3", "1.2k").
+_COUNT = re.compile(r"^[+\-−]?\d[\d.,]*\s*[km]?$", re.I)
 #: Tags grouped by name alone when they have neither classes nor a numbered id.
 _BARE_SHAPES = frozenset({"article", "li", "section"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
@@ -398,13 +400,62 @@ def find_thread(doc: Document, after: int = -1) -> StructuralThread | None:
     opening = _opening_post(page, best) if after < 0 else None
     if opening is not None:
         posts = [opening, *posts]
+    posts = _drop_excerpts(page, posts)
     # The controls of the posts and those of the comments under them, each by their own count.
     kinds = [post.post in comments for post in posts]
     clean = {
-        kind: iter(_drop_controls(page, [p for p, k in zip(posts, kinds, strict=True) if k == kind]))
+        kind: iter(
+            _drop_controls(
+                page, [p for p, k in zip(posts, kinds, strict=True) if k == kind], {p.post for p in posts}
+            )
+        )
         for kind in (False, True)
     }
     return StructuralThread(best.shape, tuple(next(clean[kind]) for kind in kinds))
+
+
+def _drop_excerpts(page: _Page, posts: list[StructuralPost]) -> list[StructuralPost]:
+    """Posts less the excerpts of other posts in them: a block of at least `2 * MIN_MEDIAN_WORDS`
+    words, in no quote, ending in an ellipsis, whose text is found in another post ("Answered
+    by …", a pinned reply's summary), with the short texts around it (its box: the excerpt's
+    highest ancestor in the body holding at most `HEADER_WORDS` words more: its author, its time,
+    "View full answer")."""
+    if len(posts) < MIN_POSTS:
+        return posts
+    doc = page.doc
+    members = {post.post for post in posts}
+    texts = [_ALNUM.sub(" ", doc.element_text(post.body)).strip() for post in posts]
+    out: list[StructuralPost] = []
+    for index, post in enumerate(posts):
+        boxes: list[int] = []
+        end = int(page.end[post.body])
+        element = post.body + 1
+        while element < end:
+            if element in members or page.quoted[element]:
+                element = int(page.end[element])
+                continue
+            words = int(page.words[element])
+            if words < 2 * MIN_MEDIAN_WORDS:
+                element = int(page.end[element])
+                continue
+            raw = doc.element_text(element)
+            text = _ALNUM.sub(" ", raw).strip()
+            if raw.endswith(("…", "...")) and any(
+                text in other
+                for at, other in enumerate(texts)
+                if at != index and not page.inside(posts[at].body, post.post)
+            ):
+                box = element
+                e = int(page.parent[element])
+                while e > post.body and page.words[e] - words <= HEADER_WORDS:
+                    box = e
+                    e = int(page.parent[e])
+                boxes.append(box)
+                element = int(page.end[box])
+                continue
+            element += 1
+        out.append(replace(post, dropped=tuple(sorted({*post.dropped, *boxes}))) if boxes else post)
+    return out
 
 
 def _with_comments(page: _Page, best: _Reading, readings: list[_Reading]) -> tuple[_Reading, set[int]]:
@@ -646,25 +697,39 @@ def _head(page: _Page, anchor: int, other: int, top: int, words: int) -> int:
     return head
 
 
-def _byline(page: _Page, member: int, author: int, date: int, words: int) -> int:
+def _byline(page: _Page, member: int, nested: list[int], author: int, date: int, words: int) -> int:
     """The post's byline row: the innermost element holding its author and its time, when it is
     short (at most `BYLINE_WORDS` words, less than half of the post's) and made of short texts
     (none of more than `CONTROL_WORDS` words outside the author and the time): a score, a badge
-    ("OP") and controls beside the name are the row's, not the post's. -1: none."""
+    ("OP") and controls beside the name are the row's, not the post's; so are its ancestors
+    inside the post that are alike (an avatar, a label beside the name's line). -1: none."""
     if author < 0 or date < 0:
         return -1
     row = author
     while row > member and not page.inside(row, date):
         row = int(page.parent[row])
-    if row <= member or page.words[row] > BYLINE_WORDS or 2 * int(page.words[row]) >= words:
+    if not _row_like(page, member, nested, row, author, date, words):
         return -1
+    while _row_like(page, member, nested, int(page.parent[row]), author, date, words):
+        row = int(page.parent[row])
+    return row
+
+
+def _row_like(
+    page: _Page, member: int, nested: list[int], row: int, author: int, date: int, words: int
+) -> bool:
+    """Whether an element inside a post reads as its byline row (`_byline`)."""
+    if row <= member or page.words[row] > BYLINE_WORDS or 2 * int(page.words[row]) >= words:
+        return False
+    if any(page.inside(row, n) for n in nested):
+        return False
     doc, t = page.doc, page.doc.tokens
     for i in range(int(doc.start[row]), int(doc.end[row]) + 1):
         if t.kind[i] != TEXT or t.chars[i] == 0 or len(t.text[i].split()) <= CONTROL_WORDS:
             continue
         if not any(page.inside(x, int(t.element[i])) for x in (author, date)):
-            return -1
-    return row
+            return False
+    return True
 
 
 def _lead(page: _Page, member: int, nested: list[int], head: int, words: int) -> list[int]:
@@ -698,7 +763,7 @@ def _lead(page: _Page, member: int, nested: list[int], head: int, words: int) ->
 
 
 def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, words: int) -> StructuralPost:
-    row = _byline(page, member, author, date, words)
+    row = _byline(page, member, nested, author, date, words)
     heads = (
         [row]
         if row >= 0
@@ -908,23 +973,36 @@ def _text_after(page: _Page, top: int, first: int) -> int:
     return -1
 
 
-def _drop_controls(page: _Page, posts: list[StructuralPost]) -> list[StructuralPost]:
+def _drop_controls(page: _Page, posts: list[StructuralPost], everyone: set[int]) -> list[StructuralPost]:
     """Posts less the template's controls: short texts found inside at least `CONTROL_SHARE` of the
-    posts (step 5)."""
+    posts (step 5), and numbers in elements of one shape (tag and classes) found so in as many
+    (vote and reaction counts). A post's controls are counted over all of it (less the posts in
+    it and the names on the page), for a control may lie beside its body in one post and inside
+    it in another; what lies inside the body is dropped."""
     if len(posts) < MIN_POSTS:
         return posts
     doc = page.doc
+    names = {name.lower() for name in page.authors.values()}
     seen: list[dict[str, list[int]]] = []
     counts: Counter[str] = Counter()
     for post in posts:
         texts: dict[str, list[int]] = defaultdict(list)
-        end = int(page.end[post.body])
-        for element in range(post.body + 1, end):
+        end = int(page.end[post.post])
+        element = post.post + 1
+        while element < end:
+            if element in everyone or element in (post.author, post.date):
+                element = int(page.end[element])  # a post inside this one, or its anchors
+                continue
             if 0 < page.words[element] <= CONTROL_WORDS and doc.subtree_chars[element] <= 30:
                 parent = int(page.parent[element])
-                if page.words[parent] == page.words[element] and parent != post.body:
-                    continue  # the outermost element of the text
-                texts[doc.element_text(element).lower()].append(element)
+                if not (page.words[parent] == page.words[element] and parent not in (post.body, post.post)):
+                    text = doc.element_text(element).lower()
+                    if _COUNT.match(text) and doc.classes[element]:
+                        classes = sorted(_DIGITS.sub("#", c) for c in (doc.classes[element] or "").split())
+                        texts[f"{doc.tag[element]}.{'.'.join(classes)} #"].append(element)
+                    elif text not in names:
+                        texts[text].append(element)
+            element += 1
         seen.append(texts)
         counts.update(texts.keys())
     least = max(MIN_POSTS, int(np.ceil(CONTROL_SHARE * len(posts))))
@@ -934,7 +1012,19 @@ def _drop_controls(page: _Page, posts: list[StructuralPost]) -> list[StructuralP
     return [
         replace(
             post,
-            dropped=tuple(sorted({*post.dropped, *(e for text in controls for e in texts.get(text, ()))})),
+            dropped=tuple(
+                sorted(
+                    {
+                        *post.dropped,
+                        *(
+                            e
+                            for text in controls
+                            for e in texts.get(text, ())
+                            if post.body < e < int(page.end[post.body])
+                        ),
+                    }
+                )
+            ),
         )
         for post, texts in zip(posts, seen, strict=True)
     ]
