@@ -225,8 +225,19 @@
     const extent = () => Math.max(0, root.scrollHeight - innerHeight);
     const savedShare = Number(article.dataset.progress) || 0;
     if (savedShare > 0 && savedShare < 1 && !location.hash) {
-      scrollTo({ top: Math.round(savedShare * extent()), behavior: "instant" });
-      lastY = scrollY;
+      const restore = () => {
+        scrollTo({ top: Math.round(savedShare * extent()), behavior: "instant" });
+        lastY = scrollY;
+      };
+      restore();
+      // Pictures arriving later change the page's height: the position is held at its share
+      // until the reader moves the page themselves.
+      let holding = true;
+      for (const type of ["wheel", "touchstart", "keydown", "pointerdown"]) {
+        addEventListener(type, () => { holding = false; }, { once: true, passive: true });
+      }
+      if (window.ResizeObserver) new ResizeObserver(() => { if (holding) restore(); }).observe(article);
+      addEventListener("load", () => { if (holding) restore(); });
     }
     let sentShare = savedShare;
     let progressTimer = 0;

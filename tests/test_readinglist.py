@@ -197,7 +197,7 @@ async def test_saving_a_url_again_keeps_one_entry_and_its_reading(open_store: St
 
 def test_tags_are_normalised() -> None:
     assert normal_tags("Read Later, tech,, TECH  #news") == ("read", "later", "tech", "news")
-    assert normal_tags(["a b", "<x>"]) == ("ab", "x")
+    assert normal_tags(["a b", "<x>"]) == ("a-b", "x")
     assert len(normal_tags(" ".join(f"t{n}" for n in range(50)))) == 20
 
 

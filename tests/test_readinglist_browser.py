@@ -9,6 +9,8 @@ the Save button measures at least 44 x 44 px, and nothing is wider than the wind
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -146,6 +148,9 @@ async def test_save_list_search_archive_and_resume_on_another_context(
 
         # read half the long article: reader.js sends the position (throttled)
         await page.navigate(server.url(f"/list/{entry_id}"))
+        # every picture loaded (or failed) first, so that the page's height no longer changes
+        await page.evaluate("document.querySelectorAll('img').forEach((img) => { img.loading = 'eager'; })")
+        assert await wait_for(page, "[...document.images].every((img) => img.complete)", 20)
         extent = await page.evaluate("document.documentElement.scrollHeight - innerHeight")
         assert extent > 2000
         await page.evaluate(f"scrollTo(0, {extent // 2})")
@@ -167,8 +172,10 @@ async def test_save_list_search_archive_and_resume_on_another_context(
         other = await page_in(chromium, 375, context)
         await other.navigate(server.url(f"/list/{entry_id}"))
         assert await wait_for(other, "scrollY > 0")
-        restored = await other.evaluate(SHARE)
-        assert abs(restored - sent) < 0.02, (restored, sent)
+        # the pictures arrive (or fail) after the position was restored: it is held where it was
+        await other.evaluate("document.querySelectorAll('img').forEach((img) => { img.loading = 'eager'; })")
+        assert await wait_for(other, "[...document.images].every((img) => img.complete)", 20)
+        assert await wait_for(other, f"Math.abs({SHARE} - {sent}) < 0.005", 5), await other.evaluate(SHARE)
 
         # archive from the list: out of the default view, in the archived one
         await other.navigate(server.url("/list"))
@@ -189,3 +196,38 @@ async def test_save_list_search_archive_and_resume_on_another_context(
             assert shown == {"small": [], "overflow": 0}, (width, shown)
             await other.screenshot(SCREENSHOTS / f"reading-list-{width}.png")
         await chromium.send("Target.disposeBrowserContext", {"browserContextId": context})
+
+
+async def test_saved_articles_are_read_offline(
+    chromium: Chromium, upstream: Upstream, tmp_path: Path
+) -> None:
+    """The list page installs the service worker, which keeps every saved article with its
+    stylesheet; with the server gone (the network cut), the list and the article still open."""
+    settings = test_settings(reading_list=f"sqlite:{tmp_path / 'list.sqlite3'}")
+    page = await page_in(chromium, 375)
+    async with serve(settings) as server, aiohttp.ClientSession() as http:
+        async with http.post(server.url("/api/list"), json={"url": upstream.url(SHORT)}) as saved:
+            entry = await saved.json()
+        await page.navigate(server.url("/list"))
+        assert await wait_for(page, "document.querySelector('.offline-note').dataset.kept === '1'", 20)
+        note = await page.evaluate("document.querySelector('.offline-note').textContent")
+        assert re.fullmatch(r"1 article, \d+\.\d MB kept offline", note), note
+        manifest = await page.evaluate("document.querySelector('link[rel=manifest]').href")
+        async with http.get(manifest) as response:
+            app = json.loads(await response.text())
+        assert app["start_url"] == "../list" and {icon["sizes"] for icon in app["icons"]} == {
+            "192x192",
+            "512x512",
+        }
+        base = server.base
+    # the server has stopped: nothing answers on its port any more
+    await page.navigate(f"{base}/list/{entry['id']}")
+    shown = await page.evaluate(
+        "({title: document.querySelector('article.reader h1').textContent,"
+        " styled: getComputedStyle(document.querySelector('.topbar')).display,"
+        " text: document.querySelector('article.reader .content').textContent.length})"
+    )
+    assert shown["title"] == entry["title"] and shown["styled"] == "flex" and shown["text"] > 500, shown
+    await page.screenshot(SCREENSHOTS / "reading-list-offline-375.png")
+    await page.navigate(f"{base}/list")
+    assert await titles(page) == [entry["title"]]

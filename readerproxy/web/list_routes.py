@@ -9,6 +9,7 @@
 | `GET /list` | the list page (`templates/list.html`): filters, search, a form per action |
 | `POST /list/save`, `POST /list/{id}/state`, `POST /list/{id}/delete` | the same without JavaScript: a form, then a redirect (303) |
 | `GET /list/add?url=…` | a page with one Save button for that page (the Save bookmarklet's target) |
+| `POST /list/import`, `GET /list/import` | an export of Pocket, Instapaper or Wallabag saved in the background; its progress (`list_import.py`; JSON under `/api/list/import`) |
 | `GET /list/{id}` | the saved article in the reader view, from the stored extraction (nothing is fetched) |
 | `GET /list/{id}.epub` / `.md` / `.html`, `GET /list/export.epub` | exports (`epub.py`) |
 
@@ -29,6 +30,7 @@ of at most `MAX_BODY` bytes.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -41,7 +43,9 @@ from markupsafe import Markup, escape
 from ..engine.article import markdown_document
 from ..errors import RequestError
 from .appkeys import READER, RENDERER, SETTINGS
+from .browser import CONNECTED
 from .epub import article_xhtml_page, epub_book
+from .list_import import MAX_FILE_BYTES, MAX_ITEMS, ImportFormatError, ImportItem, ImportJob, new_job
 from .logins import SAME_SITE_COOKIE, reader_key
 from .public import public_of
 from .reader import ReadRequest, target_url
@@ -61,6 +65,8 @@ from .settings import data_dir
 from .templating import display_date, link_target, preferences
 
 READING_LIST = web.AppKey("reading_list", ReadingList)
+#: Each reader's import (the latest one), with the task that runs it (`list_import.py`).
+IMPORTS = web.AppKey("imports", dict[str, tuple[ImportJob, "asyncio.Task[None]"]])
 #: The largest body a list route reads (a URL, tags, a state, a progress).
 MAX_BODY = 64 * 1024
 #: The reader view's Content-Security-Policy (the server's) with `connect-src 'self'`, for a saved
@@ -69,6 +75,9 @@ SAVED_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
+#: The list pages' policy: the saved article's, with the web app's manifest and service worker
+#: (`static/manifest.webmanifest`, `static/sw.js`) and `static/list.js`, which registers it.
+LIST_CSP = SAVED_CSP + "; manifest-src 'self'; worker-src 'self'"
 #: The most entries `/list/export.epub` puts in one book.
 EXPORT_LIMIT = 500
 
@@ -87,6 +96,11 @@ def install_reading_list(app: web.Application) -> None:
     router.add_get("/list/export.epub", export_all, name="list_export")
     router.add_post("/list/save", form_save, name="list_save")
     router.add_get("/list/add", add_page, name="list_add")
+    router.add_get("/sw.js", service_worker, name="service_worker")
+    router.add_post("/list/import", form_import, name="list_import_post")
+    router.add_get("/list/import", import_page, name="list_import")
+    router.add_post("/api/list/import", api_import, name="api_list_import_post")
+    router.add_get("/api/list/import", api_import_status, name="api_list_import")
     router.add_get(f"/list/{{id:{ID_PATTERN}}}", read_entry, name="list_entry")
     router.add_get(f"/list/{{id:{ID_PATTERN}}}.{{fmt:epub|md|html}}", export_entry, name="list_entry_export")
     router.add_post(f"/list/{{id:{ID_PATTERN}}}/state", form_state, name="list_state")
@@ -98,9 +112,15 @@ async def _store(app: web.Application) -> AsyncIterator[None]:
     app[READING_LIST] = open_reading_list(
         reading_list_spec(settings.reading_list, settings.cache, data_dir())
     )
+    app[IMPORTS] = {}
     try:
         yield
     finally:
+        running = [task for _, task in app[IMPORTS].values() if not task.done()]
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.wait(running)
         await app[READING_LIST].close()
 
 
@@ -229,15 +249,22 @@ async def save_url(request: web.Request, raw_url: Any, raw_tags: Any) -> tuple[E
         raise RequestError('give the page\'s address as "url"', kind="bad_url")
     if raw_tags is not None and not isinstance(raw_tags, str | list):
         raise RequestError('"tags" must be a string or a list of strings')
-    url = target_url(raw_url)
     prefs, _ = preferences({}, request.cookies)
-    result = await request.app[READER].read(
-        ReadRequest(
-            url=url, algorithm=request.app[SETTINGS].default_algorithm, reader_links=prefs.reader_links
-        )
+    return await save_for(
+        request.app, reader_key(request), raw_url, normal_tags(raw_tags), prefs.reader_links
     )
-    entry = Entry.from_article(url, result.data, normal_tags(raw_tags))
-    return await request.app[READING_LIST].save(reader_key(request), entry)
+
+
+async def save_for(
+    app: web.Application, owner: str, raw_url: str, tags: tuple[str, ...], reader_links: bool = True
+) -> tuple[Entry, bool]:
+    """Read a page as `/read` does (`Reader.read`: the page and result caches first) and keep it
+    in `owner`'s list."""
+    url = target_url(raw_url)
+    result = await app[READER].read(
+        ReadRequest(url=url, algorithm=app[SETTINGS].default_algorithm, reader_links=reader_links)
+    )
+    return await app[READING_LIST].save(owner, Entry.from_article(url, result.data, tags))
 
 
 def _progress(value: Any) -> float:
@@ -444,8 +471,27 @@ async def list_page(request: web.Request) -> web.Response:
     )
     response = web.Response(text=renderer.rooted(page), content_type="text/html", charset="utf-8")
     response.headers["Cache-Control"] = "no-store"
+    response.headers["Content-Security-Policy"] = LIST_CSP
     same_site_cookie(response, request)
     return response
+
+
+async def service_worker(request: web.Request) -> web.Response:
+    """GET /sw.js: the reading list's service worker (`static/sw.js`), at the root so that its
+    scope is the whole server (its own path prefix behind `--public-url`); looked at again by the
+    browser on every visit (no-cache)."""
+    asset = request.app[RENDERER].static.get("sw.js")
+    if asset is None:
+        raise web.HTTPNotFound(reason="no service worker")
+    return web.Response(
+        body=asset.body,
+        headers={
+            "Content-Type": "text/javascript; charset=utf-8",
+            "Cache-Control": "no-cache",
+            # a worker runs under its own script's policy: it fetches the list's pages and assets
+            "Content-Security-Policy": "default-src 'none'; connect-src 'self'",
+        },
+    )
 
 
 async def read_entry(request: web.Request) -> web.Response:
@@ -504,6 +550,80 @@ def _archive_form(entry: Entry, prefix: str) -> str:
         f'<input type="hidden" name="back" value="/list/{entry.id}">'
         f'<button class="tool" type="submit">{label}</button></form>'
     )
+
+
+# ---- imports -----------------------------------------------------------------------------------
+
+
+async def _start_import(request: web.Request) -> ImportJob:
+    """An import of the posted export file (a form's `file`, or the body itself) for this reader,
+    started in the background; 409 while the reader's last one still runs."""
+    _check_origin(request)
+    owner = reader_key(request)
+    current = request.app[IMPORTS].get(owner)
+    if current is not None and current[0].running:
+        raise web.HTTPConflict(reason="an import of yours is running: wait for it to end")
+    if request.content_type == "multipart/form-data":
+        form = await request.post()
+        upload = form.get("file")
+        if not isinstance(upload, web.FileField):
+            raise RequestError('choose the export file ("file")')
+        data = upload.file.read(MAX_FILE_BYTES + 1)
+    else:
+        data = await request.content.read(MAX_FILE_BYTES + 1)
+    try:
+        job = new_job(data)
+    except ImportFormatError as exc:
+        raise RequestError(str(exc)) from None
+    app = request.app
+
+    async def save(item: ImportItem) -> None:
+        entry, _ = await save_for(app, owner, item.url, item.tags)
+        if item.archived:
+            await app[READING_LIST].update(owner, entry.id, state="archived")
+
+    async def run() -> None:
+        CONNECTED.set(None)  # no client to wait for: the job outlives the request that began it
+        await job.run(save)
+
+    app[IMPORTS][owner] = (job, asyncio.create_task(run()))
+    return job
+
+
+async def api_import(request: web.Request) -> web.Response:
+    """POST /api/list/import: start an import; 202 and its status."""
+    job = await _start_import(request)
+    return _json(job.status(), 202)
+
+
+async def api_import_status(request: web.Request) -> web.Response:
+    """GET /api/list/import: the status of this reader's last import (404: none)."""
+    current = request.app[IMPORTS].get(reader_key(request))
+    if current is None:
+        raise web.HTTPNotFound(reason="no import of yours yet")
+    return _json(current[0].status())
+
+
+async def form_import(request: web.Request) -> web.Response:
+    """POST /list/import (the list page's form): start, then show the progress."""
+    await _start_import(request)
+    raise web.HTTPSeeOther(f"{_prefix(request)}/list/import")
+
+
+async def import_page(request: web.Request) -> web.Response:
+    """GET /list/import: the form, and the progress of this reader's last import (the page
+    reloads itself every 2 s while it runs: no script)."""
+    current = request.app[IMPORTS].get(reader_key(request))
+    renderer = request.app[RENDERER]
+    page = renderer.env.get_template("list_import.html").render(
+        prefs=preferences(request.query, request.cookies)[0],
+        job=current[0].status() if current else None,
+        max_items=MAX_ITEMS,
+    )
+    response = web.Response(text=renderer.rooted(page), content_type="text/html", charset="utf-8")
+    response.headers["Cache-Control"] = "no-store"
+    same_site_cookie(response, request)
+    return response
 
 
 # ---- exports -----------------------------------------------------------------------------------

@@ -70,7 +70,12 @@ def normal_tags(raw: str | Iterable[str] | None) -> tuple[str, ...]:
     digits, - and _, each once, in the order given, at most `MAX_TAGS`."""
     if raw is None:
         return ()
-    items = re.split(r"[,\s]+", raw) if isinstance(raw, str) else [str(item) for item in raw]
+    # a list's items are tags each (spaces inside one become "-"); a string is split
+    items = (
+        re.split(r"[,\s]+", raw)
+        if isinstance(raw, str)
+        else [re.sub(r"\s+", "-", str(i).strip()) for i in raw]
+    )
     tags: list[str] = []
     for item in items:
         tag = _TAG.sub("", item.strip().lower())[:MAX_TAG]
