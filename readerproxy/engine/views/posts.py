@@ -479,6 +479,14 @@ def _with_comments(page: _Page, best: _Reading, readings: list[_Reading]) -> tup
             and not _holds(anchors, x, int(page.end[x]))
             for x in reading.members
         ) and all(post.author in page.authors for post in reading.posts):
+            # a post's own part (its message cell, one in each post) holds most of its words
+            shares = [
+                int(page.words[x])
+                / max(1, next(int(page.words[m]) for m in members if m < x < int(page.end[m])))
+                for x in reading.members
+            ]
+            if float(np.median(shares)) >= 0.5:
+                continue
             sentences = [_sentence_words(page, x) for x in reading.members]
             if float(np.median(sentences)) >= MIN_MEDIAN_WORDS:
                 found.append(reading)
@@ -627,9 +635,11 @@ def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
     authored = 0
     dated = False
     total = 0
+    anchored = []
     for member in members:
         nested, words, links = _own(page, member, members)
-        author, date = _anchors(page, member, nested)
+        anchored.append((member, nested, words, links, *_anchors(page, member, nested)))
+    for member, nested, words, links, author, date in _authors_dates(page, anchored):
         head_words = sum(int(page.words[x]) for x in (author, date) if x >= 0)
         prose = words - head_words
         if prose < 1 or (author < 0 and date < 0):
@@ -655,6 +665,58 @@ def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
     if float(np.median(own_words)) < MIN_MEDIAN_WORDS or float(np.median(link_shares)) > MAX_LINK_SHARE:
         return None
     return _Reading(shape, [p.post for p in posts], complete, total, posts, dated)
+
+
+_Anchored = tuple[int, list[int], int, int, int, int]
+
+
+def _date_shape(page: _Page, date: int) -> str:
+    """A date's element and its parent, by tag and class names less digits."""
+    doc = page.doc
+    parent = int(page.parent[date])
+    return " ".join(
+        f"{doc.tag[e]}.{_DIGITS.sub('#', doc.classes[e] or '')}" if e >= 0 else "" for e in (date, parent)
+    )
+
+
+def _authors_dates(page: _Page, anchored: list[_Anchored]) -> list[_Anchored]:
+    """The posts' times less the authors' dates: a date of one shape (`_date_shape`) and one text
+    in two posts by one author is the author's (the day they joined), not a post's time; in
+    every post, a date of that shape gives way to the post's first date of another shape (or the
+    time in a header row before it, `_header_date`). Entries: member, nested members, own words,
+    own link words, author, date."""
+    doc = page.doc
+    seen: set[tuple[str, str, str]] = set()
+    fields: set[str] = set()
+    for _, _, _, _, author, date in anchored:
+        if author < 0 or date < 0:
+            continue
+        attrs = doc.elements[date].attributes
+        shown = " ".join(
+            [doc.element_text(date), *(attrs.get(k) or "" for k in (*_TIME_ATTRIBUTES, "title"))]
+        )
+        key = (_date_shape(page, date), page.authors.get(author) or name_of(doc, author), shown)
+        if key in seen:
+            fields.add(key[0])
+        seen.add(key)
+    if not fields:
+        return anchored
+    out: list[_Anchored] = []
+    for member, nested, words, links, author, date in anchored:
+        if date >= 0 and _date_shape(page, date) in fields:
+            end = int(page.end[member])
+            own = [
+                d
+                for d in (*page.times, *page.dates)
+                if member < d < end
+                and not any(page.inside(n, d) for n in nested)
+                and _date_shape(page, d) not in fields
+            ]
+            other = own[0] if own else _header_date(page, member)
+            if other >= 0:
+                date = other
+        out.append((member, nested, words, links, author, date))
+    return out
 
 
 def _header_date(page: _Page, member: int) -> int:
@@ -732,9 +794,10 @@ def _row_like(
     return True
 
 
-def _lead(page: _Page, member: int, nested: list[int], head: int, words: int) -> list[int]:
+def _lead(page: _Page, member: int, nested: list[int], head: int, heads: list[int], words: int) -> list[int]:
     """What a post shows before its header, when it is a title: the elements before the header
-    (the previous siblings of the header and of its ancestors inside the post), together at most
+    (the previous siblings of the header and of its ancestors inside the post, less the other
+    headers: an author's box), together at most
     `BYLINE_WORDS` words, most of them in a heading or in links (a linked title, its tags, a
     score), and followed by more words than they hold (a short answer written before its
     author's card is no title). Empty: none."""
@@ -743,12 +806,18 @@ def _lead(page: _Page, member: int, nested: list[int], head: int, words: int) ->
     e = head
     while e > member:
         parent = int(page.parent[e])
-        lead.extend(c for c in _children(doc, parent) if c < e and not any(page.inside(n, c) for n in nested))
+        lead.extend(
+            c
+            for c in _children(doc, parent)
+            if c < e
+            and not any(page.inside(n, c) for n in nested)
+            and not any(page.inside(c, h) or page.inside(h, c) for h in heads)
+        )
         e = parent
     lead_words = sum(int(page.words[c]) for c in lead)
     if not lead_words or lead_words > BYLINE_WORDS:
         return []
-    after = words - lead_words - int(page.words[head])
+    after = words - lead_words - sum(int(page.words[h]) for h in heads)
     if after < max(MIN_MEDIAN_WORDS, lead_words):
         return []
     titled = sum(
@@ -770,8 +839,7 @@ def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, 
         else [_head(page, x, y, member, words) for x, y in ((author, date), (date, author)) if x >= 0]
     )
     heads = [h for h in heads if h != member]
-    if heads:
-        heads += _lead(page, member, nested, min(heads), words)
+    heads += [c for h in heads for c in _lead(page, member, nested, h, heads, words)]
     head_words = sum(int(page.words[h]) for h in heads)
     body = member
     doc = page.doc
