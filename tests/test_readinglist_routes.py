@@ -369,3 +369,51 @@ async def test_the_save_bookmarklets_page_asks_before_saving(
         assert saved.status == 200 and ARTICLE_TITLE in await saved.text()  # the saved copy
     async with http.get(server.url("/list/add")) as missing:
         assert missing.status == 400 and "text/html" in missing.headers["Content-Type"]
+
+
+#: Readability's test pages with what a book checker trips on: tables, lists, figures, maths,
+#: embedded media, inline SVG, data: images, scripts in comments, invalid attributes, other scripts.
+EPUB_PAGES = (
+    "keep-tabular-data",
+    "links-in-tables",
+    "mathjax",
+    "ol",
+    "google-sre-book-1",
+    "ietf-1",
+    "lwn-1",
+    "hukumusume",
+    "heise",
+    "embedded-videos",
+    "data-url-image",
+    "cnet-svg-classes",
+    "comment-inside-script-parsing",
+    "invalid-attributes",
+    "wikipedia",
+    "nytimes-1",
+)
+
+
+async def test_the_whole_list_downloads_as_a_valid_epub(
+    server: RunningServer, upstream: Upstream, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    """Real articles saved through the server, the list downloaded as one book, checked by the
+    W3C's EPUBCheck: no fatal error, no error, no warning."""
+    from test_readinglist import _epubcheck
+
+    upstream.require_datasets()
+    for name in EPUB_PAGES:
+        await save(http, server, upstream.url(f"/rd/{name}"))
+    async with http.get(server.url("/list/export.epub")) as book:
+        assert book.status == 200
+        path = tmp_path / "reading-list.epub"
+        path.write_bytes(await book.read())
+    report = _epubcheck(path)
+    problems = [
+        (message["severity"], message["ID"], message["message"], message.get("locations", [])[:1])
+        for message in report["messages"]
+        if message["severity"] in ("FATAL", "ERROR", "WARNING")
+    ]
+    assert problems == []
+    with zipfile.ZipFile(path) as archive:
+        chapters = [name for name in archive.namelist() if name.startswith("EPUB/article-")]
+    assert len(chapters) == len(EPUB_PAGES)
