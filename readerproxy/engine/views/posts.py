@@ -206,6 +206,8 @@ class _Page:
         self.names = sorted(a for a, name in self.authors.items() if len(name) >= 2)
         #: the names read from an image's `alt` (an avatar linked to the profile: "ana avatar")
         self.pictured = {a for a in self.names if not doc.element_text(a)}
+        #: the names that link to a profile (stronger evidence than a class saying "author")
+        self.linked = set(profiles) & set(self.names)
 
     def inside(self, outer: int, inner: int) -> bool:
         return outer <= inner < int(self.end[outer])
@@ -579,6 +581,8 @@ def _anchors(page: _Page, member: int, nested: list[int]) -> tuple[int, int]:
         date = _header_date(page, member)
     if author in page.pictured:
         author = _written_name(page, member, nested, author, date)
+    if author >= 0 and author not in page.linked:
+        author = _linked_name(page, member, nested, author)
     if author < 0 and date >= 0:
         author = _byline_name(page, member, date)
     return author, date
@@ -599,6 +603,23 @@ def _written_name(page: _Page, member: int, nested: list[int], pictured: int, da
         if (href and doc.elements[anchor].attributes.get("href") == href) or 0 <= anchor < date:
             return anchor
     return pictured
+
+
+def _linked_name(page: _Page, member: int, nested: list[int], hinted: int) -> int:
+    """For an author read from a class alone ("meta-prep-author": "Posted on"), the next own
+    name linking to a profile in the same row (their innermost common element holding at most
+    `BYLINE_WORDS` words); else the hinted one."""
+    end = int(page.end[member])
+    for anchor in page.names[bisect_left(page.names, hinted + 1) :]:
+        if anchor >= end:
+            break
+        if anchor not in page.linked or any(page.inside(n, anchor) for n in nested):
+            continue
+        row = hinted
+        while row > member and not page.inside(row, anchor):
+            row = int(page.parent[row])
+        return anchor if row > member and page.words[row] <= BYLINE_WORDS else hinted
+    return hinted
 
 
 def _byline_name(page: _Page, member: int, date: int) -> int:
