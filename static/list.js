@@ -24,8 +24,11 @@
   navigator.serviceWorker.addEventListener("message", (event) => {
     if (event.data && (event.data.type === "kept" || event.data.type === "kept-all")) show();
   });
+  // changes made offline (queued by the worker) go out as soon as the network is back
+  addEventListener("online", () => navigator.serviceWorker.ready.then((r) => r.active.postMessage({ type: "flush" })));
   navigator.serviceWorker.register(`${base}/sw.js`).then(async () => {
     const ready = await navigator.serviceWorker.ready;
+    ready.active.postMessage({ type: "flush" });
     const response = await fetch(`${base}/api/list?limit=500`, { credentials: "same-origin" });
     if (!response.ok) return show();
     const { entries } = await response.json();

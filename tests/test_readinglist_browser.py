@@ -9,17 +9,24 @@ the Save button measures at least 44 x 44 px, and nothing is wider than the wind
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import json
 import re
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from support.chromium import COMMAND_TIMEOUT, SCREENSHOTS, Chromium, Page, wait_for
-from support.reader_server import serve, test_settings
+from support.reader_server import free_port, serve, test_settings
 from support.upstream import Upstream
+
+from readerproxy.web.server import create_app
+from readerproxy.web.settings import Settings
 
 pytestmark = pytest.mark.browser
 
@@ -198,28 +205,39 @@ async def test_save_list_search_archive_and_resume_on_another_context(
         await chromium.send("Target.disposeBrowserContext", {"browserContextId": context})
 
 
-async def test_saved_articles_are_read_offline(
+@contextlib.asynccontextmanager
+async def serve_on(settings: Settings, port: int) -> AsyncIterator[str]:
+    """The reader server on a given loopback port (to come back where a browser left it)."""
+    runner = web.AppRunner(create_app(dataclasses.replace(settings, host="127.0.0.1", port=port)))
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+async def test_saved_articles_are_read_offline_and_changes_wait_for_the_network(
     chromium: Chromium, upstream: Upstream, tmp_path: Path
 ) -> None:
     """The list page installs the service worker, which keeps every saved article with its
-    stylesheet; with the server gone (the network cut), the list and the article still open."""
+    stylesheet; with the server gone (the network cut), the list and the article still open, and
+    Archive pressed offline is kept by the worker and made once the server answers again."""
     settings = test_settings(reading_list=f"sqlite:{tmp_path / 'list.sqlite3'}")
     page = await page_in(chromium, 375)
-    async with serve(settings) as server, aiohttp.ClientSession() as http:
-        async with http.post(server.url("/api/list"), json={"url": upstream.url(SHORT)}) as saved:
+    port = free_port()
+    async with serve_on(settings, port) as base, aiohttp.ClientSession() as http:
+        async with http.post(f"{base}/api/list", json={"url": upstream.url(SHORT)}) as saved:
             entry = await saved.json()
-        await page.navigate(server.url("/list"))
+        await page.navigate(f"{base}/list")
         assert await wait_for(page, "document.querySelector('.offline-note').dataset.kept === '1'", 20)
         note = await page.evaluate("document.querySelector('.offline-note').textContent")
         assert re.fullmatch(r"1 article, \d+\.\d MB kept offline", note), note
         manifest = await page.evaluate("document.querySelector('link[rel=manifest]').href")
         async with http.get(manifest) as response:
             app = json.loads(await response.text())
-        assert app["start_url"] == "../list" and {icon["sizes"] for icon in app["icons"]} == {
-            "192x192",
-            "512x512",
-        }
-        base = server.base
+        assert app["start_url"] == "../list"
+        assert {icon["sizes"] for icon in app["icons"]} == {"192x192", "512x512"}
     # the server has stopped: nothing answers on its port any more
     await page.navigate(f"{base}/list/{entry['id']}")
     shown = await page.evaluate(
@@ -231,3 +249,19 @@ async def test_saved_articles_are_read_offline(
     await page.screenshot(SCREENSHOTS / "reading-list-offline-375.png")
     await page.navigate(f"{base}/list")
     assert await titles(page) == [entry["title"]]
+    await after_load(
+        page, f"document.querySelector('li[data-id=\"{entry['id']}\"] button[value=archived]').click()"
+    )
+    assert await page.evaluate("location.pathname") == "/list"  # the kept list again, offline
+    # the server is back, on the same port with the same list: the queued Archive goes out
+    async with serve_on(settings, port), aiohttp.ClientSession() as http:
+        await page.navigate(f"{base}/list")
+
+        async def state() -> str:
+            async with http.get(f"{base}/api/list/{entry['id']}") as response:
+                return str((await response.json())["state"])
+
+        deadline = time.monotonic() + 15
+        while await state() != "archived" and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        assert await state() == "archived"
