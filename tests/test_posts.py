@@ -235,3 +235,187 @@ def test_a_github_issue_reads_as_its_comments_not_its_header() -> None:
     assert [p.author for p in posts] == ["alice", "bob", "alice", "carol"]
     assert posts[0].text.startswith("The reader drops the replies")
     assert all("commented" not in p.text and "👍" not in p.text for p in posts)
+
+
+#: Texts a template repeats around every post (votes, replies, sharing, reporting), in any case.
+CONTROL_WORDS = {"reply", "share", "report", "flag", "save", "permalink", "embed", "quote", "link", "hide"}
+
+
+def assert_no_controls(posts: list, counts: tuple[str, ...] = ()) -> None:
+    """No post's text holds a control of the template, nor one of the vote and reaction counts
+    the page shows beside it."""
+    for post in posts:
+        words = {w.strip(".,:;!?()[]").lower() for w in post.text.split()}
+        assert not CONTROL_WORDS & words, (post.author, CONTROL_WORDS & words)
+        assert not set(counts) & set(post.text.split()), (post.author, post.text)
+
+
+def test_lobsters_story_text_and_comment_tree() -> None:
+    """The story's text is set apart from its title and byline (a sibling after them); the
+    comments form a tree; an avatar's `alt` ("ana avatar") is not the author's name."""
+    posts = structure_only("lobsters.html")
+    assert [p.author for p in posts] == [
+        "wrenfield",
+        "oskarbeck",
+        "wrenfield",
+        "oskarbeck",
+        "tamsin",
+        "pellucid",
+    ]
+    assert posts[0].text.startswith("For the last two years I have kept everything")
+    assert "Keeping a reading list" not in posts[0].text  # the title is the thread's, not the post's
+    assert posts[1].text.startswith("Same here, but one file")
+    assert [q.text for q in posts[4].quotes] == ["It greps well and survives every app that comes and goes."]
+    assert_no_controls(posts, counts=("27", "14", "6", "4", "9", "3"))
+    assert all("hours ago" not in p.text and "|" not in p.text for p in posts)
+
+
+def test_lemmy_post_and_nested_comments_without_scores() -> None:
+    """Score and "OP" badge sit in the byline row beside the name and time: the row's, not the
+    post's; a federated author keeps the instance in the name."""
+    posts = structure_only("lemmy.html")
+    assert [p.author for p in posts] == [
+        "fernhollow",
+        "tideline",
+        "fernhollow",
+        "tideline",
+        "quillon@feddit.example",
+    ]
+    assert posts[0].text.startswith("I have a small shop in a shed")
+    assert posts[2].text == (
+        "Glass and sandpaper I can do. How coarse a grit do you start with on a sole that has a visible dip?"
+    )
+    assert_no_controls(posts, counts=("41", "18", "19", "6", "9", "11", "12", "OP"))
+    assert all(p.date_text == "2d" for p in posts)
+
+
+def test_flarum_no_script_view_reads_its_articles() -> None:
+    """The page a script-less reader gets: a plain <article> per post, a name, no time."""
+    posts = structure_only("flarum.html")
+    assert [p.author for p in posts] == ["linnea_bakes", "Crumbshot", "Old Baker Tom", "linnea_bakes"]
+    assert posts[0].text.startswith("My starter is three weeks old")
+    assert [q.text for q in posts[2].quotes] == ["Feed it twice a day for a few days"]
+    assert posts[2].text.startswith("And use a higher ratio")
+    assert all(p.date is None for p in posts)
+
+
+def test_old_reddit_self_post_and_comments() -> None:
+    """Comment bodies inside forms, a sidebar before the content with a date and moderators,
+    scores and "[–]" in the tagline, a button list under every comment."""
+    posts = structure_only("old_reddit.html")
+    assert [p.author for p in posts] == [
+        "dunmore_kitchen",
+        "greywaterforge",
+        "dunmore_kitchen",
+        "pan_handle_sam",
+        "rivet_and_rust",
+    ]
+    assert posts[0].text.startswith("We bake bread in ours nearly every day")
+    assert "How long does a cast iron" not in posts[0].text
+    assert [p.date for p in posts] == [
+        "2024-03-06T14:22:07+00:00",
+        "2024-03-06T14:40:51+00:00",
+        "2024-03-06T15:02:19+00:00",
+        "2024-03-06T14:51:30+00:00",
+        "2024-03-06T15:30:44+00:00",
+    ]
+    assert_no_controls(posts, counts=("213", "214", "215", "[–]"))
+    assert all("points" not in p.text and "child" not in p.text and "comments" not in p.text for p in posts)
+
+
+def test_question_and_answers_with_comments_under_them() -> None:
+    """A question-and-answer page: the question, the comments under it and the answers, each
+    under its author; the vote counts, karma, tags and "add a comment" are no post's text."""
+    posts = structure_only("qa_clone.html")
+    assert [p.author for p in posts] == [
+        "perrin-hale",
+        "mara-quist",
+        "perrin-hale",
+        "mara-quist",
+        "ilse-brandt",
+        "perrin-hale",
+    ]
+    assert posts[0].text.endswith("What should I change first?")
+    assert posts[2].text == "Supermarket bread flour, around 12% protein according to the bag."
+    assert posts[3].text.startswith("Six hours at room temperature")
+    assert all("add a comment" not in p.text and "gravatar" not in p.text for p in posts)
+    assert_no_controls(posts, counts=("7", "12", "4", "1", "46", "2318", "190"))
+
+
+def test_github_discussion_with_answer_summary_and_replies() -> None:
+    """The opening post's "Answered by" box repeats the answer's beginning: an excerpt, not the
+    post's; replies nested in a comment follow it; vote and reaction counts, labels and
+    "Sign in to reply" are no post's text."""
+    posts = structure_only("github_discussion.html")
+    assert [p.author for p in posts] == ["tovelund", "kasimir-d", "tovelund", "kasimir-d", "oriel-stack"]
+    assert posts[0].text.endswith("or is there a reason the lifetime was chosen?")
+    assert posts[1].text.startswith("The lifetime predates the reading list")
+    assert [p.date for p in posts] == [
+        "2024-06-03T08:14:52Z",
+        "2024-06-03T10:02:11Z",
+        "2024-06-03T11:40:27Z",
+        "2024-06-03T12:15:09Z",
+        "2024-06-04T07:51:40Z",
+    ]
+    for post in posts:
+        for text in ("Answered by", "View full answer", "Sign in to reply", "Maintainer", "Answer "):
+            assert text not in post.text
+    assert_no_controls(posts, counts=("7", "4", "2", "1"))
+
+
+def test_phpbb_derived_theme_with_renamed_classes() -> None:
+    """An author's box (avatar, rank, post count, join date) beside each post, the time as text
+    in a byline after the post's title: the post's time, not the day its author joined."""
+    posts = structure_only("phpbb_custom.html")
+    assert [p.author for p in posts] == ["corvid_lane", "Halloran", "petra.ness", "corvid_lane"]
+    assert [p.date_text for p in posts] == [
+        "Thu Mar 07, 2024 6:12 pm",
+        "Thu Mar 07, 2024 7:30 pm",
+        "Fri Mar 08, 2024 8:02 am",
+        "Sat Mar 09, 2024 3:47 pm",
+    ]
+    assert posts[1].text.startswith("Yes, a metal lamp needs three-core flex")
+    assert [(q.author, q.text) for q in posts[2].quotes] == [
+        ("Halloran", "Replace the switch while you are at it")
+    ]
+    for post in posts:
+        for text in ("Re:", "Joined", "Posts:", "Apprentice", "Moderator", "User avatar", "Top"):
+            assert text not in post.text
+    assert_no_controls(posts)
+
+
+def test_wordpress_threaded_comments_under_the_post() -> None:
+    """Read as a thread, the post and its comments (a reply nested in a `ul.children`, times as
+    text in a link); read as an article, the comments alone."""
+    from readerproxy.engine.pipeline import process_page
+    from readerproxy.engine.views.thread import comments_for
+
+    posts = structure_only("wordpress_threaded.html")
+    names = ["Aldous Reeve", "Maud Pellow", "Ines Marlow", "Tobiah Crane"]
+    assert [p.author for p in posts] == ["Maud Pellow", *names]
+    assert posts[0].text.startswith("Our front room has two box sash windows")
+    assert [p.date_text for p in posts[1:]] == [
+        "March 3, 2024 at 9:14 am",
+        "March 3, 2024 at 12:48 pm",
+        "March 4, 2024 at 7:02 pm",
+        "March 6, 2024 at 10:31 pm",
+    ]
+    assert all("says" not in p.text for p in posts)
+    assert_no_controls(posts)
+    page = process_page(
+        (THREADS / "wordpress_threaded.html").read_text(), url="https://oldhouse.example/2024/03/sash-window/"
+    )
+    comments = comments_for(page.doc, page.extraction.selection)
+    assert comments is not None
+    assert [c.author for c in comments] == names
+    assert comments[1].text.startswith("Wait for a dry spell first")
+
+
+def test_hacker_news_story_row_is_no_part_of_the_story() -> None:
+    """The story's title row (its rank, title and site) and its subline (points, author, age,
+    "hide", "past", the comment count) are its header, not its text."""
+    posts = structure_only("hackernews.html")
+    assert posts[0].text.startswith("I built a reader-mode proxy")
+    assert posts[0].date == "2024-05-01T10:00:00"
+    for text in ("Show HN", "reader.example", "points", "hide", "past", "comments"):
+        assert text not in posts[0].text

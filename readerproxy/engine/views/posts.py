@@ -885,6 +885,8 @@ def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, 
             break
         if author >= 0 and page.inside(child, author) and row < 0:
             break  # past a byline row (dropped as the post's header), the body may hold the author
+        if any(c < child and page.quoted[c : int(page.end[c])].any() for c in children):
+            break  # a quote before it (what it replies to) is the post's too
         body = child
     dropped = tuple(h for h in heads if page.inside(body, h) and h != body)
     name = (page.authors.get(author) or name_of(page.doc, author)) if author >= 0 else ""
