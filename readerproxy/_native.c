@@ -57,7 +57,13 @@
  *     <dlfcn.h>, or built with -DREADERPROXY_NO_DLFCN, it answers False and HAVE_WALK is 0; the other
  *     kernels are unchanged).
  *
- * No threads. One piece of global state: the Lexbor functions lexbor_setup finds (and the LexborNode type).
+ * word_buckets(text, start, buckets, first=None, last=None), count_parts(text, parts) and
+ *     count_prices(text, signs, codes): the page-kind features' word hashing (pagewords._add_words),
+ *     class-word counts (str.count per part in pagekind.class_word_counts) and price count
+ *     (pagekind.count_prices), each in one pass; their comments below.
+ *
+ * No threads. Global state: the Lexbor functions lexbor_setup finds (and the LexborNode type), and the
+ * CRC-32 table built when the module is loaded.
  * Bad arguments raise TypeError or ValueError.
  * SOURCE_HASH is the SHA-256 of this file, passed at compile time (hatch_build.py), so that
  * readerproxy._speedups can refuse a module compiled from an older source.
@@ -2457,6 +2463,271 @@ done:
     return result;
 }
 
+/* CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320): zlib.crc32's table, built once. */
+static uint32_t crc_table[256];
+
+static void crc_table_init(void) {
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = n;
+        for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc_table[n] = c;
+    }
+}
+
+static inline uint32_t crc_byte(uint32_t crc, uint32_t byte) { return crc_table[(crc ^ byte) & 0xff] ^ (crc >> 8); }
+
+/* The running CRC (uninverted, as zlib keeps it) after the UTF-8 bytes of c ("surrogatepass": a
+ * lone surrogate is three bytes like any other code point below U+10000). */
+static inline uint32_t crc_utf8(uint32_t crc, Py_UCS4 c) {
+    if (c < 0x80) return crc_byte(crc, c);
+    if (c < 0x800) return crc_byte(crc_byte(crc, 0xC0 | (c >> 6)), 0x80 | (c & 0x3F));
+    if (c < 0x10000)
+        return crc_byte(crc_byte(crc_byte(crc, 0xE0 | (c >> 12)), 0x80 | ((c >> 6) & 0x3F)), 0x80 | (c & 0x3F));
+    crc = crc_byte(crc_byte(crc, 0xF0 | (c >> 18)), 0x80 | ((c >> 12) & 0x3F));
+    return crc_byte(crc_byte(crc, 0x80 | ((c >> 6) & 0x3F)), 0x80 | (c & 0x3F));
+}
+
+/* A character of the regular expression \w on str: Py_UNICODE_ISALNUM or "_" (SRE_UNI_IS_WORD). */
+static inline int word_char(Py_UCS4 c) {
+    if (c < 0x80) return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '_';
+    return Py_UNICODE_ISALNUM(c);
+}
+
+/* Marks the buckets of the words of text[begin:end] (see word_buckets). */
+static void mark_words(int kind, const void *data, Py_ssize_t begin, Py_ssize_t end, uint32_t first, uint32_t mask,
+                       uint8_t *buckets) {
+    uint32_t crc = first;
+    Py_ssize_t chars = 0; /* characters of the word so far */
+    int digits = 1;       /* all of them digits so far */
+    for (Py_ssize_t i = begin; i <= end; i++) {
+        Py_UCS4 c = i < end ? PyUnicode_READ(kind, data, i) : 0;
+        if (i < end && word_char(c)) {
+            crc = crc_utf8(crc, c);
+            digits = digits && (c < 0x80 ? (c >= '0' && c <= '9') : Py_UNICODE_ISDIGIT(c));
+            chars++;
+            continue;
+        }
+        if (chars > 1 && !digits) buckets[~crc & mask] = 1;
+        crc = first;
+        chars = 0;
+        digits = 1;
+    }
+}
+
+/* word_buckets(text, start, buckets, first=None, last=None) -> None
+ *     Marks buckets[zlib.crc32(word.encode("utf-8", "surrogatepass"), start) & (len(buckets) - 1)]
+ *     = 1 for every word of `text` that pagewords._add_words counts: each match of the regular
+ *     expression \w+ (on str: Py_UNICODE_ISALNUM or "_") with two characters or more that is not all
+ *     digits (str.isdigit). The caller passes the text already lower-cased (_add_words lower-cases
+ *     it before matching). With `first` and `last` (int64, one entry per span), only the words of
+ *     each span text[first[k]:last[k]] count, each span read as a string of its own (a word ends at
+ *     a span's end). `buckets` is a writable one-dimensional uint8 or bool array whose length is a
+ *     power of two; `start` is a CRC-32 (0 <= start < 2 ** 32). The reference is
+ *     pagewords._add_words (of each span): the same set of buckets, marked instead of added to a set.
+ */
+static PyObject *native_word_buckets(PyObject *module, PyObject *args) {
+    PyObject *text, *buckets_obj, *first_obj = Py_None, *last_obj = Py_None, *result = NULL;
+    unsigned long long start;
+    if (!PyArg_ParseTuple(args, "UKO|OO:word_buckets", &text, &start, &buckets_obj, &first_obj, &last_obj))
+        return NULL;
+    if (start > 0xFFFFFFFFull) {
+        PyErr_SetString(PyExc_ValueError, "word_buckets: start must be a CRC-32 (below 2 ** 32)");
+        return NULL;
+    }
+    if ((first_obj == Py_None) != (last_obj == Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "word_buckets: give both first and last, or neither");
+        return NULL;
+    }
+    Py_buffer view, first_view = {0}, last_view = {0};
+    if (PyObject_GetBuffer(buckets_obj, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "word_buckets: buckets must be a writable C-contiguous array");
+        return NULL;
+    }
+    const char *format = view.format ? view.format : "B";
+    if (*format == '@' || *format == '=' || *format == '<' || *format == '|') format++;
+    Py_ssize_t size = view.ndim == 1 ? view.shape[0] : 0;
+    if (view.ndim != 1 || view.itemsize != 1 || strchr("B?", *format) == NULL || format[1] != '\0' || size <= 0 ||
+        (size & (size - 1)) != 0) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError,
+                        "word_buckets: buckets must be 1-dimensional uint8 or bool, a power of two long");
+        return NULL;
+    }
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    const uint32_t mask = (uint32_t)(size - 1), first = ~(uint32_t)start;
+    if (first_obj == Py_None) {
+        mark_words(kind, data, 0, length, first, mask, view.buf);
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (get_array(first_obj, &first_view, 'q', 1, "word_buckets", "first") < 0) goto done;
+    if (get_array(last_obj, &last_view, 'q', 1, "word_buckets", "last") < 0) goto done;
+    const Py_ssize_t n = first_view.shape[0];
+    const int64_t *begins = first_view.buf, *ends = last_view.buf;
+    if (last_view.shape[0] != n) {
+        PyErr_SetString(PyExc_ValueError, "word_buckets: first and last differ in length");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (begins[k] < 0 || begins[k] > ends[k] || ends[k] > length) {
+            PyErr_Format(PyExc_ValueError, "word_buckets: span %zd is not within the text", k);
+            goto done;
+        }
+    }
+    for (Py_ssize_t k = 0; k < n; k++) mark_words(kind, data, begins[k], ends[k], first, mask, view.buf);
+    result = Py_NewRef(Py_None);
+done:
+    if (first_view.obj != NULL) PyBuffer_Release(&first_view);
+    if (last_view.obj != NULL) PyBuffer_Release(&last_view);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* count_parts(text, parts) -> list
+ *     [text.count(part) for part in parts]: each part's non-overlapping occurrences, counted from the
+ *     left as str.count counts them, in one pass over `text` for all the parts (parts a list of
+ *     non-empty str). The reference is pagekind.class_word_counts' str.count per part.
+ */
+static PyObject *native_count_parts(PyObject *module, PyObject *args) {
+    PyObject *text, *parts;
+    if (!PyArg_ParseTuple(args, "UO!:count_parts", &text, &PyList_Type, &parts)) return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(parts);
+    for (Py_ssize_t p = 0; p < n; p++) {
+        PyObject *part = PyList_GET_ITEM(parts, p);
+        if (!PyUnicode_Check(part) || PyUnicode_GET_LENGTH(part) == 0) {
+            PyErr_SetString(PyExc_ValueError, "count_parts: parts must be a list of non-empty str");
+            return NULL;
+        }
+    }
+    Py_ssize_t *counts = PyMem_Calloc(n ? (size_t)n : 1, 3 * sizeof(Py_ssize_t));
+    if (counts == NULL) return PyErr_NoMemory();
+    Py_ssize_t *next = counts + n;     /* per part, the first position where it may match again */
+    Py_ssize_t *chain = counts + 2 * n; /* per part, the next part with the same first character, or -1 */
+    /* For speed, each position tries only the parts that begin with its character: chained by first
+     * character (ASCII), the rest in one chain tried at every other character. */
+    Py_ssize_t head[129];
+    for (int c = 0; c < 129; c++) head[c] = -1;
+    for (Py_ssize_t p = n - 1; p >= 0; p--) {
+        PyObject *part = PyList_GET_ITEM(parts, p);
+        Py_UCS4 c = PyUnicode_READ_CHAR(part, 0);
+        int slot = c < 128 ? (int)c : 128;
+        chain[p] = head[slot];
+        head[slot] = p;
+    }
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    for (Py_ssize_t i = 0; i < length; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        for (Py_ssize_t p = head[c < 128 ? (int)c : 128]; p >= 0; p = chain[p]) {
+            PyObject *part = PyList_GET_ITEM(parts, p);
+            const int part_kind = PyUnicode_KIND(part);
+            const void *part_data = PyUnicode_DATA(part);
+            const Py_ssize_t part_length = PyUnicode_GET_LENGTH(part);
+            if (i < next[p] || part_length > length - i) continue;
+            Py_ssize_t k = 0;
+            while (k < part_length && PyUnicode_READ(part_kind, part_data, k) == PyUnicode_READ(kind, data, i + k)) k++;
+            if (k == part_length) {
+                counts[p]++;
+                next[p] = i + part_length;
+            }
+        }
+    }
+    PyObject *result = PyList_New(n);
+    for (Py_ssize_t p = 0; result != NULL && p < n; p++) {
+        PyObject *count = PyLong_FromSsize_t(counts[p]);
+        if (count == NULL) Py_CLEAR(result);
+        else PyList_SET_ITEM(result, p, count);
+    }
+    PyMem_Free(counts);
+    return result;
+}
+
+/* Whether the price rule of pagekind._next_to_digits holds for a match text[start:end]: the first
+ * of the two characters after it that is not " ", "." or U+00A0, or the last of the two before it
+ * that is not " " or U+00A0, is a digit (str.isdigit). */
+static int next_to_digits(int kind, const void *data, Py_ssize_t length, Py_ssize_t start, Py_ssize_t end) {
+    for (Py_ssize_t i = end; i < end + 2 && i < length; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == ' ' || c == '.' || c == 0xA0) continue;
+        if (Py_UNICODE_ISDIGIT(c)) return 1;
+        break;
+    }
+    for (Py_ssize_t i = start - 1; i >= start - 2 && i >= 0; i--) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == ' ' || c == 0xA0) continue;
+        return Py_UNICODE_ISDIGIT(c) != 0;
+    }
+    return 0;
+}
+
+/* count_prices(text, signs, codes) -> int
+ *     pagekind.count_prices with its signs and codes given: the characters of `signs` (a str) and the
+ *     non-overlapping occurrences of each str of `codes` (a list of non-empty str, counted left to
+ *     right as re.finditer finds a literal) that have a digit next to them by the rule of
+ *     pagekind._next_to_digits, counted in one pass. The reference is pagekind.count_prices.
+ */
+static PyObject *native_count_prices(PyObject *module, PyObject *args) {
+    PyObject *text, *signs, *codes;
+    if (!PyArg_ParseTuple(args, "UUO!:count_prices", &text, &signs, &PyList_Type, &codes)) return NULL;
+    enum { MAX_CODES = 16 };
+    const Py_ssize_t n_codes = PyList_GET_SIZE(codes);
+    if (n_codes > MAX_CODES) {
+        PyErr_SetString(PyExc_ValueError, "count_prices: at most 16 codes");
+        return NULL;
+    }
+    Py_ssize_t next[MAX_CODES]; /* per code, the first position where it may match again */
+    for (Py_ssize_t p = 0; p < n_codes; p++) {
+        PyObject *code = PyList_GET_ITEM(codes, p);
+        if (!PyUnicode_Check(code) || PyUnicode_GET_LENGTH(code) == 0) {
+            PyErr_SetString(PyExc_ValueError, "count_prices: codes must be a list of non-empty str");
+            return NULL;
+        }
+        next[p] = 0;
+    }
+    const int kind = PyUnicode_KIND(text), signs_kind = PyUnicode_KIND(signs);
+    const void *data = PyUnicode_DATA(text), *signs_data = PyUnicode_DATA(signs);
+    const Py_ssize_t length = PyUnicode_GET_LENGTH(text), n_signs = PyUnicode_GET_LENGTH(signs);
+    /* For speed, a character is compared with the signs and the codes' first characters only when it
+     * is one of them: by a table below U+0100, by a 64-bit filter of its low bits above. */
+    uint8_t low[256] = {0};
+    uint64_t high = 0;
+    for (Py_ssize_t s = 0; s <= n_signs + n_codes - 1; s++) {
+        Py_UCS4 c = s < n_signs ? PyUnicode_READ(signs_kind, signs_data, s)
+                                : PyUnicode_READ_CHAR(PyList_GET_ITEM(codes, s - n_signs), 0);
+        if (c < 256) low[c] = 1;
+        else high |= (uint64_t)1 << (c & 63);
+    }
+    Py_ssize_t found = 0;
+    for (Py_ssize_t i = 0; i < length; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 256 ? !low[c] : !(high >> (c & 63) & 1)) continue;
+        for (Py_ssize_t s = 0; s < n_signs; s++) {
+            if (PyUnicode_READ(signs_kind, signs_data, s) == c) {
+                found += next_to_digits(kind, data, length, i, i + 1);
+                break;
+            }
+        }
+        for (Py_ssize_t p = 0; p < n_codes; p++) {
+            PyObject *code = PyList_GET_ITEM(codes, p);
+            const int code_kind = PyUnicode_KIND(code);
+            const void *code_data = PyUnicode_DATA(code);
+            const Py_ssize_t code_length = PyUnicode_GET_LENGTH(code);
+            if (i < next[p] || PyUnicode_READ(code_kind, code_data, 0) != c || code_length > length - i) continue;
+            Py_ssize_t k = 1;
+            while (k < code_length && PyUnicode_READ(code_kind, code_data, k) == PyUnicode_READ(kind, data, i + k)) k++;
+            if (k == code_length) {
+                found += next_to_digits(kind, data, length, i, i + code_length);
+                next[p] = i + code_length;
+            }
+        }
+    }
+    return PyLong_FromSsize_t(found);
+}
+
 static PyMethodDef methods[] = {
     {"tags_in_source", native_tags_in_source, METH_VARARGS,
      "tags_in_source(html, names): the names (lower-case ASCII) that follow some '<' of html, case aside."},
@@ -2490,6 +2761,12 @@ static PyMethodDef methods[] = {
      "block_neighbours(out, sources, previous, next, edge, parent, ...): neighbours' rows and the parent's mean."},
     {"structure_columns", native_structure_columns, METH_VARARGS,
      "structure_columns(out, rows, ...): learn.blocks.structure_columns written into the feature matrix, or None."},
+    {"word_buckets", native_word_buckets, METH_VARARGS,
+     "word_buckets(text, start, buckets, first=None, last=None): mark each word's CRC-32 bucket (pagewords._add_words)."},
+    {"count_parts", native_count_parts, METH_VARARGS,
+     "count_parts(text, parts): [text.count(part) for part in parts], in one pass."},
+    {"count_prices", native_count_prices, METH_VARARGS,
+     "count_prices(text, signs, codes): pagekind.count_prices with these signs and codes, in one pass."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2498,6 +2775,7 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
+    crc_table_init();
     PyObject *module = PyModule_Create(&module_def);
     if (module != NULL && (PyModule_AddStringConstant(module, "SOURCE_HASH", READERPROXY_NATIVE_SOURCE_HASH) < 0 ||
                            PyModule_AddIntConstant(module, "HAVE_WALK", READERPROXY_HAVE_DLFCN) < 0))

@@ -8,7 +8,9 @@ for `inherit` and `word_counts`, `learn.blocks._character_counts`, `_containing`
 `repeated_items` and `_columns`' same-tag sibling counts for `class_counts`, `containing`,
 `element_counts`, `repeated_items` and `key_counts`; `learn.blocks._columns` for `block_columns` and
 `block_neighbours`, `structure_columns` (with `page_type_columns`' item counts) for
-`structure_columns`, and `context_features` for `context_columns`. The walk calls Lexbor's functions
+`structure_columns`, `context_features` for `context_columns`, and the page kind's
+`pagewords._add_words`, `pagekind.class_word_counts`' `str.count` and `pagekind.count_prices` for
+`word_buckets`, `count_parts` and `count_prices`. The walk calls Lexbor's functions
 inside selectolax's module, so `document._walk_setup` turns it on only after it read a page of its
 own exactly as the scan does (else `parse` serialises and scans). Every module that uses a kernel imports `native` from here, so a
 test can switch one module back to its reference (`monkeypatch.setattr(module, "native", None)`).

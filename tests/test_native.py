@@ -13,6 +13,7 @@ import random
 import re
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
@@ -29,8 +30,11 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 import readerproxy.engine.learn.blocks as learn_blocks
 import readerproxy.engine.learn.model as model_module
 from readerproxy import _speedups
+from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors import heuristic
 from readerproxy.engine.extractors.auto import first_extractor
+from readerproxy.engine.kind import pagekind, pagewords
+from readerproxy.engine.kind.pagewords import BITS
 from readerproxy.engine.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
 from readerproxy.engine.learn.model import TreeModel, load_model
 from readerproxy.engine.parse import document
@@ -1330,6 +1334,148 @@ def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
     )
 
 
+# --- page kind: word_buckets, count_parts, count_prices ------------------------------------------------
+
+
+def _reference_buckets(text: str, start: int, size: int) -> list[int]:
+    """pagewords._add_words' buckets of `text` (already lower-cased) in `size` buckets."""
+    return sorted(
+        {
+            zlib.crc32(word.encode("utf-8", "surrogatepass"), start) & (size - 1)
+            for word in set(re.findall(r"\w+", text))
+            if len(word) > 1 and not word.isdigit()
+        }
+    )
+
+
+def _kernel_buckets(native: ModuleType, text: str, start: int, size: int, *spans: np.ndarray) -> list[int]:
+    buckets = np.zeros(size, dtype=np.uint8)
+    native.word_buckets(text, start, buckets, *spans)
+    return np.flatnonzero(buckets).tolist()
+
+
+def test_word_buckets_hash_the_words_of_every_code_point(native: ModuleType) -> None:
+    r"""Every code point, in a word, alone, doubled and beside a digit: \w, str.isdigit, UTF-8 with
+    lone surrogates and CRC-32 as the Python reference has them (2 ** 20 buckets: few collisions)."""
+    size = 1 << 20
+    for low in range(0, 0x110000, 8192):
+        text = " ".join(
+            f"a{chr(c)}b {chr(c)}{chr(c)} {chr(c)}1 {chr(c)}" for c in range(low, min(low + 8192, 0x110000))
+        )
+        assert _kernel_buckets(native, text, 12345, size) == _reference_buckets(text, 12345, size), hex(low)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from("ab_1٣²½ -σé中\ud800\U0001f600\t\u00a0.x"), max_size=40),
+    st.integers(0, 2**32 - 1),
+    st.randoms(use_true_random=False),
+)
+def test_word_buckets_match_add_words_by_text_and_by_spans(text: str, start: int, rng: random.Random) -> None:
+    native = _compiled()
+    assert _kernel_buckets(native, text, start, 1 << BITS) == _reference_buckets(text, start, 1 << BITS)
+    cuts = sorted(rng.randrange(len(text) + 1) for _ in range(2 * rng.randrange(4)))
+    first, last = np.array(cuts[::2], dtype=np.int64), np.array(cuts[1::2], dtype=np.int64)
+    expected = sorted(
+        {
+            b
+            for a, z in zip(cuts[::2], cuts[1::2], strict=True)
+            for b in _reference_buckets(text[a:z], start, 64)
+        }
+    )
+    assert _kernel_buckets(native, text, start, 64, first, last) == expected
+
+
+def test_word_buckets_rejects_bad_arguments(native: ModuleType) -> None:
+    buckets = np.zeros(8, dtype=np.uint8)
+    spans = np.array([0], dtype=np.int64)
+    _assert_rejects(
+        native.word_buckets,
+        [
+            (("ab", 2**32, buckets), ValueError),
+            (("ab", 0, np.zeros(6, dtype=np.uint8)), ValueError),  # not a power of two
+            (("ab", 0, np.zeros(0, dtype=np.uint8)), ValueError),
+            (("ab", 0, np.zeros(8, dtype=np.int32)), ValueError),
+            (("ab", 0, np.zeros((2, 4), dtype=np.uint8)), ValueError),
+            (("ab", 0, buckets[::2]), TypeError),
+            (("ab", 0, bytes(8)), TypeError),  # read-only
+            (("ab", 0, buckets, spans), TypeError),  # first without last
+            (("ab", 0, buckets, spans, spans + 3), ValueError),  # past the text
+            (("ab", 0, buckets, spans + 1, spans), ValueError),  # first after last
+            (("ab", 0, buckets, spans, np.array([1, 2], dtype=np.int64)), ValueError),
+            (("ab", 0, buckets, spans.astype(np.int32), spans), ValueError),
+            ((b"ab", 0, buckets), TypeError),
+            (("ab", -1, buckets), ValueError),
+        ],
+    )
+    assert not buckets.any()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from("aabpostx-é"), max_size=60),
+    st.lists(st.text(alphabet=st.sampled_from("abpostxé"), min_size=1, max_size=4), max_size=8),
+)
+def test_count_parts_count_like_str_count(text: str, parts: list[str]) -> None:
+    assert _compiled().count_parts(text, parts) == [text.count(part) for part in parts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("$€ 1.\u00a0EURUSDkrzłRs٣x₫"), max_size=30))
+def test_count_prices_count_like_the_regular_expressions(text: str) -> None:
+    _compiled()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        got, expected = _both_ways(pagekind, monkeypatch, lambda: pagekind.count_prices(text))
+    assert got == expected
+
+
+def test_count_parts_and_prices_reject_bad_arguments(native: ModuleType) -> None:
+    _assert_rejects(
+        native.count_parts,
+        [
+            (("ab", [""]), ValueError),
+            (("ab", [1]), ValueError),
+            (("ab", ("a",)), TypeError),
+            ((1, []), TypeError),
+        ],
+    )
+    _assert_rejects(
+        native.count_prices,
+        [
+            (("1$", "$", [""]), ValueError),
+            (("1$", "$", ["a"] * 17), ValueError),
+            (("1$", "$", ("a",)), TypeError),
+            (("1$", 1, []), TypeError),
+        ],
+    )
+    assert native.count_prices("$ 1 and 2 €, EUR3", "$€", ["EUR"]) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scrapinghub", "readability"])
+def test_page_kind_features_are_identical_with_the_kernels_on_every_dataset_page(
+    native: ModuleType, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """pagekind.page_features with the kernels (pagewords' spans, class parts, prices) and with the
+    Python references, bit for bit; the word ids also against the strings path on the same page."""
+    extractor = get_extractor("auto")
+    model = pagekind.load_model()
+    for html in _dataset_pages(name):
+        doc = parse(html)
+        selection = extractor.run(doc, extractor.defaults()).selection
+
+        def features(doc: document.Document = doc, selection: np.ndarray = selection) -> np.ndarray:
+            return pagekind.page_features(doc, selection, model.words)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(pagewords, "native", None)
+            got, expected = _both_ways(pagekind, monkeypatch, features)
+        assert got.tobytes() == features().tobytes() == expected.tobytes()
+        sources = pagewords._sources(doc, selection)
+        spans = pagewords._spans_words(doc, sources)
+        assert spans is None or spans.tobytes() == pagewords._strings_words(doc, sources).tobytes()
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(
@@ -1346,6 +1492,9 @@ def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
             "structure_columns",
             "block_neighbours",
             "context_columns",
+            "word_buckets",
+            "count_parts",
+            "count_prices",
         ]
     ),
     st.lists(

@@ -89,14 +89,16 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
 
+from ..._speedups import native
 from ..learn.model import TreeModel
 from ..parse.document import TEXT, Document, indices_of
 from .pagewords import BITS, SCHEME, WordModel, page_words
@@ -199,6 +201,8 @@ _CLASS_WORDS: dict[str, tuple[str, ...]] = {
     "article": ("article", "entry", "story", "blog", "publish"),
 }
 CLASS_FEATURES = tuple(_CLASS_WORDS)
+#: Every part of `_CLASS_WORDS`, group after group (`_native.count_parts` counts them in one pass).
+_CLASS_PARTS = [part for parts in _CLASS_WORDS.values() for part in parts]
 
 
 def class_word_counts(doc: Document) -> dict[str, int]:
@@ -210,6 +214,9 @@ def class_word_counts(doc: Document) -> dict[str, int]:
     values = set(doc.classes)
     values.discard(None)
     joined = " ".join(values).lower()  # type: ignore[arg-type]
+    if native is not None:  # the same counts in one pass over the values (`_native.count_parts`)
+        counts = iter(native.count_parts(joined, _CLASS_PARTS))
+        return {group: sum([next(counts) for _ in parts]) for group, parts in _CLASS_WORDS.items()}
     return {group: sum(joined.count(part) for part in parts) for group, parts in _CLASS_WORDS.items()}
 
 
@@ -311,8 +318,10 @@ COUNTED_TAGS = (
 )
 #: Currency signs and codes; next to digits they make a price: "$34.99", "34,99 €", "EUR 12", "1 299 kr".
 #: The codes are a few common ones: each costs a search of the whole text.
-_SIGNS = re.compile("[$€£¥₹₩₽₺₴₪฿₫]")
-_CODES = tuple((code, re.compile(re.escape(code))) for code in ("EUR", "USD", "kr", "zł", "Rs"))
+_SIGN_CHARACTERS = "$€£¥₹₩₽₺₴₪฿₫"
+_SIGNS = re.compile(f"[{_SIGN_CHARACTERS}]")
+_CODE_NAMES = ["EUR", "USD", "kr", "zł", "Rs"]
+_CODES = tuple((code, re.compile(re.escape(code))) for code in _CODE_NAMES)
 
 
 def count_prices(text: str) -> int:
@@ -320,7 +329,10 @@ def count_prices(text: str) -> int:
 
     For speed, the signs are found by one scan for a set of characters, and each code only on pages
     that hold it (`in`, a plain substring search): one regular expression for all of them stopped at
-    every letter a code begins with, and took five times as long."""
+    every letter a code begins with, and took five times as long. With the C kernels, the same count
+    in one pass over the text (`_native.count_prices`)."""
+    if native is not None:
+        return int(native.count_prices(text, _SIGN_CHARACTERS, _CODE_NAMES))
     found = _next_to_digits(text, _SIGNS.finditer(text))
     for code, pattern in _CODES:
         if code in text:
@@ -389,10 +401,13 @@ WORD_FEATURES: tuple[str, ...] = tuple(f"words_{kind}" for kind in KINDS)
 FEATURES: tuple[str, ...] = (*BASE_FEATURES, *WORD_FEATURES)
 
 
-def _ids(values: Iterable[str | None]) -> np.ndarray:
-    """A small integer per distinct value (None -> 0), in a first-seen order."""
+def _ids(values: Sequence[str | None]) -> np.ndarray:
+    """A small integer per distinct value (None -> 0), in a first-seen order. For speed, a Python
+    step per distinct value, not per value."""
     lookup: dict[str | None, int] = {None: 0}
-    return np.fromiter((lookup.setdefault(value, len(lookup)) for value in values), dtype=np.int64)
+    for value in dict.fromkeys(values):
+        lookup.setdefault(value, len(lookup))
+    return np.fromiter(map(lookup.__getitem__, values), dtype=np.int64, count=len(values))
 
 
 def page_features(
@@ -550,9 +565,9 @@ def _repeated_items(doc: Document, body_chars: float) -> dict[str, float]:
     candidates = np.flatnonzero(item)
     if len(candidates) < MIN_ITEMS:
         return dict.fromkeys(names, 0.0)
-    chosen = candidates.tolist()
-    class_ids = _ids(doc.classes[i] for i in chosen)
-    tag_ids = _ids(doc.tag[i] for i in chosen)
+    pick = itemgetter(*candidates.tolist())  # at least MIN_ITEMS of them: a tuple
+    class_ids = _ids(pick(doc.classes))
+    tag_ids = _ids(pick(doc.tag))
     width = int(class_ids.max()) + 1
     key = (doc.parent[candidates].astype(np.int64) * (int(tag_ids.max()) + 1) + tag_ids) * width + class_ids
     _, inverse, sizes = np.unique(key, return_inverse=True, return_counts=True)

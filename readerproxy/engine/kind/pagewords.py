@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..._speedups import native
 from ..parse.document import TEXT, Document, indices_of
 
 #: Buckets of the hashed bag: 2 ** BITS (4,096; 2 ** 14 measured no better out of fold).
@@ -74,6 +75,52 @@ def _add_words(source: str, text: str, into: set[int]) -> None:
             into.add(zlib.crc32(word.encode("utf-8", "surrogatepass"), start) & _MASK)
 
 
+@dataclass(slots=True)
+class _Sources:
+    """Where a page's words stand (`SOURCES`): whole strings (title, descriptions, inputs) by
+    source, elements whose text counts by source, and the kept text tokens in document order."""
+
+    strings: list[tuple[str, str]]
+    elements: list[tuple[str, list[int]]]
+    kept: np.ndarray  # int64 token indices
+
+
+def _sources(doc: Document, selection: np.ndarray | None) -> _Sources:
+    strings = [("t", doc.title)]
+    for meta in doc.meta:
+        key = (meta.get("property") or meta.get("name") or "").lower()
+        if key in ("description", "og:description"):
+            strings.append(("m", meta.get("content") or ""))
+    tokens = doc.tokens
+    n = len(tokens)
+    if not n:
+        return _Sources(strings, [], np.zeros(0, dtype=np.int64))
+    tags = doc.tag
+    starts = doc.start
+    chrome_elements = [index for name in CHROME_TAGS for index in indices_of(tags, name)]
+    # For speed: the roles are scanned only on pages with a chrome role among their distinct values.
+    roles = {role for role in set(doc.role) if role is not None and role.lower() in CHROME_ROLES}
+    if roles:
+        chrome_elements += [index for index, role in enumerate(doc.role) if role in roles]
+    chrome = doc.mask_elements(chrome_elements) if chrome_elements else np.zeros(n, dtype=bool)
+    kept = selection if selection is not None and len(selection) else np.ones(n, dtype=bool)
+    elements = [("h", [index for name in _HEADINGS for index in indices_of(tags, name)])]
+    links = np.array(indices_of(tags, "a"), dtype=np.int64)
+    if len(links):
+        at = starts[links]
+        in_chrome = chrome[at]
+        elements.append(("n", links[in_chrome].tolist()))
+        elements.append(("a", links[~in_chrome & ~kept[at]].tolist()))
+    elements.append(("b", indices_of(tags, "button") + indices_of(tags, "label")))
+    for index in indices_of(tags, "input"):
+        attributes = doc.elements[index].attributes
+        kind = (attributes.get("type") or "").lower()
+        label = attributes.get("value") if kind in ("submit", "button") else attributes.get("placeholder")
+        strings.append(("b", f"{kind} {label or ''}"))
+    text = (tokens.kind == TEXT) & (tokens.chars > 0) & doc.body_mask & kept
+    return _Sources(strings, elements, np.flatnonzero(text))
+
+
 def page_words(doc: Document, selection: np.ndarray | None = None) -> np.ndarray:
     """The sorted distinct bucket ids (int64, below `2 ** BITS`) of the page's words (`SOURCES`),
     given its extraction's token selection (None or empty: the page counts as kept whole).
@@ -83,47 +130,78 @@ def page_words(doc: Document, selection: np.ndarray | None = None) -> np.ndarray
     characters), a link in the chrome or not, kept or not, by its start tag. Token by token
     instead (the same words, joined at every tag, no cut, a link's text kept or not by its own
     tokens) measured listings 0.141 and services 0.138 readerable out of fold, against 0.125 and
-    0.105 (mean of four seeds): one of the variants' draws, kept as measured."""
+    0.105 (mean of four seeds): one of the variants' draws, kept as measured.
+
+    For speed, with the C kernels (`_native.word_buckets`), the words are read from the page's
+    text as the linear view holds it (its tokens' texts joined once, lower-cased once, each token's
+    place known from its length), each element's or kept token's text as a span of it: no string
+    per element, no Python step per word (`_spans_words`); `_strings_words` is the reference."""
+    sources = _sources(doc, selection)
+    if native is not None:
+        found = _spans_words(doc, sources)
+        if found is not None:
+            return found
+    return _strings_words(doc, sources)
+
+
+def _strings_words(doc: Document, sources: _Sources) -> np.ndarray:
+    """`page_words` by strings: each source's text built and its words hashed in Python."""
     found: set[int] = set()
-    _add_words("t", doc.title, found)
-    for meta in doc.meta:
-        key = (meta.get("property") or meta.get("name") or "").lower()
-        if key in ("description", "og:description"):
-            _add_words("m", meta.get("content") or "", found)
-    tokens = doc.tokens
-    n = len(tokens)
-    if not n:
-        return np.array(sorted(found), dtype=np.int64)
-    tags = doc.tag
-    texts = tokens.text
-    starts = doc.start
-    chrome_elements = [index for name in CHROME_TAGS for index in indices_of(tags, name)]
-    # For speed: the roles are scanned only on pages with a chrome role among their distinct values.
-    roles = {role for role in set(doc.role) if role is not None and role.lower() in CHROME_ROLES}
-    if roles:
-        chrome_elements += [index for index, role in enumerate(doc.role) if role in roles]
-    chrome = doc.mask_elements(chrome_elements) if chrome_elements else np.zeros(n, dtype=bool)
-    kept = selection if selection is not None and len(selection) else np.ones(n, dtype=bool)
-
-    def elements_text(elements: list[int]) -> str:
-        return " ".join([doc.element_text(index)[:ELEMENT_CHARS] for index in elements])
-
-    _add_words("h", elements_text([index for name in _HEADINGS for index in indices_of(tags, name)]), found)
-    links = np.array(indices_of(tags, "a"), dtype=np.int64)
-    if len(links):
-        at = starts[links]
-        in_chrome = chrome[at]
-        _add_words("n", elements_text(links[in_chrome].tolist()), found)
-        _add_words("a", elements_text(links[~in_chrome & ~kept[at]].tolist()), found)
-    _add_words("b", elements_text(indices_of(tags, "button") + indices_of(tags, "label")), found)
-    for index in indices_of(tags, "input"):
-        attributes = doc.elements[index].attributes
-        kind = (attributes.get("type") or "").lower()
-        label = attributes.get("value") if kind in ("submit", "button") else attributes.get("placeholder")
-        _add_words("b", f"{kind} {label or ''}", found)
-    text = (tokens.kind == TEXT) & (tokens.chars > 0) & doc.body_mask & kept
-    _add_words("k", " ".join([texts[i] for i in np.flatnonzero(text).tolist()])[:KEPT_CHARS], found)
+    for source, text in sources.strings:
+        _add_words(source, text, found)
+    for source, elements in sources.elements:
+        _add_words(source, " ".join([doc.element_text(index)[:ELEMENT_CHARS] for index in elements]), found)
+    texts = doc.tokens.text
+    _add_words("k", " ".join([texts[i] for i in sources.kept.tolist()])[:KEPT_CHARS], found)
     return np.array(sorted(found), dtype=np.int64)
+
+
+def _spans_words(doc: Document, sources: _Sources) -> np.ndarray | None:
+    """`page_words` by spans of the page's text (`_native.word_buckets`), or None where that text
+    cannot stand for the strings `_strings_words` builds (then the caller builds them).
+
+    The same words: an element's text (its tokens' texts joined, whitespace made single spaces,
+    trimmed) has the words of its tokens' texts joined as they are, whitespace being no part of a
+    word, unless it is cut at `ELEMENT_CHARS` (only an element of more characters than that is
+    built as a string). The kept text, tokens joined with spaces and cut at `KEPT_CHARS`, is each
+    token's span up to the cut. Lower-casing the whole text once is lower-casing each piece, as
+    long as no character lower-cases to two (U+0130) and no capital sigma, whose lower case
+    depends on its neighbours, is in it: else None."""
+    assert native is not None
+    tokens = doc.tokens
+    texts = tokens.text
+    whole = "".join(texts)
+    lowered = whole.lower()
+    sizes = np.where(tokens.kind == TEXT, tokens.length, 0).astype(np.int64)
+    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    if len(lowered) != len(whole) or int(offsets[-1]) != len(whole) or "\u03a3" in whole:
+        return None
+    buckets = np.zeros(1 << BITS, dtype=np.uint8)
+    for source, text in sources.strings:
+        native.word_buckets(text.lower(), _PREFIX_CRC[source], buckets)
+    for source, elements in sources.elements:
+        if not elements:
+            continue
+        chosen = np.array(elements, dtype=np.int64)
+        first = offsets[doc.start[chosen]]
+        last = offsets[doc.end[chosen].astype(np.int64) + 1]
+        long = last - first > ELEMENT_CHARS
+        if long.any():
+            cut = " ".join([doc.element_text(index)[:ELEMENT_CHARS] for index in chosen[long].tolist()])
+            native.word_buckets(cut.lower(), _PREFIX_CRC[source], buckets)
+            first, last = first[~long], last[~long]
+        native.word_buckets(lowered, _PREFIX_CRC[source], buckets, first, last)
+    kept = sources.kept
+    if len(kept):
+        size = sizes[kept]
+        # Where each kept token starts in the kept text (tokens joined with one space), cut at KEPT_CHARS.
+        at = np.cumsum(size + 1) - size - 1
+        inside = at < KEPT_CHARS
+        first = offsets[kept[inside]]
+        last = first + np.minimum(size[inside], KEPT_CHARS - at[inside])
+        native.word_buckets(lowered, _PREFIX_CRC["k"], buckets, first, last)
+    return np.flatnonzero(buckets).astype(np.int64)
 
 
 def floored_log_softmax(scores: np.ndarray) -> np.ndarray:
