@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import random
 
 import numpy as np
 import pytest
@@ -653,6 +654,29 @@ def test_print_only_names_reads_simple_rules_of_inline_css() -> None:
         "@media not print { .screen { display: none } } div .deep { display: none }"
     )
     assert document.print_only_names([css]) == frozenset({(".", "head"), ("#", "ph")})
+
+
+def _matching_brace_by_characters(css: str, opening: int) -> int:
+    """`document._matching_brace` as it was first written, a character at a time (the reference)."""
+    depth = 0
+    for index in range(opening, len(css)):
+        if css[index] == "{":
+            depth += 1
+        elif css[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return len(css)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_matching_brace_steps_from_brace_to_brace_as_the_character_walk(seed: int) -> None:
+    rng = random.Random(seed)
+    pieces = ["{", "}", "@font-face", "url(data:font/woff2;base64,AAAA)", "x", " ", ";", "@media print"]
+    for _ in range(2000):
+        css = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 16)))
+        for opening in [i for i, char in enumerate(css) if char == "{"]:
+            assert document._matching_brace(css, opening) == _matching_brace_by_characters(css, opening), css
 
 
 def test_a_print_header_is_removed_by_its_name_and_its_words_together() -> None:

@@ -873,17 +873,24 @@ def _css_rules(css: str) -> Iterable[tuple[str | None, str, str]]:
         position = close + 1
 
 
+#: A brace of a stylesheet (`_matching_brace` steps from one to the next).
+_BRACE = re.compile(r"[{}]")
+
+
 def _matching_brace(css: str, opening: int) -> int:
-    """The index of the brace closing the one at `opening` (the end of the text if none)."""
+    """The index of the brace closing the one at `opening` (the end of the text if none).
+
+    For speed, from brace to brace (`_BRACE`), not character by character: an at-rule may carry a
+    font as a data URL (100 KB), which a Python step per character took up to 136 ms to cross on a
+    ScrapingHub page."""
     depth = 0
-    for index in range(opening, len(css)):
-        char = css[index]
-        if char == "{":
+    for match in _BRACE.finditer(css, opening):
+        if match[0] == "{":
             depth += 1
-        elif char == "}":
+        else:
             depth -= 1
             if depth == 0:
-                return index
+                return match.start()
     return len(css)
 
 
