@@ -18,6 +18,12 @@ limit, `--resolve news.test:127.0.0.1`), then, on loopback:
    the ratio is proxy / direct requests per second, same run.
 
     .venv/bin/python benchmarks/proxy_cost.py [--requests 300] [--seconds 10] [--connections 16]
+        [--rounds 3] [--before /tmp/base] [--wrk-only]
+
+`--rounds N` repeats the wrk runs N times (direct, then each proxy, in turn), each round's ratios
+from its own runs, and prints the medians. `--before TREE` also measures another source tree's
+proxy (e.g. `git archive HEAD | tar -x -C /tmp/base`, plus the built `readerproxy/_native*.so`),
+its wrk runs interleaved with this tree's. `--wrk-only` skips the latency rows.
 
 `--profile FILE` runs the proxy under cProfile during the wrk run only (its own process, written
 when it stops) and prints the top functions by cumulative and by own time.
@@ -41,7 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from proxy_throughput import proxy_script, run_wrk  # noqa: E402
+from proxy_throughput import WrkRun, proxy_script, run_wrk  # noqa: E402
 from support.reader_server import free_port, stop_process, wait_healthy  # noqa: E402
 from support.upstream import Upstream  # noqa: E402
 
@@ -51,15 +57,15 @@ PAGE_100K = "/generated/cost?kb=100"
 ARTICLE_100K = "/rd/iab-1"
 
 
-def start_proxy(profile: Path | None) -> tuple[subprocess.Popen[bytes], int]:
-    """`readerproxy serve --proxy-port` from this tree (under cProfile with `profile`)."""
+def start_proxy(profile: Path | None, tree: Path = REPO) -> tuple[subprocess.Popen[bytes], int]:
+    """`readerproxy serve --proxy-port` from the source tree `tree` (under cProfile with `profile`)."""
     port, proxy_port = free_port(), free_port()
     python = [sys.executable, *(["-m", "cProfile", "-o", str(profile)] if profile else [])]
     command = [*python, "-m", "readerproxy.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
     options = ["--proxy-port", str(proxy_port), "--cache", "memory", "--allow-private", "--rate-limit", "0"]
     process = subprocess.Popen(
         [*command, *options, "--resolve", "news.test:127.0.0.1"],
-        cwd=REPO,
+        cwd=tree,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -128,22 +134,36 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--profile", type=Path, help="cProfile the proxy during the wrk run into FILE")
+    parser.add_argument("--rounds", type=int, default=1, help="wrk rounds (direct and proxies in turn)")
+    parser.add_argument("--before", type=Path, help="another source tree's proxy, measured alongside")
+    parser.add_argument("--wrk-only", action="store_true", help="skip the latency rows")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
     upstream = Upstream()
     upstream.start()
+    rows: list[tuple[str, float, float]] = []
+    rounds: list[dict[str, WrkRun]] = []
     try:
-        process, proxy_port = start_proxy(None)
+        trees = [("before", args.before.resolve())] if args.before else []
+        proxies = [(label, *start_proxy(None, tree)) for label, tree in [*trees, ("proxy", REPO)]]
         try:
-            rows = asyncio.run(latency(upstream.port, f"http://127.0.0.1:{proxy_port}", args.requests))
+            proxy_port = proxies[-1][2]
+            if not args.wrk_only:
+                rows = asyncio.run(latency(upstream.port, f"http://127.0.0.1:{proxy_port}", args.requests))
             if args.profile is None:
                 wrk_args = (args.seconds, args.connections, args.threads)
-                direct = run_wrk(f"http://127.0.0.1:{upstream.port}{PAGE_100K}", *wrk_args, None)
                 script = proxy_script(f"http://news.test:{upstream.port}{PAGE_100K}")
-                proxied = run_wrk(f"http://127.0.0.1:{proxy_port}/", *wrk_args, script, process.pid)
+                for _ in range(args.rounds):
+                    runs = {
+                        "direct": run_wrk(f"http://127.0.0.1:{upstream.port}{PAGE_100K}", *wrk_args, None)
+                    }
+                    for label, running, port in proxies:
+                        runs[label] = run_wrk(f"http://127.0.0.1:{port}/", *wrk_args, script, running.pid)
+                    rounds.append(runs)
         finally:
-            stop_process(process)
+            for _, running, _ in proxies:
+                stop_process(running)
         if args.profile is not None:
             profiled, port = start_proxy(args.profile)
             try:
@@ -157,20 +177,32 @@ def main() -> None:
             return
     finally:
         upstream.stop()
-    print(f"latency: median of {args.requests}, one keep-alive aiohttp client, alternating")
-    print("| measure | baseline ms | through the proxy ms | added ms |")
-    print("|---|---|---|---|")
-    for label, base, through in rows:
-        print(f"| {label} | {base:.2f} | {through:.2f} | {through - base:+.2f} |")
-    ratio = proxied.requests_per_second / direct.requests_per_second
-    print(
-        f"\nwrk -t{args.threads} -c{args.connections} -d{args.seconds}s, {PAGE_100K} (Accept */*): "
-        f"direct {direct.requests_per_second:,.0f} req/s, proxy {proxied.requests_per_second:,.0f} "
-        f"req/s ({proxied.cpu_us_per_request or 0:,.0f} µs proxy CPU/req), ratio {ratio:.2f}"
-    )
-    for label, run in (("direct", direct), ("proxy", proxied)):
-        if run.errors:
-            print(f"  {label}: {run.errors}")
+    if rows:
+        print(f"latency: median of {args.requests}, one keep-alive aiohttp client, alternating")
+        print("| measure | baseline ms | through the proxy ms | added ms |")
+        print("|---|---|---|---|")
+        for label, base, through in rows:
+            print(f"| {label} | {base:.2f} | {through:.2f} | {through - base:+.2f} |")
+    print(f"\nwrk -t{args.threads} -c{args.connections} -d{args.seconds}s, {PAGE_100K} (Accept */*), req/s:")
+    labels = [label for label in rounds[0] if label != "direct"]
+    ratios: dict[str, list[float]] = {label: [] for label in labels}
+    for number, runs in enumerate(rounds, 1):
+        direct = runs["direct"]
+        cells = [f"direct {direct.requests_per_second:,.0f}"]
+        for label in labels:
+            run = runs[label]
+            ratio = run.requests_per_second / direct.requests_per_second
+            ratios[label].append(ratio)
+            cells.append(
+                f"{label} {run.requests_per_second:,.0f} ({run.cpu_us_per_request or 0:,.0f} µs CPU/req), "
+                f"ratio {ratio:.2f}"
+            )
+        print(f"  round {number}: " + "; ".join(cells))
+        for label, run in runs.items():
+            if run.errors:
+                print(f"    {label}: {run.errors}")
+    for label in labels:
+        print(f"  median ratio, {label}: {statistics.median(ratios[label]):.2f}")
 
 
 if __name__ == "__main__":

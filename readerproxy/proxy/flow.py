@@ -13,6 +13,7 @@ import ipaddress
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import h11
@@ -72,19 +73,19 @@ Headers = list[tuple[str, str]]
 def header(headers: Headers, name: str) -> str | None:
     """The first value of a header (case-insensitive name), or None."""
     name = name.lower()
-    return next((value for key, value in headers if key.lower() == name), None)
+    for key, value in headers:  # a loop, not a generator: called several times per request
+        if key.lower() == name:
+            return value
+    return None
 
 
 def header_values(headers: Headers, name: str) -> list[str]:
     """Every comma-separated element of every occurrence of a header, lower-cased and trimmed."""
     name = name.lower()
-    return [
-        item.strip().lower()
-        for key, value in headers
-        if key.lower() == name
-        for item in value.split(",")
-        if item.strip()
-    ]
+    values = [value for key, value in headers if key.lower() == name]
+    if not values:
+        return []
+    return [item for value in values for item in (part.strip().lower() for part in value.split(",")) if item]
 
 
 def end_to_end(headers: Headers) -> Headers:
@@ -162,6 +163,21 @@ class Flow:
     read_body: Callable[[int], Awaitable[bytes]] | None = None
 
 
+class RequestHead(NamedTuple):
+    """A request head as parsed: by h11 (`from_h11`) or, for a common well-formed head, by
+    `http1.ClientConnection`'s fast path, which gives exactly what h11 would (the differential
+    test `tests/test_proxy_http1_fast.py`)."""
+
+    method: bytes
+    target: bytes
+    http_version: bytes  # b"1.1", b"1.0"
+    fields: list[tuple[bytes, bytes]]  # names as the browser spelled them, values without OWS
+
+    @classmethod
+    def from_h11(cls, event: h11.Request) -> RequestHead:
+        return cls(event.method, event.target, event.http_version, list(event.headers.raw_items()))
+
+
 def parse_request_head(
     head: bytes,
     *,
@@ -192,19 +208,35 @@ def request_from_h11(
     default_host: str | None = None,
     default_port: int | None = None,
 ) -> Request:
-    """The Request the proxy works with, from a head h11 parsed (and so well-formed: the request
-    line, header syntax, Content-Length and Transfer-Encoding are h11's checks).
+    """`request_from_head` for a head h11 parsed."""
+    return request_from_head(
+        RequestHead.from_h11(event),
+        default_scheme=default_scheme,
+        default_host=default_host,
+        default_port=default_port,
+    )
+
+
+def request_from_head(
+    head: RequestHead,
+    *,
+    default_scheme: str = "http",
+    default_host: str | None = None,
+    default_port: int | None = None,
+) -> Request:
+    """The Request the proxy works with, from a well-formed head (h11's checks, or the fast path's
+    stricter ones: the request line, header syntax, Content-Length and Transfer-Encoding).
 
     Absolute-form targets ("GET http://host/path HTTP/1.1") are required outside a tunnel; inside
     an intercepted tunnel (default_host given) the origin form ("GET /path") is taken relative to it.
     Every host must be a valid host name or IP literal (`valid_host`).
     """
-    method = event.method.decode("ascii")
-    version = "HTTP/" + event.http_version.decode("ascii")
+    method = head.method.decode("ascii")
+    version = "HTTP/" + head.http_version.decode("ascii")
     if version not in ("HTTP/1.0", "HTTP/1.1"):
         raise BadRequest(400, "the proxy speaks HTTP/1.0 and HTTP/1.1")
-    target = event.target.decode("latin-1")
-    headers: Headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in _raw_items(event)]
+    target = head.target.decode("latin-1")
+    headers: Headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in head.fields]
     if any(_CONTROL.search(value) for _, value in headers):  # h11 lets them through, for old cookies
         raise BadRequest(400, "control character in a header value")
     if header(headers, "content-length") is not None and header(headers, "transfer-encoding") is not None:
@@ -228,11 +260,6 @@ def request_from_h11(
     if parts_.query:
         path += "?" + parts_.query
     return Request(method, "http", hostname, port, path, version, headers)
-
-
-def _raw_items(event: h11.Request) -> list[tuple[bytes, bytes]]:
-    """The header fields with their names as the browser spelled them."""
-    return list(event.headers.raw_items())
 
 
 def check_request_host(host: str, *, strict: bool) -> None:

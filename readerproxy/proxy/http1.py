@@ -1,9 +1,18 @@
 """HTTP/1.1 on one browser connection, framed by h11 (a strict, well-kept parser and framer).
 
-The proxy never parses request framing itself: request heads, `Content-Length` and chunked request
-bodies are read by h11 (which refuses chunk sizes such as `-1`, `+4`, `0x4` or `0_4`, a chunk
-without its trailing CRLF, a non-digit or conflicting `Content-Length`, control characters in a
-header), and every answer is framed by h11 too (Content-Length, chunked, or close for HTTP/1.0).
+The proxy never parses request framing itself: request bodies (`Content-Length`, chunked) are
+read by h11 (which refuses chunk sizes such as `-1`, `+4`, `0x4` or `0_4`, a chunk without its
+trailing CRLF, a non-digit or conflicting `Content-Length`, control characters in a header), and
+so is every request head that is not of the common, plainly well-formed kind.
+
+The fast path (the proxy's cost, issue 45): a head that arrived whole and is a strict subset of
+what h11 accepts (CRLF line ends, a token method, `HTTP/1.0` or `HTTP/1.1`, token names and values
+of visible characters, exactly one Host, and no Content-Length, Transfer-Encoding, Expect or
+Upgrade: a request without a body and without a protocol switch, not CONNECT) is parsed by two
+regular expressions into what h11 would give (`RequestHead`), and its answer is framed here by
+h11's own rules (`_FastAnswer`: Content-Length, chunked, or close for HTTP/1.0, HEAD, 204 and
+304, the Connection header), without h11's per-event machinery. Anything else goes to h11 as
+before, byte for byte: `tests/test_proxy_http1_fast.py` checks both give the same answer.
 
 What this module adds around h11: the limits of a request head (`MAX_REQUEST_LINE` answered with
 414, `MAX_HEAD` and `MAX_HEADERS` with 431) enforced while reading, timeouts, a bound on every
@@ -21,7 +30,7 @@ from collections.abc import AsyncIterator, Sequence
 
 import h11
 
-from .flow import MAX_HEAD, MAX_HEADERS, MAX_REQUEST_LINE, BadRequest
+from .flow import MAX_HEAD, MAX_HEADERS, MAX_REQUEST_LINE, BadRequest, RequestHead
 
 #: Bytes read from the browser at a time while a request body streams, and the size of the pieces
 #: a body is handed on in (`ClientConnection.body`): h11 gives one event per chunk, and a body of
@@ -52,6 +61,221 @@ _REASON = re.compile(r"^[ \t\x21-\x7e\x80-\xff]*$")
 _BARE_LINE_END = re.compile(rb"(?<!\r)\n|\r(?!\n|\Z)")
 #: A request-target that may stand in as the Host of a request that has none (see `_host_line`).
 _AUTHORITY = re.compile(rb"^(?:[a-z][a-z0-9+.\-]*://)?([A-Za-z0-9.\-_~%!$&'()*+,;=:\[\]]+)", re.I)
+
+# ---- the fast path's syntax: a strict subset of h11's (`h11._abnf`) ----------------------------
+_TOKEN = rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
+#: A field value of visible characters with single spaces or tabs inside (h11 also lets control
+#: characters through, which the proxy then refuses: such heads take h11's path).
+_VALUE = rb"(?:[\x21-\x7e\x80-\xff]+(?:[ \t]+[\x21-\x7e\x80-\xff]+)*)?"
+_FAST_HEAD = re.compile(
+    rb"(" + _TOKEN + rb") ([\x21-\x7e]+) HTTP/(1\.[01])\r\n"
+    rb"((?:" + _TOKEN + rb":[ \t]*" + _VALUE + rb"[ \t]*\r\n)*)\r\n"
+)
+_FAST_FIELD = re.compile(rb"(" + _TOKEN + rb"):[ \t]*(" + _VALUE + rb")[ \t]*\r\n")
+#: Where reading a head line by line would stop: an empty line (CRLF or a bare LF) after a line.
+_HEAD_END = re.compile(rb"\n\r?\n")
+#: Fields that send a request to h11's path: a body's framing, a 100-continue wait, a switch.
+_NOT_FAST = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade"})
+# h11's checks of the answers it sends (`h11._headers`, `h11._abnf`)
+_H11_NAME = re.compile(_TOKEN)
+_H11_VALUE = re.compile(rb"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?")
+_DIGITS = re.compile(rb"[0-9]+")
+#: A field as `sendable` keeps it and h11 sends it unchanged: a token name, an ASCII value with
+#: nothing to strip (anything else is checked field by field as `sendable` and h11 check it).
+_PLAIN_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")
+_PLAIN_VALUE = re.compile(r"(?:[\x21-\x7e](?:[ \t]*[\x21-\x7e])*)?")
+_ASCII_SPACE = " \t\n\r\x0b\x0c"  # what bytes.strip() strips
+
+
+def parse_fast(head: bytes) -> RequestHead | None:
+    """A request head (request line to its empty line) as h11 would parse it, when it is of the
+    common kind the fast path takes (the module's docstring); None for anything else, which h11
+    then reads: a head refused here is not refused, only left to h11."""
+    match = _FAST_HEAD.fullmatch(head)
+    if match is None:
+        return None
+    method, target, version, block = match.groups()
+    if method == b"CONNECT":
+        return None
+    fields = _FAST_FIELD.findall(block)
+    if len(fields) > MAX_HEADERS:
+        return None
+    hosts = 0
+    for name, _ in fields:
+        lowered = name.lower()
+        if lowered == b"host":
+            hosts += 1
+        elif lowered in _NOT_FAST:
+            return None
+    if hosts != 1:
+        return None
+    return RequestHead(method, target, version, fields)
+
+
+def _comma_tokens(fields: Sequence[tuple[bytes, bytes]], name: bytes) -> list[bytes]:
+    """h11's `get_comma_header`: the lower-cased comma-separated elements of field `name`."""
+    return [
+        item
+        for field, value in fields
+        if field.lower() == name
+        for item in (part.strip() for part in value.lower().split(b","))
+        if item
+    ]
+
+
+def _tokens(items: Sequence[tuple[str, str, str]], lowered: str) -> list[str]:
+    """`_comma_tokens` of an answer's (ASCII) fields, stripped as bytes are (not of \\x1c-\\x1f)."""
+    return [
+        item
+        for _, name, value in items
+        if name == lowered
+        for item in (part.strip(_ASCII_SPACE) for part in value.lower().split(","))
+        if item
+    ]
+
+
+class _FastAnswer:
+    """The state of an answer to a fast-path request, framed here by h11's rules.
+
+    h11 (0.16) in `Connection._clean_up_response_headers_for_sending`, `_body_framing`,
+    `_keep_alive`, `write_any_response` and its body writers, reproduced for a request that has no
+    body: any difference from h11's bytes or errors is a bug (`tests/test_proxy_http1_fast.py`).
+    """
+
+    IDLE, BODY, DONE, MUST_CLOSE, ERROR = "idle", "body", "done", "must_close", "error"
+    LENGTH, CHUNKED, UNTIL_CLOSE = "length", "chunked", "until close"
+
+    __slots__ = ("framing", "http10", "keep_alive", "method", "remaining", "state")
+
+    def __init__(self, head: RequestHead) -> None:
+        self.method = head.method
+        self.http10 = head.http_version == b"1.0"
+        # h11's `_keep_alive`: HTTP/1.1 without `Connection: close`
+        self.keep_alive = not self.http10 and b"close" not in _comma_tokens(head.fields, b"connection")
+        self.state = self.IDLE
+        self.framing = self.LENGTH
+        self.remaining = 0
+
+    def _fail(self, message: str) -> h11.LocalProtocolError:
+        self.state = self.ERROR
+        return h11.LocalProtocolError(message)
+
+    def head(self, status: int, reason: bytes, headers: Sequence[tuple[str, str]]) -> bytes:
+        """The status line and header block h11 would send for `sendable(headers)`, with the same
+        errors (LocalProtocolError, UnicodeEncodeError for a field that is not ASCII)."""
+        if self.state is not self.IDLE:
+            raise self._fail(f"can't send a response in state {self.state}")
+        if not isinstance(status, int):
+            raise h11.LocalProtocolError("status code must be integer")
+        status = int(status)
+        if not 200 <= status < 1000:
+            raise h11.LocalProtocolError(f"Response status_code should be in range [200, 1000), not {status}")
+        items: list[tuple[str, str, str]] = []  # (name, lower-case name, value), all ASCII
+        for name, value in headers:
+            if _PLAIN_NAME.fullmatch(name) is None or _PLAIN_VALUE.fullmatch(value) is None:
+                # what `sendable` drops is dropped; what it keeps, h11 checks again, unstripped
+                if not _FIELD_NAME.match(name) or not _FIELD_VALUE.match(value.strip(" \t")):
+                    continue
+                raw, data = name.encode("ascii"), value.encode("ascii")  # as h11's bytesify
+                if not _H11_NAME.fullmatch(raw) or not _H11_VALUE.fullmatch(data):
+                    raise h11.LocalProtocolError(f"Illegal header {raw!r}")
+            items.append((name, name.lower(), value))
+        items = self._framed(status, items)
+        text = "".join([f"{name}: {value}\r\n" for name, lowered, value in items if lowered == "host"])
+        text += "".join([f"{name}: {value}\r\n" for name, lowered, value in items if lowered != "host"])
+        self.state = self.BODY
+        return b"HTTP/1.1 %d %s\r\n%s\r\n" % (status, reason, text.encode("ascii"))
+
+    def _framed(self, status: int, items: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+        """h11's rules on the fields of an answer: Content-Length and Transfer-Encoding checked,
+        the framing chosen (`framing`, `remaining`), Connection set (`keep_alive`)."""
+        length: bytes | None = None
+        chunked = False
+        kept: list[tuple[str, str, str]] = []
+        for item in items:
+            name, lowered, value = item
+            if lowered == "content-length":
+                lengths = {part.strip() for part in value.encode("ascii").split(b",")}
+                if len(lengths) != 1:
+                    raise h11.LocalProtocolError("conflicting Content-Length headers")
+                data = lengths.pop()
+                if not _DIGITS.fullmatch(data) or len(data) > 20:
+                    raise h11.LocalProtocolError("bad Content-Length")
+                if length is not None:
+                    if length != data:
+                        raise h11.LocalProtocolError("conflicting Content-Length headers")
+                    continue
+                length = data
+                item = (name, lowered, data.decode("ascii"))
+            elif lowered == "transfer-encoding":
+                if chunked:
+                    raise h11.LocalProtocolError("multiple Transfer-Encoding headers")
+                value = value.lower()
+                if value != "chunked":
+                    raise h11.LocalProtocolError("Only Transfer-Encoding: chunked is supported")
+                chunked = True
+                item = (name, lowered, value)
+            kept.append(item)
+        items = kept
+        no_body = status in (204, 304)
+        close = False
+        if not no_body and not chunked and length is None:  # a body of unknown length
+            if self.http10:  # no chunked framing for HTTP/1.0: the end is the connection's
+                close = self.method != b"HEAD"
+            else:
+                items.append(("Transfer-Encoding", "transfer-encoding", "chunked"))
+                chunked = True
+        elif chunked and not no_body:
+            items = [item for item in items if item[1] not in ("content-length", "transfer-encoding")]
+            length = None
+            if self.http10:
+                chunked = False
+                close = self.method != b"HEAD"
+            else:  # h11 takes it out and puts it back last
+                items.append(("Transfer-Encoding", "transfer-encoding", "chunked"))
+        if not self.keep_alive or close:
+            tokens = set(_tokens(items, "connection"))
+            tokens.discard("keep-alive")
+            tokens.add("close")
+            items = [item for item in items if item[1] != "connection"]
+            items += [("Connection", "connection", token) for token in sorted(tokens)]
+        if "close" in _tokens(items, "connection"):
+            self.keep_alive = False
+        # the body's framing, for the real method (a HEAD's answer has none)
+        if no_body or self.method == b"HEAD":
+            self.framing, self.remaining = self.LENGTH, 0
+        elif chunked:
+            self.framing = self.CHUNKED
+        elif length is not None:
+            self.framing, self.remaining = self.LENGTH, int(length)
+        else:
+            self.framing = self.UNTIL_CLOSE
+        return items
+
+    def data(self, data: bytes, held: list[bytes]) -> None:
+        """A piece of the body, framed onto `held`."""
+        if self.state is not self.BODY:
+            raise self._fail(f"can't send data in state {self.state}")
+        if self.framing is self.CHUNKED:
+            if data:
+                held += (b"%x\r\n" % len(data), data, b"\r\n")
+            return
+        if self.framing is self.LENGTH:
+            self.remaining -= len(data)
+            if self.remaining < 0:
+                raise self._fail("Too much data for declared Content-Length")
+        held.append(data)
+
+    def end(self, held: list[bytes]) -> None:
+        if self.state is not self.BODY:
+            raise self._fail(f"can't end a message in state {self.state}")
+        if self.framing is self.LENGTH and self.remaining != 0:
+            raise self._fail("Too little data for declared Content-Length")
+        if self.framing is self.CHUNKED:
+            held.append(b"0\r\n\r\n")
+        self.state = (
+            self.DONE if self.keep_alive and self.framing is not self.UNTIL_CLOSE else self.MUST_CLOSE
+        )
 
 
 class BodyTooLarge(Exception):
@@ -137,7 +361,11 @@ async def client_starts_tls(writer: asyncio.StreamWriter, timeout: float) -> boo
 
 
 class ClientConnection:
-    """One browser connection: requests read and answers written through an `h11.Connection`."""
+    """One browser connection: requests read and answers written through an `h11.Connection`,
+    or for a common request without a body, through the fast path (the module's docstring)."""
+
+    #: Whether heads of the common kind take the fast path (False: every head goes through h11).
+    fast_heads = True
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
@@ -148,6 +376,8 @@ class ClientConnection:
         #: harm to anyone when descriptors run out (`ProxyServer`'s shedding).
         self.idle = False
         self._held: list[bytes] = []  # framed answer bytes not yet written (`flush`)
+        #: The answer's state when this cycle's request took the fast path (h11 then stays idle).
+        self._fast: _FastAnswer | None = None
 
     # ---- reading ------------------------------------------------------------------------------
     def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
@@ -158,22 +388,27 @@ class ClientConnection:
             status = exc.error_status_hint
             raise BadRequest(status if status in (400, 414, 431, 501) else 400, str(exc)) from None
 
-    async def next_request(self) -> h11.Request | None:
+    async def next_request(self) -> RequestHead | None:
         """The next request head; None at a clean end of the connection or after IDLE_TIMEOUT.
 
         The head is read a line at a time (never past its empty line) within MAX_REQUEST_LINE
         (414), MAX_HEAD and MAX_HEADERS (431), and within HEAD_TIMEOUT of its first line;
-        BadRequest when it is malformed.
+        BadRequest when it is malformed. When the rest of the head is already here after its
+        first line, it is taken at once and, if of the common kind, parsed by the fast path
+        (`parse_fast`); else its lines go to h11 one by one as if just read.
         """
         size = 0
         lines = 0
         first: bytes | None = None
         has_host = False
+        self._fast = None
         buffered = bool(self.h11.trailing_data[0])
+        pending: list[bytes] = []  # lines taken ahead by the fast path and left to h11, last first
         # h11 can complete a head only at its empty line (or from bytes it already held), so it is
         # asked for its next event then, not after every line; one timeout spans the whole head
-        # (IDLE_TIMEOUT for the first line, then HEAD_TIMEOUT from it), not one per line
-        complete = True
+        # (IDLE_TIMEOUT for the first line, then HEAD_TIMEOUT from it), not one per line. Between
+        # requests with nothing held, h11 has nothing to give (NEED_DATA) and is not asked.
+        complete = buffered or self.h11.their_state is not h11.IDLE
         loop = asyncio.get_running_loop()
         self.idle = not buffered
         try:
@@ -183,21 +418,24 @@ class ClientConnection:
                         event = self._next_event()
                         if isinstance(event, h11.Request):
                             self.method = event.method
-                            return event
+                            return RequestHead.from_h11(event)
                         if isinstance(event, h11.ConnectionClosed):
                             return None
                         if event is not h11.NEED_DATA:
                             raise BadRequest(400, "unexpected data before a request")
-                    try:
-                        line = await self.reader.readuntil(b"\n")
-                    except asyncio.IncompleteReadError as exc:
-                        if first is None and not buffered and not exc.partial.strip():
-                            return None
-                        raise BadRequest(400, "incomplete request head") from None
-                    except (asyncio.LimitOverrunError, ValueError):
-                        if first is None:
-                            raise BadRequest(414, "request line too long") from None
-                        raise BadRequest(431, "request header fields too large") from None
+                    if pending:
+                        line = pending.pop()
+                    else:
+                        try:
+                            line = await self.reader.readuntil(b"\n")
+                        except asyncio.IncompleteReadError as exc:
+                            if first is None and not buffered and not exc.partial.strip():
+                                return None
+                            raise BadRequest(400, "incomplete request head") from None
+                        except (asyncio.LimitOverrunError, ValueError):
+                            if first is None:
+                                raise BadRequest(414, "request line too long") from None
+                            raise BadRequest(431, "request header fields too large") from None
                     size += len(line)
                     end = line in (b"\r\n", b"\n")
                     if first is None:
@@ -210,6 +448,13 @@ class ClientConnection:
                             raise BadRequest(414, "request line too long")
                         first = line
                         self.idle = False
+                        if not buffered and self.fast_heads and (rest := await self._rest_of_head(line)):
+                            if (head := parse_fast(line + rest)) is not None:
+                                self._fast = _FastAnswer(head)
+                                self.method = head.method
+                                return head
+                            pending = [part + b"\n" for part in rest.split(b"\n")[:-1]]
+                            pending.reverse()
                         timeout.reschedule(loop.time() + HEAD_TIMEOUT)  # for the whole head
                     else:
                         lines += 1
@@ -229,6 +474,26 @@ class ClientConnection:
         finally:
             self.idle = False
 
+    async def _rest_of_head(self, first: bytes) -> bytes | None:
+        """After the first line of a head, the rest of it up to the empty line where reading line
+        by line would stop, taken from the reader when all of it (within MAX_HEAD) is there
+        already and within the limits; None (nothing taken) otherwise. What it returns is read
+        to its end, by the fast path or as lines by h11's path, which raise no limit within it."""
+        buffer = getattr(self.reader, "_buffer", None)  # asyncio.StreamReader's, read-only here
+        if not isinstance(buffer, bytearray) or not buffer:
+            return None
+        if buffer[:1] == b"\n":
+            end = 1
+        elif buffer[:2] == b"\r\n":
+            end = 2
+        elif (match := _HEAD_END.search(buffer, 0, MAX_HEAD)) is not None:
+            end = match.end()
+        else:
+            return None
+        if len(first) + end > MAX_HEAD or buffer.count(b"\n", 0, end) > MAX_HEADERS + 1:
+            return None  # refused (431) as it is read line by line, nothing taken past the limit
+        return await self.reader.readexactly(end)  # here already: no wait
+
     async def body(self, limit: int) -> AsyncIterator[bytes]:
         """The request body as it arrives (de-framed by h11, never held whole), in pieces of up to
         `BODY_READ` bytes however small its chunks: BodyTooLarge past `limit` bytes, TooManyChunks
@@ -239,6 +504,8 @@ class ClientConnection:
         upstream (a chunk of its own there too), which for one-byte chunks cost ~18 µs of the loop
         each; joined per read, a piece costs that once.
         """
+        if self._fast is not None:  # a fast-path request has no body
+            return
         received = 0
         chunks = 0
         while True:
@@ -277,6 +544,8 @@ class ClientConnection:
 
     def expects_continue(self) -> bool:
         """Whether the browser waits for `100 Continue` before sending its body."""
+        if self._fast is not None:  # no Expect field on the fast path
+            return False
         return bool(self.h11.they_are_waiting_for_100_continue)
 
     # ---- writing ------------------------------------------------------------------------------
@@ -297,23 +566,44 @@ class ClientConnection:
             await self.writer.drain()  # back-pressure: never more than a piece or two in memory
 
     async def send_continue(self) -> None:
+        if self._fast is not None:
+            if self._fast.state is not _FastAnswer.IDLE:
+                raise self._fast._fail("can't send 100 Continue after the answer began")
+            self._held.append(b"HTTP/1.1 100 Continue\r\n\r\n")
+            await self.flush()
+            return
         await self._send(h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue"))
 
     async def start_response(
         self, status: int, reason: str, headers: Sequence[tuple[str, str]], *, flush: bool = True
     ) -> None:
-        """The status line and headers; h11 adds the framing (length, chunked, or close).
-        `flush=False` holds them to go out with the body's first bytes (`send_data`, `flush`)."""
+        """The status line and headers; h11 adds the framing (length, chunked, or close), or the
+        fast path by h11's rules. `flush=False` holds them to go out with the body's first bytes
+        (`send_data`, `flush`)."""
+        if self._fast is not None:
+            self._held.append(self._fast.head(status, _reason(reason), headers))  # `sendable` in it
+            if flush:
+                await self.flush()
+            return
         response = h11.Response(status_code=status, headers=sendable(headers), reason=_reason(reason))
         await self._send(response, flush=flush)
 
     async def send_data(self, data: bytes, *, flush: bool = True) -> None:
         if data:
+            if self._fast is not None:
+                self._fast.data(data, self._held)
+                if flush:
+                    await self.flush()
+                return
             await self._send(h11.Data(data=data), flush=flush)
         elif flush:
             await self.flush()
 
     async def end_response(self) -> None:
+        if self._fast is not None:
+            self._fast.end(self._held)
+            await self.flush()
+            return
         await self._send(h11.EndOfMessage())
 
     async def send_response(
@@ -331,6 +621,7 @@ class ClientConnection:
     def accept_tunnel_head(self) -> bytes:
         """`200 Connection established` for a CONNECT, as bytes to write; the bytes that came after
         the CONNECT head (the tunnel's first bytes) are left in `trailing_data`."""
+        assert self._fast is None, "CONNECT never takes the fast path"
         return (
             self.h11.send(
                 h11.Response(
@@ -347,6 +638,10 @@ class ClientConnection:
     def next_cycle(self) -> bool:
         """Ready for the next request on this connection (both messages complete, keep-alive);
         False when the connection has to close (a body left unread, `Connection: close`, HTTP/1.0)."""
+        if self._fast is not None:
+            done = self._fast.state is _FastAnswer.DONE
+            self._fast = None
+            return done
         if self.h11.their_state is h11.SEND_BODY:  # a request without a body: its end is known
             try:
                 if not isinstance(self.h11.next_event(), h11.EndOfMessage):
@@ -366,6 +661,8 @@ class ClientConnection:
         destroy the answer before the browser reads it; a bounded lingering close (LINGER_SECONDS,
         LINGER_BYTES, then close whatever comes) lets the status line arrive. Nothing is kept.
         """
+        if self._fast is not None:  # no body to be left unread
+            return
         answered = self.h11.our_state in (h11.DONE, h11.MUST_CLOSE)
         if not answered or self.h11.their_state not in (h11.SEND_BODY, h11.ERROR):
             return
@@ -383,4 +680,6 @@ class ClientConnection:
     @property
     def response_started(self) -> bool:
         """Whether an answer (its head at least) went to the browser."""
+        if self._fast is not None:
+            return self._fast.state is not _FastAnswer.IDLE
         return self.h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE)

@@ -87,7 +87,7 @@ from .flow import (
     end_to_end,
     header,
     offered_encodings,
-    request_from_h11,
+    request_from_head,
     with_via,
 )
 from .http1 import HEAD_TIMEOUT, BodyTooLarge, ClientConnection, client_starts_tls
@@ -387,11 +387,11 @@ class ProxyServer:
         """The requests of one connection (`_connection`), one after another."""
         while True:
             try:
-                event = await conn.next_request()
-                if event is None:
+                head = await conn.next_request()
+                if head is None:
                     return
-                request = request_from_h11(
-                    event,
+                request = request_from_head(
+                    head,
                     default_scheme=scheme,
                     default_host=tunnel[0] if tunnel else None,
                     default_port=tunnel[1] if tunnel else None,
@@ -824,13 +824,15 @@ class ProxyServer:
             if not no_body:
                 for chunk in buffered:  # the head goes with the first
                     await conn.send_data(chunk)
-                chunk = up.content.read_nowait(CHUNK)
+                # all of the body that is here (bounded by the client library's read buffer): a
+                # page that came in one read leaves in one write, head and end included
+                chunk = up.content.read_nowait(-1)
                 if late is not None:
                     late.add(chunk)
                 await conn.send_data(chunk, flush=False)
                 if not up.content.at_eof():
                     await conn.flush()
-                    async for chunk in up.content.iter_chunked(CHUNK):
+                    async for chunk in up.content.iter_any():
                         if late is not None:
                             late.add(chunk)
                         await conn.send_data(chunk)
