@@ -17,7 +17,8 @@ from typing import Any
 
 import aiohttp
 import pytest
-from support.reader_server import RunningServer, serve, test_settings
+from aiohttp import web
+from support.reader_server import RunningServer, serve, serve_app, test_settings
 from support.upstream import ARTICLE_TITLE, Upstream
 
 from readerproxy.web.limits import CLIENT_HEADER, signed_client
@@ -417,3 +418,52 @@ async def test_the_whole_list_downloads_as_a_valid_epub(
     with zipfile.ZipFile(path) as archive:
         chapters = [name for name in archive.namelist() if name.startswith("EPUB/article-")]
     assert len(chapters) == len(EPUB_PAGES)
+
+
+async def test_a_book_holds_the_articles_images(
+    server: RunningServer, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    """The images of a saved article go into its book as files of their own (made by the image
+    service, as the reader view showed them); one that is not an image is left out, and the
+    book is still valid."""
+    from PIL import Image
+    from test_readinglist import _epubcheck
+
+    from readerproxy.web.list_routes import READING_LIST
+    from readerproxy.web.readinglist import Entry
+
+    photo = io.BytesIO()
+    Image.new("RGB", (64, 48), (200, 120, 40)).save(photo, "JPEG")
+
+    async def jpeg(_: web.Request) -> web.Response:
+        return web.Response(body=photo.getvalue(), content_type="image/jpeg")
+
+    async def pdf(_: web.Request) -> web.Response:
+        return web.Response(body=b"%PDF-1.4\n", content_type="application/pdf")
+
+    site = web.Application()
+    site.router.add_get("/photo.jpg", jpeg)
+    site.router.add_get("/doc.pdf", pdf)
+    async with serve_app(site) as images:
+        html = (
+            f'<p>Text before the picture.</p><figure><img src="{images}/photo.jpg" alt="A square"><figcaption>'
+            f'A square</figcaption></figure><p>Then <img src="{images}/doc.pdf" alt="a PDF"> some more.</p>'
+        )
+        article = {"title": "Pictures", "html": html, "text": "Text before the picture. Then some more."}
+        assert server.app is not None
+        saved, _ = await server.app[READING_LIST].save(
+            "addr:127.0.0.1", Entry.from_article("http://pictures.example/story", article)
+        )
+        async with http.get(server.url(f"/list/{saved.id}.epub")) as book:
+            path = tmp_path / "pictures.epub"
+            path.write_bytes(await book.read())
+    with zipfile.ZipFile(path) as archive:
+        names = [name for name in archive.namelist() if name.startswith("EPUB/images/")]
+        chapter = archive.read("EPUB/article-1.xhtml").decode()
+        package = archive.read("EPUB/package.opf").decode()
+        assert names == ["EPUB/images/image-1.jpg"]
+        assert archive.read(names[0]).startswith(b"\xff\xd8")  # a JPEG
+    assert '<img src="images/image-1.jpg" alt="A square"/>' in chapter and "a PDF" not in chapter
+    assert 'href="images/image-1.jpg" media-type="image/jpeg"' in package
+    report = _epubcheck(path)
+    assert [m for m in report["messages"] if m["severity"] in ("FATAL", "ERROR", "WARNING")] == []

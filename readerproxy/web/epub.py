@@ -8,8 +8,10 @@ pointing at the package document (`EPUB/package.opf`: Dublin Core title, identif
 The article's HTML (already sanitised by the engine) is rebuilt as well-formed XHTML (`xhtml`):
 parsed by selectolax, then every element written by this module from an allowlist, with its text
 and attribute values escaped for XML; scripts, styles, forms, frames, media and comments are
-dropped, and so are images (an EPUB may not load a remote one; the alt text stays), ids and links
-within the page (a book checker wants each to resolve), leaving their text. Reader links
+dropped, and so are ids and links within the page (a book checker wants each to resolve),
+leaving their text. An EPUB may not load a remote image: the images the caller had made
+(`pictures`, by their original address: `list_routes` has the image service make them as the
+reader view showed them) are files of the book (`EPUB/images/`), any other is left out. Reader links
 (`/read?url=…`) point at the original page again. Elements the allowlist does not know are
 unwrapped (their content kept); an element where its parent cannot hold it (a list item outside a
 list, a cell outside a row) becomes a paragraph or is unwrapped.
@@ -23,9 +25,10 @@ import re
 import time
 import uuid
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -41,7 +44,7 @@ INLINE = frozenset("a em strong b i u s sub sup br code kbd samp var small mark 
 #: Dropped with their content.
 DROPPED = frozenset(
     "script style noscript template iframe frame frameset object embed form input button select "
-    "textarea option svg math canvas video audio source track picture img map area head title "
+    "textarea option svg math canvas video audio source track map area head title "
     "link meta base dialog".split()
 )
 VOID = frozenset({"br", "hr"})
@@ -133,40 +136,92 @@ def _misplaced(tag: str, parent: str) -> str | None:
     return tag
 
 
-def xhtml(fragment: str, page_url: str = "") -> str:
-    """An article's HTML as well-formed XHTML (see the module's docstring)."""
+@dataclass(frozen=True, slots=True)
+class Picture:
+    """An image in a book: its file name there (under `EPUB/images/`), media type and bytes."""
+
+    name: str
+    media_type: str
+    body: bytes
+
+
+#: Image types every reading system shows (EPUB 3's core media types, SVG left out: it can script).
+PICTURE_TYPES = {"image/jpeg": "jpg", "image/png": "png", "image/gif": "gif", "image/webp": "webp"}
+
+
+def image_sources(fragment: str, page_url: str = "") -> list[str]:
+    """The absolute http(s) addresses of an article's images (`img` `src`), in order, once each."""
+    found: list[str] = []
+    tree = LexborHTMLParser(f"<body>{fragment}</body>")
+    for node in tree.css("img"):
+        url = _image_url(str(node.attributes.get("src") or ""), page_url)
+        if url is not None and url not in found:
+            found.append(url)
+    return found
+
+
+def _image_url(src: str, page_url: str) -> str | None:
+    src = src.strip()
+    if src.startswith("/image?"):  # a reader page's rendition: its original
+        src = dict(parse_qsl(urlsplit(src).query)).get("url", "")
+    url = urljoin(page_url, src) if page_url else src
+    return url if urlsplit(url).scheme in ("http", "https") else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Writing:
+    page_url: str
+    pictures: Mapping[str, Picture]
+
+
+def xhtml(fragment: str, page_url: str = "", pictures: Mapping[str, Picture] | None = None) -> str:
+    """An article's HTML as well-formed XHTML (see the module's docstring); an image whose address
+    is in `pictures` points at its file in the book (`images/NAME`), any other is left out."""
     tree = LexborHTMLParser(f"<body>{fragment}</body>")
     out: list[str] = []
     if tree.body is not None:
-        _write_children(tree.body, "body", out, page_url, inside_link=False)
+        _write_children(tree.body, "body", out, _Writing(page_url, pictures or {}), inside_link=False)
     return "".join(out)
 
 
-def _write_children(node: LexborNode, parent: str, out: list[str], page_url: str, inside_link: bool) -> None:
+def _write_children(node: LexborNode, parent: str, out: list[str], ctx: _Writing, inside_link: bool) -> None:
     child = node.child
     while child is not None:
-        _write(child, parent, out, page_url, inside_link)
+        _write(child, parent, out, ctx, inside_link)
         child = child.next
 
 
-def _write(node: LexborNode, parent: str, out: list[str], page_url: str, inside_link: bool) -> None:
+def _picture(node: LexborNode, parent: str, ctx: _Writing) -> str:
+    """An `img` as the book shows it: its file in the book, with its alt text; else nothing."""
+    url = _image_url(str(node.attributes.get("src") or ""), ctx.page_url)
+    picture = ctx.pictures.get(url) if url is not None else None
+    if picture is None or parent in CHILDREN:
+        return ""
+    alt = text(str(node.attributes.get("alt") or ""))
+    return f'<img src="images/{picture.name}" alt="{alt}"/>'
+
+
+def _write(node: LexborNode, parent: str, out: list[str], ctx: _Writing, inside_link: bool) -> None:
     tag = node.tag or ""
     if tag == "-text":
         if parent in CHILDREN:  # whitespace between rows or items
             return
         out.append(text(node.text_content))
         return
+    if tag == "img":
+        out.append(_picture(node, parent, ctx))
+        return
     if tag.startswith("-") or tag in DROPPED:
         return
-    if tag not in BLOCKS and tag not in INLINE:  # span, font, center, …: the content alone
+    if tag not in BLOCKS and tag not in INLINE:  # span, font, center, picture, …: the content alone
         if parent in CHILDREN:
             return
-        _write_children(node, parent, out, page_url, inside_link)
+        _write_children(node, parent, out, ctx, inside_link)
         return
     shown: str | None = _misplaced(tag, parent)
     attributes = ""
     if shown == "a":
-        target = _href(str(node.attributes.get("href") or ""), page_url)
+        target = _href(str(node.attributes.get("href") or ""), ctx.page_url)
         if target is None or inside_link:
             shown = None
         else:
@@ -179,13 +234,13 @@ def _write(node: LexborNode, parent: str, out: list[str], page_url: str, inside_
     if shown is None:
         if parent in CHILDREN:
             return
-        _write_children(node, parent, out, page_url, inside_link)
+        _write_children(node, parent, out, ctx, inside_link)
         return
     if shown in VOID:
         out.append(f"<{shown}/>")
         return
     out.append(f"<{shown}{attributes}>")
-    _write_children(node, shown, out, page_url, inside_link or shown == "a")
+    _write_children(node, shown, out, ctx, inside_link or shown == "a")
     out.append(f"</{shown}>")
 
 
@@ -198,11 +253,17 @@ def _head_lines(entry: Entry) -> str:
     return f"<h1>{text(entry.title)}</h1>{meta}{link}"
 
 
-def article_xhtml_page(entry: Entry, *, html_document: bool = False, stylesheet: str | None = None) -> str:
+def article_xhtml_page(
+    entry: Entry,
+    *,
+    html_document: bool = False,
+    stylesheet: str | None = None,
+    pictures: Mapping[str, Picture] | None = None,
+) -> str:
     """One article as an XHTML chapter (for a book), or as a standalone HTML5 page
     (`html_document`, the `.html` export) with the stylesheet inline."""
     lang = language(entry.article.get("lang"))
-    body = _head_lines(entry) + xhtml(str(entry.article.get("html") or ""), entry.url)
+    body = _head_lines(entry) + xhtml(str(entry.article.get("html") or ""), entry.url, pictures)
     if html_document:
         return (
             f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8"/>\n'
@@ -227,8 +288,16 @@ CONTAINER = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-def epub_book(entries: Sequence[Entry], *, title: str, modified: float | None = None) -> bytes:
-    """An EPUB 3 book of `entries` (one chapter each, in order) titled `title`."""
+def epub_book(
+    entries: Sequence[Entry],
+    *,
+    title: str,
+    modified: float | None = None,
+    pictures: Mapping[str, Picture] | None = None,
+) -> bytes:
+    """An EPUB 3 book of `entries` (one chapter each, in order) titled `title`, with the images
+    in `pictures` (by their original address: `image_sources`) as files of its own."""
+    pictures = pictures or {}
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if modified is None else modified))
     identifier = f"urn:uuid:{uuid.uuid4()}"
     lang = language(entries[0].article.get("lang")) if entries else "en"
@@ -250,6 +319,18 @@ def epub_book(entries: Sequence[Entry], *, title: str, modified: float | None = 
     creators = sorted({entry.byline for entry in entries if entry.byline}) if len(entries) == 1 else []
     items = ['<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>']
     items.append('<item id="css" href="style.css" media-type="text/css"/>')
+    pages = {
+        name: article_xhtml_page(entry, stylesheet="style.css", pictures=pictures) for name, entry in chapters
+    }
+    shown = [
+        picture
+        for picture in {p.name: p for p in pictures.values()}.values()
+        if any(f'src="images/{picture.name}"' in page for page in pages.values())
+    ]  # only the images a chapter shows
+    for index, picture in enumerate(shown):
+        items.append(
+            f'<item id="i{index + 1}" href="images/{picture.name}" media-type="{picture.media_type}"/>'
+        )
     spine = []
     names = [name for name, _ in chapters] or ["empty.xhtml"]
     for index, name in enumerate(names):
@@ -281,10 +362,10 @@ def epub_book(entries: Sequence[Entry], *, title: str, modified: float | None = 
         book.writestr("EPUB/package.opf", package, compress_type=deflated)
         book.writestr("EPUB/nav.xhtml", nav, compress_type=deflated)
         book.writestr("EPUB/style.css", STYLESHEET, compress_type=deflated)
-        for name, entry in chapters:
-            book.writestr(
-                f"EPUB/{name}", article_xhtml_page(entry, stylesheet="style.css"), compress_type=deflated
-            )
+        for name, page in pages.items():
+            book.writestr(f"EPUB/{name}", page, compress_type=deflated)
+        for picture in shown:  # already compressed: stored as they are
+            book.writestr(f"EPUB/images/{picture.name}", picture.body, compress_type=zipfile.ZIP_STORED)
         if not chapters:
             book.writestr("EPUB/empty.xhtml", empty, compress_type=deflated)
     return buffer.getvalue()

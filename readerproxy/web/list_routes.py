@@ -41,10 +41,11 @@ from aiohttp import web
 from markupsafe import Markup, escape
 
 from ..engine.article import markdown_document
-from ..errors import RequestError
+from ..errors import ReaderproxyError, RequestError
 from .appkeys import READER, RENDERER, SETTINGS
 from .browser import CONNECTED
-from .epub import article_xhtml_page, epub_book
+from .epub import PICTURE_TYPES, Picture, article_xhtml_page, epub_book, image_sources
+from .images import IMAGES, snap_width
 from .list_import import MAX_FILE_BYTES, MAX_ITEMS, ImportFormatError, ImportItem, ImportJob, new_job
 from .logins import SAME_SITE_COOKIE, reader_key
 from .public import public_of
@@ -78,6 +79,11 @@ SAVED_CSP = (
 #: The list pages' policy: the saved article's, with the web app's manifest and service worker
 #: (`static/manifest.webmanifest`, `static/sw.js`) and `static/list.js`, which registers it.
 LIST_CSP = SAVED_CSP + "; manifest-src 'self'; worker-src 'self'"
+#: Images a book holds at most (per article, and in all), and the width they are made at (through
+#: the `/image` service and its cache: what the reader view showed).
+BOOK_IMAGES_PER_ARTICLE = 30
+BOOK_IMAGES = 300
+BOOK_IMAGE_WIDTH = 750
 #: The most entries `/list/export.epub` puts in one book.
 EXPORT_LIMIT = 500
 
@@ -634,6 +640,35 @@ def _filename(entry: Entry, suffix: str) -> str:
     return f"{stem or entry.id}.{suffix}"
 
 
+async def _pictures(request: web.Request, entries: list[Entry]) -> dict[str, Picture]:
+    """The entries' images for a book, as JPEG (PNG for a transparent one) at `BOOK_IMAGE_WIDTH`,
+    made by the image service (`images.py`: the same fetch guard, caps and cache as `/image`),
+    four at a time; an image that cannot be had is left out. None with `--images direct`."""
+    service = request.app.get(IMAGES)
+    if service is None:
+        return {}
+    urls: list[str] = []
+    for entry in entries:
+        urls += image_sources(str(entry.article.get("html") or ""), entry.url)[:BOOK_IMAGES_PER_ARTICLE]
+    wanted = list(dict.fromkeys(urls))[:BOOK_IMAGES]
+    pictures: dict[str, Picture] = {}
+    slots = asyncio.Semaphore(4)
+    width = snap_width(BOOK_IMAGE_WIDTH)
+
+    async def one(index: int, url: str) -> None:
+        async with slots:
+            try:
+                made = await service.variant(request, url, width, "jpeg", False)
+            except (ReaderproxyError, web.HTTPException, OSError):
+                return
+        media = made.content_type.split(";")[0].strip().lower()
+        if (suffix := PICTURE_TYPES.get(media)) is not None:
+            pictures[url] = Picture(f"image-{index + 1}.{suffix}", media, made.body)
+
+    await asyncio.gather(*(one(index, url) for index, url in enumerate(wanted)))
+    return pictures
+
+
 async def export_entry(request: web.Request) -> web.Response:
     """GET /list/{id}.epub|md|html: the saved article as a file."""
     entry = await _entry(request)
@@ -646,7 +681,7 @@ async def export_entry(request: web.Request) -> web.Response:
         body = article_xhtml_page(entry, html_document=True).encode("utf-8")
         content_type = "text/html; charset=utf-8"
     else:
-        body = epub_book([entry], title=entry.title)
+        body = epub_book([entry], title=entry.title, pictures=await _pictures(request, [entry]))
         content_type = "application/epub+zip"
     return web.Response(
         body=body,
@@ -669,7 +704,7 @@ async def export_all(request: web.Request) -> web.Response:
         full = await store.get(owner, listed.id)
         if full is not None:  # deleted meanwhile
             entries.append(full)
-    body = epub_book(entries, title="Reading list")
+    body = epub_book(entries, title="Reading list", pictures=await _pictures(request, entries))
     return web.Response(
         body=body,
         headers={
