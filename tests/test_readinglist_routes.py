@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import re
 import zipfile
 from collections.abc import AsyncIterator
@@ -467,3 +468,28 @@ async def test_a_book_holds_the_articles_images(
     assert 'href="images/image-1.jpg" media-type="image/jpeg"' in package
     report = _epubcheck(path)
     assert [m for m in report["messages"] if m["severity"] in ("FATAL", "ERROR", "WARNING")] == []
+
+
+async def test_a_signed_save_keeps_the_article_given_and_an_unsigned_one_is_refused(
+    server: RunningServer, http: aiohttp.ClientSession
+) -> None:
+    """Proxy mode's gateway saves the extraction its reader view showed, signed with the data
+    directory's secret; nothing is fetched (the address does not even resolve). A body whose
+    signature does not hold is refused."""
+    from readerproxy.web.logins import ARTICLE_HEADER, article_signature
+
+    article = {"title": "As Shown", "html": "<p>Kept as the view showed it.</p>", "text": "Kept as shown."}
+    body = json.dumps(
+        {"url": "http://unresolvable.invalid/story", "tags": "proxy", "article": article}
+    ).encode()
+    headers = {"Content-Type": "application/json", ARTICLE_HEADER: article_signature(body)}
+    async with http.post(server.url("/api/list"), data=body, headers=headers) as saved:
+        assert saved.status == 201
+        entry = await saved.json()
+    assert (entry["title"], entry["tags"]) == ("As Shown", ["proxy"])
+    forged = {**headers, ARTICLE_HEADER: article_signature(body + b" ")}
+    async with http.post(server.url("/api/list"), data=body, headers=forged) as refused:
+        assert refused.status == 403
+    tampered = body.replace(b"As Shown", b"Tampered")
+    async with http.post(server.url("/api/list"), data=tampered, headers=headers) as refused:
+        assert refused.status == 403

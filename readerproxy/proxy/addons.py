@@ -463,6 +463,30 @@ def _save_form(match: re.Match[str]) -> str:
     return f'<form class="save-form" action="{SETUP_ORIGIN}{LIST_SAVE}"{match[1]}>{match[2]}</form>'
 
 
+#: The extraction each client's latest reader views showed, by client and page address: Save on
+#: such a view keeps it as shown, with no new fetch (`setup.SetupAddon.posted_save`).
+RECENT_VIEWS: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+RECENT_VIEWS_KEPT = 32
+
+
+def _view_key(client: Client, url: str) -> tuple[str, str]:
+    return (f"user:{client.user}" if client.user else f"addr:{client.address}", url)
+
+
+def remember_view(client: Client, url: str, data: dict[str, Any]) -> None:
+    """Keep the extraction a client's reader view of `url` showed (the latest `RECENT_VIEWS_KEPT`)."""
+    key = _view_key(client, url)
+    RECENT_VIEWS[key] = data
+    RECENT_VIEWS.move_to_end(key)
+    while len(RECENT_VIEWS) > RECENT_VIEWS_KEPT:
+        RECENT_VIEWS.popitem(last=False)
+
+
+def recent_view(client: Client, url: str) -> dict[str, Any] | None:
+    """The extraction this client's reader view of `url` showed, when it is one of the latest."""
+    return RECENT_VIEWS.get(_view_key(client, url))
+
+
 def save_scope(host: str) -> str:
     """The scope of the token a proxied reader view's Save form carries (`store.rules_token`): the
     view's site, so that a site's own pages, which can read its views, can save only its own pages
@@ -752,6 +776,7 @@ class ReaderAddon(Addon):
         data["url"] = url
         data["final_url"] = with_marker(url)  # the reader page's "Original" links: the way back
         client = self.client(flow)
+        remember_view(client, url, {**data, "final_url": url})
         page_html = self.renderer.reader_page(data, prefs, extractor.name)
         page_html = same_origin_links(
             with_save_token(page_html, rules_token(client, save_scope(flow.request.host)))

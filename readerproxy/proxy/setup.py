@@ -33,6 +33,7 @@ from __future__ import annotations
 import base64
 import datetime
 import hmac
+import json
 import plistlib
 import re
 import uuid
@@ -45,7 +46,7 @@ import aiohttp
 from markupsafe import Markup
 
 from ..web.limits import CLIENT_HEADER, signed_client
-from ..web.logins import SAME_SITE_COOKIE
+from ..web.logins import ARTICLE_HEADER, SAME_SITE_COOKIE, article_signature
 from ..web.templating import COOKIE_MAX_AGE, COOKIE_PREFIX, PREFERENCE_KEYS, preferences
 from .addons import (
     LIST_SAVE,
@@ -57,6 +58,7 @@ from .addons import (
     configured_credentials,
     flow_user,
     reader_base,
+    recent_view,
     save_scope,
     simple_response,
 )
@@ -570,8 +572,29 @@ class SetupAddon(Addon):
                 "Pages are saved from readerproxy's own Save buttons only; this one is not, or is out "
                 "of date (a new address?): open the page again and save.\n",
             )
+        url = form.get("url") or ""
+        view = recent_view(client, url)
+        if view is not None:  # saved as the reader view showed it: nothing fetched again
+            return await self.save_view(flow, client, url, form.get("tags") or "", view)
         kept = urlencode({key: value for key, value in form.items() if key in ("url", "tags")})
         return await self.gateway(flow, client, kept.encode(), trusted=True)
+
+    async def save_view(
+        self, flow: Flow, client: Client, url: str, tags: str, view: dict[str, Any]
+    ) -> Response:
+        """The reader server keeps the extraction this client's reader view of `url` showed
+        (`POST /api/list` with the signed article, `logins.article_signature`); then the saved
+        copy, as after any Save."""
+        body = json.dumps({"url": url, "tags": tags, "article": view}, ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json", ARTICLE_HEADER: article_signature(body)}
+        answer = await self.gateway(flow, client, body, trusted=True, path="/api/list", extra=headers)
+        if answer.status not in (200, 201):
+            return answer
+        try:
+            entry_id = str(json.loads(answer.body or b"")["id"])
+        except (ValueError, KeyError, TypeError):
+            return simple_response(502, "Bad Gateway", "The reader server did not answer as expected.\n")
+        return redirect(f"{SETUP_ORIGIN}/list/{quote(entry_id)}?saved=1")
 
     def way_back(self, query: dict[str, str]) -> Response:
         """The bookmarklet's target: the page as a reader view, once."""
@@ -689,12 +712,20 @@ class SetupAddon(Addon):
 
     # ---- the reader server through the proxy ----------------------------------------------------
     async def gateway(
-        self, flow: Flow, client: Client, body: bytes | None = None, *, trusted: bool = False
+        self,
+        flow: Flow,
+        client: Client,
+        body: bytes | None = None,
+        *,
+        trusted: bool = False,
+        path: str | None = None,
+        extra: Mapping[str, str] | None = None,
     ) -> Response:
         """A reader server route, with the proxy's login and the client's stored preferences (the
-        browser's own rp_* cookies on this origin, when they differ, are the newer choice)."""
+        browser's own rp_* cookies on this origin, when they differ, are the newer choice); `path`
+        and `extra` headers for a request of the proxy's own (a save with its view, `save_view`)."""
         request = flow.request
-        path = request.path
+        path = path or request.path
         if path.startswith("/static/"):
             name = path.removeprefix("/static/").partition("?")[0]
             asset = self.renderer.static.get(name)
@@ -749,6 +780,7 @@ class SetupAddon(Addon):
             if "Cookie" in changes and "Cookie" in headers:
                 changes["Cookie"] = f"{headers['Cookie']}; {changes['Cookie']}"
             headers.update(changes)
+        headers.update(extra or {})
         try:
             async with (
                 aiohttp.ClientSession(trust_env=False, auto_decompress=False) as session,

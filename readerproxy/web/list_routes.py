@@ -31,6 +31,7 @@ of at most `MAX_BODY` bytes.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -47,7 +48,7 @@ from .browser import CONNECTED
 from .epub import PICTURE_TYPES, Picture, article_xhtml_page, epub_book, image_sources
 from .images import IMAGES, snap_width
 from .list_import import MAX_FILE_BYTES, MAX_ITEMS, ImportFormatError, ImportItem, ImportJob, new_job
-from .logins import SAME_SITE_COOKIE, reader_key
+from .logins import ARTICLE_HEADER, SAME_SITE_COOKIE, article_signature, reader_key
 from .public import public_of
 from .reader import ReadRequest, target_url
 from .readinglist import (
@@ -294,9 +295,35 @@ def _state(value: Any) -> str:
 
 async def api_save(request: web.Request) -> web.Response:
     """POST /api/list: save a page; 201 and the entry (200 when the reader had it already)."""
+    if (signature := request.headers.get(ARTICLE_HEADER)) is not None:
+        return await _save_signed(request, signature)
     fields = await _fields(request)
     entry, new = await save_url(request, fields.get("url"), fields.get("tags"))
     return _json(_entry_json(entry, request), 201 if new else 200)
+
+
+async def _save_signed(request: web.Request, signature: str) -> web.Response:
+    """A save from proxy mode's gateway with the extraction its reader view showed (`url`,
+    `tags`, `article`), signed (`logins.article_signature`): kept as shown, nothing fetched."""
+    limit = request.app[SETTINGS].fetch.max_bytes
+    raw = await request.content.read(limit + 1)
+    if len(raw) > limit:
+        raise RequestError(f"the body is over {limit} bytes")
+    if not hmac.compare_digest(signature.encode("ascii", "replace"), article_signature(raw).encode()):
+        raise web.HTTPForbidden(reason="the article's signature does not hold")
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        raise RequestError("the JSON body is not valid JSON") from None
+    article, url = payload.get("article"), payload.get("url")
+    if not isinstance(article, dict) or not isinstance(url, str):
+        raise RequestError('a signed save needs "url" and "article"')
+    tags = payload.get("tags")
+    entry = Entry.from_article(
+        target_url(url), article, normal_tags(tags if isinstance(tags, str | list) else "")
+    )
+    saved, new = await request.app[READING_LIST].save(reader_key(request), entry)
+    return _json(_entry_json(saved, request), 201 if new else 200)
 
 
 async def api_entries(request: web.Request) -> web.Response:

@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import hmac
 from collections.abc import Sequence
 
 from aiohttp import web
 
-from .limits import CLIENT_HEADER, client_key
+from .limits import CLIENT_HEADER, client_key, gateway_secret
 
 #: A SameSite=Strict cookie the reading list's pages set: a browser sends it with requests our own
 #: pages make only, so it vouches for a form POST whose origin the browser hid (`list_routes`);
 #: proxy mode's gateway passes it on (`proxy/setup.py`).
 SAME_SITE_COOKIE = "rp_same"
+#: The header of a save that proxy mode's gateway makes with the extraction a proxied reader view
+#: showed (`list_routes.api_save`): the body's signature (`article_signature`).
+ARTICLE_HEADER = "X-Readerproxy-Article"
 #: The request's slot for the user `basic_user` found (set by the server's auth middleware).
 USER = web.RequestKey("user", str)
 
@@ -51,3 +55,9 @@ def reader_key(request: web.Request) -> str:
     if isinstance(user, str) and user:
         return f"user:{user}"
     return f"addr:{client_key(request.remote or '', request.headers.get(CLIENT_HEADER))}"
+
+
+def article_signature(body: bytes, secret: bytes | None = None) -> str:
+    """HMAC-SHA256 of a save's body with the data directory's secret (`limits.gateway_secret`),
+    which only this machine's readerproxy processes know."""
+    return hmac.new(secret or gateway_secret(), b"article|" + body, hashlib.sha256).hexdigest()
