@@ -43,6 +43,7 @@ _AUTHORITY = re.compile(
 )
 #: Control characters other than tab (RFC 9110 §5.5): refused in request header values.
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_IPV4_CHARACTERS = "0123456789."
 _LABEL = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$")
 _LABEL_UNDERSCORE = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?$")
 
@@ -281,11 +282,15 @@ def host_problem(host: str, *, allow_underscore: bool = False) -> str | None:
     `allow_underscore` admits '_' in labels, as DNS and browsers do for plain http:// sites; a
     name a certificate is minted for (CONNECT) is held to the LDH rule of RFC 952/1123.
     """
-    try:
-        ipaddress.ip_address(host.strip("[]") if host.startswith("[") else host)
-        return None
-    except ValueError:
-        pass
+    # an IP literal has a ':' (IPv6) or only digits and dots (IPv4): a name is not tried as one,
+    # which costs a failed parse and two exceptions per request
+    literal = host.strip("[]") if host.startswith("[") else host
+    if ":" in literal or not literal.strip(_IPV4_CHARACTERS):
+        try:
+            ipaddress.ip_address(literal)
+            return None
+        except ValueError:
+            pass
     name = host[:-1] if host.endswith(".") else host
     if not name:
         return "empty host name"
