@@ -887,6 +887,14 @@ def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, 
             break  # past a byline row (dropped as the post's header), the body may hold the author
         if any(c < child and page.quoted[c : int(page.end[c])].any() for c in children):
             break  # a quote before it (what it replies to) is the post's too
+        if any(
+            c != child
+            and doc.tag[c] == doc.tag[child] == "p"
+            and not any(page.inside(c, h) or page.inside(h, c) for h in heads)
+            and _sentence_words(page, c, tuple(n for n in nested if page.inside(c, n)))
+            for c in children
+        ):
+            break  # another paragraph beside it (with a sentence) is the post's too
         body = child
     dropped = tuple(h for h in heads if page.inside(body, h) and h != body)
     name = (page.authors.get(author) or name_of(page.doc, author)) if author >= 0 else ""
