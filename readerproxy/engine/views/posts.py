@@ -581,7 +581,7 @@ def _anchors(page: _Page, member: int, nested: list[int]) -> tuple[int, int]:
         date = _header_date(page, member)
     if author in page.pictured:
         author = _written_name(page, member, nested, author, date)
-    if author >= 0 and author not in page.linked:
+    if author >= 0 and date >= 0 and author not in page.linked and _labels(page, author, date):
         author = _linked_name(page, member, nested, author)
     if author < 0 and date >= 0:
         author = _byline_name(page, member, date)
@@ -605,15 +605,30 @@ def _written_name(page: _Page, member: int, nested: list[int], pictured: int, da
     return pictured
 
 
+def _labels(page: _Page, element: int, date: int) -> bool:
+    """Whether an element's text is the label of a time: the next text after it is the time's
+    ("Posted on" before "March 2, 2024")."""
+    doc, t = page.doc, page.doc.tokens
+    for i in range(int(doc.end[element]) + 1, len(t)):
+        if t.kind[i] == TEXT and t.chars[i] > 0:
+            return page.inside(date, int(t.element[i]))
+    return False
+
+
 def _linked_name(page: _Page, member: int, nested: list[int], hinted: int) -> int:
-    """For an author read from a class alone ("meta-prep-author": "Posted on"), the next own
+    """For an author read from a class alone that labels the time ("meta-prep-author": "Posted
+    on", `_labels`), the next own
     name linking to a profile in the same row (their innermost common element holding at most
     `BYLINE_WORDS` words); else the hinted one."""
     end = int(page.end[member])
     for anchor in page.names[bisect_left(page.names, hinted + 1) :]:
         if anchor >= end:
             break
-        if anchor not in page.linked or any(page.inside(n, anchor) for n in nested):
+        if (
+            anchor not in page.linked
+            or not any(ch.isalpha() for ch in page.authors[anchor])  # a count links to a profile too
+            or any(page.inside(n, anchor) for n in nested)
+        ):
             continue
         row = hinted
         while row > member and not page.inside(row, anchor):
@@ -951,8 +966,8 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
         if main >= 0 and not page.inside(main, top):
             continue
         author, date = _anchors(page, top, [])
-        if author < 0 or date < 0:
-            continue
+        if author not in page.authors or date < 0:
+            continue  # an opening post's author is marked up as one (not read off a byline)
         words = int(page.words[top])
         headings = sum(int(page.words[h]) for h in range(top, int(page.end[top])) if doc.tag[h] in _HEADINGS)
         prose = words - headings - int(page.words[author]) - int(page.words[date])
@@ -996,9 +1011,11 @@ def _main_landmark(page: _Page, element: int) -> int:
 
 def _sentence_words(page: _Page, top: int, nested: tuple[int, ...] = ()) -> int:
     """The words of an element's texts of more than `CONTROL_WORDS` words outside links,
-    headings and the `nested` posts: its sentences, not its title, its byline or its controls."""
+    headings and the `nested` posts, and not the page's title: its sentences, not its title, its
+    byline or its controls."""
     doc, t = page.doc, page.doc.tokens
     skip = [h for h in range(top, int(page.end[top])) if doc.tag[h] in _HEADINGS] + list(nested)
+    title = " ".join(_ALNUM.sub(" ", doc.title).split()).lower()
     total = 0
     for i in range(int(doc.start[top]), int(doc.end[top]) + 1):
         if t.kind[i] != TEXT or t.chars[i] == 0 or t.in_anchor[i]:
@@ -1006,6 +1023,8 @@ def _sentence_words(page: _Page, top: int, nested: tuple[int, ...] = ()) -> int:
         count = len(t.text[i].split())
         element = int(t.element[i])
         if count > CONTROL_WORDS and not any(page.inside(h, element) for h in skip):
+            if title and " ".join(_ALNUM.sub(" ", t.text[i]).split()).lower() in title:
+                continue  # the thread's title, restated
             total += count
     return total
 
