@@ -1,15 +1,17 @@
 """Posts found by structure: the thread reader for forum engines no table names.
 
 `thread.ENGINES` reads the engines it knows by their CSS classes; a thread on any other engine
-(Vanilla, bbPress, Flarum, Lemmy, Hacker News, a blog's comment section, a theme that renamed
-everything) would lose its replies. This module finds the posts the way a person does, by what a
+(Vanilla, bbPress, Flarum, Lemmy, Lobsters, Hacker News, a question-and-answer clone, a blog's
+comment section, a theme that renamed everything) would lose its replies. This module finds the posts the way a person does, by what a
 post *is*: a repeated container whose members each hold an author, a time and a body of prose.
 
 1. **Anchors.** Times: `<time>` and elements with a `datetime` attribute, and short texts that read
    as a date or a time ago (`DATE_TEXT`: digits with a month or a unit, "yesterday", "just now").
    Authors: links to a profile (`PROFILE_URL`: `/u/name`, `/user/…`, `/members/…`, `/@name`,
    `?u=123`, `profile.php`, `user?id=`), and short texts in an element whose class, `itemprop` or
-   `rel` says author or user name (`AUTHOR_HINT`). Anchors inside quotes do not count.
+   `rel` says author or user name (`AUTHOR_HINT`). Anchors inside quotes do not count. A name read
+   from an avatar's `alt` ("ana avatar") gives way to the name written beside it, a class-named
+   label of the time ("Posted on") to the profile link in its row.
 2. **Groups.** Every ancestor of a time anchor is a candidate post. Candidates are grouped by
    shape: the tag with the pattern of a numbered `id` (`post-#`, `Comment_#`), the tag with its
    class names less numbered and state names ("odd", "alt", "first"), and the tag with its first
@@ -23,15 +25,23 @@ post *is*: a repeated container whose members each hold an author, a time and a 
    linked title with its author and date, is no thread). Where no post shows a time (the
    script-less copy of an app's thread), at least `MIN_UNDATED_POSTS` posts with an author make a
    thread; such a group competes only where no group has times. A name the page marks up in no
-   way of its own is read from the byline before the time (`_byline_name`).
+   way of its own is read from the byline before the time (`_byline_name`). A date of one shape
+   and text in two posts by one author is the author's (the day they joined), not a post's time
+   (`_authors_dates`). Comments under the posts (a question's and its answers') are a group whose
+   members lie inside the posts with authors, times and sentences of their own (`_with_comments`).
 4. **The opening post.** Engines often write the first post in other markup than the replies
    (Vanilla's `Discussion` and `Comment`s, a blog post and its comments): before the first member,
-   the nearest time anchor's highest ancestor that holds no member is read the same way.
-5. **Parts of a post.** The author's and the time's header (their highest ancestor inside the post
-   holding a small share of its words) is not the body; the body is the deepest element holding
-   most of the post's words and neither header. Controls are found by repetition: a short text
-   ("Reply", "Quote", "Like", "Report", in any language) inside at least half of the posts is the
-   template's, not a post's, and is dropped.
+   in the posts' main landmark, the time anchors' highest ancestors that hold no member are read
+   the same way, and the one with the most sentences wins. A first post that is a header alone (a
+   title, a byline, a score) takes the block of prose after it as its body (a story's text).
+5. **Parts of a post.** The byline row (the innermost element holding the author and the time,
+   short texts only: a score, a badge, controls beside the name) or else the author's and the
+   time's headers are not the body, nor a linked or headed title before them; the body is the
+   deepest element holding most of the post's words and neither header, keeping a quote before it
+   and the paragraphs beside it. Controls are found by repetition: a short text ("Reply",
+   "Quote", "Like", "Report", in any language) inside at least half of the posts, or a number in
+   elements of one shape so found (votes, reactions), is the template's, not a post's, and is
+   dropped; so is an excerpt of another post ("Answered by …", ending in an ellipsis).
 
 Pure: reads the parsed `Document`, no network. Returns element indices (`StructuralPost`);
 `thread.py` writes the posts out with its allowlist, as it does for a table engine's.
