@@ -91,8 +91,9 @@ def header_values(headers: Headers, name: str) -> list[str]:
 
 def end_to_end(headers: Headers) -> Headers:
     """The headers without the hop-by-hop ones: the fixed set and those the Connection header names."""
-    named = set(header_values(headers, "connection"))
-    return [(key, value) for key, value in headers if key.lower() not in HOP_BY_HOP | named]
+    named = header_values(headers, "connection")
+    dropped = HOP_BY_HOP.union(named) if named else HOP_BY_HOP  # once, not per field
+    return [(key, value) for key, value in headers if key.lower() not in dropped]
 
 
 @dataclass
