@@ -419,3 +419,24 @@ def test_hacker_news_story_row_is_no_part_of_the_story() -> None:
     assert posts[0].date == "2024-05-01T10:00:00"
     for text in ("Show HN", "reader.example", "points", "hide", "past", "comments"):
         assert text not in posts[0].text
+
+
+AUTHOR_BOX_POST = (
+    '<div class="blockpost" id="p{n}"><h2><span>#{n}</span> <a href="?pid={n}">2025-11-0{n} 10:1{n}:00</a></h2>'
+    '<div class="box"><div class="postleft"><dl><dt><strong>{name}</strong></dt><dd class="usertitle">'
+    "<strong>Member</strong></dd><dd><span>Registered: 2019-04-0{n}</span></dd><dd><span>Posts: 1{n}</span>"
+    '</dd></dl></div><div class="postright"><div class="postmsg"><p>{text}</p></div></div></div></div>'
+)
+
+
+def test_a_name_in_an_author_box_is_its_first_text_not_the_member_title() -> None:
+    """An author's box of plain texts (name, member title, join date): the name is the box's
+    first text that reads as one, not the title written just before the date."""
+    posts = "".join(
+        AUTHOR_BOX_POST.format(n=n, name=name, text=f"{name} writes a reply about boot loaders, number {n}.")
+        for n, name in enumerate(("chunix", "nl6720", "Trilby"), start=1)
+    )
+    doc = parse(f"<html><body><main><h1>ISO size</h1>{posts}</main></body></html>")
+    _, found = read_thread(doc, engines=(), json_ld=False)
+    assert [p.author for p in found] == ["chunix", "nl6720", "Trilby"]
+    assert all("Member" not in p.text for p in found)

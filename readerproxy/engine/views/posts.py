@@ -651,15 +651,16 @@ def _byline_name(page: _Page, member: int, date: int) -> int:
     """The name written before a post's time in its byline (the time's header: its highest
     ancestor inside the post of at most `HEADER_WORDS` words), when the page marks the name up in
     no way of its own ("<div>Mod Sharon</div><div>28/11/2025 at 7:07 pm</div>", classes hashed by
-    a CSS-in-JS library): the nearest text before the time that reads as a name, with a letter in
-    it ("#12" is a post number). -1: none."""
+    a CSS-in-JS library): the first text of the header before the time that reads as a name, with
+    a letter in it ("#12" is a post number; a member's title, "Member", follows the name in an
+    author's box). -1: none."""
     doc, t = page.doc, page.doc.tokens
     head = date
     e = int(page.parent[date])
     while e > member and page.words[e] <= HEADER_WORDS:
         head = e
         e = int(page.parent[e])
-    for i in range(int(doc.start[date]) - 1, int(doc.start[head]) - 1, -1):
+    for i in range(int(doc.start[head]), int(doc.start[date])):
         if t.kind[i] != TEXT or t.chars[i] == 0:
             continue
         element = int(t.element[i])
