@@ -327,3 +327,18 @@ def test_epubcheck_finds_no_error_in_a_book(tmp_path: Path) -> None:
     assert problems == []
     assert report["publication"]["title"] == "Reading list"
     assert report["checker"]["nError"] == 0 and report["checker"]["nFatal"] == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [("memory", "memory keeps nothing"), ("postgres://x", "unknown cache"), ("sqlite:", "file path")],
+)
+def test_a_reading_list_spec_that_cannot_keep_a_list_is_refused(value: str, problem: str) -> None:
+    from readerproxy.web.settings import load_settings
+
+    with pytest.raises(SettingsError, match=problem):
+        load_settings({"reading_list": value}, env={})
+    assert (
+        load_settings({"reading_list": "sqlite:/tmp/x.sqlite3"}, env={}).reading_list
+        == "sqlite:/tmp/x.sqlite3"
+    )
