@@ -57,7 +57,7 @@
  *     <dlfcn.h>, or built with -DREADERPROXY_NO_DLFCN, it answers False and HAVE_WALK is 0; the other
  *     kernels are unchanged).
  *
- * word_buckets(text, start, buckets, first=None, last=None), count_parts(text, parts) and
+ * word_buckets(text, start, buckets, first=None, last=None, lower=False), count_parts(text, parts) and
  *     count_prices(text, signs, codes): the page-kind features' word hashing (pagewords._add_words),
  *     class-word counts (str.count per part in pagekind.class_word_counts) and price count
  *     (pagekind.count_prices), each in one pass; their comments below.
@@ -2493,14 +2493,22 @@ static inline int word_char(Py_UCS4 c) {
     return Py_UNICODE_ISALNUM(c);
 }
 
-/* Marks the buckets of the words of text[begin:end] (see word_buckets). */
-static void mark_words(int kind, const void *data, Py_ssize_t begin, Py_ssize_t end, uint32_t first, uint32_t mask,
-                       uint8_t *buckets) {
+/* Marks the buckets of the words of text[begin:end] (see word_buckets), each character lower-cased
+ * first when `lower` is set: 0, or -1 (nothing marked past that point) on a character whose lower
+ * case str.lower does not give alone (U+0130 becomes two characters; a capital sigma's lower case
+ * depends on its neighbours). */
+static int mark_words(int kind, const void *data, Py_ssize_t begin, Py_ssize_t end, uint32_t first, uint32_t mask,
+                      uint8_t *buckets, int lower) {
     uint32_t crc = first;
     Py_ssize_t chars = 0; /* characters of the word so far */
     int digits = 1;       /* all of them digits so far */
     for (Py_ssize_t i = begin; i <= end; i++) {
         Py_UCS4 c = i < end ? PyUnicode_READ(kind, data, i) : 0;
+        if (lower) {
+            if (c < 0x80) c = (c >= 'A' && c <= 'Z') ? (c | 0x20) : c;
+            else if (c == 0x130 || c == 0x3A3) return -1;
+            else c = Py_UNICODE_TOLOWER(c);
+        }
         if (i < end && word_char(c)) {
             crc = crc_utf8(crc, c);
             digits = digits && (c < 0x80 ? (c >= '0' && c <= '9') : Py_UNICODE_ISDIGIT(c));
@@ -2512,23 +2520,28 @@ static void mark_words(int kind, const void *data, Py_ssize_t begin, Py_ssize_t 
         chars = 0;
         digits = 1;
     }
+    return 0;
 }
 
-/* word_buckets(text, start, buckets, first=None, last=None) -> None
+/* word_buckets(text, start, buckets, first=None, last=None, lower=False) -> bool
  *     Marks buckets[zlib.crc32(word.encode("utf-8", "surrogatepass"), start) & (len(buckets) - 1)]
  *     = 1 for every word of `text` that pagewords._add_words counts: each match of the regular
  *     expression \w+ (on str: Py_UNICODE_ISALNUM or "_") with two characters or more that is not all
- *     digits (str.isdigit). The caller passes the text already lower-cased (_add_words lower-cases
- *     it before matching). With `first` and `last` (int64, one entry per span), only the words of
- *     each span text[first[k]:last[k]] count, each span read as a string of its own (a word ends at
- *     a span's end). `buckets` is a writable one-dimensional uint8 or bool array whose length is a
- *     power of two; `start` is a CRC-32 (0 <= start < 2 ** 32). The reference is
- *     pagewords._add_words (of each span): the same set of buckets, marked instead of added to a set.
+ *     digits (str.isdigit), in the text lower-cased: by the caller (lower false), or here (lower
+ *     true), a character at a time as str.lower does it (Py_UNICODE_TOLOWER), declining (False,
+ *     the buckets partly marked) at a character str.lower does not lower alone: U+0130, and the
+ *     capital sigma. True when done. With `first` and `last` (int64, one entry per span), only the
+ *     words of each span text[first[k]:last[k]] count, each span read as a string of its own (a word
+ *     ends at a span's end). `buckets` is a writable one-dimensional uint8 or bool array whose length
+ *     is a power of two; `start` is a CRC-32 (0 <= start < 2 ** 32). The reference is
+ *     pagewords._add_words (of each span, lower-cased): the same set of buckets, marked instead of
+ *     added to a set.
  */
 static PyObject *native_word_buckets(PyObject *module, PyObject *args) {
     PyObject *text, *buckets_obj, *first_obj = Py_None, *last_obj = Py_None, *result = NULL;
     unsigned long long start;
-    if (!PyArg_ParseTuple(args, "UKO|OO:word_buckets", &text, &start, &buckets_obj, &first_obj, &last_obj))
+    int lower = 0;
+    if (!PyArg_ParseTuple(args, "UKO|OOp:word_buckets", &text, &start, &buckets_obj, &first_obj, &last_obj, &lower))
         return NULL;
     if (start > 0xFFFFFFFFull) {
         PyErr_SetString(PyExc_ValueError, "word_buckets: start must be a CRC-32 (below 2 ** 32)");
@@ -2559,8 +2572,7 @@ static PyObject *native_word_buckets(PyObject *module, PyObject *args) {
     const Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     const uint32_t mask = (uint32_t)(size - 1), first = ~(uint32_t)start;
     if (first_obj == Py_None) {
-        mark_words(kind, data, 0, length, first, mask, view.buf);
-        result = Py_NewRef(Py_None);
+        result = PyBool_FromLong(mark_words(kind, data, 0, length, first, mask, view.buf, lower) == 0);
         goto done;
     }
     if (get_array(first_obj, &first_view, 'q', 1, "word_buckets", "first") < 0) goto done;
@@ -2577,8 +2589,10 @@ static PyObject *native_word_buckets(PyObject *module, PyObject *args) {
             goto done;
         }
     }
-    for (Py_ssize_t k = 0; k < n; k++) mark_words(kind, data, begins[k], ends[k], first, mask, view.buf);
-    result = Py_NewRef(Py_None);
+    int declined = 0;
+    for (Py_ssize_t k = 0; k < n && !declined; k++)
+        declined = mark_words(kind, data, begins[k], ends[k], first, mask, view.buf, lower) < 0;
+    result = PyBool_FromLong(!declined);
 done:
     if (first_view.obj != NULL) PyBuffer_Release(&first_view);
     if (last_view.obj != NULL) PyBuffer_Release(&last_view);
@@ -2762,7 +2776,7 @@ static PyMethodDef methods[] = {
     {"structure_columns", native_structure_columns, METH_VARARGS,
      "structure_columns(out, rows, ...): learn.blocks.structure_columns written into the feature matrix, or None."},
     {"word_buckets", native_word_buckets, METH_VARARGS,
-     "word_buckets(text, start, buckets, first=None, last=None): mark each word's CRC-32 bucket (pagewords._add_words)."},
+     "word_buckets(text, start, buckets, first=None, last=None, lower=False): mark each word's bucket; False: declined."},
     {"count_parts", native_count_parts, METH_VARARGS,
      "count_parts(text, parts): [text.count(part) for part in parts], in one pass."},
     {"count_prices", native_count_prices, METH_VARARGS,

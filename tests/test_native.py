@@ -1365,6 +1365,22 @@ def test_word_buckets_hash_the_words_of_every_code_point(native: ModuleType) -> 
         assert _kernel_buckets(native, text, 12345, size) == _reference_buckets(text, 12345, size), hex(low)
 
 
+def test_word_buckets_lower_case_every_code_point_as_str_lower(native: ModuleType) -> None:
+    """lower=True: each character lower-cased as str.lower does, but U+0130 and the capital sigma,
+    which str.lower does not lower alone: there the kernel declines (False)."""
+    size = 1 << 20
+    for low in range(0, 0x110000, 8192):
+        codes = [c for c in range(low, min(low + 8192, 0x110000)) if c not in (0x130, 0x3A3)]
+        text = " ".join(f"a{chr(c)}b {chr(c)}{chr(c)} {chr(c)}1 {chr(c)}" for c in codes)
+        buckets = np.zeros(size, dtype=np.uint8)
+        spans = np.array([0], dtype=np.int64), np.array([len(text)], dtype=np.int64)
+        assert native.word_buckets(text, 7, buckets, *spans, True) is True
+        assert np.flatnonzero(buckets).tolist() == _reference_buckets(text.lower(), 7, size), hex(low)
+    for text in ("\u0130stanbul", "ΟΔΟΣ", "x \u03a3"):
+        assert native.word_buckets(text, 7, np.zeros(8, dtype=np.uint8), None, None, True) is False
+        assert native.word_buckets(text.lower(), 7, np.zeros(8, dtype=np.uint8)) is True
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.text(alphabet=st.sampled_from("ab_1٣²½ -σé中\ud800\U0001f600\t\u00a0.x"), max_size=40),

@@ -133,8 +133,8 @@ def page_words(doc: Document, selection: np.ndarray | None = None) -> np.ndarray
     0.105 (mean of four seeds): one of the variants' draws, kept as measured.
 
     For speed, with the C kernels (`_native.word_buckets`), the words are read from the page's
-    text as the linear view holds it (its tokens' texts joined once, lower-cased once, each token's
-    place known from its length), each element's or kept token's text as a span of it: no string
+    text as the linear view holds it (its tokens' texts joined once, each token's place known from
+    its length, each character lower-cased by the kernel), each element's or kept token's text as a span of it: no string
     per element, no Python step per word (`_spans_words`); `_strings_words` is the reference."""
     sources = _sources(doc, selection)
     if native is not None:
@@ -164,22 +164,21 @@ def _spans_words(doc: Document, sources: _Sources) -> np.ndarray | None:
     trimmed) has the words of its tokens' texts joined as they are, whitespace being no part of a
     word, unless it is cut at `ELEMENT_CHARS` (only an element of more characters than that is
     built as a string). The kept text, tokens joined with spaces and cut at `KEPT_CHARS`, is each
-    token's span up to the cut. Lower-casing the whole text once is lower-casing each piece, as
-    long as no character lower-cases to two (U+0130) and no capital sigma, whose lower case
-    depends on its neighbours, is in it: else None."""
+    token's span up to the cut. The kernel lower-cases each character as `str.lower` does, which
+    is lower-casing each piece as long as no character of the spans lower-cases to two (U+0130)
+    and none is a capital sigma, whose lower case depends on its neighbours: else None."""
     assert native is not None
     tokens = doc.tokens
-    texts = tokens.text
-    whole = "".join(texts)
-    lowered = whole.lower()
+    whole = "".join(tokens.text)
     sizes = np.where(tokens.kind == TEXT, tokens.length, 0).astype(np.int64)
     offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
-    if len(lowered) != len(whole) or int(offsets[-1]) != len(whole) or "\u03a3" in whole:
+    if int(offsets[-1]) != len(whole):
         return None
     buckets = np.zeros(1 << BITS, dtype=np.uint8)
     for source, text in sources.strings:
         native.word_buckets(text.lower(), _PREFIX_CRC[source], buckets)
+    spans: list[tuple[str, np.ndarray, np.ndarray]] = []
     for source, elements in sources.elements:
         if not elements:
             continue
@@ -191,7 +190,7 @@ def _spans_words(doc: Document, sources: _Sources) -> np.ndarray | None:
             cut = " ".join([doc.element_text(index)[:ELEMENT_CHARS] for index in chosen[long].tolist()])
             native.word_buckets(cut.lower(), _PREFIX_CRC[source], buckets)
             first, last = first[~long], last[~long]
-        native.word_buckets(lowered, _PREFIX_CRC[source], buckets, first, last)
+        spans.append((source, first, last))
     kept = sources.kept
     if len(kept):
         size = sizes[kept]
@@ -199,8 +198,10 @@ def _spans_words(doc: Document, sources: _Sources) -> np.ndarray | None:
         at = np.cumsum(size + 1) - size - 1
         inside = at < KEPT_CHARS
         first = offsets[kept[inside]]
-        last = first + np.minimum(size[inside], KEPT_CHARS - at[inside])
-        native.word_buckets(lowered, _PREFIX_CRC["k"], buckets, first, last)
+        spans.append(("k", first, first + np.minimum(size[inside], KEPT_CHARS - at[inside])))
+    for source, first, last in spans:
+        if not native.word_buckets(whole, _PREFIX_CRC[source], buckets, first, last, True):
+            return None  # a character the kernel does not lower-case alone
     return np.flatnonzero(buckets).astype(np.int64)
 
 
