@@ -235,15 +235,18 @@ class _Page:
             mask[q : int(self.end[q])] = True
         return mask
 
-    def outside(self, element: int) -> bool:
-        """Whether an element lies in a menu, header, footer or sidebar (`_OUTSIDE`): the page's,
-        not an `<article>`'s or a `<section>`'s own header or footer (a post's byline)."""
+    def outside(self, element: int, sections: bool = False) -> bool:
+        """Whether an element lies in a menu, header, footer or sidebar (`_OUTSIDE`); with
+        `sections`, the page's header or footer only, not an `<article>`'s or a `<section>`'s own
+        (an article's byline: a post is never in one, an opening post's time may be)."""
         tags, parent = self.doc.tag, self.parent
         e = element
         scoped = False  # inside a header or footer whose section is not yet known
         while e >= 0:
             tag = tags[e]
             if tag in _SCOPED:
+                if not sections:
+                    return True
                 scoped = True
             elif tag in _SECTIONS:
                 scoped = False
@@ -958,7 +961,7 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
         if int(page.link_words[sibling]) > OPENING_LINK_SHARE * words:
             continue
         return _parts(page, sibling, [], author, date, words)
-    earlier = [d for d in page.dates if d < first and not page.outside(d)]
+    earlier = [d for d in page.dates if d < first and not page.outside(d, sections=True)]
     # Posts in the page's main landmark: so is their opening post (a sidebar beside them is none).
     main = _main_landmark(page, first)
     tops: list[int] = []
@@ -974,8 +977,8 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
         tops.append(top)
         if len(tops) > 3:
             break
-        if main >= 0 and not page.inside(main, top):
-            continue
+        if (main >= 0 and not page.inside(main, top)) or doc.tag[top] in _SCOPED:
+            continue  # a sidebar beside the posts, or the thread's own <header>
         author, date = _anchors(page, top, [])
         if author not in page.authors or date < 0:
             continue  # an opening post's author is marked up as one (not read off a byline)
