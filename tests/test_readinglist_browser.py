@@ -1,6 +1,8 @@
 """The reading list in a real headless Chromium at 375 px: Save from the reader view, the entry in
-`/list`, search, archive, and the reading position sent while scrolling and restored in a second
-browser context of the same reader (a fresh profile: no cookie, no storage in common). Without a
+`/list`, search, archive, the reading position sent while scrolling and restored in a second
+browser context of the same reader (a fresh profile: no cookie, no storage in common), the list
+downloaded as an EPUB that EPUBCheck finds valid, and offline reading with the server stopped
+(the service worker's copies), Archive pressed offline made once the server is back. Without a
 login the reader is the client's address, the same for both contexts. Every control of `/list` and
 the Save button measures at least 44 x 44 px, and nothing is wider than the window. Screenshots of
 `/list` at 375 and 1280 px go to artifacts/screenshots/reading-list-*.png.
@@ -24,6 +26,7 @@ from aiohttp import web
 from support.chromium import COMMAND_TIMEOUT, SCREENSHOTS, Chromium, Page, wait_for
 from support.reader_server import free_port, serve, test_settings
 from support.upstream import Upstream
+from test_readinglist import _epubcheck
 
 from readerproxy.web.server import create_app
 from readerproxy.web.settings import Settings
@@ -202,6 +205,22 @@ async def test_save_list_search_archive_and_resume_on_another_context(
             shown = await other.evaluate(TARGETS)
             assert shown == {"small": [], "overflow": 0}, (width, shown)
             await other.screenshot(SCREENSHOTS / f"reading-list-{width}.png")
+
+        # the EPUB link downloads the list as a book, which EPUBCheck finds valid
+        downloads = tmp_path / "downloads"
+        downloads.mkdir()
+        await chromium.send(
+            "Browser.setDownloadBehavior",
+            {"behavior": "allow", "downloadPath": str(downloads), "browserContextId": context},
+        )
+        await other.evaluate("document.querySelector('a.export').click()")
+        deadline = time.monotonic() + 20
+        while not list(downloads.glob("*.epub")) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        (book,) = downloads.glob("*.epub")
+        report = _epubcheck(book)
+        assert [m for m in report["messages"] if m["severity"] in ("FATAL", "ERROR", "WARNING")] == []
+        assert report["publication"]["title"] == "Reading list"
         await chromium.send("Target.disposeBrowserContext", {"browserContextId": context})
 
 
