@@ -9,6 +9,11 @@ dataset: the median over pages of each tree's `extract(auto)` (parse, extraction
 and of its page kind, the kind as a share of `extract(auto)`, and, with `--before`, the median
 per-page ratio of `extract(auto)` + kind now / before (what the server pays: its JSON always asks
 for the kind).
+
+`--check` (with `--before`) also compares, outside the timings, each page's features
+(`pagekind.page_features`) and the kinds' probabilities (`PageKindModel.probabilities`, float64) of
+the two trees bit for bit, and prints how many pages differ in each and in the kind decided: the
+proof that a speed change left the decision alone.
 """
 
 from __future__ import annotations
@@ -37,14 +42,41 @@ def processed(package: ModuleType, text: str, url: str | None) -> Any:
     return result
 
 
+def decision_differs(packages: dict[str, ModuleType], text: str, url: str | None) -> dict[str, bool]:
+    """Whether the trees' features, probabilities and kind of the page differ (bit for bit)."""
+    made = {}
+    for label, package in packages.items():
+        pipeline, pagekind = modules(package)
+        result = pipeline.process_page(text, url=url, algorithm="auto")
+        model = pagekind.load_model()
+        features = pagekind.page_features(result.doc, result.extraction.selection, model.words)
+        made[label] = (
+            features,
+            model.probabilities(features[None, :]),
+            pagekind.page_kind(result.doc, result.extraction.selection),
+        )
+    (features, probabilities, kind), (features_now, probabilities_now, kind_now) = made["before"], made["now"]
+    return {
+        "features": features.tobytes() != features_now.tobytes(),
+        "probabilities": probabilities.tobytes() != probabilities_now.tobytes(),
+        "kind": (kind.kind, kind.confidence, kind.probabilities)
+        != (kind_now.kind, kind_now.confidence, kind_now.probabilities),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     dataset_options(parser, repeat=3)
+    parser.add_argument("--check", action="store_true", help="compare the trees' features bit for bit")
     args, packages = compared_packages(parser)
     for name in args.dataset:
         pages = warmed_pages(name, args.limit, packages, processed)
         seconds = {step: {label: [] for label in packages} for step in ("extract", "kind")}
+        differ = dict.fromkeys(("features", "probabilities", "kind"), 0)
         for text, url in pages:
+            if args.check and "before" in packages:
+                for key, value in decision_differs(packages, text, url).items():
+                    differ[key] += value
             best = {step: dict.fromkeys(packages, float("inf")) for step in seconds}
             for _ in range(args.repeat):
                 for label, package in packages.items():
@@ -60,6 +92,11 @@ def main() -> int:
                 for label, value in by_label.items():
                     seconds[step][label].append(value)
         print(f"{name}: {len(pages)} pages, fastest of {args.repeat}")
+        if args.check and "before" in packages:
+            print(
+                f"  pages whose features differ: {differ['features']}, probabilities: {differ['probabilities']},"
+                f" kind: {differ['kind']} (bit for bit, of {len(pages)})"
+            )
         for label in packages:
             extract, kind = seconds["extract"][label], seconds["kind"][label]
             shares = [k / e for k, e in zip(kind, extract, strict=True)]
