@@ -17,6 +17,9 @@ kept (the least disturbed by other load on a shared machine). Printed per datase
 pages of the per-page ratio, and the ratio of the median times. Requires trafilatura
 (`pip install 'readerproxy[bench]'`).
 
+`--parse-only` times the parses alone (Lexbor's, the `Document`'s and, with `--before`, the other
+tree's `Document`), without the extractions and trafilatura: the parse ratio in a few minutes.
+
 `--before TREE` adds the same two measures for the code of another source tree (e.g. from
 `git archive <commit> | tar -x -C /tmp/before`), imported under another name as `render_speed.py
 --before` does and interleaved with the rest, so "before" and "now" share the run and its load.
@@ -48,7 +51,10 @@ def _whole(article: Any) -> Any:
 
 
 def measure(
-    pages: list[tuple[str, str | None]], repeat: int, baseline: ModuleType | None = None
+    pages: list[tuple[str, str | None]],
+    repeat: int,
+    baseline: ModuleType | None = None,
+    parse_only: bool = False,
 ) -> dict[str, list[float]]:
     """Per page, the fastest of `repeat` interleaved runs of each contender (seconds)."""
     contenders: dict[str, Callable[[str, str | None], Any]] = {
@@ -63,6 +69,9 @@ def measure(
         old_document = tree_module(baseline, "document")
         old_parse = old_document.parse
         contenders["baseline document"] = lambda text, url: old_parse(text, url)
+    if parse_only:
+        contenders = {name: run for name, run in contenders.items() if "document" in name or name == "lexbor"}
+    elif baseline is not None:
         contenders["baseline auto"] = lambda text, url: baseline.extract(text, url=url, algorithm="auto")
         contenders["baseline article"] = lambda text, url: _whole(
             baseline.extract(text, url=url, algorithm="auto")
@@ -91,19 +100,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     dataset_options(parser, repeat=5)
     parser.add_argument("--before", type=Path, help="source tree of the code to compare with")
+    parser.add_argument("--parse-only", action="store_true", help="time the parses alone")
     args = parser.parse_args()
     baseline = load_tree(args.before) if args.before else None
     for name in args.dataset:
         pages = decoded_pages(name, args.limit)
         for text, url in pages[:3]:  # warm up imports and caches
             readerproxy.extract(text, url=url)
-            trafilatura.extract(text, url=url)
+            if not args.parse_only:
+                trafilatura.extract(text, url=url)
             if baseline is not None:
                 baseline.extract(text, url=url)
         gc.collect()
-        times = measure(pages, args.repeat, baseline)
+        times = measure(pages, args.repeat, baseline, args.parse_only)
         print(f"{name}: {len(pages)} pages, fastest of {args.repeat} per page")
         print(ratio_line("Document build / Lexbor parse", times["document"], times["lexbor"]))
+        if args.parse_only:
+            if baseline is not None:
+                print(
+                    ratio_line("before: Document / Lexbor parse", times["baseline document"], times["lexbor"])
+                )
+                print(ratio_line("Document now / before", times["document"], times["baseline document"]))
+            continue
         print(ratio_line("extract(auto) / trafilatura.extract", times["auto"], times["trafilatura"]))
         print(ratio_line("  + its HTML and metadata", times["auto article"], times["trafilatura"]))
         print(
