@@ -46,6 +46,7 @@ import aiohttp
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "proxy"))
 
 from soak import rss_kb  # noqa: E402
 from support.reader_server import free_port, start_server_process, stop_process  # noqa: E402

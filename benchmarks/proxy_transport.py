@@ -33,6 +33,7 @@ import aiohttp
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "proxy"))
 
 from support.reader_server import free_port, start_server_process, stop_process  # noqa: E402
 from support.upstream import Upstream, make_tls_upstream  # noqa: E402

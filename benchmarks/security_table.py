@@ -4,11 +4,11 @@
     .venv/bin/python benchmarks/security_table.py --check   # exit 1 if docs/security.md is out of date
 
 The attack tests write their rows to artifacts/ (gitignored): the XSS corpus per view
-(`tests/test_attacks_xss.py`, artifacts/attacks/xss-*.json), the adversarial pages per algorithm with
-time and worker memory (`tests/test_attacks_pages.py`, artifacts/attacks/pages.json) and the SSRF
-matrix (`tests/test_ssrf.py`, artifacts/security/ssrf.json). This script folds whatever artifacts
+(`tests/web/test_attacks_xss.py`, artifacts/attacks/xss-*.json), the adversarial pages per algorithm with
+time and worker memory (`tests/engine/test_attacks_pages.py`, artifacts/attacks/pages.json) and the SSRF
+matrix (`tests/web/test_ssrf.py`, artifacts/security/ssrf.json). This script folds whatever artifacts
 exist into docs/security-results.json (tracked, so the docs can be checked without rerunning
-Chromium) and renders the tables between the markers in docs/security.md. `tests/test_security_table.py`
+Chromium) and renders the tables between the markers in docs/security.md. `tests/research/test_security_table.py`
 checks that the docs match the tracked results.
 """
 
@@ -118,7 +118,7 @@ def render(results: dict[str, Any]) -> str:
     out = [START, ""]
     if "xss" in results:
         out += [
-            "**XSS corpus in Chromium** (`tests/test_attacks_xss.py`):",
+            "**XSS corpus in Chromium** (`tests/web/test_attacks_xss.py`):",
             "",
             *_xss_table(results["xss"]),
             "",
@@ -126,7 +126,7 @@ def render(results: dict[str, Any]) -> str:
     if "ssrf" in results:
         rows = results["ssrf"]
         out += [
-            f"**SSRF matrix** (`tests/test_ssrf.py`, {len(rows)} rows; the test server's guard on, nothing "
+            f"**SSRF matrix** (`tests/web/test_ssrf.py`, {len(rows)} rows; the test server's guard on, nothing "
             "contacted for a refused row):",
             "",
             *_ssrf_table(rows),
@@ -134,7 +134,7 @@ def render(results: dict[str, Any]) -> str:
         ]
     if "pages" in results:
         out += [
-            "**Adversarial pages × every algorithm** (`tests/test_attacks_pages.py`, one fresh worker per page, "
+            "**Adversarial pages × every algorithm** (`tests/engine/test_attacks_pages.py`, one fresh worker per page, "
             "deadline 5 s; time includes the worker round trip; memory is the worker's peak resident size; "
             "measured on 2 cores shared with other work, so compare within the table):",
             "",

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+#: The test folders mirror the code's layers (engine, web, proxy, research, browser). A few tests
+#: share a helper of another's (a running proxy, an image site) by module name: every folder is on
+#: the import path, so that works whatever order pytest collects them in.
+for _folder in sorted(p for p in Path(__file__).resolve().parent.iterdir() if p.is_dir()):
+    if _folder.name not in ("fixtures", "support", "__pycache__") and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 
 

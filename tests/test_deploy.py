@@ -7,7 +7,7 @@ run with their file as shipped, only its addresses, certificate and log paths mo
 machine's loopback and a temporary directory: in front of a header-echoing backend (which headers
 the reader routes get, forged ones dropped, the PROXY protocol header of the proxy port) and in
 front of a real `readerproxy serve --trusted-proxies 127.0.0.1` (TLS to the reader routes, a CONNECT
-through the TCP pass-through). Two instances behind HAProxy with Redis: tests/test_instances.py.
+through the TCP pass-through). Two instances behind HAProxy with Redis: tests/web/test_instances.py.
 A test whose tool is missing skips, naming the package.
 """
 

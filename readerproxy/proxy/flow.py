@@ -168,7 +168,7 @@ class Flow:
 class RequestHead(NamedTuple):
     """A request head as parsed: by h11 (`from_h11`) or, for a common well-formed head, by
     `http1.ClientConnection`'s fast path, which gives exactly what h11 would (the differential
-    test `tests/test_proxy_http1_fast.py`)."""
+    test `tests/proxy/test_proxy_http1_fast.py`)."""
 
     method: bytes
     target: bytes

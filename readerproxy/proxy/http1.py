@@ -12,7 +12,7 @@ Upgrade: a request without a body and without a protocol switch, not CONNECT) is
 regular expressions into what h11 would give (`RequestHead`), and its answer is framed here by
 h11's own rules (`_FastAnswer`: Content-Length, chunked, or close for HTTP/1.0, HEAD, 204 and
 304, the Connection header), without h11's per-event machinery. Anything else goes to h11 as
-before, byte for byte: `tests/test_proxy_http1_fast.py` checks both give the same answer.
+before, byte for byte: `tests/proxy/test_proxy_http1_fast.py` checks both give the same answer.
 
 What this module adds around h11: the limits of a request head (`MAX_REQUEST_LINE` answered with
 414, `MAX_HEAD` and `MAX_HEADERS` with 431) enforced while reading, timeouts, a bound on every
@@ -139,7 +139,7 @@ class _FastAnswer:
 
     h11 (0.16) in `Connection._clean_up_response_headers_for_sending`, `_body_framing`,
     `_keep_alive`, `write_any_response` and its body writers, reproduced for a request that has no
-    body: any difference from h11's bytes or errors is a bug (`tests/test_proxy_http1_fast.py`).
+    body: any difference from h11's bytes or errors is a bug (`tests/proxy/test_proxy_http1_fast.py`).
     """
 
     IDLE, BODY, DONE, MUST_CLOSE, ERROR = "idle", "body", "done", "must_close", "error"

@@ -37,7 +37,7 @@ from readerproxy.web.compare import algorithm_names
 
 pytestmark = pytest.mark.browser
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 VIEWPORTS = ((375, 812, True), (1280, 800, False))
 
 #: Measured in readerproxy's document: the panel, the frame, the charts.

@@ -12,7 +12,7 @@ from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors.accb import blur, content_code_vector, gaussian_kernel
 from readerproxy.engine.parse.document import TEXT, parse
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def page(name: str) -> str:

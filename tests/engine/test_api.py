@@ -82,7 +82,7 @@ def test_empty_and_garbage_input() -> None:
 def test_the_article_says_whether_the_page_is_readerable_and_links_the_next_page() -> None:
     from pathlib import Path
 
-    fixture = Path(__file__).parent / "fixtures" / "pagination_rel_next.html"
+    fixture = Path(__file__).parents[1] / "fixtures" / "pagination_rel_next.html"
     article = extract(fixture.read_text(), url="https://news.example.com/features/river-changed-course")
     data = article.to_dict()
     assert data["readerable"] is article.readerable

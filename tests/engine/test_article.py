@@ -45,7 +45,7 @@ def test_readability_check_is_made_once_when_asked_and_is_the_readerable_check()
     from readerproxy.engine.kind.readerable import is_probably_readerable
     from readerproxy.engine.parse.document import parse
 
-    html = (Path(__file__).parent / "fixtures" / "pagination_rel_next.html").read_text()
+    html = (Path(__file__).parents[1] / "fixtures" / "pagination_rel_next.html").read_text()
     url = "https://news.example.com/features/river-changed-course"
     article = extract(html, url=url)
     assert article.decide_readability is not None  # not checked yet
@@ -68,7 +68,7 @@ def test_metadata_and_html_are_made_once_when_asked() -> None:
     from readerproxy.engine.metadata.metadata import extract_metadata
     from readerproxy.engine.parse.document import parse
 
-    html = (Path(__file__).parent / "fixtures" / "pagination_rel_next.html").read_text()
+    html = (Path(__file__).parents[1] / "fixtures" / "pagination_rel_next.html").read_text()
     url = "https://news.example.com/features/river-changed-course"
     article = extract(html, url=url)
     assert article.decide_metadata is not None and "metadata" not in article.timings

@@ -14,7 +14,7 @@ from readerproxy.engine.extraction import get_extractor, registry
 from readerproxy.web.workers import ExtractionTimeout, Job, WorkerPool
 
 DEADLINE = 5.0
-RESULTS = Path(__file__).resolve().parent.parent / "artifacts" / "attacks"
+RESULTS = Path(__file__).resolve().parents[2] / "artifacts" / "attacks"
 
 
 def _pages() -> dict[str, bytes]:

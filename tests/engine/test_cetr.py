@@ -21,7 +21,7 @@ from readerproxy.engine.extractors.cetr import (
 from readerproxy.engine.extractors.numeric import gaussian_kernel
 from readerproxy.engine.parse.document import parse
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 VARIANTS = ("cetr", "cetr-km", "cetr-tm")
 
 NAV_ARTICLE = (FIXTURES / "nav_article.html").read_text()

@@ -18,7 +18,7 @@ from readerproxy.engine.extractors.danag import (
 )
 from readerproxy.engine.parse.document import parse
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 NAV_ARTICLE = (FIXTURES / "nav_article.html").read_text()
 ARTICLE = (
     "After an absence of almost forty years",

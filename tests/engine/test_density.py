@@ -12,7 +12,7 @@ from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors.density import highest_density_region, split_strings
 from readerproxy.engine.parse.document import parse
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 NAV_ARTICLE = (FIXTURES / "nav_article.html").read_text()
 COMMENTS = (FIXTURES / "comments_longer.html").read_text()
 ARTICLE = (

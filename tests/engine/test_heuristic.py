@@ -31,7 +31,7 @@ from readerproxy.engine.extractors.heuristic import (
 from readerproxy.engine.parse.document import TEXT, Document, parse
 from readerproxy.research.datasets import datasets_root, load_dataset
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def page(name: str) -> str:

@@ -18,7 +18,7 @@ from readerproxy.engine.extractors.linkfilters import (
 )
 from readerproxy.engine.parse.document import OPEN, TEXT, Document, parse
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 PAGE = """<html><head><title>t</title></head><body>
 <p>Plain text before <a href="https://example.org/a/very/long/path" class="x">Spiegel Web Site</a> and after.</p>

@@ -260,7 +260,7 @@ def test_listing_items_do_not_read_the_page_for_other_kinds(monkeypatch: pytest.
 
 def test_the_reader_view_shows_the_items() -> None:
     calls: list[str] = []
-    # The view is the engine's decision (tests/test_view.py): here, how the template shows a result
+    # The view is the engine's decision (tests/engine/test_view.py): here, how the template shows a result
     # the engine put in the listing view. (NEWS's three cards show 0.67 of its extracted words: its
     # script-linked fourth card and the cards' "Read more" are not shown, so the engine keeps the
     # article view; see test_view.py for a listing the engine shows.)

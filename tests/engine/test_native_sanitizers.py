@@ -25,7 +25,7 @@ import pytest
 
 from readerproxy.research.datasets import datasets_root
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
 
 #: Every page is parsed (the walk, the scan and the kernels of `parse`); one page in this many is also

@@ -10,7 +10,7 @@ from readerproxy.engine.metadata.metadata import extract_metadata
 from readerproxy.engine.metadata.pagination import MAX_LINK_CHARS, next_page_url, page_marker
 from readerproxy.engine.parse.document import Document, parse
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def _doc(name: str, url: str | None) -> Document:

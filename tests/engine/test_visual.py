@@ -22,7 +22,7 @@ from readerproxy.engine.extractors.visual import VisualParams, content_boundary,
 from readerproxy.engine.parse.document import parse
 from readerproxy.engine.parse.layout import Layout, contrast_ratio, relative_luminance
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def test_wcag_contrast_of_known_pairs() -> None:

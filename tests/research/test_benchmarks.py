@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 SCRIPTS = sorted(path.stem for path in BENCHMARKS.glob("*.py"))
 #: Scripts with a `--smoke` run, found by what their argument parser declares.

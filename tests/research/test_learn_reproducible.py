@@ -4,7 +4,7 @@ The first `PAGES` ScrapingHub pages (sorted ids), `ROUNDS` boosting rounds, one 
 `learn.train.BOOSTING` (deterministic, one thread, row-wise): both stages are compared, array by
 array, with `tests/fixtures/learn_reproducible.npz`. A difference means that the features, the
 labels, the folds or the training library changed what the same pages teach; when that is meant,
-rewrite the fixture with `.venv/bin/python tests/test_learn_reproducible.py` and say why in the
+rewrite the fixture with `.venv/bin/python tests/research/test_learn_reproducible.py` and say why in the
 commit. The fixture's provenance names the dataset hash and the lightgbm version it was made with.
 """
 
@@ -20,7 +20,7 @@ import pytest
 from readerproxy.engine.learn.model import BlockScorer, load_model
 from readerproxy.research.datasets import datasets_root, load_dataset
 
-FIXTURE = Path(__file__).parent / "fixtures" / "learn_reproducible.npz"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "learn_reproducible.npz"
 DATASET = "scrapinghub"
 PAGES = 40
 ROUNDS = 20

@@ -14,7 +14,7 @@ from readerproxy.research.datasets import detect_layout, load_dataset
 from readerproxy.research.oof import OutOfFold
 from readerproxy.research.training.folds import fold_of_site
 
-FOLDS = Path(__file__).parent / "fixtures" / "folds"
+FOLDS = Path(__file__).parents[1] / "fixtures" / "folds"
 
 PAGES = {
     "p1": (

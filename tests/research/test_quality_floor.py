@@ -16,7 +16,7 @@ dev (bag-of-words F1, mean per page), measured with these fold models on 2026-11
 model's training then) to the digits published. Extraction is deterministic (the same code and
 models give the same text), so the tolerance is not room for noise but for a change that trades a
 little on one set for more elsewhere; raise a figure when a change lifts it
-(`.venv/bin/python tests/test_quality_floor.py` prints today's). When the shipped model is
+(`.venv/bin/python tests/research/test_quality_floor.py` prints today's). When the shipped model is
 retrained, rewrite the folds with it (`readerproxy train --oof-dir DIR`, then copy `fold-*.npz` and
 `manifest.json` from DIR here) and the figures with them.
 """
@@ -31,7 +31,7 @@ from readerproxy.research.datasets import datasets_root, load_dataset
 from readerproxy.research.oof import OutOfFold
 from readerproxy.research.runner import AlgorithmSpec, evaluate
 
-FOLDS = Path(__file__).parent / "fixtures" / "folds"
+FOLDS = Path(__file__).parents[1] / "fixtures" / "folds"
 #: How far below a figure a score may fall.
 TOLERANCE = 0.003
 #: (dataset, metric) -> `auto`'s figure out of fold with the committed folds (2026-11-26).

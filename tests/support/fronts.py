@@ -1,5 +1,5 @@
 """Reverse proxies started by the tests (Debian's HAProxy and nginx), shared by
-tests/test_deploy.py (the deploy/ files) and tests/test_instances.py (two instances behind HAProxy):
+tests/test_deploy.py (the deploy/ files) and tests/web/test_instances.py (two instances behind HAProxy):
 find the program or skip naming its package, run it until the block ends, wait for its ports."""
 
 from __future__ import annotations

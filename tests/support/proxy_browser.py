@@ -33,7 +33,7 @@ class _Listening(Protocol):
 
 
 class _RunningProxy(Protocol):
-    """What `browser_through` needs of a running proxy (tests/test_proxy.py's RunningProxy)."""
+    """What `browser_through` needs of a running proxy (tests/proxy/test_proxy.py's RunningProxy)."""
 
     @property
     def proxy(self) -> _Listening: ...

@@ -154,7 +154,7 @@ async def test_page_css_cannot_hide_cover_or_imitate_the_panel(chromium: Chromiu
 
 
 async def test_the_xss_harness_sees_what_the_overlay_frame_requests() -> None:
-    """The control for tests/test_attacks_xss.py's overlay rows: an image the page's frame loads from
+    """The control for tests/web/test_attacks_xss.py's overlay rows: an image the page's frame loads from
     the attacker host is seen by its `Watch` (images load from anywhere, as in the reader view)."""
     from test_attacks_corpus import ATTACKER
     from test_attacks_xss import Watch, frames_in_process

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.browser
 GROUP = 10
 CASES = corpus()
 GROUPS = [CASES[i : i + GROUP] for i in range(0, len(CASES), GROUP)]
-RESULTS = Path(__file__).resolve().parent.parent / "artifacts" / "attacks"
+RESULTS = Path(__file__).resolve().parents[2] / "artifacts" / "attacks"
 
 
 class AttackSite:
@@ -226,7 +226,7 @@ async def frames_in_process() -> AsyncIterator[Chromium]:
 
 
 async def test_overlay_makes_no_requests_to_the_attacker_host() -> None:
-    """Neither readerproxy's document nor the page's frame (tests/test_attacks_overlay.py checks
+    """Neither readerproxy's document nor the page's frame (tests/web/test_attacks_overlay.py checks
     that this harness sees a request the frame makes)."""
     async with (
         frames_in_process() as chromium,

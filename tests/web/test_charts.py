@@ -11,7 +11,7 @@ import pytest
 from readerproxy.web.charts import MAX_POINTS, charts_for, format_number, nice_ticks, svg
 from readerproxy.web.overlay import inspect
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SVG = "{http://www.w3.org/2000/svg}"
 ALGORITHMS = (
     "density",

@@ -13,7 +13,7 @@ from support.upstream import Upstream
 from readerproxy.engine.extraction import registry
 from readerproxy.web.compare import algorithm_names, compare_page_source, comparison_context
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def test_every_algorithm_runs_once_on_one_document() -> None:

@@ -1,7 +1,7 @@
 """`--trusted-proxies`: the client's address, scheme and host from `Forwarded`, `X-Forwarded-*`
 (readerproxy/web/forwarded.py) and the proxy port's PROXY protocol (readerproxy/proxy/proxyprotocol.py),
 believed from trusted peers only, right to left. The real HAProxy in front of two instances is
-tests/test_instances.py."""
+tests/web/test_instances.py."""
 
 from __future__ import annotations
 

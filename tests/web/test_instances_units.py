@@ -1,7 +1,7 @@
 """Several instances, in process: rate limits shared through Redis (`limits.RateLimiter.acquire`,
 `cache.RedisBackend.take_token`), the instance label of /metrics (`metrics.with_label`) and the
 JSON request log (`requestlog.py`). Two `readerproxy serve` processes behind a real HAProxy:
-tests/test_instances.py."""
+tests/web/test_instances.py."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from readerproxy.web.overlay import (
 )
 from readerproxy.web.sanitize import frame_csp, overlay_csp, page_site, page_styles, safe_css, same_site
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ALGORITHMS = (
     "auto",
     "accb",

@@ -1,6 +1,6 @@
 """`--public-url` (readerproxy/web/public.py): every link, the bookmarklet, the PAC file and the
 setup page name the public address, a path prefix included. Behind a real HAProxy that strips
-the prefix: tests/test_instances.py."""
+the prefix: tests/web/test_instances.py."""
 
 from __future__ import annotations
 

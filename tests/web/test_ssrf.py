@@ -29,7 +29,7 @@ from test_proxy import raw, running_proxy
 from readerproxy.web import fetch as fetch_module
 from readerproxy.web.settings import Settings
 
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts" / "security"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "security"
 
 #: (label, URL host[:port] part as typed); every one names a non-public address.
 FORMS: list[tuple[str, str]] = [

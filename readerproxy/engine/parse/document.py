@@ -1311,7 +1311,7 @@ def _walk_native(tree: LexborHTMLParser, n_elements: int) -> _Scan | None:
 
     Chosen for speed: serialising the cleaned tree and scanning the string cost 0.17 + 0.21 ms at the
     ScrapingHub median, the walk 0.21 ms (`benchmarks/lexbor_walk.py`). It calls Lexbor's
-    exported functions, never its structs. `tests/test_native.py` checks it against the scan on
+    exported functions, never its structs. `tests/engine/test_native.py` checks it against the scan on
     every dataset page.
     """
     assert native is not None

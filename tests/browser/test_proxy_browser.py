@@ -164,7 +164,7 @@ async def test_407_without_credentials_then_the_page_with_them(upstream: Upstrea
 
 @pytest.fixture
 async def site(tmp_path: Path) -> AsyncIterator[Site]:
-    """The transport tests' site (`tests/test_proxy_transport.py`) on http and https."""
+    """The transport tests' site (`tests/proxy/test_proxy_transport.py`) on http and https."""
     async with serve_site(tmp_path / "site") as running:
         yield running
 

@@ -18,7 +18,7 @@ from support.reader_server import serve, serve_app, test_settings
 
 pytestmark = pytest.mark.browser
 
-PAGE = Path(__file__).parent / "fixtures" / "threads" / "article_comments.html"
+PAGE = Path(__file__).parent.parent / "fixtures" / "threads" / "article_comments.html"
 
 SHOWN = """
 (() => {

@@ -19,7 +19,7 @@ from support.reader_server import serve, serve_app, test_settings
 
 pytestmark = pytest.mark.browser
 
-THREADS = Path(__file__).parent / "fixtures" / "threads"
+THREADS = Path(__file__).parent.parent / "fixtures" / "threads"
 
 SHOWN = """
 (() => {

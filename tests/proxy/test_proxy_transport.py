@@ -4,7 +4,7 @@ upstream, slow pages streamed through (`--reader-wait`), and `--upgrade-https` f
 
 The site is an aiohttp app of this module on 127.0.0.1, over http and over https (a certificate for
 `secure.test` from a test CA), reached through the proxy's `--resolve` map; the clients are aiohttp
-here and real Chromium in `tests/test_proxy_browser.py`.
+here and real Chromium in `tests/browser/test_proxy_browser.py`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Data saver in proxy mode: `Save-Data: on` makes the proxy's reader views lite and halves the
 images' widths at `http://readerproxy/image`, as on `/read`; lite chosen as a stored preference
-applies to the proxy's reader views too. An upstream page with a 2,000 px image (tests/test_images'
+applies to the proxy's reader views too. An upstream page with a 2,000 px image (tests/web/test_images'
 ImageSite) is read through the proxy as `news.test`, with aiohttp and with real Chromium at 375 and
 1280 px (screenshots in artifacts/screenshots/)."""
 

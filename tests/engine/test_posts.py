@@ -10,7 +10,7 @@ from readerproxy.engine.parse.document import parse
 from readerproxy.engine.views.posts import DATE_TEXT, PROFILE_URL, find_thread
 from readerproxy.engine.views.thread import ENGINES, read_thread
 
-THREADS = Path(__file__).parent / "fixtures" / "threads"
+THREADS = Path(__file__).parent.parent / "fixtures" / "threads"
 
 
 def read(name: str) -> tuple[str, list]:
@@ -440,3 +440,24 @@ def test_a_name_in_an_author_box_is_its_first_text_not_the_member_title() -> Non
     _, found = read_thread(doc, engines=(), json_ld=False)
     assert [p.author for p in found] == ["chunix", "nl6720", "Trilby"]
     assert all("Member" not in p.text for p in found)
+
+
+def test_a_reply_written_as_bare_text_after_a_quote_is_part_of_the_post() -> None:
+    """A body whose largest child is a quote and whose reply is the body's own text between its
+    children: the reply is the post's text, not left out beside the quote."""
+    post = (
+        '<article><div class="PostUser"><h3 class="PostUser-name">{name}</h3></div>'
+        '<div class="Post-body"><blockquote>{quote}</blockquote>{reply}</div></article>'
+    )
+    quote = "Someone earlier said the old pan needs a long bake at a low heat before every use of it."
+    names = ("antonjw", "Toby", "wizgriz")
+    body = "".join(
+        post.format(
+            name=n, quote=quote, reply=f"Reply by {n}: a thin coat of oil and an hour at 230 degrees works."
+        )
+        for n in names
+    )
+    _, found = read_thread(parse(f"<html><body><main><h1>Seasoning</h1>{body}</main></body></html>"))
+    assert [p.author for p in found] == list(names)
+    for name, p in zip(names, found, strict=True):
+        assert f"Reply by {name}: a thin coat of oil" in p.text

@@ -2,7 +2,7 @@
 upstream sent them, with no reader-view header (its head names a schema.org Product, so it streams
 through from its first bytes); a page whose tracker host is on the block list renders as it is, the
 tracker's request refused. The pages come from the upstream test site with wcxb-dev pages
-(tests/test_proxy.py's DatasetSite) as `news.test`. Screenshots in artifacts/screenshots/."""
+(tests/proxy/test_proxy.py's DatasetSite) as `news.test`. Screenshots in artifacts/screenshots/."""
 
 from __future__ import annotations
 

@@ -69,7 +69,7 @@ from readerproxy.research.training.labels import CONTENT_OVERLAP, block_texts, l
 from readerproxy.research.training.train import average_trees
 from readerproxy.web.reader import algorithm_params
 
-FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("*.html"))
+FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").glob("*.html"))
 ARTICLE = " ".join(
     f"Sentence {i} of the article tells the reader something new about the river and its bridges."
     for i in range(30)

@@ -50,7 +50,14 @@ from readerproxy.engine.parse.document import (
 from readerproxy.engine.parse.nesting import cap_depth
 from readerproxy.research.datasets import datasets_root, load_dataset
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def implementation() -> str:
+    """These tests set kernels against their numpy twins themselves: one run, not the engine
+    folder's two (`tests/engine/conftest.py`)."""
+    return "kernels"
 
 
 def _assert_rejects(
@@ -507,7 +514,7 @@ def test_scan_matches_scan_fast_on_every_dataset_page(native: ModuleType, name: 
 @pytest.mark.parametrize("name", ["scrapinghub", "readability", "wcxb-dev"])
 def test_scan_reads_id_class_role_of_almost_every_element(native: ModuleType, name: str) -> None:
     """Where the kernel answers, it is unsure of few elements (the values themselves are checked
-    against the nodes in tests/test_document.py, on every page)."""
+    against the nodes in tests/engine/test_document.py, on every page)."""
     elements = unsure = 0
     for html in _dataset_pages(name):
         serialised, tag = _cleaned(html)

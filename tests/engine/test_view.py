@@ -21,7 +21,7 @@ from readerproxy.web.templating import (
     unlink_actions,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 PRODUCT_URL = "https://shop.test/hario-v60-02-white.html"
 CATEGORY_URL = "https://shop.test/collections/drippers"
 

@@ -1,6 +1,6 @@
 """The bar back to the reader view (`readerproxy/proxy/backbar.py`): where a page's CSP allows it,
 where it goes in the page, and what the proxy sends with it, through a real proxy and site
-(aiohttp as the client; Chromium in `tests/test_proxy_setup_browser.py`). Also readerproxy's own
+(aiohttp as the client; Chromium in `tests/browser/test_proxy_setup_browser.py`). Also readerproxy's own
 cookies kept from the sites (`setup.without_own_cookies`)."""
 
 from __future__ import annotations

@@ -1,0 +1,41 @@
+"""The engine's tests run on both implementations: with the optional C kernels and with the numpy
+code each kernel must match (as MarkupSafe's suite runs on `_speedups` and on its Python twin).
+
+Every readerproxy module that uses a kernel imports `native` from `readerproxy._speedups`
+(`monkeypatch.setattr(module, "native", None)` switches one back to its reference); the autouse
+`implementation` fixture switches them all for the `numpy` run. Without a built, current
+`_native` module (or with `READERPROXY_PURE=1`) only the `numpy` run exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from readerproxy import _speedups
+
+# every module that may use a kernel, loaded before the fixture looks for them
+for _name in ("readerproxy.engine.pipeline", "readerproxy.engine.extractors"):
+    importlib.import_module(_name)
+
+IMPLEMENTATIONS = ("kernels", "numpy") if _speedups.native is not None else ("numpy",)
+
+
+def _kernel_users() -> list[object]:
+    return [
+        module
+        for name, module in list(sys.modules.items())
+        if name.startswith("readerproxy.") and getattr(module, "native", None) is _speedups.native
+    ]
+
+
+@pytest.fixture(autouse=True, params=IMPLEMENTATIONS)
+def implementation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """`kernels` (as installed) or `numpy` (every module's `native` set to None for the test)."""
+    if request.param == "numpy" and _speedups.native is not None:
+        for module in _kernel_users():
+            monkeypatch.setattr(module, "native", None)
+    yield request.param
