@@ -902,11 +902,15 @@ def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, 
             for c in children
         }
         child = max(own, key=own.__getitem__)
-        # the body holds most of what is not a header (and no other paragraph), and not the author
+        # the body holds most of what is not a header (and no other paragraph), and not the author;
+        # what is left beside it counts the body's own text between its children (a reply written
+        # after a quote, as bare text)
+        loose = int(page.words[body]) - sum(int(page.words[c]) for c in _children(doc, body))
         rest = (
             sum(own.values())
+            + loose
             - own[child]
-            - sum(int(page.words[h]) for h in heads if not page.inside(child, h))
+            - sum(int(page.words[h]) for h in heads if page.inside(body, h) and not page.inside(child, h))
         )
         if own[child] < BODY_SHARE * max(words - head_words, 1) or rest > max(
             4, (1 - BODY_SHARE) / 2 * words
