@@ -5,7 +5,7 @@ development set of seven page types) were collected in different ways from diffe
 in-set out-of-fold score (`oof`, site-grouped folds) measures `auto` on unseen *sites* of the same
 kind of pages; leave-one-set-out measures it on an unseen *kind* of pages: for each set, the block
 model is trained on the other two and `auto` (its post-rules included) scores the held-out set
-(issue #33; leave-one-group-out cross-validation with the dataset as the group; Bevendorff et al.
+(leave-one-group-out cross-validation with the dataset as the group; Bevendorff et al.
 2023 compare extractors across several datasets of different origin in the same spirit).
 
 A held-out set is never in its model's training data, and neither is any site it shares with the
@@ -39,7 +39,7 @@ from .runner import AlgorithmSpec, Evaluation, PagePredictors, Predictor, evalua
 #: The manifest `readerproxy train --leave-one-set-out` writes beside the held-out models.
 MANIFEST = "transfer.json"
 
-#: rs-trafilatura's published WCXB metric on WCXB's development set (issue #33): overall and per type.
+#: rs-trafilatura's published WCXB metric on WCXB's development set: overall and per type.
 RS_TRAFILATURA_WCXB_DEV: dict[str, float] = {
     "all": 0.859,
     "article": 0.932,

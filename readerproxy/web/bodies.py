@@ -1,4 +1,4 @@
-"""Posted bodies held by the server: bounded per client and in all (issue 46, item 7).
+"""Posted bodies held by the server: bounded per client and in all.
 
 `POST /api/extract` holds its body from the first byte read until its extraction has ended (the
 body, its copy in the job sent to a worker, the parsed JSON's string). Sixty 9 MB posts from one

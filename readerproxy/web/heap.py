@@ -1,4 +1,4 @@
-"""Memory given back to the system after a burst (issue 46, item 7).
+"""Memory given back to the system after a burst.
 
 A burst of 60 posted pages of 9 MB took the server from 163 to 1,345 MB, and it stayed there; after
 a 10k-request load, 138 → 830 → 797 MB after two idle minutes. Two things kept it:

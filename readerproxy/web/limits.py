@@ -12,7 +12,7 @@
   proxy mode's gateway (`http://readerproxy/read…`, which the proxy fetches from this server over
   loopback), the proxy client it is for, named in `CLIENT_HEADER` and signed with the secret of
   the data directory (`gateway_secret`). Without it every proxy client was 127.0.0.1 here: one
-  client flooding the gateway got the others 429 (issue 46). An unsigned or badly signed header,
+  client flooding the gateway got the others 429. An unsigned or badly signed header,
   as any client could send one, is ignored.
 
 (The cap on concurrent extractions and its bounded queue are the worker pool's: `workers.py`.)

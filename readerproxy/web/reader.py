@@ -8,7 +8,7 @@ deadline per extraction, after which the worker is killed and the request gets a
 options (one computation per key at a time). `Reader.opened()` owns the resources: the fetcher,
 the layered cache, the page store and the worker processes.
 
-A client that leaves stops its work (since 2026-11-26): while an extraction (or an overlay's or
+A client that leaves stops its work: while an extraction (or an overlay's or
 compare's build) waits for a worker or runs in one, whether its client is still connected is looked
 at every `CLIENT_POLL` seconds (`browser.CONNECTED`, which the server sets per request and proxy mode
 per connection, as for a render); once it has gone, the job leaves the queue or its worker is killed
@@ -570,8 +570,8 @@ class _ClientWatch:
 
     An object, not a closure that re-arms itself by its own name: such a closure is a cycle (the
     function, its cell, the function) that kept the task, and so the job's result (a posted 9 MB
-    page's text and HTML), until the next full garbage collection, which an idle server never runs
-    (issue 46, item 7). `stop` cancels the timer, which lets go of the watch."""
+    page's text and HTML), until the next full garbage collection, which an idle server never runs.
+    `stop` cancels the timer, which lets go of the watch."""
 
     __slots__ = ("connected", "gone", "loop", "task", "timer")
 

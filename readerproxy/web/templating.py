@@ -436,7 +436,7 @@ def unlink_actions(fragment: str) -> str:
     """Action links as plain text: a link whose target (the original's, or the `url` of a reader
     link) or whose text is an action (`actions.is_action`: add to cart, log out, vote, share, a
     `javascript:` URL) becomes a `<span>` with its content, so neither a tap nor a crawler of the
-    reader page sends it. Decided on 2026-12-07 (issue 44): the words stay, as the page shows them."""
+    reader page sends it. The words stay, as the page shows them."""
     if "<a" not in fragment:
         return fragment
 

@@ -12,7 +12,7 @@ runs deterministic, single-threaded, with a fixed seed. Writes
 With `--leave-one-set-out` it writes neither: for each dataset, a model fitted on the other datasets
 (without the held-out set's sites) goes to `--transfer-dir` (`without-<set>.npz`, `transfer.json`;
 `train_held_out`), `auto` scores each held-out set with the model that never saw it, and the
-train-set × test-set table is printed (`research.transfer`, issue #33).
+train-set × test-set table is printed (`research.transfer`).
 
 Features and labels are cached in `--oof-dir/blocks-cache.npz` (keyed by the feature names and the
 datasets) so a second run fits only. The training library (lightgbm) is the `train` extra; the
@@ -21,7 +21,7 @@ shipped model is evaluated in numpy (`model.TreeModel`).
 Every model file written records its `model.Provenance` (`learn.provenance`): the commit, the
 lightgbm and numpy versions, the datasets' hashes, the feature-list hash and `training_parameters`.
 `--stamp` adds that record to an existing model file (`--out`) without training, as was done for
-the model shipped on 2026-11-23 (stamped 2026-11-26): its commit is then the last change to the
+the shipped model, trained before provenance was recorded: its commit is then the last change to the
 file, its library versions and dataset hashes those of when it was stamped.
 """
 
