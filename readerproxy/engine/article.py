@@ -40,17 +40,17 @@ class Article:
     timings: dict[str, float] = field(default_factory=dict)  # decode, parse, extract, render: ms
     #: Reads the metadata (`metadata.extract_metadata` over this page's Document, text and
     #: selection) on first use of `metadata` or `title`: a caller who wants only the text, as
-    #: `trafilatura.extract` gives it by default, never pays its 0.3-0.5 ms (2026-12-01); the time it
+    #: `trafilatura.extract` gives it by default, never pays its 0.3-0.5 ms; the time it
     #: took is then `timings["metadata"]`.
     decide_metadata: Callable[[], Metadata] | None = field(default=None, repr=False, compare=False)
     _metadata: Metadata | None = field(default=None, repr=False, compare=False)
     #: Renders the sanitised HTML (`output.render_html` of the selection) on first use of `html` or
-    #: `markdown`, for the same reason: `trafilatura.extract` gives text by default (2026-12-01).
+    #: `markdown`, for the same reason: `trafilatura.extract` gives text by default.
     decide_html: Callable[[], str] | None = field(default=None, repr=False, compare=False)
     _html: str | None = field(default=None, repr=False, compare=False)
     #: Makes Readability.js's check (`readerable.is_probably_readerable` over this page's Document)
     #: on first use (`readability_check`): it is the answer only when no page kind is decided, so a
-    #: library caller who never asks, and a page whose kind decides, never pay it (2026-11-26).
+    #: library caller who never asks, and a page whose kind decides, never pay it.
     decide_readability: Callable[[], bool] | None = field(default=None, repr=False, compare=False)
     _readability: bool | None = field(default=None, repr=False, compare=False)
     #: Decides the page kind on first use (`pagekind.page_kind` over this page's Document and

@@ -23,7 +23,7 @@ signals that hold on any site and in any language:
 - class and id words that page templates share across sites (price, cart, post, reply, sidebar ...);
 - the shape of the URL (path depth, a numeric id, a date, a long slug, segments and subdomains such
   as `/product/`, `/forum/`, `/docs/`, `/category/`, `forum.`, `docs.`);
-- the page's words (`pagewords`, since 2026-12-01): the words of its title, description, headings,
+- the page's words (`pagewords`): the words of its title, description, headings,
   menus, dropped links, buttons and labels and of its kept text, hashed into 4,096 buckets (the
   hashing trick, Weinberger et al. 2009: no vocabulary, any language), read by a multinomial
   logistic regression whose seven log-probabilities are features of the trees (`WORD_FEATURES`;
@@ -36,7 +36,7 @@ by `learn.model.TreeModel` (the block scorer's evaluator); the kinds' scores go 
 and the confidence is the probability of the kind chosen.
 
 Measured out of fold (`readerproxy pagekind eval`: five folds grouped by site, 1,310 wcxb-dev pages,
-the word regression refitted inside each fold; 2026-12-01, seed 7): accuracy 0.879 (0.878 the mean of
+the word regression refitted inside each fold; seed 7, with the word features first shipped): accuracy 0.879 (0.878 the mean of
 seeds 7, 1, 2, 3; 0.845 without the words); recall article 0.966, forum 0.895, product 0.824,
 listing 0.543, collection 0.809, documentation 0.769, service 0.811. The common confusions are
 services, listings and documentation taken for articles (23, 17 and 16 pages), listings taken for
@@ -46,7 +46,7 @@ buckets, L2 1) among thirteen variants, so the figure is slightly optimistic. Th
 about 1.5-2 ms a page before the words (ScrapingHub pages, CPU time on a loaded machine; about 15 %
 of `extract(auto)`'s 11-13 ms), the trees 0.15 ms of it: class words, repeated items, prices and
 structured data are each 0.15-0.4 ms, and each is worth 1-2.5 points of accuracy out of fold. The
-words add 0.6 ms (2026-12-01, 80 ScrapingHub pages, medians: the bag 590-600 µs, the regression
+words add 0.6 ms (80 ScrapingHub pages, medians: the bag 590-600 µs, the regression
 22 µs; the whole decision 1.56 ms of `extract(auto)`'s 5.3-5.5 ms on that host, the words 11-12 % of
 it; `pagewords`) for 3.3 points of accuracy.
 
@@ -56,12 +56,12 @@ the model is unsure. Two bars, because the model's mistakes are one-sided: the s
 it calls readerable it takes for articles, with confidence (14 of the 23 services and 5 of the 17
 listings taken for articles above 0.8, seed 7 out of fold), and rarely for documentation or forums.
 The page is readerable when P(article) + P(documentation) + P(forum) reaches `READERABLE_AT` (0.85),
-or P(documentation) + P(forum) alone reaches `READERABLE_DOCS_AT` (0.25); the pair chosen out of
+or P(documentation) + P(forum) alone reaches `READERABLE_DOCS_AT` (0.35); the pair chosen out of
 fold on wcxb-dev (`pagekind_eval.choose_thresholds`, pooled over four training seeds) as the one
 keeping each readerable kind at least 0.95 readerable (`pagekind_eval.MIN_READERABLE`) with the
 other kinds readerable least often.
-Out of fold (2026-12-01, mean of training seeds 7, 1, 2, 3, each fold's bars chosen on the other
-folds):
+Out of fold when the word features were first shipped (mean of training seeds 7, 1, 2, 3, each
+fold's bars chosen on the other folds):
 
 | readerable share | article | documentation | forum | product | collection | listing | service |
 |---|---|---|---|---|---|---|---|
@@ -72,8 +72,7 @@ folds):
 By seed with those bars, listings 0.087-0.141 and services 0.101-0.107, articles 0.950-0.956 and
 documentation 0.949-0.962 (with the 0.96 floor: listings 0.098-0.152, services 0.113-0.151).
 
-On 2026-12-02 (from 07:06), on the features of `auto` as it then was (copies of a section dropped,
-docs/rules.md 13; the model retrained on them, bars 0.85 and 0.35): accuracy 0.874; readerable
+On the features of `auto` with copies of a section dropped (docs/rules.md, `repeats`; the model retrained on them, bars 0.85 and 0.35): accuracy 0.874; readerable
 article 0.952, documentation 0.958, forum 0.993, product 0.011, collection 0.011, listing 0.087,
 service 0.096 (mean of four seeds; by seed services 0.088-0.101, listings 0.076-0.098, articles
 0.950-0.954, documentation 0.949-0.962). Services crossed the target of 0.10 with a change of the
@@ -117,10 +116,10 @@ READERABLE_AT = 0.85
 #: ... or when the probabilities of `RARELY_MISTAKEN_KINDS` together reach this. Both chosen out of
 #: fold on wcxb-dev (`pagekind_eval.choose_thresholds` on seeds 7, 1, 2, 3 pooled): the pair at
 #: which articles, documentation and forums all stay at least `pagekind_eval.MIN_READERABLE`
-#: readerable and the other kinds are readerable least often. 2026-12-02 (from 07:06), on the
-#: features of `auto` with copies of a section dropped (0.25 before it, on the Document without
-#: screen-reader-only text; 0.8 and 0.3 that morning, before that; 0.85 and 0.15 on 2026-12-01's
-#: features, 0.65 and 0.2 before the word features).
+#: readerable and the other kinds are readerable least often; chosen on the features of `auto`
+#: with copies of a section dropped (0.25 on the features before it; the pair was 0.8 and 0.3
+#: before the screen-reader-only text was dropped, 0.85 and 0.15 with the first word features,
+#: 0.65 and 0.2 before them).
 READERABLE_DOCS_AT = 0.35
 #: The weights shipped with the package (written by `readerproxy pagekind train`).
 SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "models" / "pagekind.npz"
@@ -723,7 +722,7 @@ def readerable(
     out of fold on wcxb-dev the service pages and listings it calls readerable it takes for articles,
     with confidence (a business's long prose page, a news index), while it rarely takes them for
     documentation or forums; so an article needs the higher bar and documentation keeps its reader
-    view at a low one. Out of fold on wcxb-dev (2026-12-01, with the word features, mean of four
+    view at a low one. Out of fold on wcxb-dev (with the first word features, mean of four
     training seeds), with one bar on the sum 16.0 % of service pages and 19.6 % of listings were
     readerable, with the two 13.1 % and 12.8 % (docs/experiments.md)."""
     if not probabilities:

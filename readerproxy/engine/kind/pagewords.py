@@ -17,7 +17,7 @@ L-BFGS); its log-probabilities of the seven kinds are seven features of the page
 (`pagekind.WORD_FEATURES`), a stacked generalisation (Wolpert 1992, "Stacked generalization"): the
 trees were trained on regression scores made out of fold, so they learn how far to trust them.
 
-Cost (2026-12-01, the first 80 ScrapingHub pages, each page's fastest of five, 2-CPU host shared with
+Cost (the first 80 ScrapingHub pages, each page's fastest of five, 2-CPU host shared with
 other work; two runs): `page_words` 590-600 µs a page at the median (1.06-1.09 ms at the 90th
 percentile; 520 buckets at the median), most of it `\\w+` over the kept text and the elements' texts,
 and the regression 22 µs beside it: together 11-12 % of `extract(auto)`'s 5.3-5.5 ms (the page kind
@@ -125,8 +125,8 @@ def page_words(doc: Document, selection: np.ndarray | None = None) -> np.ndarray
     """The sorted distinct bucket ids (int64, below `2 ** BITS`) of the page's words (`SOURCES`),
     given its extraction's token selection (None or empty: the page counts as kept whole).
 
-    Headings, links, buttons and labels count element by element, as the prototype measured them
-    (2026-12-01): each element's text (`Document.element_text`, its first `ELEMENT_CHARS`
+    Headings, links, buttons and labels count element by element, as the prototype measured them:
+    each element's text (`Document.element_text`, its first `ELEMENT_CHARS`
     characters), a link in the chrome or not, kept or not, by its start tag. Token by token
     instead (the same words, joined at every tag, no cut, a link's text kept or not by its own
     tokens) measured listings 0.141 and services 0.138 readerable out of fold, against 0.125 and

@@ -2,7 +2,7 @@
 
 A model file (`.npz`) holds the nodes of every tree in one table (`feature`, `threshold`, `left`,
 `right`, `value`; a leaf points to itself), each tree's root, the initial score and the names of the features it was trained on, which
-must equal `blocks.FEATURES`, and since 2026-11-26 its `Provenance` (a JSON string under
+must equal `blocks.FEATURES`, and its `Provenance` (a JSON string under
 `provenance`: the training commit, the lightgbm and numpy versions, a hash of each dataset's page ids
 and ground-truth files, the hash of the ordered feature names and the training parameters). A file
 whose feature-list hash is not the code's is refused at load. Prediction walks all trees for all blocks at once, a few numpy gathers

@@ -197,7 +197,7 @@ LABEL_SHARE = 0.8
 #: tag and classes at their place among the siblings of that tag. A value has other values in the
 #: same slot of other cards ("Paperback" where Amazon's "Hardcover" stands, blackroll's "Exercises"
 #: and "Difficulty" where "Duration" stands); a label has the slot to itself (Zappos' first `<dt>`
-#: in every card reads "Brand Name"). Chosen by both protocols on 2026-12-02, docs/rules.md 17.
+#: in every card reads "Brand Name"). Chosen by both protocols (docs/rules.md, `labels`).
 LABEL_SLOT_SHARE = 0.5
 _DIGIT = re.compile(r"\d")
 
@@ -297,8 +297,8 @@ def link_runs(blocks: learn_blocks.PageBlocks, keep: np.ndarray, least: int) -> 
     article's paragraphs or after its end, which the trees keep when they sit inside the article's
     container. None when such runs hold more than `LINK_RUN_SHARE` of the kept words. The test reads
     link density and structure only (Kohlschütter et al. 2010: boilerplate is dense in links), so it
-    holds in any language, where a "Related" heading word list would not. Measured 2026-12-01
-    (docs/experiments.md): ScrapingHub +0.0015 out of fold and +0.0031 held out, Readability
+    holds in any language, where a "Related" heading word list would not. Measured
+    (docs/rules.md, `link_runs`): ScrapingHub +0.0015 out of fold and +0.0031 held out, Readability
     +0.0003 both, wcxb-dev +0.0006 out of fold and equal held out."""
     found = np.zeros(len(keep), dtype=bool)
     if least <= 0 or len(keep) < least:
@@ -343,7 +343,7 @@ def whole_tables(
     """Per block, whether it lies in a data table (`data_tables`) whose kept blocks hold at least
     `share` of the table's words: a table is read whole, row by row, and the trees, which score its
     cells one by one, keep some rows of a schedule or a reference table and drop others alike.
-    Measured 2026-12-02 (docs/rules.md 21): wcxb-dev +0.0007 out of fold (its documentation pages
+    Measured (docs/rules.md, `whole_tables`): wcxb-dev +0.0007 out of fold (its documentation pages
     0.929 -> 0.936 by WCXB's metric) and +0.0003 held out; ScrapingHub and Readability unchanged."""
     tables = data_tables(doc) if share > 0 and "table" in doc.tag else []
     return _kept_whole(doc, blocks, keep, share, tables)
@@ -369,7 +369,7 @@ def whole_lists(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray
     pros and cons are read as one list, and the trees, which score its items one by one, keep some
     and drop others alike (most often on pages of kinds they saw few of). It runs before the rules
     that drop blocks, which still take out what does not belong (a thread's extras, teasers).
-    Measured 2026-12-02 (docs/rules.md 2): wcxb-dev +0.0001 out of fold and +0.0005 held out, the
+    Measured (docs/rules.md, `whole_lists`): wcxb-dev +0.0001 out of fold and +0.0005 held out, the
     other sets equal or higher; last in the table, or with `<dl>`s or link lists, a set fell, and
     without `_PROSE_LIST_PARTS` a forum's posts came back with their signatures."""
     lists = prose_lists(doc) if share > 0 and ("ul" in doc.tag or "ol" in doc.tag) else []
@@ -435,7 +435,7 @@ CHOICE_TAGS = frozenset(("select", "option", "optgroup", "datalist"))
 
 def choice_blocks(doc: Document, elements: np.ndarray) -> np.ndarray:
     """Per block (`elements`), whether it is inside a drop-down list (`CHOICE_TAGS`: a `select` or
-    `datalist` with its options) or is the `<label for=...>` of one (since 2026-12-02: a shop's
+    `datalist` with its options) or is the `<label for=...>` of one (a shop's
     card writes "Size" or "Type" above each quick-buy drop-down; without its options it says
     nothing)."""
     lists = indices_of(doc.tag, "select") + indices_of(doc.tag, "datalist")

@@ -69,7 +69,7 @@ PAGE_CONDITIONS = ("article", "product", "discussion", "root", "agrees")
 #: The share of the heuristic's words that the trees must score at least `heuristic_threshold`
 #: for the heuristic's answer to count as a prior (`heuristic_prior`'s condition "agrees"). Under
 #: it the trees reject the heuristic's region as a whole, and the prior would keep scraps of it
-#: (2026-11-26, issue #33: chosen held out, docs/rules.md).
+#: (chosen held out: docs/rules.md, `heuristic_prior`).
 PRIOR_AGREEMENT = 0.3
 
 
