@@ -44,8 +44,8 @@ def _holding(values: list[str], words: tuple[str, ...]) -> set[str]:
     """The `values` (class or id values, none empty) that hold one of `words` (lower-case) in any
     ASCII case, as CSS's `[class*=WORD i]` tests. For speed, the values are joined, lower-cased
     once (`text.join_runs`) and searched with `str.find`: about 3.5x faster than a memoised
-    lower-casing and word loop per value, which it replaced on 2026-12-01 (wcxb-dev pages, 211
-    distinct values at the median)."""
+    lower-casing and word loop per value, which it replaced (wcxb-dev pages, 211 distinct values
+    at the median)."""
     lowered = join_runs(values).translate(_ASCII_LOWER)
     hits: list[int] = []
     for word in words:
@@ -589,7 +589,7 @@ def site_owner(doc: Document, site: str | None) -> str | None:
     """The person a personal site belongs to, as its <title> or site name says: "Colin Watson's
     blog". (A name merely matching the host is no sign: companies name their sites too, "Green
     Roads" at greenroads.com as often as "Polly Barks" at pollybarks.com: measured on wcxb-dev,
-    2026-11-26, taking a two-word site name its address spells named 4 more authors and gave a
+    taking a two-word site name its address spells named 4 more authors and gave a
     company's name on 70 pages without one.)"""
     phrases = [part.strip() for part in re.split(r"\s[|\-–—·•:»/]\s|[()]", doc.title or "")]
     for phrase in [site or "", *phrases]:

@@ -234,7 +234,7 @@ def _element_date(node: Any) -> str | None:
 #: Elements that stand for a <time>: the element itself, the web components that render one
 #: ("3 hours ago") from a timestamp (GitHub's `relative-time`, Reddit's `faceplate-timeago`, whose
 #: `ts` holds it), and `itemprop=datePublished`. Reddit's post pages without comments state their
-#: post's time only so (wcxb-dev, 2026-12-02: one page gained, none lost).
+#: post's time only so (wcxb-dev: one page gained, none lost).
 _TIME_ELEMENTS = "time, relative-time, faceplate-timeago, [itemprop='datePublished']"
 
 
@@ -387,7 +387,7 @@ def _shown_by_headline(doc: Document) -> str | None:
     26, 2015" over "By Nathan Willis March 25, 2015"); else a dated line just after the headline or
     just above it (`_headline_lines`); else the date-classed element anywhere; else any date in the
     text by the headline. A dated line before the classed elements, because a "Related" box's dates
-    are classed too (wcxb-dev, 2026-12-01: 3 pages gained, none lost)."""
+    are classed too (wcxb-dev: 3 pages gained, none lost)."""
     classed = _dated_elements(doc)
     if classed and classed in {day for _, day in _days(headline_text(doc) or "")}:
         return classed
@@ -461,8 +461,8 @@ def _dated_line(doc: Document) -> str | None:
     items, menus, footers and side boxes, when they all name that one day; None when they name
     several (a product's reviews, a feed's posts, a list of events: dated things, not the page).
     Read last among the shown dates: a page whose date sits far from its headline (a template
-    without an <h1>, a "Last updated" line at the end of the text). Measured on wcxb-dev
-    (2026-12-01): 7 pages gain their date, none loses it; taking the first dated line, whatever
+    without an <h1>, a "Last updated" line at the end of the text). Measured on wcxb-dev:
+    7 pages gain their date, none loses it; taking the first dated line, whatever
     the others say, gained one more and gave a date to 31 pages whose annotation states none,
     against 17 with the one-day rule."""
     tokens = doc.tokens
@@ -521,7 +521,7 @@ def shown_earlier(doc: Document, declared: str) -> str | None:
     `article:published_time`) while the page still shows its first date by the title; a reader,
     and WCXB's annotators, take the date the page shows. Only an earlier shown date is taken: a
     later one is usually an "Updated" line, which WCXB records about as often as it records the
-    publication (measured on wcxb-dev, 2026-11-26: taking every shown date fixes 38 pages and
+    publication (measured on wcxb-dev: taking every shown date fixes 38 pages and
     breaks 38; taking only dates on a dated line (`DATED_LINE`) two days or more earlier fixes 9
     and breaks none; one day earlier, as a time zone would shift it, fixed 2 and broke 3)."""
     above = headline_texts(doc, after=False, window=ABOVE_HEADLINE_WINDOW)
@@ -558,7 +558,7 @@ def _shown_declaration(doc: Document, declared: list[str]) -> str | None:
     declarations disagree and the page's text shows another of them and not the first. A template
     that writes its JSON-LD from another record than the page shows (pcworld.com's `datePublished`
     a year before the `<meta name=date>` and the byline's day) is outvoted by the declaration the
-    reader sees (wcxb-dev, 2026-12-02: 2 pages gained, none lost)."""
+    reader sees (wcxb-dev: 2 pages gained, none lost)."""
     if not declared:
         return None
     first = declared[0]

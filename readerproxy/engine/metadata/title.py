@@ -167,7 +167,7 @@ def heading_over_site_name(title: str, doc: Document, site_names: list[str | Non
     before it say what the `<h1>` says ("Getting Started | Vue Router"). The `<h1>` must be the
     page's only one and name something else (a logo's `<h1>` holding the site's name changes
     nothing), and the page not the site's home page, which its name rightly titles (measured on
-    wcxb-dev 2026-12-07: the first part of the `<title>` taken for the brand too, or home pages,
+    wcxb-dev: the first part of the `<title>` taken for the brand too, or home pages,
     took more right titles than they gave)."""
     key = _letters(title)
     path = urlsplit(doc.url or "").path if doc.url else ""

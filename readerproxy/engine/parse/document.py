@@ -335,8 +335,8 @@ def indices_of(tags: list[str], name: str) -> list[int]:
     For speed: a page's readers ask about a dozen names of the same `Document.tag` (never changed
     after `parse`), so from the second question about one list on, the positions of every name
     are read in one pass over it and kept (`_last_tags`: the last list asked about, held so that a
-    list is never taken for another one at its address). On 2026-11-26, at the ScrapingHub median
-    (686 elements), the pass took 60 us and each scan with `list.index` 13 us.
+    list is never taken for another one at its address). At the ScrapingHub median (686 elements), the
+    pass took 60 us and each scan with `list.index` 13 us.
     """
     last = _last_tags
     if last is not None and last[0] is tags:
@@ -561,7 +561,7 @@ def _shown_later(
     experiments load; or a gate's wrapper, inline `display: none` on an element inside the page's
     main landmark that holds nearly all of its text (the same share of the `<main>`'s words), shown
     by a script once it has checked the visitor (a shop's lockdown app wraps every page so: Death
-    Wish Coffee's category grid and product page, 2026-12-02). The landmark, not the body, for the
+    Wish Coffee's category grid and product page). The landmark, not the body, for the
     display case: a hidden menu or dialog outside it may hold as many words as the content.
     `landmark_words` counts a landmark's words, once per landmark (for speed: a shop hides hundreds
     of swatches inside its `<main>`)."""

@@ -20,7 +20,7 @@ lenses" is a title).
 A form's target (`form_targets`: every `<form action>` of the page) is an action too: a link to
 it sends without the form what the form would have sent.
 
-Decided on 2026-12-07 (issue 44): reader views render an action link as plain text, without an
+Reader views render an action link as plain text, without an
 href (`web.templating.unlink_actions`), and never route it through the reader
 (`web.templating.link_rewriter`); a listing drops an item whose link is an action or whose title
 is a control's label, an action's or a navigation button's ("Read more", "Next page":

@@ -29,7 +29,7 @@ extraction found what the page is about: so their confidence is multiplied by th
 extracted text's words the view shows (relative to the share the article view's HTML shows) and
 by the share of the items' (posts') own words that are the extraction's (`coverage`, by bags of
 words). A listing of a sidebar's links, or one whose cards' excerpts cut away what the extraction
-kept, hides what was found and gives way to the article view. (On wcxb-dev, 2026-12-07, in sample: with the two shares as they are, the listing
+kept, hides what was found and gives way to the article view. (On wcxb-dev, in sample: with the two shares as they are, the listing
 view is kept on 53 of 89 listing pages and 52 of 87 collections, and the words on screen are
 within 0.004 of the API text's word F1 on collections and forums; counting a share of 0.8 as
 full kept 65 listings and put listing pages' shown text 0.043 below the API's.)
