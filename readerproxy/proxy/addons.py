@@ -19,7 +19,7 @@ may set `flow.wants_body`, or answer at once with `flow.notes[EARLY_VIEW]`), `re
 (only when the body was buffered; an addon may replace `flow.response`), `body_arrived(flow,
 upstream, body)` (a body asked for that came whole only after the answer), `done(flow)`.
 
-Every navigation is answered (since 2026-12-07): reading a page is an offer, never a condition. When
+Every navigation is answered: reading a page is an offer, never a condition. When
 it fails for any reason (the extraction pool overloaded or past its deadline, a worker that died, a
 body that does not decode, a bug), the original goes through as it came, and the reason is counted
 (`fall_back`); only a request the proxy refuses on purpose (access, the SSRF guard, the block list)
@@ -505,7 +505,7 @@ def with_save_token(page: str, token: str) -> str:
 def rules_form(host: str, rule: str, back: str | None, token: str, button: str, label: str) -> str:
     """A small form changing a site rule at `http://readerproxy/rules/set` by POST, with the
     client's token (`store.rules_token`): a rule changes from readerproxy's own forms only, never
-    by a link another site could navigate to (issue 46). `button` is the button's class."""
+    by a link another site could navigate to. `button` is the button's class."""
     fields = [("host", host), ("rule", rule), ("token", token)] + ([("back", back)] if back else [])
     inputs = "".join(
         f'<input type="hidden" name="{name}" value="{html_escape(value)}">' for name, value in fields
@@ -573,13 +573,13 @@ class ReaderAddon(Addon):
 
     An article's reader view is kept in the cache backend (memory, SQLite or Redis, as `/read`'s
     results: shared by every server process and kept across restarts) under the page's digest (the
-    same URL, type, encoding and bytes), the algorithm and its parameters (since 2026-12-07): a
+    same URL, type, encoding and bytes), the algorithm and its parameters: a
     repeat visit to an unchanged page renders it again with no extraction. What is kept is the
     extraction's result, not HTML: the reader's preferences, the site choices and the way back are
     applied at each render, so a preference changed between visits applies.
 
     A page that streamed through because its body was late (`--reader-wait`) is read once it has
-    arrived (`body_arrived`, since 2026-12-07: a GET navigation answered 200 in HTML, its body whole
+    arrived (`body_arrived`: a GET navigation answered 200 in HTML, its body whole
     within the fetch size cap, in the extraction pool under the client's share, at most
     `LATE_READS` at once), and its view is kept also under its URL (`late_key`). The next
     navigation to that URL, the bar's and the bookmarklet's "Reader view" included, is answered

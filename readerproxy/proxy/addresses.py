@@ -2,7 +2,7 @@
 
 Listening on every address (`--host 0.0.0.0` or `::`), the start-up line used to print a
 placeholder ("ADDRESS:8091") for the person to fill in, and on the default loopback host it told
-them to set 127.0.0.1 on a phone, which on the phone is the phone itself (issue 45). These are the
+them to set 127.0.0.1 on a phone, which on the phone is the phone itself. These are the
 machine's own addresses instead, read from its interfaces with no packet sent and nothing
 installed: every IPv4 address of an interface that is up (Linux: the `SIOCGIFADDR` ioctl per
 interface), else the address the system would send from (a UDP socket "connected" to a

@@ -7,7 +7,7 @@ blocklist (Pi-hole) or uBlock Origin's host rules.
 
 A CONNECT to a blocked host that the proxy would intercept (`--intercept-https`, the host not
 spared) is accepted, with no connection to the site, and the requests inside the TLS connection
-get the same 403 (since 2026-12-07): a browser shows no answer to a CONNECT but its own error
+get the same 403: a browser shows no answer to a CONNECT but its own error
 ("This site can't be reached", ERR_TUNNEL_CONNECTION_FAILED), so a person would not learn why.
 A CONNECT the proxy would not intercept gets the 403 itself, and no tunnel is opened.
 

@@ -5,7 +5,7 @@ read by h11 (which refuses chunk sizes such as `-1`, `+4`, `0x4` or `0_4`, a chu
 trailing CRLF, a non-digit or conflicting `Content-Length`, control characters in a header), and
 so is every request head that is not of the common, plainly well-formed kind.
 
-The fast path (the proxy's cost, issue 45): a head that arrived whole and is a strict subset of
+The fast path (the proxy's cost per request): a head that arrived whole and is a strict subset of
 what h11 accepts (CRLF line ends, a token method, `HTTP/1.0` or `HTTP/1.1`, token names and values
 of visible characters, exactly one Host, and no Content-Length, Transfer-Encoding, Expect or
 Upgrade: a request without a body and without a protocol switch, not CONNECT) is parsed by two
@@ -34,7 +34,7 @@ from .flow import MAX_HEAD, MAX_HEADERS, MAX_REQUEST_LINE, BadRequest, RequestHe
 
 #: Bytes read from the browser at a time while a request body streams, and the size of the pieces
 #: a body is handed on in (`ClientConnection.body`): h11 gives one event per chunk, and a body of
-#: one-byte chunks handed on chunk by chunk cost the shared event loop about 18 µs each (issue 46).
+#: one-byte chunks handed on chunk by chunk cost the shared event loop about 18 µs each.
 BODY_READ = 64 * 1024
 #: Chunks one chunked request body may have (413 past it). h11 parses each chunk's line in Python
 #: (about 4 µs), so the chunk count, not the size, bounds what a body of tiny chunks costs the
@@ -43,7 +43,7 @@ BODY_READ = 64 * 1024
 #: a body up to the fetch size cap (10 MB) fits in well under this many.
 MAX_CHUNKS = 16 * 1024
 #: A browser connection with no request (new, or kept alive after one). It holds a descriptor all
-#: the while: at 75 s, 1,100 idle connections took every descriptor of a 1,024 limit (issue 46).
+#: the while: at 75 s, 1,100 idle connections took every descriptor of a 1,024 limit.
 #: Browsers open a new connection to their proxy in one round trip when the old one has gone.
 IDLE_TIMEOUT = 20.0
 HEAD_TIMEOUT = 30.0  # the rest of a request head once it started

@@ -1,4 +1,4 @@
-"""`readerproxy serve --lan`: a phone on board in one scan (issue 45, item 5).
+"""`readerproxy serve --lan`: a phone on board in one scan.
 
 On a home network the person at the terminal should not have to find the machine's address, make
 up a password, and type a URL into a phone. `--lan`:

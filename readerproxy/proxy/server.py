@@ -113,7 +113,7 @@ NO_BODY_STATUSES = frozenset({204, 304})
 #: Connections one client address may hold open on the proxy port; one more is closed at once
 #: (reset, nothing read). A browser opens at most 32 to its proxy (Chromium's and Firefox's pool
 #: limits), tunnels included; this leaves room for a few browsers behind one address, and keeps
-#: one address from holding every descriptor (1,100 idle connections did, issue 46).
+#: one address from holding every descriptor (1,100 idle connections did).
 MAX_CONNECTIONS_PER_ADDRESS = 128
 #: Connections of one address past which its idle ones are shed first when descriptors run out.
 SHED_ABOVE = 32
@@ -975,7 +975,7 @@ class DescriptorPressure:
 
     asyncio's listeners already stop accepting for a second on such an error, but log a traceback
     for every connection still waiting, again and again (218,783 tracebacks, 97 MB in 25 s with
-    1,100 idle connections, issue 46). Installed as the event loop's exception handler, this takes
+    1,100 idle connections). Installed as the event loop's exception handler, this takes
     those reports of every listener of the loop (the proxy's and the reader server's): the first
     is one WARNING line, later ones are counted and summed up in at most one line a minute; and
     each closes the proxy's idle connections (`shed`), so that the pause ends with descriptors to
