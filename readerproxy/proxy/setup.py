@@ -64,6 +64,7 @@ from .addons import (
 )
 from .flow import BadRequest, Flow, Outcome, Response, header, valid_host
 from .http1 import BodyTooLarge
+from .pac import PAC_TYPE, pac_text
 from .store import (
     ANY_HOST,
     CLIENT_COOKIE,
@@ -443,15 +444,13 @@ class SetupAddon(Addon):
                 "HTTPS interception is off (--intercept-https): there is no CA to install.\n",
             )
         if path == "/proxy.pac":
-            from . import pac_text
-
             host, port = proxy_address(flow, self.settings)
             return simple_response(
                 200,
                 "OK",
                 pac_text(host, port),
                 [("Cache-Control", "no-store")],
-                content_type="application/x-ns-proxy-autoconfig",
+                content_type=PAC_TYPE,
             )
         if path == "/view":
             return await self.view(flow, query, client)

@@ -319,7 +319,7 @@ async def proxy_pac(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     if settings.proxy_port is None:
         raise web.HTTPNotFound(reason="proxy mode is off (--proxy-port)")
-    from ..proxy import pac_file
+    from ..proxy.pac import PAC_TYPE, pac_file
 
     return web.Response(
         text=pac_file(
@@ -327,7 +327,7 @@ async def proxy_pac(request: web.Request) -> web.Response:
             settings.proxy_port,
             settings.host,
         ),
-        content_type="application/x-ns-proxy-autoconfig",
+        content_type=PAC_TYPE,
     )
 
 

@@ -26,9 +26,9 @@ from support.proxy_browser import browser_through, recording_site, text_of
 from support.upstream import Upstream
 from test_proxy_setup import setup_proxy
 
-from readerproxy.proxy import pac_text
 from readerproxy.proxy.addons import MARKER, Addon
 from readerproxy.proxy.flow import Flow
+from readerproxy.proxy.pac import pac_text
 from readerproxy.proxy.tls import CertificateAuthority, spki_sha256
 
 pytestmark = pytest.mark.browser

@@ -41,9 +41,10 @@ from support.reader_server import (
 )
 from support.upstream import Upstream
 
-from readerproxy.proxy import ProxyServer, pac_file, pac_text
+from readerproxy.proxy import ProxyServer
 from readerproxy.proxy.flow import MAX_HEAD, valid_host
 from readerproxy.proxy.http1 import MAX_CHUNKS, ClientConnection
+from readerproxy.proxy.pac import pac_file, pac_text
 from readerproxy.proxy.server import MAX_CONNECTIONS_PER_ADDRESS
 from readerproxy.proxy.tls import CertificateAuthority
 from readerproxy.web.server import METRICS, READER, RENDERER

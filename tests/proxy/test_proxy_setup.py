@@ -25,8 +25,8 @@ from support.reader_server import free_port, serve, test_settings
 from support.upstream import Upstream
 from test_proxy import HTML_ACCEPT, RunningProxy, running_proxy, site
 
-from readerproxy.proxy import pac_file, pac_text
 from readerproxy.proxy.addons import MARKER, READER_MARKER, RulesAddon, same_origin_links
+from readerproxy.proxy.pac import pac_file, pac_text
 from readerproxy.proxy.setup import SETUP_ORIGIN, SetupAddon, mobileconfig
 from readerproxy.proxy.store import ANY_HOST, Client, ProxyStore, rules_token
 from readerproxy.proxy.tls import CertificateAuthority
