@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-import h11
-
 #: Longest request line (URL included) and longest head (request line and all headers), bytes.
 MAX_REQUEST_LINE = 16 * 1024
 MAX_HEAD = 64 * 1024
@@ -166,7 +164,7 @@ class Flow:
 
 
 class RequestHead(NamedTuple):
-    """A request head as parsed: by h11 (`from_h11`) or, for a common well-formed head, by
+    """A request head as parsed: by h11 (`http1.head_of`) or, for a common well-formed head, by
     `http1.ClientConnection`'s fast path, which gives exactly what h11 would (the differential
     test `tests/proxy/test_proxy_http1_fast.py`)."""
 
@@ -174,49 +172,6 @@ class RequestHead(NamedTuple):
     target: bytes
     http_version: bytes  # b"1.1", b"1.0"
     fields: list[tuple[bytes, bytes]]  # names as the browser spelled them, values without OWS
-
-    @classmethod
-    def from_h11(cls, event: h11.Request) -> RequestHead:
-        return cls(event.method, event.target, event.http_version, list(event.headers.raw_items()))
-
-
-def parse_request_head(
-    head: bytes,
-    *,
-    default_scheme: str = "http",
-    default_host: str | None = None,
-    default_port: int | None = None,
-) -> Request:
-    """A request head (request line and headers, CRLF-separated, without the empty line) as a
-    Request, parsed by h11 as the proxy core parses every request (`request_from_h11` says what
-    the proxy then requires of it)."""
-    connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-    connection.receive_data(head + b"\r\n\r\n")
-    try:
-        event = connection.next_event()
-    except h11.RemoteProtocolError as exc:
-        raise BadRequest(400, str(exc)) from None
-    if not isinstance(event, h11.Request):
-        raise BadRequest(400, "incomplete request head")
-    return request_from_h11(
-        event, default_scheme=default_scheme, default_host=default_host, default_port=default_port
-    )
-
-
-def request_from_h11(
-    event: h11.Request,
-    *,
-    default_scheme: str = "http",
-    default_host: str | None = None,
-    default_port: int | None = None,
-) -> Request:
-    """`request_from_head` for a head h11 parsed."""
-    return request_from_head(
-        RequestHead.from_h11(event),
-        default_scheme=default_scheme,
-        default_host=default_host,
-        default_port=default_port,
-    )
 
 
 def request_from_head(

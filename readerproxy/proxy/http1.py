@@ -23,14 +23,16 @@ nothing after a CONNECT head is consumed before the tunnel takes the socket over
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import socket
 from collections.abc import AsyncIterator, Sequence
+from typing import NamedTuple
 
 import h11
 
-from .flow import MAX_HEAD, MAX_HEADERS, MAX_REQUEST_LINE, BadRequest, RequestHead
+from .flow import MAX_HEAD, MAX_HEADERS, MAX_REQUEST_LINE, BadRequest, Request, RequestHead, request_from_head
 
 #: Bytes read from the browser at a time while a request body streams, and the size of the pieces
 #: a body is handed on in (`ClientConnection.body`): h11 gives one event per chunk, and a body of
@@ -110,6 +112,34 @@ def parse_fast(head: bytes) -> RequestHead | None:
     if hosts != 1:
         return None
     return RequestHead(method, target, version, fields)
+
+
+def head_of(event: h11.Request) -> RequestHead:
+    """The head of a request h11 parsed."""
+    return RequestHead(event.method, event.target, event.http_version, list(event.headers.raw_items()))
+
+
+def parse_request_head(
+    head: bytes,
+    *,
+    default_scheme: str = "http",
+    default_host: str | None = None,
+    default_port: int | None = None,
+) -> Request:
+    """A request head (request line and headers, CRLF-separated, without the empty line) as a
+    Request, parsed by h11 as the proxy core parses every request (`flow.request_from_head` says
+    what the proxy then requires of it)."""
+    connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+    connection.receive_data(head + b"\r\n\r\n")
+    try:
+        event = connection.next_event()
+    except h11.RemoteProtocolError as exc:
+        raise BadRequest(400, str(exc)) from None
+    if not isinstance(event, h11.Request):
+        raise BadRequest(400, "incomplete request head")
+    return request_from_head(
+        head_of(event), default_scheme=default_scheme, default_host=default_host, default_port=default_port
+    )
 
 
 def _comma_tokens(fields: Sequence[tuple[bytes, bytes]], name: bytes) -> list[bytes]:
@@ -278,6 +308,10 @@ class _FastAnswer:
         )
 
 
+#: An answer h11 refuses to frame (a bad header, a body past its Content-Length).
+LocalProtocolError = h11.LocalProtocolError
+
+
 class BodyTooLarge(Exception):
     """A request body went past the limit the caller gave (answered with 413)."""
 
@@ -418,7 +452,7 @@ class ClientConnection:
                         event = self._next_event()
                         if isinstance(event, h11.Request):
                             self.method = event.method
-                            return RequestHead.from_h11(event)
+                            return head_of(event)
                         if isinstance(event, h11.ConnectionClosed):
                             return None
                         if event is not h11.NEED_DATA:
@@ -635,6 +669,14 @@ class ClientConnection:
     def trailing_data(self) -> bytes:
         return bytes(self.h11.trailing_data[0])
 
+    def switching_protocols_head(self, headers: list[tuple[str, str]], reason: bytes) -> bytes:
+        """`101 Switching Protocols` for an upgrade the site accepted, as bytes to write; from here
+        on the connection carries bytes (what the browser sent after its request is in
+        `trailing_data`)."""
+        return (
+            self.h11.send(h11.InformationalResponse(status_code=101, headers=headers, reason=reason)) or b""
+        )
+
     def next_cycle(self) -> bool:
         """Ready for the next request on this connection (both messages complete, keep-alive);
         False when the connection has to close (a body left unread, `Connection: close`, HTTP/1.0)."""
@@ -683,3 +725,82 @@ class ClientConnection:
         if self._fast is not None:
             return self._fast.state is not _FastAnswer.IDLE
         return self.h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE)
+
+
+# ---- the site's side of a WebSocket handshake (`upgrade.py`) -------------------------------------
+
+#: Bytes read from the site at a time while its answer to a handshake is awaited.
+SITE_CHUNK = 64 * 1024
+
+
+class UpgradeFailed(Exception):
+    """The site's answer to the handshake was not HTTP (or came too late); nothing was sent yet."""
+
+
+class SiteAnswer(NamedTuple):
+    """The site's answer head to an upgrade request: a 101, or a final answer."""
+
+    status: int
+    reason: bytes
+    headers: list[tuple[str, str]]
+
+
+class SiteConnection:
+    """HTTP/1.1 as a client to the site, for an upgrade request (`upgrade.py`): the handshake
+    framed by h11, its answer head, and the body of a refusal."""
+
+    def __init__(self) -> None:
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
+
+    def request(self, target: str, headers: list[tuple[str, str]]) -> bytes:
+        """A GET without a body (the handshake), as bytes to write."""
+        head = self.h11.send(h11.Request(method="GET", target=target, headers=headers)) or b""
+        return head + (self.h11.send(h11.EndOfMessage()) or b"")
+
+    async def answer(self, reader: asyncio.StreamReader, timeout: float) -> SiteAnswer:
+        """The site's answer head: a 101, or a final answer (other interim answers are skipped);
+        UpgradeFailed when it is not HTTP or does not come within `timeout` seconds."""
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    event = self.h11.next_event()
+                    if event is h11.NEED_DATA:
+                        self.h11.receive_data(await reader.read(SITE_CHUNK))
+                        continue
+                    if isinstance(event, h11.InformationalResponse) and event.status_code == 101:
+                        return _site_answer(event)
+                    if isinstance(event, h11.Response):
+                        return _site_answer(event)
+                    if isinstance(event, h11.ConnectionClosed):
+                        raise UpgradeFailed("the site closed the connection")
+        except h11.RemoteProtocolError as exc:
+            raise UpgradeFailed(f"the site's answer is not HTTP: {exc}") from None
+        except TimeoutError:
+            raise UpgradeFailed("the site did not answer the upgrade in time") from None
+
+    async def body(self, reader: asyncio.StreamReader, timeout: float, limit: int) -> bytes:
+        """The body of a refused upgrade, at most `limit` bytes (the rest is dropped)."""
+        parts: list[bytes] = []
+        size = 0
+        with contextlib.suppress(h11.RemoteProtocolError, TimeoutError, ConnectionError):
+            async with asyncio.timeout(timeout):
+                while size < limit:
+                    event = self.h11.next_event()
+                    if event is h11.NEED_DATA:
+                        self.h11.receive_data(await reader.read(SITE_CHUNK))
+                    elif isinstance(event, h11.Data):
+                        parts.append(bytes(event.data))
+                        size += len(event.data)
+                    else:
+                        break
+        return b"".join(parts)[:limit]
+
+    @property
+    def trailing_data(self) -> bytes:
+        """What the site sent after its 101 (the first frames), to be passed on as bytes."""
+        return bytes(self.h11.trailing_data[0])
+
+
+def _site_answer(event: h11.Response | h11.InformationalResponse) -> SiteAnswer:
+    headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers.raw_items()]
+    return SiteAnswer(event.status_code, event.reason, headers)

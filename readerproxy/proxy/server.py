@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 import aiohttp
-import h11
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from ..web.browser import CONNECTED, ClientGone
@@ -90,7 +89,7 @@ from .flow import (
     request_from_head,
     with_via,
 )
-from .http1 import HEAD_TIMEOUT, BodyTooLarge, ClientConnection, client_starts_tls
+from .http1 import HEAD_TIMEOUT, BodyTooLarge, ClientConnection, LocalProtocolError, client_starts_tls
 from .intercept import InterceptPolicy
 from .proxyprotocol import HEADER_TIMEOUT, ProxyProtocolError, read_header
 from .requestlog import RequestLogAddon
@@ -413,7 +412,7 @@ class ProxyServer:
         """A plain-text error answer on a connection that then closes (nothing if an answer began)."""
         if conn.response_started:
             return
-        with contextlib.suppress(h11.LocalProtocolError):
+        with contextlib.suppress(LocalProtocolError):
             await self._write_simple(conn, simple_response(status, HTTPStatus(status).phrase, message + "\n"))
 
     # ---- one flow ---------------------------------------------------------------------------
@@ -459,7 +458,7 @@ class ProxyServer:
         if conn.response_started:
             flow.error = f"internal: {type(exc).__name__}"
             return
-        with contextlib.suppress(h11.LocalProtocolError, ConnectionError):
+        with contextlib.suppress(LocalProtocolError, ConnectionError):
             await self._error_page(
                 flow,
                 conn,
@@ -837,7 +836,7 @@ class ProxyServer:
                             late.add(chunk)
                         await conn.send_data(chunk)
             await conn.end_response()
-        except (aiohttp.ClientError, TimeoutError, h11.LocalProtocolError) as exc:
+        except (aiohttp.ClientError, TimeoutError, LocalProtocolError) as exc:
             # upstream broke off mid-body, or sent other than its Content-Length: so do we
             flow.error = f"upstream body: {type(exc).__name__}"
             with contextlib.suppress(ConnectionError):

@@ -37,7 +37,8 @@ from readerproxy.proxy.addons import (
     with_marker,
 )
 from readerproxy.proxy.blocklist import Blocklist, parse_host_list
-from readerproxy.proxy.flow import BadRequest, parse_request_head, prefers_html
+from readerproxy.proxy.flow import BadRequest, prefers_html
+from readerproxy.proxy.http1 import parse_request_head
 from readerproxy.proxy.tls import CertificateAuthority, describe
 from readerproxy.web.server import METRICS, READER, RENDERER
 from readerproxy.web.settings import Settings, SettingsError, load_settings
