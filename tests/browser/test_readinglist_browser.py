@@ -160,7 +160,8 @@ async def test_save_list_search_archive_and_resume_on_another_context(
         await page.navigate(server.url(f"/list/{entry_id}"))
         # every picture loaded (or failed) first, so that the page's height no longer changes
         await page.evaluate("document.querySelectorAll('img').forEach((img) => { img.loading = 'eager'; })")
-        assert await wait_for(page, "[...document.images].every((img) => img.complete)", 20)
+        # (the pictures come through /image, decoded in worker processes: slow on a loaded machine)
+        assert await wait_for(page, "[...document.images].every((img) => img.complete)", 90)
         extent = await page.evaluate("document.documentElement.scrollHeight - innerHeight")
         assert extent > 2000
         await page.evaluate(f"scrollTo(0, {extent // 2})")
