@@ -85,11 +85,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 
 def test_the_wheel_carries_the_compiled_kernels_and_uses_them(installed: Installed) -> None:
-    """The build hook compiled readerproxy/_native.c into a platform wheel, and the fresh install
-    runs the C kernels (not the numpy fallback) from its own site-packages."""
+    """The build hook compiled readerproxy/_native.c into a platform wheel, which also ships the
+    kernels' type stub (_native.pyi), and the fresh install runs the C kernels (not the numpy
+    fallback) from its own site-packages."""
     assert not installed.wheel.name.endswith("-none-any.whl"), installed.wheel.name
     with zipfile.ZipFile(installed.wheel) as archive:
         assert any(re.fullmatch(r"readerproxy/_native\..+\.so", name) for name in archive.namelist())
+        assert "readerproxy/_native.pyi" in archive.namelist()
     code = "import readerproxy._speedups as s, readerproxy.engine.parse.document as d; print(s.native.__file__, d.native is s.native)"
     check = subprocess.run(
         [installed.python, "-c", code],
