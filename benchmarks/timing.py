@@ -1,7 +1,8 @@
 """What the speed benchmarks share (not a benchmark itself): the dataset options, the pages decoded
 once, a timer, and another source tree's package for before/after runs in one process.
 
-Used by `parse_speed.py`, `parse_stages.py` and `render_speed.py`.
+Used by the speed benchmarks that time dataset pages (those that call `dataset_options`), which
+all get `--smoke` from it.
 """
 
 from __future__ import annotations
@@ -20,11 +21,25 @@ from readerproxy.api import to_text
 from readerproxy.research.datasets import load_dataset
 
 
+class SmokeRun(argparse.Action):
+    """`--smoke`: two pages of the first dataset, each timed once, so that CI sees the script run
+    (tests/research/test_benchmarks.py); it measures nothing. Options given after it still apply."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=False, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *_: Any) -> None:
+        namespace.smoke = True
+        namespace.repeat, namespace.limit = 1, 2
+        namespace.dataset = namespace.dataset[:1]
+
+
 def dataset_options(parser: argparse.ArgumentParser, repeat: int) -> None:
-    """`--repeat` (timings per page, the fastest kept), `--limit` and `--dataset`."""
+    """`--repeat` (timings per page, the fastest kept), `--limit`, `--dataset` and `--smoke`."""
     parser.add_argument("--repeat", type=int, default=repeat)
     parser.add_argument("--limit", type=int)
     parser.add_argument("--dataset", nargs="+", default=["scrapinghub", "readability"])
+    parser.add_argument("--smoke", action=SmokeRun, help="two pages, timed once: the script runs")
 
 
 def compared_packages(parser: argparse.ArgumentParser) -> tuple[argparse.Namespace, dict[str, ModuleType]]:
