@@ -222,7 +222,7 @@ def cmd_ca(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"readerproxy ca needs the cryptography package ({exc})", file=sys.stderr)
         return 2
-    from .web.settings import data_dir
+    from .web.datadir import data_dir
 
     print(describe(CertificateAuthority.load_or_create(ca_directory(data_dir()))))
     return 0

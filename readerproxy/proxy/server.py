@@ -40,6 +40,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from ..web.browser import CONNECTED, ClientGone
+from ..web.datadir import data_dir
 from ..web.fetch import (
     DECODABLE_ENCODINGS,
     REDIRECT_STATUSES,
@@ -1122,14 +1123,12 @@ def load_ca(settings: Settings) -> CertificateAuthority | None:
     """The local CA when `--intercept-https` is on (created on first use in the data directory)."""
     if not settings.intercept_https:
         return None
-    from ..web.settings import data_dir
     from .tls import CertificateAuthority, ca_directory
 
     return CertificateAuthority.load_or_create(ca_directory(data_dir()))
 
 
 def ca_path_hint() -> Path:
-    from ..web.settings import data_dir
     from .tls import CA_CERT_NAME, ca_directory
 
     return ca_directory(data_dir()) / CA_CERT_NAME

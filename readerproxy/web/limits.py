@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import ReaderproxyError
+from .datadir import data_dir
 
 log = logging.getLogger("readerproxy.web.limits")
 
@@ -84,8 +85,6 @@ def _secret_in(directory: str) -> bytes:
 
 def gateway_secret() -> bytes:
     """The secret of the data directory (`load_secret`), read once per process."""
-    from .settings import data_dir
-
     return _secret_in(str(data_dir()))
 
 

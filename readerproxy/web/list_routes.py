@@ -45,6 +45,7 @@ from ..engine.article import markdown_document
 from ..errors import ReaderproxyError, RequestError
 from .appkeys import READER, RENDERER, SETTINGS
 from .browser import CONNECTED
+from .datadir import data_dir
 from .epub import PICTURE_TYPES, Picture, article_xhtml_page, epub_book, image_sources
 from .images import IMAGES, snap_width
 from .list_import import MAX_FILE_BYTES, MAX_ITEMS, ImportFormatError, ImportItem, ImportJob, new_job
@@ -63,7 +64,6 @@ from .readinglist import (
     reading_list_spec,
     valid_id,
 )
-from .settings import data_dir
 from .templating import display_date, link_target, preferences
 
 READING_LIST = web.AppKey("reading_list", ReadingList)

@@ -23,14 +23,15 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..engine.convert import coerce
+from .browser import BrowserSettings
 from .cache import parse_cache_spec
+from .datadir import data_dir
 from .fetch import FetchSettings
-
-if TYPE_CHECKING:
-    from .browser import BrowserSettings
+from .forwarded import parse_trusted
+from .public import parse_public_url
 
 ENV_PREFIX = "READERPROXY_"
 #: Where article images come from (`Settings.images`).
@@ -188,13 +189,6 @@ class SettingsError(ValueError):
     """A setting that cannot be used (bad type, unknown name, unreadable config file)."""
 
 
-def data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The per-user data directory: $XDG_DATA_HOME/readerproxy or ~/.local/share/readerproxy."""
-    env = os.environ if env is None else env
-    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
-    return Path(base) / "readerproxy"
-
-
 def default_cache_spec(env: Mapping[str, str] | None = None) -> str:
     """The embedded default cache: SQLite in the per-user data directory."""
     return f"sqlite:{data_dir(env) / 'cache.sqlite3'}"
@@ -268,8 +262,6 @@ class Settings:
     def browser_settings(self) -> BrowserSettings:
         """The browser service's settings (ValueError for a pool size, timeout or budget out of
         range); the rendered DOM's HTML has the fetch's size cap."""
-        from .browser import BrowserSettings
-
         return BrowserSettings(
             executable=self.browser,
             pages=self.browser_pages,
@@ -511,9 +503,6 @@ LOG_FORMATS = ("text", "json")
 def check_front(settings: Settings) -> None:
     """`--trusted-proxies` (CIDRs), `--public-url` (an absolute http(s) URL) and `--log-format`,
     each refused with a line naming what is wrong rather than half-applied at start-up."""
-    from .forwarded import parse_trusted
-    from .public import parse_public_url
-
     try:
         parse_trusted(settings.trusted_proxies)
         parse_public_url(settings.public_url)
