@@ -350,7 +350,7 @@ class WorkerPool:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         # Last in, first out: the worker that answered last takes the next job while its caches and
-        # heap are warm, and the others stay small. For speed: A/B in docs/benchmarks.md ("Reader server").
+        # heap are warm, and the others stay small. For speed: docs/experiments.md ("Reader server").
         self._idle = asyncio.LifoQueue()
         workers = await asyncio.gather(
             *(loop.run_in_executor(self._threads, Worker) for _ in range(self.size))

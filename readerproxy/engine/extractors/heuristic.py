@@ -165,7 +165,7 @@ def negative_hint(value: str) -> bool:
 #: characters starts with one of its words of that length ("galleryitem", "slideshowwrap"; "stage"
 #: is not "tag"). Words any web developer would recognise, chosen before looking at pages. Twelve
 #: more categories (related, media, comment, share, subscribe, aside, ad, nav, tags, meta, content,
-#: title) were measured as block features and as rules and left out (docs/benchmarks.md, "Class and
+#: title) were measured as block features and as rules and left out (docs/experiments.md, "Class and
 #: id vocabulary as block features"); they are in the history if a rule needs one.
 CLASS_WORDS: dict[str, tuple[str, ...]] = {
     "gallery": (

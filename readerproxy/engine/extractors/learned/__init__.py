@@ -12,8 +12,8 @@ answer at the prior's threshold) and only while its parameter is not its "off" v
 The rules are data: `POST_RULES` is one table of `PostRule`s (name, page conditions, parameter and
 its off value, the blocks it finds and whether it drops or adds them), and `extract_learned` runs
 exactly that table. `readerproxy eval --ablate RULE` runs `auto` with a rule off (its parameter
-at its off value) beside `auto` and reports the difference. How each rule and its parameter were chosen, with the out-of-fold scores before and
-after and the dates, is in docs/rules.md.
+at its off value) beside `auto` and reports the difference. How each rule and its parameter were chosen, with the scores before and after, is in
+docs/rules.md.
 
 Where the rules keep too little text, the answer is `auto-heuristic`'s chain (heuristic, then accb,
 then all text), so a reader never gets an empty page.
