@@ -29,12 +29,9 @@ gets an error page. The core (`server.py`) does the same for an exception in any
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextvars
 import dataclasses
 import hashlib
-import hmac
 import json
 import logging
 import re
@@ -42,12 +39,12 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from html import escape as html_escape
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..engine.extraction import Extractor
 from ..errors import ReaderproxyError
+from ..web.auth import basic_matches
 from ..web.browser import CONNECTED, ClientGone
 from ..web.fetch import BodyDecoder, FetchError, media_type
 from ..web.images import route_images_to, saves_data
@@ -155,32 +152,6 @@ def simple_response(
 
 
 # ---- access control ----------------------------------------------------------------------------
-
-
-def configured_credentials(settings: Settings) -> str | None:
-    """ "USER:PASS" from `--auth`, or the first line of `--auth-file`; None when auth is off."""
-    if settings.auth:
-        value = settings.auth
-    elif settings.auth_file:
-        lines = Path(settings.auth_file).expanduser().read_text(encoding="utf-8").splitlines()
-        value = lines[0].strip() if lines else ""
-    else:
-        return None
-    if ":" not in value or not value.partition(":")[0]:
-        raise ValueError("credentials must be USER:PASS")
-    return value
-
-
-def basic_matches(authorization: str | None, credentials: str) -> bool:
-    """Whether a `Basic` authorization header carries exactly these credentials (constant time)."""
-    scheme, _, token = (authorization or "").strip().partition(" ")
-    if scheme.lower() != "basic":
-        return False
-    try:
-        given = base64.b64decode(token.strip(), validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return hmac.compare_digest(given, credentials.encode("utf-8"))
 
 
 #: The login ("USER:PASS") a flow's client authenticated with (`AuthAddon`): the reader's own

@@ -39,6 +39,7 @@ from urllib.parse import urljoin, urlsplit
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from ..web.auth import auth_logins, configured_credentials
 from ..web.browser import CONNECTED, ClientGone
 from ..web.datadir import data_dir
 from ..web.fetch import (
@@ -57,7 +58,6 @@ from ..web.fetch import (
 )
 from ..web.forwarded import normal_address, parse_trusted
 from ..web.limits import CLIENT_HEADER
-from ..web.settings import auth_logins
 from ..web.templating import Preferences
 from ..web.workers import CLIENT
 from .addons import (
@@ -68,7 +68,6 @@ from .addons import (
     MetricsAddon,
     ReaderAddon,
     RulesAddon,
-    configured_credentials,
     fall_back,
     host_list,
     reader_base,

@@ -45,8 +45,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 import aiohttp
 from markupsafe import Markup
 
+from ..web.auth import ARTICLE_HEADER, SAME_SITE_COOKIE, article_signature, configured_credentials
 from ..web.limits import CLIENT_HEADER, signed_client
-from ..web.logins import ARTICLE_HEADER, SAME_SITE_COOKIE, article_signature
 from ..web.templating import COOKIE_MAX_AGE, COOKIE_PREFIX, PREFERENCE_KEYS, preferences
 from .addons import (
     LIST_SAVE,
@@ -55,7 +55,6 @@ from .addons import (
     SETUP_HOSTS,
     SETUP_ORIGIN,
     Addon,
-    configured_credentials,
     flow_user,
     reader_base,
     recent_view,
@@ -582,7 +581,7 @@ class SetupAddon(Addon):
         self, flow: Flow, client: Client, url: str, tags: str, view: dict[str, Any]
     ) -> Response:
         """The reader server keeps the extraction this client's reader view of `url` showed
-        (`POST /api/list` with the signed article, `logins.article_signature`); then the saved
+        (`POST /api/list` with the signed article, `auth.article_signature`); then the saved
         copy, as after any Save."""
         body = json.dumps({"url": url, "tags": tags, "article": view}, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", ARTICLE_HEADER: article_signature(body)}
@@ -817,7 +816,7 @@ class SetupAddon(Addon):
         """The headers of a reading list change sent on to the reader server: its body's type,
         and, unless readerproxy checked it already (`trusted`), what the browser said of where it
         came from: `Sec-Fetch-Site`, `Origin` (readerproxy's own named as the reader server's, so
-        that it counts as its own pages') and the SameSite cookie (`logins.SAME_SITE_COOKIE`)."""
+        that it counts as its own pages') and the SameSite cookie (`auth.SAME_SITE_COOKIE`)."""
         request = flow.request
         headers = {
             "Content-Type": header(request.headers, "content-type") or "application/x-www-form-urlencoded"

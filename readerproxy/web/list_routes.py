@@ -15,7 +15,7 @@
 
 Saving reads the page the way `/read` does (`Reader.read`, with the reader's preferences), so a
 page `/read` has just shown is in the page and result caches and costs no fetch. Every entry is the
-requesting reader's (`logins.reader_key`); another reader's id is answered 404 like an unknown one.
+requesting reader's (`auth.reader_key`); another reader's id is answered 404 like an unknown one.
 
 Every POST must come from this server's own pages (`_same_site`). `Sec-Fetch-Site` decides when
 the browser sends it (same-origin or none); else an `Origin` naming another origin is refused 403.
@@ -44,12 +44,12 @@ from markupsafe import Markup, escape
 from ..engine.article import markdown_document
 from ..errors import ReaderproxyError, RequestError
 from .appkeys import READER, RENDERER, SETTINGS
+from .auth import ARTICLE_HEADER, SAME_SITE_COOKIE, article_signature, reader_key
 from .browser import CONNECTED
 from .datadir import data_dir
 from .epub import PICTURE_TYPES, Picture, article_xhtml_page, epub_book, image_sources
 from .images import IMAGES, snap_width
 from .list_import import MAX_FILE_BYTES, MAX_ITEMS, ImportFormatError, ImportItem, ImportJob, new_job
-from .logins import ARTICLE_HEADER, SAME_SITE_COOKIE, article_signature, reader_key
 from .public import public_of
 from .reader import ReadRequest, target_url
 from .readinglist import (
@@ -304,7 +304,7 @@ async def api_save(request: web.Request) -> web.Response:
 
 async def _save_signed(request: web.Request, signature: str) -> web.Response:
     """A save from proxy mode's gateway with the extraction its reader view showed (`url`,
-    `tags`, `article`), signed (`logins.article_signature`): kept as shown, nothing fetched."""
+    `tags`, `article`), signed (`auth.article_signature`): kept as shown, nothing fetched."""
     limit = request.app[SETTINGS].fetch.max_bytes
     raw = await request.content.read(limit + 1)
     if len(raw) > limit:

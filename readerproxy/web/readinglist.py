@@ -5,7 +5,7 @@ extraction result as `/read` has it: the article's HTML, title, site, byline, da
 word count and reading time, the view and its items, posts or facts), and the reader's own state:
 when it was saved, tags, how far it was read (0–1) and whether it is unread, read or archived.
 
-Entries belong to an owner (`logins.reader_key`: `user:NAME` with a login, `addr:ADDRESS`
+Entries belong to an owner (`auth.reader_key`: `user:NAME` with a login, `addr:ADDRESS`
 without): every method takes the owner, and an entry of another owner is never found, listed,
 changed or deleted (an unknown id and another reader's id look the same: None / False).
 

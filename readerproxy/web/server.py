@@ -38,6 +38,7 @@ from ..engine.article import markdown_document
 from ..engine.convert import parse_flag
 from ..errors import ReaderproxyError, RequestError
 from .appkeys import METRICS, READER, RENDERER, SETTINGS, parse_read_request
+from .auth import CREDENTIALS, install_auth, leave_open
 from .bodies import BODIES, install_bodies
 from .browser import CONNECTED
 from .compression import CODINGS, Encoded, negotiate
@@ -46,7 +47,6 @@ from .forwarded import TRUSTED, forwarded_middleware, parse_trusted
 from .images import install_images
 from .limits import CLIENT_HEADER, RateLimited, RateLimiter, client_key, shared_buckets
 from .list_routes import install_reading_list
-from .logins import USER, basic_user
 from .lru import LRU
 from .metrics import Metrics
 from .overlay_routes import compare_view, overlay_view, wants_blocks
@@ -54,7 +54,7 @@ from .public import public_of, rooted
 from .reader import Reader, algorithm_params, browser_unavailable_reason, target_url
 from .ready_pages import ReadyPage, ReadyPages, ready_key
 from .requestlog import configure_logging, metrics_instance, request_log_middleware
-from .settings import Settings, auth_logins
+from .settings import Settings
 from .templating import COOKIE_MAX_AGE, Preferences, Renderer, preferences, safe_base_url
 from .workers import CLIENT
 
@@ -119,9 +119,6 @@ LIMITED_PREFIXES = ("/read", "/api/", "/compare")
 RENDERED = web.AppKey("rendered", LRU[RenderedKey, Encoded])
 READY = web.AppKey("ready", ReadyPages)
 STATIC = web.AppKey("static", dict[str, Encoded])
-CREDENTIALS = web.AppKey("credentials", str)  # "USER:PASS" of --auth / --auth-file, read once
-#: Every login: --auth, or each line of --auth-file (`settings.auth_logins`), one per reader.
-LOGINS = web.AppKey("logins", tuple[str, ...])
 #: The proxy listener of proxy mode, once running (its setup addon answers /setup here too): a list,
 #: filled in by the cleanup context, as an application's state is set before it starts.
 PROXY = web.AppKey("proxy", list)
@@ -207,14 +204,9 @@ def create_app(settings: Settings) -> web.Application:
             "intercepting": settings.intercept_https,
         }
         share_setup(app, settings.port)
-    if settings.auth or settings.auth_file:
-        from ..proxy.addons import configured_credentials
-
-        credentials = configured_credentials(settings)
-        assert credentials is not None
-        app[CREDENTIALS] = credentials
-        app[LOGINS] = auth_logins(settings)
-        app.middlewares.append(auth_middleware)
+    install_auth(app, settings)  # --auth, --auth-file (auth.py)
+    # health checks carry no login; nor do browsers fetching the PAC file, nor a device being set up
+    leave_open(app, "/healthz", "/proxy.pac", "/setup", *SETUP_DOWNLOADS)
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", index, name="index")
     app.router.add_get("/read", read, name="read", allow_head=False)
@@ -328,29 +320,6 @@ async def proxy_pac(request: web.Request) -> web.Response:
             settings.host,
         ),
         content_type=PAC_TYPE,
-    )
-
-
-#: Routes open without credentials: health checks, and the PAC file (browsers fetch it without any).
-#: And the setup page of a device not yet on the proxy, with the CA certificate (`setup_page` says why).
-OPEN_PATHS = frozenset({"/healthz", "/proxy.pac", "/setup", *SETUP_DOWNLOADS})
-
-
-@web.middleware
-async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """`--auth`: HTTP Basic on the reader routes, with the proxy's credentials (any line of
-    `--auth-file`: the user is noted on the request, `logins.reader_key`)."""
-    if request.path in OPEN_PATHS:
-        return await handler(request)
-    logins: tuple[str, ...] = request.app[LOGINS]
-    user = basic_user(request.headers.get("Authorization"), logins)
-    if user is not None:
-        request[USER] = user
-        return await handler(request)
-    return web.Response(
-        status=401,
-        text="Authentication required.\n",
-        headers={"WWW-Authenticate": 'Basic realm="readerproxy", charset="UTF-8"'},
     )
 
 

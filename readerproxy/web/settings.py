@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.convert import coerce
+from .auth import LoginError, check_logins
 from .browser import BrowserSettings
 from .cache import parse_cache_spec
 from .datadir import data_dir
@@ -275,6 +276,14 @@ class Settings:
             max_memory=self.render_max_memory,
         )
 
+    def exposure(self) -> str | None:
+        """What lets other machines reach this server ("--host 0.0.0.0", "--lan"), or None when
+        only this machine can (a loopback --host): a login's password is then held to
+        `auth.MIN_PASSWORD` characters."""
+        if self.lan:
+            return "--lan"
+        return None if is_loopback_host(self.host) else f"--host {self.host}"
+
     @property
     def allow_private(self) -> bool:
         return self.fetch.allow_private
@@ -353,80 +362,13 @@ def lan_settings(settings: Settings, env: Mapping[str, str] | None = None) -> Se
     return dataclasses.replace(settings, **changes) if changes else settings
 
 
-#: The shortest password `--auth` may have when the server listens beyond this machine: the proxy
-#: and the reader routes are then behind HTTP Basic alone, which anyone on the network may try as
-#: often as they like (NIST SP 800-63B asks at least 8 characters of a memorised secret, 15 when it
-#: is the only factor; 12 is what a person still types on a phone).
-MIN_PASSWORD = 12
-
-
-def auth_lines(settings: Settings) -> list[tuple[str, str]]:
-    """The logins as (where, "USER:PASS"): `--auth`, or every line of `--auth-file` that is not
-    blank or a `#` comment (one reader each; each has a reading list of their own). SettingsError
-    for a file that cannot be read or whose first line is empty; [] when auth is off."""
-    if settings.auth:
-        return [("--auth", settings.auth)]
-    if not settings.auth_file:
-        return []
-    path = Path(settings.auth_file).expanduser()
-    source = f"--auth-file {settings.auth_file}"
-    try:
-        with path.open(encoding="utf-8") as file:
-            lines = file.read(MAX_AUTH_FILE_BYTES).splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise SettingsError(f"cannot read {source}: {reason}") from None
-    if not lines or not lines[0].strip():
-        raise SettingsError(f"{source} is empty: its first line must be USER:PASS")
-    found = [(source, lines[0].strip())]
-    for number, line in enumerate(lines[1:], start=2):
-        text = line.strip()
-        if text and not text.startswith("#"):
-            found.append((f"{source} line {number}", text))
-    return found
-
-
-#: The most of an `--auth-file` read (a few thousand logins).
-MAX_AUTH_FILE_BYTES = 256 * 1024
-
-
-def auth_logins(settings: Settings) -> tuple[str, ...]:
-    """Every "USER:PASS" login (`auth_lines`), checked by `check_auth` at start-up."""
-    return tuple(value for _, value in auth_lines(settings))
-
-
 def check_auth(settings: Settings) -> None:
-    """`--auth` (or each line of `--auth-file`) is USER:PASS with a user and a password, the
-    password at least `MIN_PASSWORD` characters on a host other machines can reach (`--lan` too,
-    which listens on the LAN's addresses whatever `--host` says); SettingsError with one line saying what is wrong otherwise (the value itself is never printed: it is a
-    password). A missing or unreadable `--auth-file` is refused here too, not at start-up, and so
-    is a user named twice."""
-    users: set[str] = set()
-    for source, value in auth_lines(settings):
-        _check_login(settings, source, value)
-        user = value.partition(":")[0]
-        if user in users:
-            raise SettingsError(f"{source}: the user {user!r} has a login already")
-        users.add(user)
-
-
-def _check_login(settings: Settings, source: str, value: str) -> None:
-    user, colon, password = value.partition(":")
-    if not colon:
-        problem = "no ':' between the user name and the password"
-    elif not user:
-        problem = "the user name before the ':' is empty"
-    elif not password:
-        problem = "the password after the ':' is empty"
-    elif len(password) < MIN_PASSWORD and (settings.lan or not is_loopback_host(settings.host)):
-        problem = (
-            f"the password has {len(password)} characters; on "
-            f"{'--lan' if settings.lan else f'--host {settings.host}'}, which other machines can reach, "
-            f"it needs at least {MIN_PASSWORD}"
-        )
-    else:
-        return
-    raise SettingsError(f"{source} must be USER:PASS: {problem}")
+    """The logins of `--auth` or `--auth-file` (`auth.check_logins` says what is asked of them),
+    SettingsError with one line saying what is wrong."""
+    try:
+        check_logins(settings)
+    except LoginError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def is_loopback_host(host: str) -> bool:

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
+from readerproxy.web.auth import auth_logins, basic_user
 from readerproxy.web.epub import epub_book, xhtml
-from readerproxy.web.logins import basic_user
 from readerproxy.web.readinglist import (
     Entry,
     Query,
@@ -33,7 +33,7 @@ from readerproxy.web.readinglist import (
     normal_tags,
     reading_list_spec,
 )
-from readerproxy.web.settings import Settings, SettingsError, auth_logins, check_auth
+from readerproxy.web.settings import Settings, SettingsError, check_auth
 
 ALICE = "user:alice"
 BOB = "user:bob"

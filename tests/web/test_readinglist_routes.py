@@ -476,7 +476,7 @@ async def test_a_signed_save_keeps_the_article_given_and_an_unsigned_one_is_refu
     """Proxy mode's gateway saves the extraction its reader view showed, signed with the data
     directory's secret; nothing is fetched (the address does not even resolve). A body whose
     signature does not hold is refused."""
-    from readerproxy.web.logins import ARTICLE_HEADER, article_signature
+    from readerproxy.web.auth import ARTICLE_HEADER, article_signature
 
     article = {"title": "As Shown", "html": "<p>Kept as the view showed it.</p>", "text": "Kept as shown."}
     body = json.dumps(
