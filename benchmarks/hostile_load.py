@@ -596,7 +596,10 @@ def main() -> None:
     parser.add_argument("--server-option", action="append", default=[], help="one more `serve` argument")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--serve-upstream", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="40 requests over 4 connections, memory cache")
     args = parser.parse_args()
+    if args.smoke:
+        args.requests, args.connections, args.limit, args.cache = 40, 4, 120.0, ["memory"]
     if args.serve_upstream:
         serve_upstream(args.serve_upstream)
         return

@@ -224,7 +224,10 @@ def main() -> int:
     parser.add_argument("--width", type=int, default=375)
     parser.add_argument("--scale", type=int, default=2)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--smoke", action="store_true", help="one page with images")
     args = parser.parse_args()
+    if args.smoke:
+        args.limit = 1
     rows = asyncio.run(run(args))
     if not rows:
         print("no page with images")

@@ -198,7 +198,10 @@ def main() -> None:
         "--addresses", type=int, default=1, help="client addresses the normal traffic comes from"
     )
     parser.add_argument("server_options", nargs="*", help="more `readerproxy serve` options (after --)")
+    parser.add_argument("--smoke", action="store_true", help="40 requests over 4 connections")
     args = parser.parse_args()
+    if args.smoke:
+        args.requests, args.connections, args.limit = 40, 4, 120.0
     upstream = Upstream()
     upstream.start()
     port = free_port()

@@ -76,11 +76,16 @@ async def one_round(
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--before", type=Path, required=True, help="source tree of the code to compare with")
+    parser.add_argument("--before", type=Path, help="source tree of the code to compare with (required)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--misses", type=int, default=40, help="misses per server and round")
     parser.add_argument("--accept-encoding", help='e.g. "br, gzip" (default: what aiohttp sends)')
+    parser.add_argument("--smoke", action="store_true", help="this tree against itself, one round of 3")
     args = parser.parse_args()
+    if args.smoke:
+        args.before, args.rounds, args.misses = args.before or REPO, 1, 3
+    elif args.before is None:
+        parser.error("--before is required")
     headers = {"Accept-Encoding": args.accept_encoding} if args.accept_encoding is not None else {}
     upstream, stop_upstream = start_upstream(page_bytes())
     started = {"before": start_tree(args.before.resolve()), "now": start_tree(REPO)}

@@ -156,7 +156,10 @@ def main() -> int:
     parser.add_argument("--out", help="write the hashes to this JSON file")
     parser.add_argument("--compare", help="compare with hashes written earlier by --out")
     parser.add_argument("--outputs-only", action="store_true", help="only auto's output hashes")
+    parser.add_argument("--smoke", action="store_true", help="two pages of the first dataset")
     args = parser.parse_args()
+    if args.smoke:
+        args.dataset, args.limit = args.dataset[:1], 2
     hashes: dict[str, str] = {}
     for name in args.dataset:
         for page in load_dataset(name, args.limit).pages:

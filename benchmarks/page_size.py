@@ -37,7 +37,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--limit", type=int)
     parser.add_argument("--algo", default="auto")
+    parser.add_argument("--smoke", action="store_true", help="two pages")
     args = parser.parse_args()
+    if args.smoke:
+        args.limit = 2
     renderer = Renderer()
     extractor = get_extractor(args.algo)
     params = extractor.make_params({})

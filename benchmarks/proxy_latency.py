@@ -231,7 +231,10 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=20)
     parser.add_argument("--sniff", action="store_true", help="the early decision over wcxb-dev instead")
     parser.add_argument("--repeat", action="store_true", help="repeat visits to articles instead")
+    parser.add_argument("--smoke", action="store_true", help="two requests of each kind, a 1 MB download")
     args = parser.parse_args()
+    if args.smoke:
+        args.requests, args.mb = 2, 1
     if args.sniff:
         sniff_corpus()
         return

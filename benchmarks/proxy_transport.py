@@ -116,7 +116,10 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--smoke", action="store_true", help="two requests of each kind")
     args = parser.parse_args()
+    if args.smoke:
+        args.requests = 2
     upstream = Upstream()
     upstream.start()
     with tempfile.TemporaryDirectory() as data:

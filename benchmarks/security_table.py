@@ -158,7 +158,12 @@ def main() -> int:
     parser.add_argument(
         "--check", action="store_true", help="only check that the docs match the tracked results"
     )
+    parser.add_argument("--smoke", action="store_true", help="collect and render, write nothing")
     args = parser.parse_args()
+    if args.smoke:
+        results = collect()
+        print(f"{len(results)} result sections, {len(render(results))} characters of tables (not written)")
+        return 0
     if args.check:
         results = json.loads(RESULTS.read_text())
         doc = DOC.read_text()

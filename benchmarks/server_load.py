@@ -255,7 +255,10 @@ def main() -> int:
         "--accept-encoding", default="", help='e.g. "br, gzip": what a browser sends (default: nothing)'
     )
     parser.add_argument("--bare", nargs=4, metavar=("PORT", "FILE", "TYPE", "CODING"), help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="one 1 s round over 4 connections, 3 misses")
     args = parser.parse_args()
+    if args.smoke:
+        args.duration, args.connections, args.rounds, args.misses, args.workers = 1, 4, 1, 3, [1]
     if args.bare:  # the reference handler's own process
         serve_bare(int(args.bare[0]), args.bare[1], args.bare[2], args.bare[3])
         return 0

@@ -68,7 +68,11 @@ def main() -> None:
     parser.add_argument("--kb", type=int, default=5120)
     parser.add_argument("--limit", type=float, default=600.0)
     parser.add_argument("--json", type=Path, help="write the numbers here too")
+    parser.add_argument("--smoke", action="store_true", help="two 64 KB pages and a 256 KB one")
     args = parser.parse_args()
+    if args.smoke:
+        args.pages, args.kb, args.limit = 2, 64, 120.0
+    big_kb = 256 if args.smoke else 9216  # the peak page
     upstream = Upstream()
     upstream.start()
     port = free_port()
@@ -110,7 +114,7 @@ def main() -> None:
         kids = children(server.pid)
         worker_before = {k: rss_kb(k, "VmHWM") for k in kids}
         main_before = rss_kb(server.pid)
-        status, _ = get(f"{base}/read?{urlencode({'url': upstream.url('/generated/nine?kb=9216')})}")
+        status, _ = get(f"{base}/read?{urlencode({'url': upstream.url(f'/generated/nine?kb={big_kb}')})}")
         worker_peak = max(
             (rss_kb(k, "VmHWM") - worker_before.get(k, 0) for k in children(server.pid)), default=0
         )

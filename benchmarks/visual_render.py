@@ -65,7 +65,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", action="append", help="scrapinghub, readability (repeatable)")
     parser.add_argument("--limit", type=int, default=40, help="pages per dataset")
+    parser.add_argument("--smoke", action="store_true", help="two pages of one dataset")
     args = parser.parse_args()
+    if args.smoke:
+        args.dataset, args.limit = (args.dataset or ["scrapinghub"])[:1], 2
     for name in args.dataset or ["scrapinghub", "readability"]:
         dataset = load_dataset(name, args.limit)
         pages = [(to_text(page.read_html()), page.url) for page in dataset]
