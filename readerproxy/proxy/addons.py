@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..engine.extraction import Extractor
+from ..engine.schema import bytes_types
 from ..errors import ReaderproxyError
 from ..web.auth import basic_matches
 from ..web.browser import CONNECTED, ClientGone
@@ -323,21 +324,15 @@ _HEAD_END = re.compile(rb"</head\b", re.IGNORECASE)
 _LD_SCRIPT = re.compile(
     rb"<script\b[^>]*\btype\s*=\s*[\"']?application/ld\+json[^>]*>(.*?)</script", re.IGNORECASE | re.DOTALL
 )
-_LD_TYPE = re.compile(rb'"@type"\s*:\s*(?:"([^"]{1,80})"|\[([^\]]{1,400})\])')
-_QUOTED = re.compile(rb'"([^"]{1,80})"')
 _OG_TYPE = re.compile(rb"<meta\b[^>]*\b(?:property|name)\s*=\s*[\"']og:type[\"'][^>]*>", re.IGNORECASE)
 _CONTENT = re.compile(rb"\bcontent\s*=\s*[\"']([^\"']{0,80})", re.IGNORECASE)
 
 
 def head_types(head: bytes) -> tuple[set[str], set[str]]:
     """The schema.org types named in the head's JSON-LD (lower case, without the vocabulary) and its
-    `og:type` values (lower case). Read without parsing the JSON, as `engine.pagekind` does."""
-    names: set[str] = set()
-    for block in _LD_SCRIPT.findall(head):
-        for single, many in _LD_TYPE.findall(block):
-            for name in [single] if single else _QUOTED.findall(many):
-                text = name.decode("ascii", "replace").rstrip("/")
-                names.add(text.rsplit("/", 1)[-1].rsplit(":", 1)[-1].strip().lower())
+    `og:type` values (lower case). Read without parsing the JSON, by the engine's reader
+    (`schema.bytes_types`, the one `engine.kind.pagekind` reads decoded text with)."""
+    names = {name for block in _LD_SCRIPT.findall(head) for name in bytes_types(block)}
     og = set()
     for tag in _OG_TYPE.findall(head):
         if (content := _CONTENT.search(tag)) is not None:

@@ -145,8 +145,7 @@ def test_an_earlier_date_shown_by_the_headline_wins_over_a_refresh(body: str, da
 
 
 def test_json_ld_is_parsed_once_and_read_through_a_cdata_wrapper() -> None:
-    from readerproxy.engine.metadata.dates import ld_objects
-    from readerproxy.engine.metadata.structured import parsed_json_ld
+    from readerproxy.engine.schema import page_objects, parsed_json_ld
 
     html, url = _page(
         '<script type="application/ld+json">  <![CDATA[ {"@context":"https://schema.org",'
@@ -155,7 +154,7 @@ def test_json_ld_is_parsed_once_and_read_through_a_cdata_wrapper() -> None:
     )
     doc = parse(html, url)
     assert parsed_json_ld(doc) is parsed_json_ld(doc)  # one parse for every reader
-    assert [item.get("@type") for item in ld_objects(doc)] == [None, "BlogPosting"]
+    assert [item.get("@type") for item in page_objects(doc)] == [None, "BlogPosting"]
     assert publication_day(doc) == "2021-03-04"
 
 

@@ -9,15 +9,9 @@ from selectolax.lexbor import LexborHTMLParser
 
 from readerproxy import extract
 from readerproxy.engine.metadata.dates import publication_day
-from readerproxy.engine.metadata.structured import (
-    MIN_WORDS,
-    ld_text,
-    load_json_ld,
-    missing_description,
-    parsed_json_ld,
-    product_description,
-)
+from readerproxy.engine.metadata.structured import MIN_WORDS, missing_description, product_description
 from readerproxy.engine.parse.document import parse
+from readerproxy.engine.schema import ld_text, load_json_ld, parsed_json_ld
 from readerproxy.engine.views.listing import json_ld_items
 
 DESCRIPTION = (

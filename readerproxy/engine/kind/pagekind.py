@@ -100,6 +100,7 @@ import numpy as np
 from ..._speedups import native
 from ..learn.model import TreeModel
 from ..parse.document import TEXT, Document, indices_of
+from ..schema import PAGE_KIND_GROUPS, text_types, type_name
 from .pagewords import BITS, SCHEME, WordModel, page_words
 
 #: The seven WCXB page types, in the model's class order.
@@ -126,58 +127,19 @@ SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "models" / "pagekind.np
 
 # -- structured data ----------------------------------------------------------------------------
 
-#: schema.org types (lower case) -> the feature they count towards.
-_SCHEMA_GROUPS: dict[str, str] = {}
-for _group, _names in {
-    "product": "product productgroup individualproduct productmodel vehicle car somproduct",
-    "offer": "offer aggregateoffer pricespecification unitpricespecification",
-    "rating": "aggregaterating review rating",
-    "recipe": "recipe",
-    "article": "article newsarticle blogposting reportagenewsarticle analysisnewsarticle opinionnewsarticle "
-    "backgroundnewsarticle reviewnewsarticle scholarlyarticle report liveblogposting socialmediaposting",
-    "tech": "techarticle apireference softwaresourcecode",
-    "forum": "discussionforumposting comment",
-    "qa": "qapage question answer",
-    "itemlist": "itemlist collectionpage searchresultspage offercatalog listitem",
-    "breadcrumb": "breadcrumblist",
-    "faq": "faqpage",
-    "org": "organization localbusiness corporation professionalservice service store homeandconstructionbusiness "
-    "legalservice medicalbusiness financialservice",
-    "software": "softwareapplication webapplication mobileapplication",
-    "event": "event course educationalorganization",
-    "howto": "howto",
-    "person": "person profilepage",
-    "webpage": "webpage aboutpage contactpage itempage",
-}.items():
-    for _name in _names.split():
-        _SCHEMA_GROUPS[_name] = _group
-SCHEMA_FEATURES = tuple(dict.fromkeys(_SCHEMA_GROUPS.values()))
-
-#: `"@type": "X"` or `"@type": ["X", "Y"]` in JSON-LD (read without parsing: cheaper, and broken
-#: JSON still names its types).
-_LD_TYPE = re.compile(r'"@type"\s*:\s*(?:"([^"]{1,80})"|\[([^\]]{1,400})\])')
-_QUOTED = re.compile(r'"([^"]{1,80})"')
-
-
-def _type_name(value: str) -> str:
-    """`https://schema.org/Product` or `schema:Product` -> `product`."""
-    return value.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].strip().lower()
+#: The page-kind features the page's schema.org types count towards (`schema.PAGE_KIND_GROUPS`).
+SCHEMA_FEATURES = tuple(dict.fromkeys(PAGE_KIND_GROUPS.values()))
 
 
 def structured_types(doc: Document) -> dict[str, int]:
-    """Per group of `_SCHEMA_GROUPS`, how many JSON-LD and microdata objects of its types the page has."""
+    """Per group of `schema.PAGE_KIND_GROUPS`, how many JSON-LD and microdata objects of its types
+    the page has (the JSON-LD's read without parsing: `schema.text_types`)."""
     counts: dict[str, int] = {}
-    names: list[str] = []
-    for raw in doc.json_ld:
-        for single, many in _LD_TYPE.findall(raw):
-            if single:
-                names.append(single)
-            else:
-                names.extend(_QUOTED.findall(many))
+    names: list[str] = [name for raw in doc.json_ld for name in text_types(raw)]
     for node in doc.tree.css("[itemtype]"):
         names.extend((node.attributes.get("itemtype") or "").split())
     for name in names:
-        group = _SCHEMA_GROUPS.get(_type_name(name))
+        group = PAGE_KIND_GROUPS.get(type_name(name))
         if group is not None:
             counts[group] = counts.get(group, 0) + 1
     return counts

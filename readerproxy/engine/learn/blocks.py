@@ -50,8 +50,8 @@ import numpy as np
 from ..._speedups import native
 from ..extraction import Extraction, block_columns
 from ..extractors.heuristic import ElementFeatures, features_of, tag_ids
-from ..metadata.structured import script_values
 from ..parse.document import TEXT, Document, code_points
+from ..schema import BLOCK_KIND_TYPES, script_values, text_types, walk
 
 #: Own tags that get a feature of their own (one-hot); any other tag leaves them all 0.
 OWN_TAGS = (
@@ -890,19 +890,10 @@ def structure_columns(
 
 
 #: JSON-LD `@type` values (schema.org) by page kind: what a page says it is, in any page's markup.
-LD_KINDS: dict[str, frozenset[str]] = {
-    "ld_product": frozenset(
-        "product productgroup offer aggregateoffer individualproduct productmodel".split()
-    ),
-    "ld_article": frozenset(
-        "article newsarticle blogposting report scholarlyarticle techarticle opinionnewsarticle "
-        "analysisnewsarticle reportagenewsarticle reviewnewsarticle liveblogposting socialmediaposting".split()
-    ),
-    "ld_discussion": frozenset("discussionforumposting qapage question answer comment".split()),
-    "ld_list": frozenset("itemlist collectionpage searchresultspage offercatalog".split()),
-}
-_LD_TYPE = re.compile(r'"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")')
-_LD_NAME = re.compile(r'"(?:[^"]*[/#:])?([A-Za-z]+)"')
+LD_KINDS = BLOCK_KIND_TYPES
+#: A type name the page-type features count: letters only, after any vocabulary prefix ending in
+#: "/", "#" or ":" (so "Web Page" or "Product/" count as no type, as the model was trained).
+_LD_NAME = re.compile(r"(?:.*[/#:])?([A-Za-z]+)", re.DOTALL)
 #: A heading that opens the readers' comments ("12 Comments", "Leave a Reply", "Kommentare"...).
 COMMENT_HEADING = re.compile(
     r"\b(comments?|responses?|replies|reactions|leave a reply|join the (?:conversation|discussion)|"
@@ -915,6 +906,8 @@ _IMAGE_TAGS = ("img", "picture", "svg")
 #: JSON-LD properties that hold a page's own text: an article's body, a product's or page's
 #: description, a post's or answer's text.
 LD_TEXT_KEYS = frozenset(("articleBody", "description", "text"))
+#: Deepest nesting of JSON-LD objects whose `LD_TEXT_KEYS` are read (`schema.walk`'s depth).
+LD_TEXT_DEPTH = 20
 #: Below this many words the JSON-LD text is a summary, not a body to compare blocks with.
 LD_BODY_MIN_WORDS = 50
 #: Text pieces (between tags) of fewer words are not looked up in the JSON-LD text.
@@ -923,42 +916,31 @@ _WORD = re.compile(r"\w+")
 
 
 def json_ld_types(doc: Document) -> set[str]:
-    """Lower-case schema.org type names of every `@type` in the page's JSON-LD (no JSON parsing: a
-    regular expression over the script bodies, so broken JSON-LD still says what the page is)."""
-    found: set[str] = set()
-    for raw in doc.json_ld:
-        for value in _LD_TYPE.findall(raw):
-            found.update(name.lower() for name in _LD_NAME.findall(value))
-    return found
+    """Lower-case schema.org type names of every `@type` in the page's JSON-LD (no JSON parsing:
+    `schema.text_types`, so broken JSON-LD still says what the page is), those of `_LD_NAME`'s form."""
+    return {
+        found[1].lower()
+        for raw in doc.json_ld
+        for name in text_types(raw)
+        if (found := _LD_NAME.fullmatch(name)) is not None
+    }
 
 
 def json_ld_text(doc: Document) -> str:
     """The page's own text as its JSON-LD gives it (`LD_TEXT_KEYS` anywhere in the objects), as
     lower-case words joined by single spaces; "" when it has fewer than `LD_BODY_MIN_WORDS` words.
     The strings are read as the scripts hold them, character references undecoded ("&quot;" gives
-    the word "quot"), as the shipped model was trained: decoded (`structured.ld_text`) without
+    the word "quot"), as the shipped model was trained: decoded (`schema.ld_text`) without
     retraining, 6 pages of the shared sets moved (warriorforum.com's thread lost its
     replies, shingle F1 0.78 -> 0.47, wcxb-dev -0.0003 out of fold, ScrapingHub +0.0001)."""
-    found: list[str] = []
-
-    def walk(node: object, depth: int) -> None:
-        if depth > 20:
-            return
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in LD_TEXT_KEYS and isinstance(value, str):
-                    found.append(value)
-                else:
-                    walk(value, depth + 1)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value, depth + 1)
-
-    for index, raw in enumerate(doc.json_ld):
-        if not any(f'"{key}"' in raw for key in LD_TEXT_KEYS):
-            continue
-        for value in script_values(doc, index):
-            walk(value, 0)  # no RecursionError: `walk` stops at depth 20
+    found = [
+        value
+        for index, raw in enumerate(doc.json_ld)
+        if any(f'"{key}"' in raw for key in LD_TEXT_KEYS)
+        for parsed in script_values(doc, index)
+        for key, value in walk(parsed, max_depth=LD_TEXT_DEPTH, members=True)
+        if key in LD_TEXT_KEYS and isinstance(value, str)
+    ]
     words = _WORD.findall(" ".join(found).lower())
     return " ".join(words) if len(words) >= LD_BODY_MIN_WORDS else ""
 

@@ -17,8 +17,9 @@ from typing import Any
 from ..kind.readability_rules import UNLIKELY_ROLES, unlikely_by_class_id
 from ..parse.document import Document, indices_of
 from ..parse.text import join_runs, runs_hit, squash
+from ..schema import ORGANISATION_TYPES, page_objects, type_values
 from ..views.thread import MIN_POSTS, Post, detect_engine, read_thread
-from .dates import headline_texts, ld_objects, meta_contents, parse_day
+from .dates import headline_texts, meta_contents, parse_day
 from .tags import clean_value
 
 #: Class or id words (and `rel`/`itemprop` values) that hint at a byline.
@@ -310,13 +311,10 @@ def _element_author(doc: Document) -> str | None:
     return None
 
 
-_ORGANISATION = re.compile(r"Organi[sz]ation|Corporation|NewsMedia|Brand|LocalBusiness|WebSite", re.I)
-
-
 def _is_organisation(value: Any) -> bool:
-    kinds = value.get("@type") if isinstance(value, dict) else None
-    kinds = kinds if isinstance(kinds, list) else [kinds]
-    return any(isinstance(k, str) and _ORGANISATION.search(k) for k in kinds)
+    """Whether a JSON-LD object's `@type` names an organisation (`schema.ORGANISATION_TYPES`)."""
+    kinds = type_values(value) if isinstance(value, dict) else []
+    return any(isinstance(k, str) and ORGANISATION_TYPES.search(k) for k in kinds)
 
 
 def ld_people(value: Any) -> tuple[str | None, bool]:
@@ -342,7 +340,8 @@ def ld_referenced(doc: Document, value: Any) -> Any:
     object of the page's JSON-LD with that `@id`; a list item by item. Other values are as given."""
     if isinstance(value, dict) and "name" not in value and isinstance(value.get("@id"), str):
         return next(
-            (item for item in ld_objects(doc) if item.get("@id") == value["@id"] and item is not value), value
+            (item for item in page_objects(doc) if item.get("@id") == value["@id"] and item is not value),
+            value,
         )
     if isinstance(value, list) and any(isinstance(v, dict) and "name" not in v for v in value):
         return [ld_referenced(doc, v) for v in value]
@@ -636,7 +635,7 @@ def author_names(
 
     def any_ld_author() -> tuple[str | None, bool]:
         fallback: tuple[str | None, bool] = (None, False)
-        for item in ld_objects(doc):
+        for item in page_objects(doc):
             value = item.get("author")
             entity = item.get("mainEntity")
             if value is None and isinstance(entity, dict):

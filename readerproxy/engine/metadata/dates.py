@@ -25,7 +25,7 @@ import numpy as np
 
 from ..parse.document import TEXT, Document, indices_of
 from ..parse.text import join_runs, runs_hit
-from .structured import parsed_json_ld
+from ..schema import page_objects
 
 #: <meta> names, properties and itemprops that state the publication time.
 PUBLISHED_META = (
@@ -167,22 +167,6 @@ def last_day(text: str | None) -> str | None:
         return None
     found = max(_days(text), default=None)
     return found[1] if found else None
-
-
-def ld_objects(doc: Document) -> Iterator[dict[str, Any]]:
-    """Every JSON-LD object of the page, @graph members and list items included (the scripts parsed
-    once per Document: `structured.parsed_json_ld`)."""
-    for parsed in parsed_json_ld(doc):
-        stack = [parsed]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, list):
-                stack.extend(reversed(item))
-            elif isinstance(item, dict):
-                yield item
-                graph = item.get("@graph")
-                if isinstance(graph, list):
-                    stack.extend(reversed(graph))
 
 
 def meta_contents(doc: Document) -> dict[str, str]:
@@ -587,7 +571,7 @@ def publication_day(
     one day after the address's date is the address's (`local_day`), and a day from the first
     post's shown day is the post's. `contents` is
     `meta_contents(doc)`, when the caller has it already."""
-    objects = list(ld_objects(doc))
+    objects = list(page_objects(doc))
     if contents is None:
         contents = meta_contents(doc)
     declared = _shown_declaration(doc, _declared_days(objects, contents, doc))

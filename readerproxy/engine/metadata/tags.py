@@ -11,17 +11,9 @@ from typing import Any
 
 from ..parse.document import Document
 from ..parse.text import squash
-from .structured import parsed_json_ld
+from ..schema import READABILITY_ARTICLE_TYPES, parsed_json_ld, type_values
 
 _WS = re.compile(r"\s+")
-#: Readability.js's jsonLdArticleTypes, alternation unanchored as there (a type containing one of
-#: these names counts).
-_ARTICLE_TYPES = re.compile(
-    r"^Article|AdvertiserContentArticle|NewsArticle|AnalysisNewsArticle|AskPublicNewsArticle|"
-    r"BackgroundNewsArticle|OpinionNewsArticle|ReportageNewsArticle|ReviewNewsArticle|Report|"
-    r"SatiricalArticle|ScholarlyArticle|MedicalScholarlyArticle|SocialMediaPosting|BlogPosting|"
-    r"LiveBlogPosting|DiscussionForumPosting|TechArticle|APIReference$"
-)
 _SCHEMA_ORG = re.compile(r"^https?://schema\.org/?$")
 _PROPERTY = re.compile(
     r"\s*(article|dc|dcterm|og|twitter)\s*:\s*(author|creator|description|published_time|title|site_name)\s*",
@@ -106,19 +98,18 @@ def _name_key(name: str) -> str | None:
     return _WS.sub("", name.lower()).replace(".", ":") if _NAME.match(name) else None
 
 
-def _is_article_type(kind: Any) -> bool:
-    kinds = kind if isinstance(kind, list) else [kind]
-    return any(isinstance(k, str) and _ARTICLE_TYPES.search(k) for k in kinds)
+def _is_article_type(item: dict[str, Any]) -> bool:
+    """Whether a JSON-LD object's `@type` names an article as Readability.js reads it: as written,
+    the vocabulary's URL included (`READABILITY_ARTICLE_TYPES`)."""
+    return any(isinstance(k, str) and READABILITY_ARTICLE_TYPES.search(k) for k in type_values(item))
 
 
 def json_ld_article(doc: Document) -> dict[str, Any]:
     """The first schema.org article-like object in the page's JSON-LD, or {} (Readability's rules;
-    the scripts parsed once per Document, `structured.parsed_json_ld`)."""
+    the scripts parsed once per Document, `schema.parsed_json_ld`)."""
     for parsed in parsed_json_ld(doc):
         if isinstance(parsed, list):
-            parsed = next(
-                (it for it in parsed if isinstance(it, dict) and _is_article_type(it.get("@type"))), None
-            )
+            parsed = next((it for it in parsed if isinstance(it, dict) and _is_article_type(it)), None)
         if not isinstance(parsed, dict):
             continue
         context = parsed.get("@context")
@@ -128,10 +119,8 @@ def json_ld_article(doc: Document) -> dict[str, Any]:
             continue
         graph = parsed.get("@graph")
         if not parsed.get("@type") and isinstance(graph, list):
-            parsed = next(
-                (it for it in graph if isinstance(it, dict) and _is_article_type(it.get("@type"))), None
-            )
-        if isinstance(parsed, dict) and _is_article_type(parsed.get("@type")):
+            parsed = next((it for it in graph if isinstance(it, dict) and _is_article_type(it)), None)
+        if isinstance(parsed, dict) and _is_article_type(parsed):
             return parsed
     return {}
 

@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..metadata.structured import ld_text, parsed_json_ld
 from ..parse.document import TEXT, Document
+from ..schema import ld_text, ld_types, parsed_json_ld, walk
 
 #: Deepest nesting of JSON-LD objects searched (a `@graph`, `mainEntity`, an `offers` list, ...).
 MAX_DEPTH = 12
@@ -272,26 +272,10 @@ def page_facts(doc: Document, text: str, kind: str) -> PageFacts:
 # --- JSON-LD ------------------------------------------------------------------------------------
 
 
-def _types(node: dict[str, Any]) -> list[str]:
-    kind = node.get("@type")
-    kinds = kind if isinstance(kind, list) else [kind]
-    return [k.rsplit("/", 1)[-1] for k in kinds if isinstance(k, str)]
-
-
-def _walk(node: Any, key: str = "", depth: int = 0) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every object, with the key of the nearest parent that says whose it is ("" at the top)."""
-    if depth > MAX_DEPTH:
-        return
-    if isinstance(node, dict):
-        yield key, node
-        for child_key, value in node.items():
-            inherited = child_key if child_key in OTHER_PRODUCT_KEYS else key
-            if child_key in ("@graph", "mainEntity", "mainEntityOfPage", "about", "itemReviewed"):
-                inherited = key
-            yield from _walk(value, inherited, depth + 1)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _walk(value, key, depth + 1)
+def _walk(objects: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every object, with the key of the nearest holder that says whose it is ("" at the top: the
+    page's own; `OTHER_PRODUCT_KEYS`), no deeper than `MAX_DEPTH`."""
+    return walk(objects, max_depth=MAX_DEPTH, marks=OTHER_PRODUCT_KEYS)
 
 
 def _text(value: Any) -> str | None:
@@ -453,7 +437,7 @@ def _main_product(objects: list[Any], title: str) -> dict[str, Any] | None:
     candidates: list[tuple[int, int, dict[str, Any]]] = []
     nested: list[dict[str, Any]] = []
     for order, (key, node) in enumerate(_walk(objects)):
-        if not any("Product" in t for t in _types(node)):
+        if not any("Product" in t for t in ld_types(node)):
             continue
         if key:
             nested.append(node)
@@ -490,13 +474,13 @@ def _variant_prices(product: dict[str, Any]) -> tuple[Price | None, Price | None
 def _standalone_rating(objects: list[Any], name: str) -> dict[str, Any] | None:
     """An AggregateRating on its own whose `itemReviewed` is the product (by name, or a Product)."""
     for _, node in _walk(objects):
-        if "AggregateRating" not in _types(node):
+        if "AggregateRating" not in ld_types(node):
             continue
         reviewed = node.get("itemReviewed")
         if isinstance(reviewed, dict):
             reviewed_name = _text(reviewed.get("name")) or ""
             if reviewed_name.lower() == name.lower() or (
-                not reviewed_name and any("Product" in t for t in _types(reviewed))
+                not reviewed_name and any("Product" in t for t in ld_types(reviewed))
             ):
                 return node
     return None
@@ -823,7 +807,7 @@ def _steps(value: Any, depth: int = 0) -> list[RecipeSection]:
     sections: list[RecipeSection] = []
     loose: list[str] = []
     for item in value:
-        if isinstance(item, dict) and ("HowToSection" in _types(item) or "ItemList" in _types(item)):
+        if isinstance(item, dict) and ("HowToSection" in ld_types(item) or "ItemList" in ld_types(item)):
             if loose:
                 sections.append(RecipeSection("", tuple(loose)))
                 loose = []
@@ -845,7 +829,7 @@ def recipe_facts(objects: list[Any], doc: Document | None = None) -> RecipeFacts
     """The page's first Recipe with ingredients or steps (None for none); its image made absolute
     against `doc` (and kept only as an http(s) URL: `web_url`)."""
     for _, node in _walk(objects):
-        if "Recipe" not in _types(node):
+        if "Recipe" not in ld_types(node):
             continue
         raw = node.get("recipeIngredient") or node.get("ingredients") or []
         ingredients = tuple(t for t in (_text(i) for i in (raw if isinstance(raw, list) else [raw])) if t)

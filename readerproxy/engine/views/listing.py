@@ -48,10 +48,10 @@ from typing import Any
 import numpy as np
 
 from ..metadata.dates import parse_day
-from ..metadata.structured import ld_text, ld_type_names, script_values, walk_ld
 from ..output import SAFE_SCHEMES, _image_sources, absolute_url, parse_srcset
 from ..parse.document import CLOSE, OPEN, TEXT, Document, indices_of
 from ..parse.text import squash
+from ..schema import ld_text, ld_types, objects, script_values
 from .actions import form_targets, is_action, is_control_label
 
 #: Page kinds that get the listing view.
@@ -650,7 +650,7 @@ def _srcset_choice(srcset: str) -> str | None:
 
 
 def _is_item_list(item: dict[str, Any]) -> bool:
-    return "ItemList" in ld_type_names(item) and "itemListElement" in item
+    return "ItemList" in ld_types(item) and "itemListElement" in item
 
 
 def _text(value: Any) -> str:
@@ -693,7 +693,7 @@ def json_ld_items(doc: Document) -> tuple[ListItem, ...]:
         for thing in (
             found
             for data in script_values(doc, index)
-            for found in walk_ld(data, ("@graph", "mainEntity", "hasPart", "about"), max_depth=8)
+            for found in objects(data, ("@graph", "mainEntity", "hasPart", "about"), max_depth=8)
         ):
             if not _is_item_list(thing):
                 continue

@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 from selectolax.lexbor import LexborNode
 
-from ..metadata.structured import ld_text, ld_type_names, script_values, walk_ld
 from ..output import (
     ALLOWED_TAGS,
     AS_DIV,
@@ -53,6 +52,7 @@ from ..output import (
 )
 from ..parse.document import TEXT, Document
 from ..parse.text import squash
+from ..schema import FORUM_POST_TYPES, OPENING_POST_TYPES, has_type, ld_text, objects, script_values
 from .posts import StructuralThread, find_thread
 
 #: Fewer posts than this and the page is shown as an article: one post is no thread.
@@ -834,7 +834,9 @@ def comments_for(
 
 # -- JSON-LD --------------------------------------------------------------------------------------
 
-_FORUM_TYPES = frozenset(("discussionforumposting", "comment", "answer", "question", "socialmediaposting"))
+#: Deepest reply to a reply read (`_json_ld_posts`). Not a walk of the data (`schema.walk`): a chain
+#: of replies under the keys that hold them, ending at an object that is no post.
+MAX_REPLY_DEPTH = 20
 
 
 def _ld_author(value: Any) -> str:
@@ -862,10 +864,10 @@ def _ld_post(item: dict[str, Any]) -> Post | None:
     )
 
 
+#: Where a page's posts are found in its JSON-LD: list items, a `@graph`, a page's `mainEntity`.
+_LD_FOLLOW = ("@graph", "mainEntity")
 #: Microdata of a thread's opening post (`_opening_post`: when the page has one, it is read).
 _OPENING_MICRODATA = "[itemtype$='/DiscussionForumPosting'], [itemtype$='/Question']"
-#: JSON-LD types of an opening post stated apart from its replies' microdata.
-_OPENING_TYPES = frozenset(("article", "discussionforumposting", "question", "socialmediaposting"))
 
 
 def _opening_post(doc: Document, replies: tuple[Post, ...]) -> Post | None:
@@ -880,8 +882,8 @@ def _opening_post(doc: Document, replies: tuple[Post, ...]) -> Post | None:
     for index, raw in enumerate(doc.json_ld):
         if "articleBody" not in raw and '"text"' not in raw:
             continue
-        for item in (found for data in script_values(doc, index) for found in walk_ld(data)):
-            if not ({name.lower() for name in ld_type_names(item)} & _OPENING_TYPES):
+        for item in (found for data in script_values(doc, index) for found in objects(data, _LD_FOLLOW)):
+            if not has_type(item, OPENING_POST_TYPES):
                 continue
             post = _ld_post(item)
             if post is not None and post.author and squash(post.text)[:200] not in shown:
@@ -895,7 +897,7 @@ def _json_ld_posts(doc: Document) -> tuple[Post, ...]:
     posts: list[Post] = []
 
     def add(item: dict[str, Any], depth: int) -> None:
-        if depth > 20 or not ({name.lower() for name in ld_type_names(item)} & _FORUM_TYPES):
+        if depth > MAX_REPLY_DEPTH or not has_type(item, FORUM_POST_TYPES):
             return
         post = _ld_post(item)
         if post is not None:
@@ -911,7 +913,7 @@ def _json_ld_posts(doc: Document) -> tuple[Post, ...]:
             name in raw for name in ("DiscussionForumPosting", "Comment", "Question", "SocialMediaPosting")
         ):
             continue
-        for item in (found for data in script_values(doc, index) for found in walk_ld(data)):
+        for item in (found for data in script_values(doc, index) for found in objects(data, _LD_FOLLOW)):
             add(item, 0)
         if len(posts) >= MIN_POSTS:
             break
