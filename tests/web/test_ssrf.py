@@ -117,6 +117,10 @@ REDIRECT_TARGETS = [
 
 ROWS: list[dict[str, Any]] = []
 
+#: Every test adds its rows to ROWS and rewrites ssrf.json: under pytest-xdist the module's tests run
+#: in one worker (`--dist loadgroup`), so the file holds all the rows, not one worker's share.
+pytestmark = pytest.mark.xdist_group("artifacts-ssrf")
+
 
 def record(**row: Any) -> None:
     ROWS.append(row)
