@@ -14,7 +14,8 @@ from . import __version__
 from . import _speedups as speedups
 from .api import algorithms, unavailable_algorithms
 from .engine.pipeline import process
-from .web.settings import SERVE_OPTIONS, Settings, SettingsError, load_settings
+from .proxy.settings import SERVE_OPTIONS, Settings, load_settings
+from .web.settings import SettingsError
 
 FORMATS = ("text", "html", "json", "markdown")
 
@@ -184,7 +185,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of `readerproxy serve`, made from settings.SERVE_OPTIONS: each with default and env var."""
+    """Options of `readerproxy serve`, made from `proxy/settings.SERVE_OPTIONS` (the reader server's
+    and proxy mode's, `app.py` composes them): each with default and env var."""
     defaults = Settings()
     for option in SERVE_OPTIONS:
         if option.name == "config":
@@ -209,7 +211,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"readerproxy serve: {exc}", file=sys.stderr, flush=True)
         return 2
-    from .web.server import run  # aiohttp and the app are only needed here
+    from .app import run  # the reader server and proxy mode are only needed here
 
     run(settings)
     return 0

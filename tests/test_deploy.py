@@ -339,8 +339,8 @@ def test_chromium_variant_flags(tmp_path: Path) -> None:
 def test_deploy_command_lines_are_real_options() -> None:
     """The options the unit, the compose file and the containers pass to `readerproxy serve` are
     options it has, with values it takes (the parser and settings readerproxy itself uses)."""
+    from readerproxy.app import SERVE_OPTIONS, load_settings
     from readerproxy.cli import build_parser
-    from readerproxy.web.settings import SERVE_OPTIONS, load_settings
 
     compose = (DEPLOY / "compose.yaml").read_text()
     (command,) = re.findall(r'^\s*command: (\["serve".*\])$', compose, re.M)

@@ -60,8 +60,8 @@ if TYPE_CHECKING:
 
     from ..web.metrics import Metrics
     from ..web.reader import Reader
-    from ..web.settings import Settings
     from ..web.templating import Renderer
+    from .settings import Settings
     from .store import Client, ProxyStore
 
 #: The way-back marker: a query item on the original's URL in every proxied reader view.

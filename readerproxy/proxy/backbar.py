@@ -49,8 +49,8 @@ from .setup import with_query_item
 
 if TYPE_CHECKING:
     from ..web.reader import Reader
-    from ..web.settings import Settings
     from ..web.templating import Renderer
+    from .settings import Settings
     from .store import ProxyStore
 
 STYLESHEET = "backbar.css"

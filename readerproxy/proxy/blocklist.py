@@ -41,7 +41,7 @@ from .flow import Flow, Outcome, valid_host
 from .intercept import HostPattern, split_patterns
 
 if TYPE_CHECKING:
-    from ..web.settings import Settings
+    from .settings import Settings
 
 log = logging.getLogger("readerproxy.proxy")
 

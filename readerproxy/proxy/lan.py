@@ -36,7 +36,7 @@ from . import addresses
 if TYPE_CHECKING:
     from segno import QRCode
 
-    from ..web.settings import Settings
+    from .settings import Settings
 
 #: The user name of a generated login (the password is what keeps others out).
 LOGIN_USER = "reader"

@@ -91,6 +91,7 @@ from .flow import (
 )
 from .http1 import HEAD_TIMEOUT, BodyTooLarge, ClientConnection, LocalProtocolError, client_starts_tls
 from .intercept import InterceptPolicy
+from .lan import listen_hosts
 from .proxyprotocol import HEADER_TIMEOUT, ProxyProtocolError, read_header
 from .requestlog import RequestLogAddon
 from .setup import SETUP_TUNNEL, SetupAddon, SiteCookiesAddon, config_rules, user_of
@@ -100,8 +101,8 @@ from .upgrade import UpgradeFailed, is_websocket, relay
 if TYPE_CHECKING:
     from ..web.metrics import Metrics
     from ..web.reader import Reader
-    from ..web.settings import Settings
     from ..web.templating import Renderer
+    from .settings import Settings
     from .tls import CertificateAuthority
 
 log = logging.getLogger("readerproxy.proxy")
@@ -1131,3 +1132,29 @@ def ca_path_hint() -> Path:
     from .tls import CA_CERT_NAME, ca_directory
 
     return ca_directory(data_dir()) / CA_CERT_NAME
+
+
+@contextlib.asynccontextmanager
+async def proxy_listener(
+    settings: Settings, reader: Reader, renderer: Renderer, metrics: Metrics
+) -> AsyncIterator[ProxyServer]:
+    """The proxy listening on settings.host:settings.proxy_port until the block ends."""
+    assert settings.proxy_port is not None
+    proxy = ProxyServer(settings, reader, renderer, metrics, ca=load_ca(settings))
+    hosts = listen_hosts(settings)  # --lan: loopback and the LAN addresses
+    # with --workers N every server process runs a proxy listener on the one port (SO_REUSEPORT)
+    await proxy.start(
+        hosts[0] if len(hosts) == 1 else hosts,
+        settings.proxy_port,
+        reuse_port=getattr(settings, "workers", 1) > 1,
+    )
+    log.info(
+        "proxy listening on %s:%d%s",
+        ", ".join(hosts),
+        proxy.port,
+        " (intercepting HTTPS)" if proxy.ca is not None else "",
+    )
+    try:
+        yield proxy
+    finally:
+        await proxy.close()

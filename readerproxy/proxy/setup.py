@@ -79,8 +79,8 @@ from .store import (
 if TYPE_CHECKING:
     from cryptography import x509
 
-    from ..web.settings import Settings
     from ..web.templating import Preferences, Renderer
+    from .settings import Settings
     from .tls import CertificateAuthority
 
 #: The setup page's one script (static/setup-check.js) loads the HTTPS check image, which only a

@@ -6,30 +6,26 @@
 - Route handlers are thin: they parse the request into a `reader.ReadRequest`, call the `Reader`
   (the request layer in `reader.py`, which proxy mode shares), and render its `ReadResult` as HTML,
   Markdown, text or JSON.
-- `run(settings)` serves until SIGINT/SIGTERM; `readerproxy serve` (cli.py) calls it.
+- The parts of serving that are the reader server's: the graceful stop (`Drain`, `shut_down`), the
+  hardened connection handler (`harden_protocol`), `return_freed_memory`. `readerproxy/app.py` runs
+  the application, with proxy mode when asked (`readerproxy serve` calls its `run`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ctypes
 import dataclasses
-import gc
 import json
 import logging
-import multiprocessing
 import os
-import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from http import HTTPStatus
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web, web_protocol
-from markupsafe import Markup
 
 from .. import __version__
 from .. import _speedups as speedups
@@ -50,10 +46,10 @@ from .list_routes import install_reading_list
 from .lru import LRU
 from .metrics import Metrics
 from .overlay_routes import compare_view, overlay_view, wants_blocks
-from .public import public_of, rooted
+from .public import public_of
 from .reader import Reader, algorithm_params, browser_unavailable_reason, target_url
 from .ready_pages import ReadyPage, ReadyPages, ready_key
-from .requestlog import configure_logging, metrics_instance, request_log_middleware
+from .requestlog import metrics_instance, request_log_middleware
 from .settings import Settings
 from .templating import COOKIE_MAX_AGE, Preferences, Renderer, preferences, safe_base_url
 from .workers import CLIENT
@@ -119,9 +115,6 @@ LIMITED_PREFIXES = ("/read", "/api/", "/compare")
 RENDERED = web.AppKey("rendered", LRU[RenderedKey, Encoded])
 READY = web.AppKey("ready", ReadyPages)
 STATIC = web.AppKey("static", dict[str, Encoded])
-#: The proxy listener of proxy mode, once running (its setup addon answers /setup here too): a list,
-#: filled in by the cleanup context, as an application's state is set before it starts.
-PROXY = web.AppKey("proxy", list)
 #: Seconds a client is asked to wait by the 503 of a request cut short by shutdown.
 SHUTDOWN_RETRY_AFTER = 5
 #: Seconds the requests cut short at shutdown are given to send their 503.
@@ -195,18 +188,8 @@ def create_app(settings: Settings) -> web.Application:
     metrics.limits.labels("rate_limit_per_second").set(settings.rate_limit)
     metrics.limits.labels("rate_burst").set(settings.rate_burst)
     app.cleanup_ctx.append(_reader_resources)
-    if settings.proxy_port is not None:  # proxy mode: its own listener (readerproxy/proxy/server.py says why)
-        app[PROXY] = []
-        app.cleanup_ctx.append(_proxy_resources)
-        # the landing page points proxy clients at http://readerproxy/ (readerproxy/proxy/setup.py)
-        app[RENDERER].env.globals["proxy_mode"] = {
-            "port": settings.proxy_port,
-            "intercepting": settings.intercept_https,
-        }
-        share_setup(app, settings.port)
     install_auth(app, settings)  # --auth, --auth-file (auth.py)
-    # health checks carry no login; nor do browsers fetching the PAC file, nor a device being set up
-    leave_open(app, "/healthz", "/proxy.pac", "/setup", *SETUP_DOWNLOADS)
+    leave_open(app, "/healthz")  # health checks carry no login
     app.on_response_prepare.append(_security_headers)
     app.router.add_get("/", index, name="index")
     app.router.add_get("/read", read, name="read", allow_head=False)
@@ -216,11 +199,6 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_post("/api/extract", api_extract_post, name="api_extract_post")
     app.router.add_get("/healthz", healthz, name="healthz")
     app.router.add_get("/compare", compare_view, name="compare")
-    app.router.add_get("/proxy.pac", proxy_pac, name="proxy_pac")
-    if settings.proxy_port is not None:  # a device not yet on the proxy is set up here (proxy/lan.py)
-        app.router.add_get("/setup", setup_page, name="setup")
-        for path in SETUP_DOWNLOADS:
-            app.router.add_get(path, setup_download)
     app.router.add_get("/metrics", metrics_handler, name="metrics")
     app.router.add_get("/static/{name}", static, name="static")
     app.router.add_get("/favicon.ico", favicon, name="favicon")
@@ -233,94 +211,6 @@ def create_app(settings: Settings) -> web.Application:
 async def _reader_resources(app: web.Application) -> AsyncIterator[None]:
     async with app[READER].opened():
         yield
-
-
-async def _proxy_resources(app: web.Application) -> AsyncIterator[None]:
-    from ..proxy import proxy_listener
-
-    renderer = app[RENDERER].unrooted()  # the proxy's pages are never under --public-url's prefix
-    async with proxy_listener(app[SETTINGS], app[READER], renderer, app[METRICS]) as proxy:
-        app[PROXY].append(proxy)
-        try:
-            yield
-        finally:
-            app[PROXY].remove(proxy)
-
-
-def share_setup(app: web.Application, reader_port: int) -> None:
-    """The landing page's QR code of the setup page (`proxy/lan.py`), for the reader server on
-    `reader_port`: none when the port is not known yet (0) or no other device reaches this server.
-    The proxy's own setup page makes the same code from the same settings."""
-    from ..proxy.lan import qr_svg, share_url
-
-    mode = app[RENDERER].env.globals.get("proxy_mode")
-    if not isinstance(mode, dict):
-        return
-    url = share_url(app[SETTINGS], reader_port) if reader_port else None
-    mode["setup_url"] = url
-    mode["setup_qr"] = Markup(qr_svg(url)) if url else None
-
-
-#: The CA certificate's downloads, served on the reader server too for the setup page (`/setup`).
-SETUP_DOWNLOADS = ("/ca.pem", "/ca.crt", "/ca.cer", "/readerproxy.mobileconfig")
-
-
-def _setup_addon(request: web.Request) -> Any:
-    from ..proxy.setup import SetupAddon
-
-    running = request.app.get(PROXY) or [None]
-    for addon in getattr(running[0], "addons", ()):
-        if isinstance(addon, SetupAddon):
-            return addon
-    raise web.HTTPNotFound(reason="the proxy is not running")
-
-
-async def setup_page(request: web.Request) -> web.Response:
-    """GET /setup: the proxy's setup page for a device that does not use the proxy yet (the QR
-    code of `--lan` opens it): how to set the proxy and the certificate. Open without the login,
-    like the PAC file: it holds the proxy's address, which the device has, and the CA certificate,
-    which is public; preferences and site rules wait for http://readerproxy/ through the proxy."""
-    addon = _setup_addon(request)
-    local = request.transport.get_extra_info("sockname") if request.transport else None
-    host = str(local[0]).removeprefix("::ffff:") if local else request.app[SETTINGS].host
-    if (public := public_of(request.app[SETTINGS])) is not None:
-        host = public.host
-    response = addon.direct_page(host, request.headers.get("User-Agent"))
-    body = rooted(response.body.decode("utf-8"), public.prefix).encode() if public else response.body
-    return web.Response(status=response.status, body=body, headers=dict(response.headers))
-
-
-async def setup_download(request: web.Request) -> web.Response:
-    """The CA certificate in a device's format, for the setup page on the reader server."""
-    addon = _setup_addon(request)
-    if request.path not in addon.downloads:
-        raise web.HTTPNotFound(reason="HTTPS interception is off (--intercept-https): no CA")
-    body, content_type, name = addon.downloads[request.path]
-    return web.Response(
-        body=body,
-        headers={
-            "Content-Type": content_type,
-            "Content-Disposition": f'attachment; filename="{name}"',
-            "Cache-Control": "no-store",
-        },
-    )
-
-
-async def proxy_pac(request: web.Request) -> web.Response:
-    """GET /proxy.pac: a PAC file pointing at this server's proxy listener (404 without --proxy-port)."""
-    settings = request.app[SETTINGS]
-    if settings.proxy_port is None:
-        raise web.HTTPNotFound(reason="proxy mode is off (--proxy-port)")
-    from ..proxy.pac import PAC_TYPE, pac_file
-
-    return web.Response(
-        text=pac_file(
-            public.host if (public := public_of(settings)) else request.headers.get("Host"),
-            settings.proxy_port,
-            settings.host,
-        ),
-        content_type=PAC_TYPE,
-    )
 
 
 async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
@@ -802,40 +692,11 @@ def encoded_response(
 
 
 # --------------------------------------------------------------------------------------------
-# Running the server (`readerproxy serve` parses its options in cli.py and calls `run`).
+# Serving: `readerproxy/app.py` runs the application (with proxy mode when asked); these are the
+# reader server's parts of it.
 
 
-def run(settings: Settings) -> None:
-    """Serve until SIGINT or SIGTERM; print the address to open once listening."""
-    configure_logging(settings)
-    settings, login = _lan_login(settings)
-    if settings.workers > 1:
-        _run_workers(settings, login)
-        return
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_until_stopped(settings, login=login))
-
-
-def _lan_login(settings: Settings) -> tuple[Settings, Any]:
-    """`--lan`: its login file created when missing (`proxy/lan.py`), and how the start-up lines
-    speak of the login (`lan.Login`); None without `--lan`. A `--lan` server never starts without
-    a login, however its settings were made (`lan_settings` is applied again: it is idempotent)."""
-    if not settings.lan:
-        return settings, None
-    from ..proxy import lan
-    from .settings import lan_settings
-
-    settings = lan_settings(settings)
-    created = None
-    if not settings.auth and settings.auth_file is not None:
-        credentials, new = lan.ensure_login(Path(settings.auth_file).expanduser())
-        created = credentials if new else None
-    if not (settings.auth or settings.auth_file):  # cannot happen after lan_settings: never open
-        raise SystemExit("readerproxy serve --lan: no login")
-    return settings, lan.login_note(settings, created)
-
-
-def _return_freed_memory() -> None:
+def return_freed_memory() -> None:
     """On glibc: give page-sized buffers their own mappings, returned to the system when freed.
 
     Fetched pages, results and rendered pages are buffers of 100 KB and more. By default glibc
@@ -853,108 +714,7 @@ def _return_freed_memory() -> None:
         pass
 
 
-def _run_workers(settings: Settings, login: Any = None) -> None:
-    """`--workers N`: N server processes on one port (SO_REUSEPORT: the kernel spreads connections),
-    as aiohttp deployments do, sharing the persistent cache (and its cross-process single flight,
-    see pages.PageStore). This process supervises them: SIGINT/SIGTERM stop them all."""
-    if settings.port == 0:
-        raise SystemExit("readerproxy serve: --workers needs a fixed --port")
-    if settings.cache == "memory":
-        log.warning("--workers with a memory cache: each worker keeps its own cache")
-    context = multiprocessing.get_context("spawn")
-    processes = [
-        context.Process(target=_worker, args=(settings, index, login), name=f"readerproxy-worker-{index}")
-        for index in range(settings.workers)
-    ]
-    stopping = False
-
-    def stop(signum: int, frame: Any) -> None:
-        nonlocal stopping
-        stopping = True
-
-    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        for process in processes:
-            process.start()
-        while not stopping and all(process.is_alive() for process in processes):
-            time.sleep(0.2)
-    finally:
-        for process in processes:
-            if process.is_alive() and process.pid is not None:
-                os.kill(process.pid, signal.SIGTERM)
-        for process in processes:  # each lets its requests finish (`Drain`), then stops
-            process.join(timeout=settings.shutdown_timeout + 5.0)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-
-def _worker(settings: Settings, index: int, login: Any = None) -> None:
-    """One of `--workers` server processes (started by spawn: a fresh interpreter)."""
-    configure_logging(settings, prefix=f"worker-{index} ")
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor stops us with SIGTERM
-    asyncio.run(_serve_until_stopped(settings, reuse_port=True, announce=index == 0, login=login))
-
-
-async def _serve_until_stopped(
-    settings: Settings, *, reuse_port: bool = False, announce: bool = True, login: Any = None
-) -> None:
-    app = create_app(settings)
-    # keepalive_timeout also bounds the wait for a new connection's first request line and headers;
-    # the runner's own shutdown wait is short: `Drain` has let the requests in flight finish by then
-    runner = web.AppRunner(
-        app,
-        access_log=None,
-        handle_signals=False,
-        keepalive_timeout=settings.header_timeout,
-        shutdown_timeout=1.0,
-    )
-    await runner.setup()
-    _harden_protocol(runner)
-    from ..proxy.lan import listen_hosts, startup_lines
-
-    hosts = listen_hosts(settings)  # --lan: loopback and the LAN addresses
-    for each in hosts:
-        site = web.TCPSite(runner, each, settings.port, reuse_port=reuse_port or None)
-        await site.start()
-    if runner.addresses:  # the landing page's QR code, now that the port is known
-        share_setup(app, runner.addresses[0][1])
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    for address in runner.addresses if announce else ():
-        host, port = address[0], address[1]
-        shown = f"[{host}]" if ":" in host else host
-        print(
-            f"readerproxy {__version__}: open http://{shown}:{port}/ in a browser "
-            f"(cache {settings.cache}{', private addresses allowed' if settings.allow_private else ''}; "
-            f"{f'{settings.workers} workers; ' if settings.workers > 1 else ''}Ctrl+C stops)",
-            flush=True,
-        )
-        if settings.proxy_port is not None and not settings.lan:  # real addresses, never a placeholder
-            from ..proxy.addresses import proxy_lines
-
-            print("\n".join(proxy_lines(host, settings.proxy_port, port)), flush=True)
-    if announce and settings.lan and runner.addresses:  # once, after the lines of every address
-        lan_login = login or _lan_login(settings)[1]
-        found = None if settings.host in ("0.0.0.0", "::", "") else hosts[1:]  # None: look them up
-        lines = startup_lines(settings, runner.addresses[0][1], lan_login, found)
-        print("\n".join(lines), flush=True)
-    # Everything imported and built so far lives for the whole process: keep it out of the garbage
-    # collector's scans (shorter pauses, a steadier p99 under load).
-    gc.collect()
-    gc.freeze()
-    _return_freed_memory()
-    try:
-        await stop.wait()
-    finally:
-        await _stop(runner, app, settings.shutdown_timeout)
-
-
-async def _stop(runner: web.AppRunner, app: web.Application, timeout: float) -> None:
+async def shut_down(runner: web.AppRunner, app: web.Application, timeout: float) -> None:
     """Stop serving: no new connections, idle ones closed, requests in flight given `timeout`
     seconds and then answered 503 (`Drain`); then the workers, the resources and the rest."""
     drain = app[DRAIN]
@@ -1000,7 +760,7 @@ class _HardenedServer(web.Server):
         return _HardenedHandler(self, loop=self._loop, **self._kwargs)
 
 
-def _harden_protocol(runner: web.AppRunner) -> None:
+def harden_protocol(runner: web.AppRunner) -> None:
     """Make the runner's low-level server hand connections to `_HardenedHandler`."""
     server = runner.server
     if server is not None and type(server) is web.Server:

@@ -2,8 +2,9 @@
 
 `Settings` is a frozen dataclass composing the fetcher's `FetchSettings`. `load_settings` merges
 the sources in that order of precedence; every top-level option has an environment variable
-(`READERPROXY_HOST`, `_PORT`, `_CACHE`, `_ALLOW_PRIVATE`, `_CONFIG`, … : see `SERVE_OPTIONS`). The config file may set any
-`Settings` field at the top level and any `FetchSettings` field in a `[fetch]` table:
+(`READERPROXY_HOST`, `_PORT`, `_CACHE`, `_ALLOW_PRIVATE`, `_CONFIG`, … : see `READER_OPTIONS`). The
+config file may set any `Settings` field at the top level and any `FetchSettings` field in a
+`[fetch]` table:
 
     host = "0.0.0.0"
     port = 8080
@@ -11,19 +12,22 @@ the sources in that order of precedence; every top-level option has an environme
     [fetch]
     allow_private = false
     total_timeout = 15.0
+
+Proxy mode extends both: `proxy/settings.py` declares its options and fields, and its `Settings`
+(this one's fields and proxy mode's) is the one `readerproxy serve` loads (`settings_from`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
-import re
 import tomllib
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self, TypeVar
 
 from ..engine.convert import coerce
 from .auth import LoginError, check_logins
@@ -56,9 +60,10 @@ class ServeOption:
         return ENV_PREFIX + self.name.upper()
 
 
-#: Every option of `readerproxy serve`, in --help order. The command line, the environment variables
-#: and the help text are all made from this table.
-SERVE_OPTIONS: tuple[ServeOption, ...] = (
+#: The reader server's options, in --help order (proxy mode's are declared in `proxy/settings.py`
+#: and join these there, as `SERVE_OPTIONS`). The command line, the environment variables and the
+#: help text are all made from the table.
+READER_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption("host", "address to listen on", "ADDR"),
     ServeOption("port", "port to listen on", "PORT"),
     ServeOption("cache", "memory | sqlite:PATH | redis://HOST:PORT/DB", "SPEC"),
@@ -91,55 +96,12 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
         "SECONDS",
     ),
     ServeOption(
-        "proxy_port", "also listen as a browser proxy on this port (proxy mode; off by default)", "PORT"
-    ),
-    ServeOption(
         "auth", "USER:PASS required from proxy clients (Proxy-Authorization) and reader routes", "USER:PASS"
     ),
     ServeOption(
         "auth_file",
         "file of USER:PASS lines, one per reader (instead of --auth); each has its own list",
         "FILE",
-    ),
-    ServeOption("insecure_open_proxy", "allow a proxy on a non-loopback address without --auth"),
-    ServeOption(
-        "lan",
-        "home network: proxy and reader on this machine's LAN addresses, with a login (generated and "
-        "kept in the data directory when no --auth is given), a QR code of the setup page",
-    ),
-    ServeOption(
-        "intercept_https", "decrypt HTTPS with a local CA (see `readerproxy ca`) to show reader views"
-    ),
-    ServeOption(
-        "resolve", "HOST:IP[,HOST:IP…] host names mapped to addresses inside the proxy (tests)", "MAP"
-    ),
-    ServeOption(
-        "upstream_ca", "extra CA certificates (PEM) trusted for upstream HTTPS in proxy mode", "FILE"
-    ),
-    ServeOption(
-        "intercept_hosts",
-        "with --intercept-https, decrypt only these hosts (globs, or regexes on host:port; see README)",
-        "PATTERNS",
-    ),
-    ServeOption("ignore_hosts", "never decrypt these hosts: a plain tunnel (patterns as above)", "PATTERNS"),
-    ServeOption(
-        "reader_wait",
-        "seconds a page's body may take to arrive before it streams through as the original",
-        "SECONDS",
-    ),
-    ServeOption(
-        "upgrade_https",
-        "for plain-HTTP clients: fetch https:// when a site redirects there, serve it over http",
-    ),
-    ServeOption(
-        "block_hosts",
-        "proxy: refuse these hosts (403; ad and tracker servers): names with their subdomains, globs, regexes",
-        "PATTERNS",
-    ),
-    ServeOption(
-        "block_lists",
-        "proxy: files of hosts to refuse: hosts files, domain lists or ||host^ rules (EasyList, uBlock)",
-        "FILES",
     ),
     ServeOption("browser", "Chromium for algorithm visual and render=1 (started on first use)", "PATH"),
     ServeOption("browser_pages", "pages the browser renders at once", "N"),
@@ -182,8 +144,10 @@ SERVE_OPTIONS: tuple[ServeOption, ...] = (
     ),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
 )
-#: Options settable by environment variable, and the Settings/FetchSettings field each one sets.
-ENV_OPTIONS = tuple(option.name for option in SERVE_OPTIONS)
+
+
+#: A `Settings` class: the reader server's, or one extending it (proxy mode's).
+S = TypeVar("S", bound="Settings")
 
 
 class SettingsError(ValueError):
@@ -221,23 +185,9 @@ class Settings:
     default_algorithm: str = "auto"
     templates_dir: Path | None = None  # None: the templates shipped with the package
     static_dir: Path | None = None  # None: the static files shipped with the package
-    # Proxy mode (readerproxy/proxy/): off unless proxy_port is set.
-    proxy_port: int | None = None
-    auth: str | None = None  # USER:PASS for proxy clients and the reader routes
-    auth_file: Path | None = None
-    insecure_open_proxy: bool = False
-    lan: bool = False  # --lan: LAN addresses, a login always, the proxy on LAN_PROXY_PORT by default
-    intercept_https: bool = False
-    resolve: str = ""  # HOST:IP,HOST:IP
-    upstream_ca: Path | None = None
-    reader_hosts: tuple[str, ...] = ()  # config only: always the reader view (a list, or "a.com,b.org")
-    direct_hosts: tuple[str, ...] = ()  # config only: never the reader view
-    intercept_hosts: tuple[str, ...] = ()  # decrypt only these (patterns: proxy/intercept.py)
-    ignore_hosts: tuple[str, ...] = ()  # never decrypt these (and never `direct_hosts`)
-    reader_wait: float = 1.0  # a navigation not in whole by then streams through as the original
-    upgrade_https: bool = False  # http:// redirected to its https:// is fetched and served over http
-    block_hosts: tuple[str, ...] = ()  # refused by the proxy (patterns: proxy/blocklist.py)
-    block_lists: tuple[str, ...] = ()  # files of hosts refused by the proxy (proxy/blocklist.py)
+    # The login of the reader routes, and of proxy mode's clients (auth.py).
+    auth: str | None = None  # USER:PASS
+    auth_file: Path | None = None  # USER:PASS lines, one per reader
     # The browser service (browser.py): started on the first `visual` or render=1 request.
     browser: str = "/usr/bin/chromium"
     browser_pages: int = 2
@@ -276,12 +226,16 @@ class Settings:
             max_memory=self.render_max_memory,
         )
 
+    def completed(self, env: Mapping[str, str]) -> Self:
+        """These settings completed and checked by what extends them (proxy mode: `--lan`'s
+        defaults, the open-proxy check, the host patterns and block lists); the reader's own as
+        they are. Run by `settings_from` after the login's check and before the front's."""
+        return self
+
     def exposure(self) -> str | None:
-        """What lets other machines reach this server ("--host 0.0.0.0", "--lan"), or None when
+        """What lets other machines reach this server ("--host 0.0.0.0", proxy mode's "--lan"), or None when
         only this machine can (a loopback --host): a login's password is then held to
         `auth.MIN_PASSWORD` characters."""
-        if self.lan:
-            return "--lan"
         return None if is_loopback_host(self.host) else f"--host {self.host}"
 
     @property
@@ -300,7 +254,20 @@ def load_settings(
     cli: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Defaults < config file < environment < command line (None values on the CLI mean "unset")."""
+    """The reader server's settings alone (`settings_from`); `readerproxy serve` loads proxy
+    mode's too (`proxy/settings.load_settings`)."""
+    return settings_from(Settings, READER_OPTIONS, cli, env)
+
+
+def settings_from(
+    kind: type[S],
+    options: Sequence[ServeOption],
+    cli: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> S:
+    """Settings of class `kind` (this module's `Settings` or one extending it) with `options` (their
+    environment variables): defaults < config file < environment < command line (None values on
+    the CLI mean "unset"), then checked."""
     env = os.environ if env is None else env
     cli = {key: value for key, value in (cli or {}).items() if value is not None}
     config_path = cli.pop("config", None) or env.get(ENV_PREFIX + "CONFIG")
@@ -310,23 +277,20 @@ def load_settings(
         file_top, file_fetch = read_config(Path(config_path))
         top.update(file_top)
         fetch.update(file_fetch)
-    top.update(env_values(env))
+    top.update(env_values(env, options))
     top.update(cli)
     if "allow_private" in top:
         fetch["allow_private"] = top.pop("allow_private")
-    settings = Settings(cache=default_cache_spec(env))
+    settings = kind(cache=default_cache_spec(env))
     settings = dataclasses.replace(
         settings,
-        **_typed(Settings, top, source="settings"),
+        **_typed(kind, top, source="settings"),
         fetch=dataclasses.replace(settings.fetch, **_typed(FetchSettings, fetch, source="[fetch]")),
     )
     check_cache_spec(settings.cache)
     check_reading_list_spec(settings.reading_list)
     check_auth(settings)  # before --lan names its generated login file, which is made at start
-    settings = lan_settings(settings, env)
-    check_open_proxy(settings)
-    check_block_lists(settings.block_lists)
-    check_host_patterns(settings)
+    settings = settings.completed(env)
     check_front(settings)
     if settings.images not in IMAGE_MODES:
         raise SettingsError(f"images must be one of {', '.join(IMAGE_MODES)}, got {settings.images!r}")
@@ -335,31 +299,6 @@ def load_settings(
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
     return settings
-
-
-#: The proxy's port with `--lan` when no `--proxy-port` is given.
-LAN_PROXY_PORT = 8081
-#: The file of the login `--lan` generates, in the data directory (`proxy/lan.py` writes it).
-LAN_LOGIN_FILE = "lan-login"
-
-
-def lan_login_path(data: Path) -> Path:
-    """Where `--lan` keeps the login it generated."""
-    return data / LAN_LOGIN_FILE
-
-
-def lan_settings(settings: Settings, env: Mapping[str, str] | None = None) -> Settings:
-    """`--lan` is never an open proxy: without `--auth` or `--auth-file` its login is the file
-    `proxy/lan.py` generates in the data directory (created when the server starts), and the proxy
-    runs on `LAN_PROXY_PORT` unless told otherwise. Other settings are left as they are."""
-    if not settings.lan:
-        return settings
-    changes: dict[str, Any] = {}
-    if settings.proxy_port is None:
-        changes["proxy_port"] = LAN_PROXY_PORT
-    if not (settings.auth or settings.auth_file):
-        changes["auth_file"] = lan_login_path(data_dir(env))
-    return dataclasses.replace(settings, **changes) if changes else settings
 
 
 def check_auth(settings: Settings) -> None:
@@ -374,8 +313,6 @@ def check_auth(settings: Settings) -> None:
 def is_loopback_host(host: str) -> bool:
     """Whether `host` is `localhost` or one loopback address (anything else, an address list or a
     name included, may be reachable from other machines)."""
-    import ipaddress
-
     host = host.strip()
     if host.lower() == "localhost":
         return True
@@ -383,59 +320,6 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host[1:-1] if host.startswith("[") else host).is_loopback
     except ValueError:
         return False
-
-
-def check_open_proxy(settings: Settings) -> None:
-    """A proxy on a non-loopback address needs --auth (or an explicit --insecure-open-proxy)."""
-    if settings.proxy_port is None or settings.auth or settings.auth_file or settings.insecure_open_proxy:
-        return
-    import ipaddress
-
-    host = settings.host.strip()
-    if host.lower() != "localhost":
-        try:  # one address, parsed as such: "127.0.0.1 0.0.0.0" or "127.evil" are not loopback
-            loopback = ipaddress.ip_address(host[1:-1] if host.startswith("[") else host).is_loopback
-        except ValueError:
-            raise SettingsError(
-                f"--host {settings.host!r} is not a single IP address (or localhost): the proxy "
-                "cannot tell whether it is loopback; give one address, or --auth USER:PASS"
-            ) from None
-        if not loopback:
-            raise SettingsError(
-                f"refusing to run an open proxy on {settings.host}: give --auth USER:PASS "
-                "(or --insecure-open-proxy if you really mean it)"
-            )
-
-
-#: The glob syntax of the proxy's host patterns (`proxy/intercept.py`); anything else is a regex.
-_HOST_GLOB = re.compile(r"^[A-Za-z0-9.\-_:*?]+$")
-
-
-def check_host_patterns(settings: Settings) -> None:
-    """Every pattern of `intercept_hosts`, `ignore_hosts` and `block_hosts` a glob or a regex that
-    compiles (commas and spaces separate them on the command line and in the environment)."""
-    for name in ("intercept_hosts", "ignore_hosts", "block_hosts"):
-        value = getattr(settings, name)
-        items = re.split(r"[,\s]+", value) if isinstance(value, str) else value
-        for text in (str(item).strip() for item in items if str(item).strip()):
-            if _HOST_GLOB.match(text):
-                continue
-            try:
-                re.compile(text)
-            except re.error as exc:
-                flag = "--" + name.replace("_", "-")
-                raise SettingsError(
-                    f"{flag}: {text!r} is neither a host glob nor a valid regex ({exc})"
-                ) from None
-
-
-def check_block_lists(value: object) -> None:
-    """Every `block_lists` file readable (a list, or paths separated by commas or spaces)."""
-    items = value.replace(",", " ").split() if isinstance(value, str) else value
-    for item in items if isinstance(items, list | tuple) else ():
-        path = Path(str(item)).expanduser()
-        if not path.is_file():
-            raise SettingsError(f"block list {item} is not a readable file")
 
 
 #: `--log-format` values.
@@ -491,15 +375,15 @@ def read_config(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return data, fetch
 
 
-def env_values(env: Mapping[str, str]) -> dict[str, Any]:
-    """READERPROXY_<OPTION> for every serve option, as raw strings to be typed later."""
+def env_values(env: Mapping[str, str], options: Sequence[ServeOption] = READER_OPTIONS) -> dict[str, Any]:
+    """READERPROXY_<OPTION> for every one of `options`, as raw strings to be typed later."""
     values: dict[str, Any] = {}
-    for option in ENV_OPTIONS:
-        if option == "config":
+    for option in options:
+        if option.name == "config":
             continue
-        raw = env.get(ENV_PREFIX + option.upper())
-        if raw is not None and (raw.strip() or option == "allow_private"):
-            values[option] = raw.strip()
+        raw = env.get(option.env)
+        if raw is not None and (raw.strip() or option.name == "allow_private"):
+            values[option.name] = raw.strip()
     return values
 
 

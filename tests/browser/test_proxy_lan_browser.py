@@ -23,10 +23,11 @@ from support.chromium import CHROMIUM, SCREENSHOTS, Chromium, Page, wait_for
 from support.proxy_browser import browser_through, text_of
 from support.reader_server import RunningServer, free_port, serve, test_settings
 
-from readerproxy.proxy import ProxyServer, addresses, lan
+from readerproxy.proxy import addresses, lan
 from readerproxy.proxy.addons import RulesAddon
+from readerproxy.proxy.routes import PROXY, share_setup
+from readerproxy.proxy.server import ProxyServer
 from readerproxy.proxy.setup import SetupAddon, der
-from readerproxy.web.server import PROXY, share_setup
 
 pytestmark = pytest.mark.browser
 

@@ -28,8 +28,7 @@ from support.reader_server import free_port, serve, test_settings
 from support.upstream import Upstream
 from test_readinglist import _epubcheck
 
-from readerproxy.web.server import create_app
-from readerproxy.web.settings import Settings
+from readerproxy.app import Settings, create_app
 
 pytestmark = pytest.mark.browser
 

@@ -41,14 +41,14 @@ from support.reader_server import (
 )
 from support.upstream import Upstream
 
-from readerproxy.proxy import ProxyServer
+from readerproxy.app import load_settings
 from readerproxy.proxy.flow import MAX_HEAD, valid_host
 from readerproxy.proxy.http1 import MAX_CHUNKS, ClientConnection
 from readerproxy.proxy.pac import pac_file, pac_text
-from readerproxy.proxy.server import MAX_CONNECTIONS_PER_ADDRESS
+from readerproxy.proxy.server import MAX_CONNECTIONS_PER_ADDRESS, ProxyServer
 from readerproxy.proxy.tls import CertificateAuthority
 from readerproxy.web.server import METRICS, READER, RENDERER
-from readerproxy.web.settings import SettingsError, load_settings
+from readerproxy.web.settings import SettingsError
 
 MAX_BYTES = 10 * 1024 * 1024  # settings.fetch.max_bytes, the default
 LONG_LABEL = "a" * 300 + ".test"

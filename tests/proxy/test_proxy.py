@@ -27,7 +27,7 @@ from aiohttp import web
 from support.reader_server import RunningServer, free_port, serve, test_settings
 from support.upstream import ARTICLE_HTML, DATASETS, Upstream
 
-from readerproxy.proxy import ProxyServer
+from readerproxy.app import Settings, load_settings
 from readerproxy.proxy.addons import (
     MARKER,
     SNIFF_LIMIT,
@@ -39,9 +39,10 @@ from readerproxy.proxy.addons import (
 from readerproxy.proxy.blocklist import Blocklist, parse_host_list
 from readerproxy.proxy.flow import BadRequest, prefers_html
 from readerproxy.proxy.http1 import parse_request_head
+from readerproxy.proxy.server import ProxyServer
 from readerproxy.proxy.tls import CertificateAuthority, describe
 from readerproxy.web.server import METRICS, READER, RENDERER
-from readerproxy.web.settings import Settings, SettingsError, load_settings
+from readerproxy.web.settings import SettingsError
 
 HTML_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 RESOLVE = "news.test:127.0.0.1,secure.test:127.0.0.1,wrong.test:127.0.0.1"

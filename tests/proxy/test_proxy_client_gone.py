@@ -19,7 +19,7 @@ import pytest
 from aiohttp import web
 from support.reader_server import serve, serve_app, test_settings
 
-from readerproxy.proxy import ProxyServer
+from readerproxy.proxy.server import ProxyServer
 from readerproxy.web.appkeys import READER
 from readerproxy.web.browser import BrowserService
 from readerproxy.web.fetch import FetchSettings

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from support.reader_server import free_port, start_server_process, stop_process
 
+from readerproxy.app import Settings, load_settings
 from readerproxy.proxy import addresses, lan
-from readerproxy.web.settings import LAN_PROXY_PORT, Settings, lan_login_path, load_settings
+from readerproxy.proxy.settings import LAN_PROXY_PORT, lan_login_path
 
 
 def test_the_login_is_generated_once_kept_0600_and_reused(tmp_path: Path) -> None:

@@ -24,9 +24,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from readerproxy.app import Settings, create_app
 from readerproxy.web.fetch import FetchSettings
-from readerproxy.web.server import create_app
-from readerproxy.web.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 #: Short upstream timeouts so the slow routes answer 504 quickly.

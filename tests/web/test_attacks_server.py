@@ -42,11 +42,11 @@ from support.reader_server import (
 from support.upstream import ARTICLE_HTML, ARTICLE_TITLE, Upstream
 
 import readerproxy
+from readerproxy.app import load_settings
 from readerproxy.engine.learn import model as learn_model
 from readerproxy.web.appkeys import READER
 from readerproxy.web.cache import RedisBackend, SQLiteBackend, open_cache
 from readerproxy.web.reader import server_only_parameters
-from readerproxy.web.settings import load_settings
 
 TIMEOUT = aiohttp.ClientTimeout(total=30)
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from readerproxy import cli
+from readerproxy import app, cli
+from readerproxy.app import load_settings
 from readerproxy.proxy import blocklist
 from readerproxy.proxy.blocklist import MAX_LINE, Blocklist, read_host_list
-from readerproxy.web import server
-from readerproxy.web.settings import SettingsError, load_settings
+from readerproxy.web.settings import SettingsError
 
 # ---- block lists --------------------------------------------------------------------------------
 
@@ -136,7 +136,7 @@ def test_bad_credentials_are_one_line_errors(
     files["nocolon"].write_text("nocolon-secret\n")
     for name in [key for key in os.environ if key.startswith("READERPROXY_")]:
         monkeypatch.delenv(name)
-    monkeypatch.setattr(server, "run", _never_started)
+    monkeypatch.setattr(app, "run", _never_started)
     flags = [flag.format(**files) for flag in flags]
     problem = problem.format(**files)
     assert cli.main(["serve", "--port", "0", "--cache", "memory", *flags]) == 2

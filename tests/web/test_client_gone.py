@@ -21,7 +21,7 @@ from support.reader_server import RunningServer, serve, serve_app, test_settings
 from test_proxy_client_gone import navigation
 from test_workers import alive
 
-from readerproxy.proxy import ProxyServer
+from readerproxy.proxy.server import ProxyServer
 from readerproxy.web.browser import CONNECTED
 from readerproxy.web.reader import Reader
 from readerproxy.web.server import METRICS, READER, RENDERER

@@ -15,6 +15,7 @@ from multidict import CIMultiDict
 from support.reader_server import serve, test_settings
 from test_proxy_setup import setup_proxy
 
+from readerproxy.app import load_settings
 from readerproxy.proxy.proxyprotocol import (
     V2_SIGNATURE,
     ProxyHeader,
@@ -23,7 +24,7 @@ from readerproxy.proxy.proxyprotocol import (
     read_header,
 )
 from readerproxy.web.forwarded import Origin, parse_trusted, real_origin
-from readerproxy.web.settings import SettingsError, load_settings
+from readerproxy.web.settings import SettingsError
 
 LOOPBACK = parse_trusted("127.0.0.1")
 CHAIN = parse_trusted("127.0.0.1, 10.0.0.0/8")

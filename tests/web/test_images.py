@@ -20,11 +20,12 @@ from aiohttp import web
 from PIL import Image
 from support.reader_server import serve, serve_app, test_settings
 
+from readerproxy.app import Settings, load_settings
 from readerproxy.proxy.addons import same_origin_links
 from readerproxy.web import fetch as fetch_module
 from readerproxy.web import images
 from readerproxy.web.fetch import FetchError
-from readerproxy.web.settings import Settings, SettingsError, load_settings
+from readerproxy.web.settings import SettingsError
 from readerproxy.web.templating import Preferences, Renderer
 
 WEBP_ACCEPT = "image/avif,image/webp,image/apng,image/*,*/*;q=0.8"  # Chromium's, for images

@@ -13,9 +13,10 @@ import pytest
 from support.reader_server import serve, test_settings
 from support.redis_server import RedisServer
 
+from readerproxy.app import load_settings
 from readerproxy.web.limits import RateLimited, RateLimiter
 from readerproxy.web.metrics import with_label
-from readerproxy.web.settings import SettingsError, load_settings
+from readerproxy.web.settings import SettingsError
 
 
 def test_every_sample_gets_the_instance_label() -> None:

@@ -11,8 +11,9 @@ import pytest
 from support.reader_server import serve, test_settings
 from support.upstream import Upstream
 
+from readerproxy.app import load_settings
 from readerproxy.web.public import PublicURL, parse_public_url, rooted
-from readerproxy.web.settings import SettingsError, load_settings
+from readerproxy.web.settings import SettingsError
 
 PREFIXED = "https://example.org/reader/"
 #: A root-relative URL in an attribute: after rooting, each must start with the prefix.

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from readerproxy.app import Settings
 from readerproxy.web.auth import auth_logins, basic_user
 from readerproxy.web.epub import epub_book, xhtml
 from readerproxy.web.readinglist import (
@@ -33,7 +34,7 @@ from readerproxy.web.readinglist import (
     normal_tags,
     reading_list_spec,
 )
-from readerproxy.web.settings import Settings, SettingsError, check_auth
+from readerproxy.web.settings import SettingsError, check_auth
 
 ALICE = "user:alice"
 BOB = "user:bob"
@@ -334,7 +335,7 @@ def test_epubcheck_finds_no_error_in_a_book(tmp_path: Path) -> None:
     [("memory", "memory keeps nothing"), ("postgres://x", "unknown cache"), ("sqlite:", "file path")],
 )
 def test_a_reading_list_spec_that_cannot_keep_a_list_is_refused(value: str, problem: str) -> None:
-    from readerproxy.web.settings import load_settings
+    from readerproxy.app import load_settings
 
     with pytest.raises(SettingsError, match=problem):
         load_settings({"reading_list": value}, env={})

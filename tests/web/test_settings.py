@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from readerproxy.app import Settings, load_settings
 from readerproxy.web.fetch import FetchSettings
-from readerproxy.web.settings import Settings, SettingsError, data_dir, default_cache_spec, load_settings
+from readerproxy.web.settings import SettingsError, data_dir, default_cache_spec
 
 
 def test_defaults_are_loopback_8080_sqlite_in_the_user_data_dir(tmp_path: Path) -> None:

@@ -26,8 +26,8 @@ from support.resolver import StaticResolver
 from support.upstream import Upstream
 from test_proxy import raw, running_proxy
 
+from readerproxy.app import Settings
 from readerproxy.web import fetch as fetch_module
-from readerproxy.web.settings import Settings
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "security"
 
