@@ -53,7 +53,7 @@ from ..web.page_cache import DecodedMemo
 from ..web.reader import _params_signature
 from ..web.templating import Preferences, preferences
 from .flow import Flow, Outcome, Response, header, prefers_html
-from .store import rule_host, rules_token
+from .store import Client, rule_host, rules_token
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from ..web.reader import Reader
     from ..web.templating import Renderer
     from .settings import Settings
-    from .store import Client, ProxyStore
+    from .store import ProxyStore
 
 #: The way-back marker: a query item on the original's URL in every proxied reader view.
 MARKER = "readerproxy-original=1"
@@ -631,8 +631,6 @@ class ReaderAddon(Addon):
             self.not_articles.popitem(last=False)
 
     def client(self, flow: Flow) -> Client:
-        from .store import Client
-
         address = flow.client.rpartition(":")[0] or flow.client
         return Client(address.strip("[]"), flow_user(flow) or self.user)
 

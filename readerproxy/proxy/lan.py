@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..web.public import public_of
 from . import addresses
 
 if TYPE_CHECKING:
@@ -105,8 +106,6 @@ def setup_url(host: str, reader_port: int) -> str:
 def share_url(settings: Settings, reader_port: int) -> str | None:
     """The URL the QR code holds, or None when no other device can reach this server; with
     `--public-url`, the setup page there."""
-    from ..web.public import public_of
-
     public = public_of(settings)
     if public is not None:
         return public.url(SETUP_PATH)

@@ -47,7 +47,21 @@ from markupsafe import Markup
 
 from ..web.auth import ARTICLE_HEADER, SAME_SITE_COOKIE, article_signature, configured_credentials
 from ..web.limits import CLIENT_HEADER, signed_client
-from ..web.templating import COOKIE_MAX_AGE, COOKIE_PREFIX, PREFERENCE_KEYS, preferences
+from ..web.public import public_of
+from ..web.templating import (
+    COOKIE_MAX_AGE,
+    COOKIE_PREFIX,
+    FONTS,
+    LINK_MODES,
+    PREFERENCE_KEYS,
+    SIZE_LABELS,
+    SIZES,
+    SPACINGS,
+    THEMES,
+    WIDTHS,
+    Preferences,
+    preferences,
+)
 from .addons import (
     LIST_SAVE,
     LOGIN_NOTE,
@@ -56,6 +70,7 @@ from .addons import (
     SETUP_ORIGIN,
     Addon,
     flow_user,
+    host_list,
     reader_base,
     recent_view,
     save_scope,
@@ -63,6 +78,7 @@ from .addons import (
 )
 from .flow import BadRequest, Flow, Outcome, Response, header, valid_host
 from .http1 import BodyTooLarge
+from .lan import qr_svg, share_url
 from .pac import PAC_TYPE, pac_text
 from .store import (
     ANY_HOST,
@@ -79,7 +95,7 @@ from .store import (
 if TYPE_CHECKING:
     from cryptography import x509
 
-    from ..web.templating import Preferences, Renderer
+    from ..web.templating import Renderer
     from .settings import Settings
     from .tls import CertificateAuthority
 
@@ -217,8 +233,6 @@ def certificate_downloads(ca: CertificateAuthority) -> dict[str, tuple[bytes, st
 def proxy_address(flow: Flow, settings: Settings) -> tuple[str, int]:
     """The proxy's address as this client reached it (the connection's local end, or the
     pass-through's in a PROXY header), else --host; `--public-url`'s host name before either."""
-    from ..web.public import public_of
-
     local = flow.notes.get("local")
     public = public_of(settings)
     if public is not None:
@@ -631,8 +645,6 @@ class SetupAddon(Addon):
         """The setup page as the reader server answers it at `/setup` (`--lan`'s QR code), to a
         device that does not use the proxy yet: its settings and the certificate; the check step
         says it is not through the proxy yet."""
-        from ..web.templating import Preferences
-
         if host in ("0.0.0.0", "::", ""):  # the address the device reached is the proxy's too
             host = "127.0.0.1"
         port = int(self.settings.proxy_port or 0)
@@ -642,9 +654,6 @@ class SetupAddon(Addon):
 
     def setup_context(self, host: str, port: int, user_agent: str | None) -> dict[str, Any]:
         """What the setup page shows for a proxy reached on `host:port` and a visitor's system."""
-        from ..web.public import public_of
-        from .lan import qr_svg, share_url
-
         shown = f"[{host}]" if ":" in host else host
         cert: dict[str, Any] | None = None
         if self.ca is not None:
@@ -684,8 +693,6 @@ class SetupAddon(Addon):
     @staticmethod
     def choices(prefs: Preferences) -> list[tuple[str, str, list[tuple[str, str]], str]]:
         """The reading preferences' choices, each with the client's current value."""
-        from ..web.templating import FONTS, LINK_MODES, SIZE_LABELS, SIZES, SPACINGS, THEMES, WIDTHS
-
         options = [
             ("theme", "Theme", [(t, t.capitalize()) for t in THEMES]),
             ("size", "Text size", [(s, SIZE_LABELS[s]) for s in SIZES]),
@@ -865,6 +872,4 @@ class SiteCookiesAddon(Addon):
 
 def config_rules(settings: Settings) -> dict[str, tuple[str, ...]]:
     """The site rules of the config file (`reader_hosts`, `direct_hosts`), listed on /rules."""
-    from .addons import host_list
-
     return {"reader": host_list(settings.reader_hosts), "original": host_list(settings.direct_hosts)}

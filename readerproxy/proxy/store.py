@@ -20,6 +20,8 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..web.limits import gateway_secret
+
 if TYPE_CHECKING:
     from ..web.cache import LayeredCache
 
@@ -65,8 +67,6 @@ def rules_token(client: Client, scope: str) -> str:
     a reader view on that site's origin. Another site cannot know it, so it cannot make a client
     change a rule; a site's own pages, which can read its reader views, can change its own rule
     only. A client whose address changed reloads the form (it is refused with a note)."""
-    from ..web.limits import gateway_secret
-
     identity = f"rules|{client.user or ''}|{client.address}|{scope}".encode("utf-8", "surrogateescape")
     return hmac.new(gateway_secret(), identity, hashlib.sha256).hexdigest()[:32]
 

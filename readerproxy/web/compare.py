@@ -23,6 +23,7 @@ from ..engine.extraction import Extraction, registry
 from ..engine.parse.document import TEXT, Document
 from ..engine.parse.layout import LayoutSnapshot, align
 from ..engine.pipeline import decode, parse, resolve, run_extractor
+from .charts import format_number
 
 THUMB_BINS = 60
 THUMB_WIDTH = 44
@@ -226,8 +227,6 @@ def thumbnail_svg(doc: Document, selection: np.ndarray | None, label: str) -> st
 
 def comparison_context(comparison: Comparison, links: Mapping[str, Mapping[str, str]]) -> dict[str, object]:
     """What templates/compare.html shows (links: per algorithm, its `read` and `overlay` URLs)."""
-    from .charts import format_number
-
     rows = []
     for i, run in enumerate(comparison.runs):
         rows.append(

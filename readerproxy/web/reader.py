@@ -36,7 +36,14 @@ from typing import Any, TypeVar
 from ..engine.extraction import Extractor, get_extractor, params_dict, registry
 from ..engine.parse.layout import LayoutSnapshot
 from ..errors import ReaderproxyError, RequestError
-from .browser import CLIENT_POLL, CONNECTED, BrowserService, BrowserUnavailable, ClientGone
+from .browser import (
+    CLIENT_POLL,
+    CONNECTED,
+    BrowserService,
+    BrowserUnavailable,
+    ClientGone,
+    unavailable_reason,
+)
 from .cache import LayeredCache, open_cache, parse_cache_spec
 from .compare import Comparison, compare_page_source
 from .fetch import FetchedPage, Fetcher, FetchError, canonical_url
@@ -629,8 +636,6 @@ def compare_and_finish(
 
 def browser_unavailable_reason(settings: Settings) -> str | None:
     """Why the configured browser cannot run (None: it looks runnable)."""
-    from .browser import unavailable_reason
-
     return unavailable_reason(settings.browser)
 
 

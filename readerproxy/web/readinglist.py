@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from .cache import parse_cache_spec
+from .templating import display_host
 
 T = TypeVar("T")
 
@@ -113,8 +114,6 @@ class Entry:
     def from_article(cls, url: str, article: Mapping[str, Any], tags: Iterable[str] = ()) -> Entry:
         """A new entry for an extraction result (the dict `Reader.read` answers)."""
         kept = {key: value for key, value in article.items() if key not in TRANSIENT_KEYS}
-        from .templating import display_host
-
         return cls(
             id=secrets.token_urlsafe(9),
             url=url,

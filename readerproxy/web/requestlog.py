@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from .cache import parse_cache_spec
 from .forwarded import TRUSTED
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ def instance_name(settings: Settings) -> str:
 def metrics_instance(settings: Settings) -> str:
     """The `instance` label of /metrics: `instance_name` when this is one of several instances
     (`--instance` given, or the cache shared in Redis), else none (one instance's samples as before)."""
-    from .cache import parse_cache_spec
-
     several = bool(settings.instance) or parse_cache_spec(settings.cache).kind == "redis"
     return instance_name(settings) if several else ""
 
