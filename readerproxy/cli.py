@@ -193,6 +193,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
             default: object = "none"
         elif option.name == "allow_private":
             default = "off"
+        elif option.name == "reading_list":
+            default = "beside the cache: its Redis, else readinglist.sqlite3 in the data directory"
         else:
             default = getattr(defaults, option.name)
         text = f"{option.help} (default: {default}; env {option.env})"

@@ -138,8 +138,7 @@ READER_OPTIONS: tuple[ServeOption, ...] = (
     ServeOption("log_format", "text | json (one JSON line per request, with its request id)", "FORMAT"),
     ServeOption(
         "reading_list",
-        "where reading lists are kept: sqlite:PATH | redis://HOST:PORT/DB (default: beside the cache: "
-        "its Redis, else readinglist.sqlite3 in the data directory)",
+        "where reading lists are kept: sqlite:PATH | redis://HOST:PORT/DB",
         "SPEC",
     ),
     ServeOption("config", "TOML config file (top-level options and a [fetch] table)", "FILE"),
