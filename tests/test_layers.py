@@ -140,15 +140,16 @@ def test_architecture_lists_every_module() -> None:
 
 
 #: The engine's own order, lowest first: a module may import its own level and those below, never
-#: above. `parse` reads bytes into the Document and `schema` its JSON-LD; `extraction`, `output` and
-#: `convert` are the types, the serialiser and the converter every algorithm shares; `metadata`,
-#: `kind` and `views` read the Document (and each other: a forum byline is a thread's first post);
-#: the extractors and the learned scorer read all of those; `article` assembles them and `pipeline`
-#: runs them.
+#: above. `parse` reads bytes into the Document, `schema` its JSON-LD, `urls` holds the URL policy;
+#: `extraction`, `output` and `convert` are the types, the serialiser and the converter every
+#: algorithm shares; `metadata`, `kind` and `views` read the Document (and each other: a forum byline
+#: is a thread's first post); the extractors and the learned scorer read all of those; `article`
+#: assembles them and `pipeline` runs them.
 ENGINE_LEVELS: dict[str, int] = {
     "parse": 0,
     "convert": 0,
     "schema": 0,
+    "urls": 0,
     "extraction": 1,
     "output": 1,
     "metadata": 2,

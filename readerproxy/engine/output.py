@@ -20,6 +20,7 @@ import numpy as np
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .parse.document import BLOCK_TAGS, OPEN, TEXT, Document, indices_of
+from .urls import LAZY_SOURCES, LAZY_SRCSETS, SAFE_SCHEMES, choose_candidate, parse_srcset, safe_url
 
 #: Tags written as they are (without attributes unless listed in ATTRIBUTES).
 ALLOWED_TAGS = frozenset(
@@ -57,11 +58,8 @@ ATTRIBUTES: dict[str, frozenset[str]] = {
     "code": frozenset(),
 }
 _URL_ATTRIBUTES = frozenset({"href", "src", "cite"})
-_LAZY_SOURCES = ("data-src", "data-original", "data-lazy-src", "data-url", "data-hi-res-src")
-_LAZY_SRCSETS = ("data-srcset", "data-lazy-srcset")
-#: The one URL-scheme policy of everything readerproxy shows (reader view, Markdown, the overlay):
-#: links may be http(s), mailto or tel; an image may also be a `data:image/` URL, nothing else data:.
-SAFE_SCHEMES = frozenset({"http", "https", "mailto", "tel"})
+#: The src of an image known only by its srcset: its widest candidate up to this width (px).
+FALLBACK_WIDTH = 1200
 #: What the sanitiser lets through (it cannot tell an image's data: URL from a link's; `_safe_url`
 #: and `safe_image_url` have refused the rest before it runs).
 _SANITISER_SCHEMES = SAFE_SCHEMES | {"data"}
@@ -665,31 +663,22 @@ def _image_sources(attrs: dict[str, str | None]) -> dict[str, str]:
     found: dict[str, str] = {}
     src = (attrs.get("src") or "").strip()
     if not src or src.startswith("data:") or "placeholder" in src or "blank." in src:
-        for key in _LAZY_SOURCES:
+        for key in LAZY_SOURCES:
             lazy = (attrs.get(key) or "").strip()
             if lazy:
                 found["src"] = lazy
                 break
-    for key in _LAZY_SRCSETS:
+    for key in LAZY_SRCSETS:
         lazy = (attrs.get(key) or "").strip()
         if lazy and not (attrs.get("srcset") or "").strip():
             found["srcset"] = lazy
             break
     srcset = found.get("srcset") or (attrs.get("srcset") or "").strip()
     if "src" not in found and (not src or src.startswith("data:")) and srcset:
-        found["src"] = _fallback_source(parse_srcset(srcset))
+        chosen = choose_candidate(parse_srcset(srcset), at_most=FALLBACK_WIDTH)
+        if chosen is not None:
+            found["src"] = chosen
     return found
-
-
-def _fallback_source(candidates: list[tuple[str, str]]) -> str:
-    """The src for an image known only by its srcset: the widest candidate up to 1200w."""
-
-    def width(descriptors: str) -> int:
-        match = re.search(r"(\d+)w", descriptors)
-        return int(match[1]) if match else 0
-
-    fitting = [c for c in candidates if width(c[1]) <= 1200] or candidates
-    return max(fitting, key=lambda c: width(c[1]))[0]
 
 
 #: A root-relative path that `urljoin` would copy as it is onto the base's scheme and host: no "//",
@@ -730,118 +719,10 @@ def absolute_url(doc: Document, value: str) -> str | None:
 
 
 def _safe_url(doc: Document, value: str) -> str | None:
-    url = absolute_url(doc, value.strip())
-    if not url:
-        return None
-    scheme = url.split(":", 1)[0].lower() if ":" in url.split("/", 1)[0] else ""
-    if scheme and scheme not in _SANITISER_SCHEMES:
-        return None
-    if scheme == "data" and not url.lower().startswith("data:image/"):
-        return None
-    return url
-
-
-_SRCSET_URL = re.compile(r"[\s,]*([^\s,]\S*)")  # `\s` is `str.isspace`, as in the general loop below
-
-
-def parse_srcset(srcset: str) -> list[tuple[str, str]]:
-    """The (URL, descriptors) candidates of a srcset, split as the HTML standard does.
-
-    Commas inside a URL belong to it (`.../c_fill,f_auto/x.jpg 320w`): a URL is a run of
-    non-whitespace, trailing commas end the candidate, and the descriptors run to the next comma
-    outside parentheses.
-    """
-    if "(" in srcset:
-        return _parse_srcset_with_parentheses(srcset)
-    # Without parentheses the descriptors simply run to the next comma: for speed, the same split
-    # by regular expression and `str.find` rather than one Python step per character.
-    candidates: list[tuple[str, str]] = []
-    position = 0
-    while (match := _SRCSET_URL.match(srcset, position)) is not None:
-        url, position = match[1], match.end()
-        if url.endswith(","):
-            candidates.append((url.rstrip(","), ""))
-            continue
-        comma = srcset.find(",", position)
-        end = len(srcset) if comma < 0 else comma
-        candidates.append((url, " ".join(srcset[position:end].split())))
-        position = end + 1
-    return candidates
-
-
-_SRCSET_GAP = re.compile(r"[\s,]*")  # `\s` is `str.isspace`, as in `_parse_srcset_by_character`
-_SRCSET_WORD = re.compile(r"\S*")
-_SRCSET_MARK = re.compile(r"[(),]")
-
-
-def _match_end(pattern: re.Pattern[str], text: str, position: int) -> int:
-    """Where `pattern`, which also matches the empty string, stops matching from `position`."""
-    found = pattern.match(text, position)
-    return found.end() if found is not None else position
-
-
-def _parse_srcset_with_parentheses(srcset: str) -> list[tuple[str, str]]:
-    """`_parse_srcset_by_character`, the same steps taken by regular expressions: from one
-    parenthesis or comma of the descriptors to the next rather than one Python step per character
-    (for speed: 0.5 ms for a long srcset with media conditions)."""
-    candidates: list[tuple[str, str]] = []
-    position, size = 0, len(srcset)
-    while position < size:
-        position = _match_end(_SRCSET_GAP, srcset, position)
-        if position >= size:
-            break
-        start = position
-        position = _match_end(_SRCSET_WORD, srcset, position)
-        url = srcset[start:position]
-        if url.endswith(","):
-            candidates.append((url.rstrip(","), ""))
-            continue
-        depth, start = 0, position
-        while (mark := _SRCSET_MARK.search(srcset, position)) is not None:
-            position = mark.start()
-            if mark[0] == "(":
-                depth += 1
-            elif mark[0] == ")":
-                depth = max(depth - 1, 0)
-            elif depth == 0:
-                break
-            position += 1
-        else:
-            position = size
-        candidates.append((url, " ".join(srcset[start:position].split())))
-        position += 1
-    return candidates
-
-
-def _parse_srcset_by_character(srcset: str) -> list[tuple[str, str]]:
-    """`parse_srcset` in the standard's own steps, parentheses in descriptors included."""
-    candidates: list[tuple[str, str]] = []
-    position, size = 0, len(srcset)
-    while position < size:
-        while position < size and (srcset[position].isspace() or srcset[position] == ","):
-            position += 1
-        if position >= size:
-            break
-        start = position
-        while position < size and not srcset[position].isspace():
-            position += 1
-        url = srcset[start:position]
-        if url.endswith(","):
-            candidates.append((url.rstrip(","), ""))
-            continue
-        depth, start = 0, position
-        while position < size:
-            char = srcset[position]
-            if char == "(":
-                depth += 1
-            elif char == ")":
-                depth = max(depth - 1, 0)
-            elif char == "," and depth == 0:
-                break
-            position += 1
-        candidates.append((url, " ".join(srcset[start:position].split())))
-        position += 1
-    return candidates
+    """`value` made absolute against the page under the URL policy (`urls.safe_url`): a relative
+    URL stays on a page without an address; a `data:image/` URL is kept (the sanitiser cannot tell
+    an image's from a link's)."""
+    return safe_url(absolute_url(doc, value.strip()), data_images=True)
 
 
 def _absolute_srcset(doc: Document, srcset: str) -> str:

@@ -50,7 +50,7 @@ from urllib.parse import quote
 from aiohttp import web
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ..engine.output import parse_srcset
+from ..engine.urls import choose_candidate, parse_srcset
 from .appkeys import READER, RENDERER, SETTINGS
 from .cache import ENTRY_SHARE, LayeredCache, MemoryLRU
 from .fetch import FetchError, media_type, validate_url
@@ -64,6 +64,9 @@ ROUTE = "/image"
 #: 3×, and the desktop column (up to ~720 px) at 1× and 2×. A request for any other width gets the
 #: next one up.
 WIDTHS = (160, 375, 750, 1125, 1500)
+#: The width a srcset's density stands for, per 1x, when the original is chosen (beside widths, a
+#: guess).
+DENSITY_WIDTH = 1000
 #: The srcset widths offered for an article image.
 SRCSET_WIDTHS = (375, 750, 1125, 1500)
 #: The width of an image's plain `src` (a browser without srcset support).
@@ -140,26 +143,14 @@ def image_sizes(width: str | None) -> str:
 
 
 def best_source(src: str | None, srcset: str | None) -> str | None:
-    """The original to resize: the srcset's widest candidate (a `w` or `x` descriptor), else src.
+    """The original to resize: the srcset's widest candidate (`urls.choose_candidate`; a density
+    counts as `DENSITY_WIDTH` px per 1x, so 2x beats 1x), else src.
 
     Only http(s) addresses qualify (data: images stay inline, other schemes are dropped)."""
-    best: tuple[float, str] | None = None
-    for candidate, descriptors in parse_srcset(srcset or ""):
-        if not _fetchable(candidate):
-            continue
-        size = 1.0
-        for descriptor in descriptors.split():
-            try:
-                if descriptor.endswith("w"):
-                    size = float(descriptor[:-1])
-                elif descriptor.endswith("x"):
-                    size = float(descriptor[:-1]) * 1000  # 2x beats 1x; beside widths, a guess
-            except ValueError:
-                continue
-        if best is None or size > best[0]:
-            best = (size, candidate)
+    candidates = [pair for pair in parse_srcset(srcset or "") if _fetchable(pair[0])]
+    best = choose_candidate(candidates, density_width=DENSITY_WIDTH)
     if best is not None:
-        return best[1]
+        return best
     return src if src and _fetchable(src) else None
 
 

@@ -49,10 +49,10 @@ from ..engine.extraction import Block, Extraction, Extractor, params_dict
 from ..engine.parse.document import BLOCK_TAGS, CLOSE, OPEN, TEXT, VOID_TAGS, Document
 from ..engine.parse.layout import LayoutSnapshot
 from ..engine.pipeline import process_page
+from ..engine.urls import LAZY_SOURCES, LAZY_SRCSETS
 from . import charts as charts_module
 from .sanitize import (
     FILE_CSP,
-    LAZY_SOURCES,
     URL_ATTRIBUTES,
     base_url,
     clean_page,
@@ -413,10 +413,11 @@ def _attributes(doc: Document, element: int, name: str) -> dict[str, str]:
                 if real and (url := safe_image_url(real, base)):
                     out["src"] = url
                     break
-        if "data-srcset" in raw and not out.get("srcset"):
-            lazy_set = safe_srcset(raw.get("data-srcset") or "", base)
+        for lazy in LAZY_SRCSETS if not out.get("srcset") else ():
+            lazy_set = safe_srcset(raw.get(lazy) or "", base)
             if lazy_set:
                 out["srcset"] = lazy_set
+                break
     return out
 
 

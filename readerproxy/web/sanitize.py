@@ -5,11 +5,10 @@ its CSS, and the Content-Security-Policy that holds the rest.
   no script, event handler, frame, object or form; URLs of `SAFE_SCHEMES` and `data:` only). The
   reader view's own allowlist is the engine's (`engine.output`'s nh3 `Cleaner`): the article
   HTML is sanitised there, where the library's callers get it too.
-- URLs: `safe_url`, `safe_image_url`, `fragment_url`, `safe_srcset` make every URL absolute and
-  refuse any scheme but http(s) (and `data:image/` for images); `LAZY_SOURCES` are the attributes
-  lazy-loading scripts read.
-- Sites: `page_site` is the registrable domain by the Public Suffix List (`www.bbc.co.uk` is
-  `bbc.co.uk`, never `co.uk`); `same_site` compares against it.
+- URLs: `safe_url`, `safe_image_url`, `fragment_url`, `safe_srcset` make every URL absolute under
+  the engine's policy (`engine.urls`: http(s), mailto, tel, and `data:image/` for images).
+- Sites: `page_site` (from `engine.urls`) is the registrable domain by the Public Suffix List
+  (`www.bbc.co.uk` is `bbc.co.uk`, never `co.uk`); `same_site` compares against it.
 - CSS: `safe_css` and `page_styles` keep a page's stylesheets but no `url()`, `@import` or font
   from another site, whatever CSS escapes spell them.
 - CSP: `overlay_csp`, `frame_csp` and `FILE_CSP`: no script at all; styles and fonts from the
@@ -18,17 +17,16 @@ its CSS, and the Content-Security-Policy that holds the rest.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 import nh3
-from publicsuffixlist import PublicSuffixList
 from selectolax.lexbor import LexborHTMLParser
 
-from ..engine.output import SAFE_SCHEMES, parse_srcset
 from ..engine.parse.document import Document
+from ..engine.urls import SAFE_SCHEMES, page_site, parse_srcset, same_site, subdomains_share_the_site
+from ..engine.urls import safe_url as policy_url
 
 #: Tags allowed in the overlay's page body (everything else is unwrapped by nh3, text kept).
 PAGE_TAGS = frozenset(
@@ -84,7 +82,6 @@ PAGE_ATTRIBUTES = {
     "data": {"value"},
 }
 URL_ATTRIBUTES = frozenset({"href", "src", "srcset", "cite", "background", "poster"})
-LAZY_SOURCES = ("data-src", "data-lazy-src", "data-original", "data-url")
 _CSS_URL = re.compile(r"""url\(\s*(['"]?)([^'")]*)\1\s*\)""", re.I)
 _CSS_IMPORT = re.compile(r"""@import\s+(['"])([^'"]*)\1""", re.I)
 #: A CSS escape of a character that can spell a function name, scheme or URL (CSS Syntax 3, 4.3.7).
@@ -103,15 +100,16 @@ def base_url(doc: Document) -> str | None:
 
 
 def safe_url(value: str, base: str | None) -> str | None:
+    """`value` made absolute on `base` under the engine's URL policy (`urls.safe_url`; a URL that
+    stays relative is refused); a same-page link ("#x") is kept as it is."""
     value = value.strip()
     if not value or value.startswith("#"):
         return value or None
     try:
         absolute = urljoin(base, value) if base else value
-        scheme = urlsplit(absolute).scheme.lower()
     except ValueError:
         return None
-    return absolute if scheme in SAFE_SCHEMES else None
+    return policy_url(absolute, relative=False)
 
 
 def safe_image_url(value: str, base: str | None) -> str | None:
@@ -141,51 +139,6 @@ def safe_srcset(value: str, base: str | None) -> str | None:
 
 # --------------------------------------------------------------------------------------------
 # The page's own stylesheets.
-
-
-@functools.cache
-def _suffixes() -> PublicSuffixList:
-    """The Public Suffix List, from the snapshot the package ships (read once; nothing fetched)."""
-    return PublicSuffixList()
-
-
-def _is_address(host: str) -> bool:
-    return ":" in host or all(label.isdigit() for label in host.split("."))
-
-
-def page_site(url: str | None) -> str | None:
-    """The site of a page's own address, for styles: the registrable domain of its host, by the
-    Public Suffix List (`www.bbc.co.uk` is `bbc.co.uk`, `foo.github.io` stays itself), or the host
-    itself when it is an address, a one-label name or a public suffix. A `<base>` never changes it."""
-    try:
-        host = urlsplit(url or "").hostname
-    except ValueError:
-        return None
-    host = (host or "").rstrip(".")
-    if not host:
-        return None
-    if _is_address(host) or "." not in host:
-        return host
-    return _suffixes().privatesuffix(host) or host
-
-
-def subdomains_share_the_site(site: str) -> bool:
-    """Whether a site's subdomains are on it: yes for a registrable domain (`example.com`), no for
-    an address, a one-label name, or a host that is itself a public suffix (`github.io`, `co.uk`),
-    whose subdomains belong to others."""
-    return "." in site and not _is_address(site) and _suffixes().privatesuffix(site) == site
-
-
-def same_site(url: str, site: str | None) -> bool:
-    """Whether an absolute http(s) URL is on the page's site (its host, or a subdomain of it when
-    the site is a registrable domain)."""
-    if site is None:
-        return False
-    try:
-        host = (urlsplit(url).hostname or "").rstrip(".")
-    except ValueError:
-        return False
-    return host == site or (host.endswith("." + site) and subdomains_share_the_site(site))
 
 
 def _unescape_css(css: str) -> str:

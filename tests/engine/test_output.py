@@ -414,7 +414,7 @@ def test_plain_absolute_urls_come_back_from_urljoin_unchanged() -> None:
 def test_srcsets_without_parentheses_split_as_the_standard_steps_do() -> None:
     import random
 
-    from readerproxy.engine.output import _parse_srcset_by_character, parse_srcset
+    from readerproxy.engine.urls import _parse_srcset_by_character, parse_srcset
 
     rng = random.Random(11)
     alphabet = [*"ab1w2x, ,,\t\n\u00a0\u2003/.:", "320w", "1.5x", "https://e.example/c_fill,f_auto/x.jpg"]
@@ -459,7 +459,7 @@ def test_srcsets_with_parentheses_split_as_the_standard_steps_do() -> None:
     regular expression; it must split as the standard's steps one character at a time do."""
     import random
 
-    from readerproxy.engine.output import _parse_srcset_by_character, parse_srcset
+    from readerproxy.engine.urls import _parse_srcset_by_character, parse_srcset
 
     rng = random.Random(5)
     alphabet = [

@@ -27,8 +27,8 @@ some length, else its other text, without form controls and their labels ("Add t
 words in separate elements stay apart, a name linked twice in a row is written once; the date is a
 `<time>` or a short dated line (`dates.parse_day`);
 the image is the card's first picture of some size, its lazy-loaded source found as the article
-renderer finds it (`output.parse_srcset` for a srcset). Links and images are made absolute and kept
-only under the one URL-scheme policy (`output.SAFE_SCHEMES`).
+renderer finds it (`urls.parse_srcset` for a srcset). Links and images are made absolute and kept
+only under the one URL-scheme policy (`urls.safe_url`).
 
 `item_cards(doc, enough)` gives the winning group's card elements, and how many items they read as,
 to `auto`'s `listing_items` rule (`extractors/learned/`), which keeps their text.
@@ -48,10 +48,11 @@ from typing import Any
 import numpy as np
 
 from ..metadata.dates import parse_day
-from ..output import SAFE_SCHEMES, _image_sources, absolute_url, parse_srcset
+from ..output import _image_sources, absolute_url
 from ..parse.document import CLOSE, OPEN, TEXT, Document, indices_of
 from ..parse.text import squash
 from ..schema import ld_text, ld_types, objects, script_values
+from ..urls import parse_srcset, safe_url, srcset_width
 from .actions import form_targets, is_action, is_control_label
 
 #: Page kinds that get the listing view.
@@ -487,14 +488,9 @@ def _href(doc: Document, element: int) -> str | None:
 
 
 def safe_link(doc: Document, value: str) -> str | None:
-    """`value` made absolute against the page, when its scheme is one `output.SAFE_SCHEMES` allows."""
-    url = absolute_url(doc, value.strip())
-    if not url:
-        return None
-    scheme, colon, _ = url.partition(":")
-    if not colon or scheme.lower() not in SAFE_SCHEMES:
-        return None
-    return url
+    """`value` made absolute against the page, when its scheme is one `urls.SAFE_SCHEMES` allows
+    (a URL still relative, on a page without an address, is no link of a listing)."""
+    return safe_url(absolute_url(doc, value.strip()), relative=False)
 
 
 def _without_fragment(url: str) -> str:
@@ -638,8 +634,7 @@ def _image_source(doc: Document, attrs: dict[str, str | None]) -> str | None:
 def _srcset_choice(srcset: str) -> str | None:
     widths: list[tuple[int, str]] = []
     for url, descriptors in parse_srcset(srcset):
-        match = re.search(r"(\d+)w", descriptors)
-        widths.append((int(match[1]) if match else 0, url))
+        widths.append((int(srcset_width(descriptors)), url))
     if not widths:
         return None
     wide_enough = [pair for pair in widths if pair[0] >= IMAGE_WIDTH]
