@@ -72,6 +72,9 @@ def test_srcset_width_and_choice() -> None:
     densities = parse_srcset("a.jpg 1x, b.jpg 2x")
     assert choose_candidate(densities) == "a.jpg"  # a density states no width
     assert choose_candidate(densities, density_width=1000) == "b.jpg"
+    # a listing's card: 750 px wanted, 1x standing for 375 px; the 2x, not the text-order pick
+    cards = parse_srcset("i.jpg?w=64 1x, i.jpg?w=128 2x, i.jpg?w=192 3x")
+    assert choose_candidate(cards, at_least=750, density_width=375) == "i.jpg?w=128"
 
 
 def test_the_image_route_takes_the_widest_fetchable_candidate() -> None:

@@ -52,7 +52,7 @@ from ..output import _image_sources, absolute_url
 from ..parse.document import CLOSE, OPEN, TEXT, Document, indices_of
 from ..parse.text import squash
 from ..schema import ld_text, ld_types, objects, script_values
-from ..urls import parse_srcset, safe_url, srcset_width
+from ..urls import choose_candidate, parse_srcset, safe_url
 from .actions import form_targets, is_action, is_control_label
 
 #: Page kinds that get the listing view.
@@ -85,7 +85,8 @@ OUTSIDE_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: A year of the kind `dates.parse_day` reads: a text without one holds no date.
 _YEAR = re.compile(r"(?:19|20)\d\d")
-#: A picture's width to ask a srcset for: a card's picture is at most a phone's width at 2x.
+#: A picture's width to ask a srcset for: a card's picture is at most a phone's width at 2x. A
+#: density stands for half of it per 1x (a card is at most a phone's width), so 2x is that width.
 IMAGE_WIDTH = 750
 
 
@@ -621,7 +622,8 @@ def _image_source(doc: Document, attrs: dict[str, str | None]) -> str | None:
     lazy = _image_sources(attrs)
     srcset = lazy.get("srcset") or (attrs.get("srcset") or "").strip()
     src = lazy.get("src") or (attrs.get("src") or "").strip()
-    chosen = _srcset_choice(srcset) if srcset else None
+    candidates = parse_srcset(srcset) if srcset else []
+    chosen = choose_candidate(candidates, at_least=IMAGE_WIDTH, density_width=IMAGE_WIDTH / 2)
     for value in (chosen, src):
         if not value or value.startswith("data:"):
             continue
@@ -629,16 +631,6 @@ def _image_source(doc: Document, attrs: dict[str, str | None]) -> str | None:
         if url is not None and url.startswith(("http://", "https://")):
             return url
     return None
-
-
-def _srcset_choice(srcset: str) -> str | None:
-    widths: list[tuple[int, str]] = []
-    for url, descriptors in parse_srcset(srcset):
-        widths.append((int(srcset_width(descriptors)), url))
-    if not widths:
-        return None
-    wide_enough = [pair for pair in widths if pair[0] >= IMAGE_WIDTH]
-    return min(wide_enough)[1] if wide_enough else max(widths)[1]
 
 
 # -- JSON-LD --------------------------------------------------------------------------------------
