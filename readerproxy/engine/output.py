@@ -63,6 +63,7 @@ FALLBACK_WIDTH = 1200
 #: What the sanitiser lets through (it cannot tell an image's data: URL from a link's; `_safe_url`
 #: and `safe_image_url` have refused the rest before it runs).
 _SANITISER_SCHEMES = SAFE_SCHEMES | {"data"}
+#: Horizontal whitespace the renderer collapses (not `parse.text.SPACE`): line breaks are kept.
 _WS = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200b\u3000]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 #: The characters where `str.split()` and `_WS` disagree: whitespace only `split` breaks at, and

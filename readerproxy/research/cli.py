@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..engine.parse.text import SPACE, squash
 from . import metrics
 from .datasets import Dataset, Page, load_dataset
 from .oof import OutOfFold
@@ -178,9 +178,6 @@ def format_ablation_table(
 # --- Page types and snippets (WCXB) --------------------------------------------------------------
 
 
-_SPACES = re.compile(r"\s+")
-
-
 @dataclasses.dataclass(slots=True)
 class SnippetCounts:
     """WCXB's snippet metric summed over pages: `with` found = TP, missing = FN; `without` found =
@@ -206,14 +203,14 @@ class SnippetCounts:
 
 def count_snippets(page: Page, text: str, counts: SnippetCounts) -> None:
     """Add one page's snippet outcomes to `counts`."""
-    haystack = _SPACES.sub(" ", text)
+    haystack = SPACE.sub(" ", text)
     for snippet in page.with_snippets:
-        if _SPACES.sub(" ", snippet).strip() in haystack:
+        if squash(snippet) in haystack:
             counts.tp += 1
         else:
             counts.fn += 1
     for snippet in page.without_snippets:
-        if _SPACES.sub(" ", snippet).strip() in haystack:
+        if squash(snippet) in haystack:
             counts.fp += 1
         else:
             counts.tn += 1

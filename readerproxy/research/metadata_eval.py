@@ -25,6 +25,7 @@ from ..engine.kind.readerable import is_probably_readerable
 from ..engine.metadata.metadata import extract_metadata
 from ..engine.output import render_text
 from ..engine.parse.document import parse
+from ..engine.parse.text import squash
 from .datasets import Dataset
 
 #: field name in expected-metadata.json -> attribute of our Metadata (readerable is separate).
@@ -38,7 +39,6 @@ FIELDS = {
     "lang": "lang",
     "readerable": "readerable",
 }
-_WS = re.compile(r"\s+")
 
 
 def normalise(value: Any) -> Any:
@@ -47,7 +47,7 @@ def normalise(value: Any) -> Any:
         return value
     if value is None:
         return None
-    text = _WS.sub(" ", str(value)).strip()
+    text = squash(str(value))
     return text or None
 
 
@@ -143,7 +143,7 @@ def wcxb_text(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     text = unicodedata.normalize("NFKC", value).translate(_QUOTES)
-    return _WS.sub(" ", text).strip().casefold() or None
+    return squash(text).casefold() or None
 
 
 def wcxb_names(value: Any) -> frozenset[str]:

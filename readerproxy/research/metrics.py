@@ -12,7 +12,6 @@ The per-page scores are `Score(precision, recall, f1)`; `mean_score` averages th
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -20,9 +19,9 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import LCSseq
 
+from ..engine.parse.text import SPACE, WORD, squash
+
 SHINGLE_SIZE = 4
-_TOKEN = re.compile(r"\w+")  # str patterns are Unicode-aware: \w matches letters of every script
-_WHITESPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +43,7 @@ def f1_of(precision: float, recall: float) -> float:
 
 def tokenize(text: str | None) -> list[str]:
     """Tokens of the ScrapingHub metric: `\\w+` matches (Unicode), case kept, as in evaluate.py."""
-    return _TOKEN.findall(text or "")
+    return WORD.findall(text or "")
 
 
 def shingles(tokens: Sequence[str], n: int = SHINGLE_SIZE) -> Counter[str]:
@@ -141,7 +140,7 @@ def shingle_summary(pages: Iterable[ShingleCounts]) -> ShingleSummary:
 
 def strip_whitespace(text: str) -> str:
     """Moreno et al. 2009, §5.2 compares the texts with all whitespace removed."""
-    return _WHITESPACE.sub("", text)
+    return SPACE.sub("", text)
 
 
 def _length_score(common: int, true_length: int, pred_length: int) -> Score:
@@ -247,7 +246,7 @@ def bag_of_words_score(true: str, pred: str) -> Score:
 
 def normalize_title(title: str | None) -> str:
     """Whitespace runs collapsed to one space, ends stripped."""
-    return _WHITESPACE.sub(" ", title or "").strip()
+    return squash(title or "")
 
 
 def title_match(true: str | None, pred: str | None) -> bool:

@@ -55,6 +55,8 @@ from .linkfilters import (
     link_filter_value,
 )
 
+#: A title keyword: a word (`parse.text.WORD`) of four characters or more, as Line-Block reads the
+#: title (shorter words are articles and prepositions).
 _WORD = re.compile(r"\w{4,}")
 _TITLE_SEPARATOR = re.compile(r"\s+[-|–—:·»/]\s+")
 

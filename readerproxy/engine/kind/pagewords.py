@@ -28,7 +28,6 @@ same ids and no time back.
 
 from __future__ import annotations
 
-import re
 import zlib
 from dataclasses import dataclass
 
@@ -36,6 +35,7 @@ import numpy as np
 
 from ..._speedups import native
 from ..parse.document import TEXT, Document, indices_of
+from ..parse.text import WORD
 
 #: Buckets of the hashed bag: 2 ** BITS (4,096; 2 ** 14 measured no better out of fold).
 BITS = 12
@@ -59,7 +59,6 @@ SCHEME = (
 #: Floor of a log-probability (log 1e-6): a page far from a kind does not give the trees -inf.
 LOG_FLOOR = float(np.log(1e-6))
 
-_WORD = re.compile(r"\w+")
 _MASK = (1 << BITS) - 1
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 #: CRC-32 of each prefix with its colon, continued over the word (`zlib.crc32(word, start)`): the
@@ -70,7 +69,7 @@ _PREFIX_CRC = {source: zlib.crc32(f"{source}:".encode()) for source in SOURCES}
 def _add_words(source: str, text: str, into: set[int]) -> None:
     """Add the bucket of each distinct word of `text` (lower case, two characters or more, not a number)."""
     start = _PREFIX_CRC[source]
-    for word in set(_WORD.findall(text.lower())):
+    for word in set(WORD.findall(text.lower())):
         if len(word) > 1 and not word.isdigit():
             into.add(zlib.crc32(word.encode("utf-8", "surrogatepass"), start) & _MASK)
 

@@ -436,6 +436,8 @@ _ELSEWHERE_TAGS = ("li", "nav", "footer", "aside")
 #: "Posted", "Veröffentlicht am"): a label in any language, not a sentence.
 DATED_LINE_WORDS = 3
 _TIME_OF_DAY = re.compile(r"\b\d{1,2}[:.]\d\d(?:[:.]\d\d)?\s*(?:[ap]\.?m\.?)?", re.I)
+#: A word of a dated line, letters only (not `parse.text.WORD`): the numbers of the date itself do not
+#: count towards `DATED_LINE_WORDS`.
 _WORD = re.compile(r"[^\W\d_]+")
 
 

@@ -33,7 +33,8 @@ _CJK_RANGES = (
     (0x20000, 0x3134F),
 )
 _CJK = re.compile("[" + "".join(f"{chr(first)}-{chr(last)}" for first, last in _CJK_RANGES) + "]")
-#: A word: letters and digits, with single apostrophes, dots or hyphens inside ("don't", "e.g", "x-ray").
+#: A word: letters and digits, with single apostrophes, dots or hyphens inside ("don't", "e.g", "x-ray"):
+#: a reader reads "don't" as one word, where `parse.text.WORD` sees two.
 _WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*")
 #: The characters that join two runs of letters and digits into one `_WORD`.
 _JOINERS = tuple(map(ord, "'’.-"))

@@ -23,6 +23,7 @@ from urllib.parse import unquote
 import numpy as np
 
 from ..parse.document import TEXT, Document
+from ..parse.text import WORD
 from ..schema import ld_text, objects, script_values, type_values
 
 #: Share of the description's word trigrams the text must hold for the description to count as shown.
@@ -33,9 +34,9 @@ MIN_WORDS = 40
 #: Deepest nesting of JSON-LD objects searched (a `@graph`, an `offers` list, ...).
 MAX_DEPTH = 12
 
-_WORD = re.compile(r"\w+")
 _TAG = re.compile(r"<[^>]*>")
 _BREAK = re.compile(r"<br\s*/?>|</p\s*>|</li\s*>|\n", re.IGNORECASE)
+#: Horizontal whitespace: a description's line breaks were read as paragraph ends (`_BREAK`).
 _SPACE = re.compile(r"[ \t\r\f\v\u00a0]+")
 
 
@@ -82,9 +83,9 @@ def missing_description(doc: Document) -> list[str]:
     if not doc.json_ld:
         return []
     paragraphs = product_description(doc)
-    words = _WORD.findall(" ".join(paragraphs).lower())
+    words = WORD.findall(" ".join(paragraphs).lower())
     if len(words) < MIN_WORDS:
         return []
     wanted = _trigrams(words)
-    shown = wanted & _trigrams(_WORD.findall(page_text(doc).lower()))
+    shown = wanted & _trigrams(WORD.findall(page_text(doc).lower()))
     return paragraphs if len(shown) < SHOWN_SHARE * len(wanted) else []

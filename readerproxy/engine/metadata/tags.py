@@ -10,10 +10,9 @@ import re
 from typing import Any
 
 from ..parse.document import Document
-from ..parse.text import squash
+from ..parse.text import SPACE, squash
 from ..schema import READABILITY_ARTICLE_TYPES, parsed_json_ld, type_values
 
-_WS = re.compile(r"\s+")
 _SCHEMA_ORG = re.compile(r"^https?://schema\.org/?$")
 _PROPERTY = re.compile(
     r"\s*(article|dc|dcterm|og|twitter)\s*:\s*(author|creator|description|published_time|title|site_name)\s*",
@@ -89,13 +88,13 @@ _KEY_MEMO_SIZE = 4096
 def _property_key(prop: str) -> str | None:
     """Readability.js's map key for a <meta property> value, or None (`_PROPERTY`)."""
     found = _PROPERTY.search(prop)
-    return _WS.sub("", found.group(0).lower()) if found else None
+    return SPACE.sub("", found.group(0).lower()) if found else None
 
 
 @functools.lru_cache(maxsize=_KEY_MEMO_SIZE)
 def _name_key(name: str) -> str | None:
     """Readability.js's map key for a <meta name> value, or None (`_NAME`)."""
-    return _WS.sub("", name.lower()).replace(".", ":") if _NAME.match(name) else None
+    return SPACE.sub("", name.lower()).replace(".", ":") if _NAME.match(name) else None
 
 
 def _is_article_type(item: dict[str, Any]) -> bool:

@@ -1,10 +1,24 @@
-"""Small text helpers the engine shares (one copy of each)."""
+"""Small text helpers the engine shares (one copy of each), and the one definition of a word.
+
+A word (`WORD`) is a run of `\\w`: letters, digits and underscores of every script (str patterns are
+Unicode-aware). Whitespace (`SPACE`) is a run of `\\s`, what `str.split` splits at. Readers that
+count something else say so where they define it: Line-Block's title keywords (`\\w{4,}`), the
+letters-only words of a dated line (`dates`), reading time's words joined by apostrophes and
+hyphens (`readingtime`), class and id names split at their capitals (`heuristic`), and the
+renderer's and the product description's horizontal whitespace, which keeps line breaks.
+"""
 
 from __future__ import annotations
 
 import bisect
 import itertools
+import re
 from collections.abc import Iterable
+
+#: A word: a run of letters, digits or underscores, of any script.
+WORD = re.compile(r"\w+")
+#: A run of whitespace (the characters `str.split` splits at).
+SPACE = re.compile(r"\s+")
 
 
 def squash(value: str) -> str:

@@ -32,6 +32,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..parse.document import TEXT, Document
+from ..parse.text import squash
 from ..schema import ld_text, ld_types, parsed_json_ld, walk
 
 #: Deepest nesting of JSON-LD objects searched (a `@graph`, `mainEntity`, an `offers` list, ...).
@@ -103,7 +104,6 @@ SPEC_HINT = re.compile(
     re.I,
 )
 _TAG = re.compile(r"<[^>]*>")
-_SPACE = re.compile(r"\s+")
 _DURATION = re.compile(
     r"^P(?:(?P<days>\d+(?:\.\d+)?)D)?(?:T(?:(?P<hours>\d+(?:\.\d+)?)H)?(?:(?P<minutes>\d+(?:\.\d+)?)M)?"
     r"(?:(?P<seconds>\d+(?:\.\d+)?)S)?)?$",
@@ -288,7 +288,7 @@ def _text(value: Any) -> str | None:
         value = str(value)
     if not isinstance(value, str):
         return None
-    cleaned = _SPACE.sub(" ", _TAG.sub(" ", ld_text(value))).strip()
+    cleaned = squash(_TAG.sub(" ", ld_text(value)))
     return cleaned or None
 
 
@@ -617,16 +617,16 @@ def _spec_rows(doc: Document, element: int) -> list[tuple[str, str]]:
             cells = [c for c in row.iter() if c.tag in ("th", "td")]
             if len(cells) != 2:
                 continue
-            key, value = (_SPACE.sub(" ", c.text(deep=True)).strip() for c in cells)
+            key, value = (squash(c.text(deep=True)) for c in cells)
             if key and value and len(key) <= MAX_SPEC_KEY:
                 rows.append((key, value))
     else:
         key = None
         for child in node.iter():
             if child.tag == "dt":
-                key = _SPACE.sub(" ", child.text(deep=True)).strip()
+                key = squash(child.text(deep=True))
             elif child.tag == "dd" and key:
-                value = _SPACE.sub(" ", child.text(deep=True)).strip()
+                value = squash(child.text(deep=True))
                 if value and len(key) <= MAX_SPEC_KEY:
                     rows.append((key, value))
                 key = None

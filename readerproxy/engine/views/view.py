@@ -45,7 +45,6 @@ Pure: reads its arguments (and, for `around_elements`, the parsed `Document`); n
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +54,7 @@ import numpy as np
 from selectolax.lexbor import LexborHTMLParser
 
 from ..output import LinkRewriter, render_html, render_text
+from ..parse.text import WORD
 
 if TYPE_CHECKING:
     from ..kind.pagekind import PageKind
@@ -192,16 +192,13 @@ def recipe_evidence(recipe: RecipeFacts) -> tuple[float, str]:
     return score, f"Recipe structured data, {len(recipe.ingredients)} ingredients and {steps} steps"
 
 
-_WORD = re.compile(r"\w+")
-
-
 def fragment_text(fragment: str) -> str:
     """The words of an HTML fragment (the reader's sanitised HTML: no script or style in it)."""
     return LexborHTMLParser(fragment).text(separator=" ") if fragment else ""
 
 
 def _bag(text: str) -> Counter[str]:
-    return Counter(_WORD.findall(text.casefold()))
+    return Counter(WORD.findall(text.casefold()))
 
 
 def coverage(own: str, around: str, extracted: str) -> tuple[float, float]:
