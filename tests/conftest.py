@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import ipaddress
 import shutil
+import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from aiohttp.resolver import ThreadedResolver
+
+from readerproxy.web import fetch
 
 REPO = Path(__file__).resolve().parent.parent
 #: The test folders mirror the code's layers (engine, web, proxy, research, browser). A few tests
@@ -27,6 +33,40 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"chromium: {chromium if chromium.exists() else 'MISSING (browser tests skip)'}",
         f"redis-server: {shutil.which('redis-server') or 'MISSING (redis tests skip)'}",
     ]
+
+
+class LoopbackOnlyResolver:
+    """The reader server's resolver in tests: names of the loopback (IP literals, `localhost`) are
+    resolved as usual, every other name fails at once as an unknown one (`socket.gaierror`), as
+    Chromium's `--host-resolver-rules` does for the browser. Dataset pages name real hosts (their
+    pictures through `/image`, their links): without this, each would be a DNS query leaving the
+    machine and a wait of up to the connect timeout."""
+
+    def __init__(self) -> None:
+        self._resolver = ThreadedResolver()
+
+    async def resolve(self, host: str, port: int = 0, family: int = 0) -> list[dict[str, object]]:
+        name = host.rstrip(".").lower()
+        try:
+            ipaddress.ip_address(name.strip("[]"))
+        except ValueError:
+            if name != "localhost" and not name.endswith(".localhost"):
+                raise socket.gaierror(
+                    socket.EAI_NONAME, f"{host}: not resolved in tests (loopback only)"
+                ) from None
+        return await self._resolver.resolve(host, port, family)  # type: ignore[arg-type]
+
+    async def close(self) -> None:
+        await self._resolver.close()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def loopback_only_dns() -> Iterator[None]:
+    """Every in-process server's fetcher resolves loopback names only (`LoopbackOnlyResolver`);
+    a test that needs other names patches `readerproxy.web.fetch.DefaultResolver` itself."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fetch, "DefaultResolver", LoopbackOnlyResolver)
+        yield
 
 
 @pytest.fixture(scope="session")
