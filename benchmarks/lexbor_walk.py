@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/lexbor_walk.py [--repeat 5] [--limit N] [--dataset scrapinghub ...]
 
 For every page cleaned as `document.parse` cleans it, times (fastest of `--repeat`): the
-serialisation `tree.html`, the C scan of it (`document._scan_native`: what built the linear view
-before, and still does where the walk declines) and the walk (`document._walk_native`), and counts
+serialisation `tree.html`, the C scan of it (`scan._scan_native`: what built the linear view
+before, and still does where the walk declines) and the walk (`scan._walk_native`), and counts
 the pages the walk declines. Prints the medians per dataset in milliseconds. Requires the C kernels
 (`python hatch_build.py`). The walk's floor measured before it was written (every node, names, class
 values and texts as str, no linear view: 0.09 ms at the ScrapingHub median) came from a C file of
@@ -19,7 +19,7 @@ import statistics
 from selectolax.lexbor import LexborHTMLParser
 from timing import dataset_options, decoded_pages, timed
 
-from readerproxy.engine.parse import document
+from readerproxy.engine.parse import clean, scan
 from readerproxy.engine.parse.nesting import cap_depth
 
 
@@ -27,7 +27,7 @@ def cleaned(text: str) -> LexborHTMLParser:
     """The tree as `document.parse` has it when it builds the linear view (depth capped, cleaned)."""
     capped = cap_depth(text).html
     tree = LexborHTMLParser(capped)
-    document._clean(tree, document._read_before_cleaning(tree, capped))
+    clean.clean(tree, clean.read_before_cleaning(tree, capped))
     return tree
 
 
@@ -35,13 +35,13 @@ def page_times(text: str, repeat: int) -> dict[str, float] | None:
     """Milliseconds of each stage on one page (fastest of `repeat`), or None where the walk declines."""
     tree = cleaned(text)
     n_elements = len(tree.css("*"))
-    if document._walk_native(tree, n_elements) is None:
+    if scan._walk_native(tree, n_elements) is None:
         return None
     serialised = tree.html or ""
     runs = {
         "tree.html": lambda: tree.html,
-        "scan of it": lambda: document._scan_native(serialised, n_elements),
-        "walk": lambda: document._walk_native(tree, n_elements),
+        "scan of it": lambda: scan._scan_native(serialised, n_elements),
+        "walk": lambda: scan._walk_native(tree, n_elements),
     }
     return {stage: min(timed(run)[0] for _ in range(repeat)) * 1000 for stage, run in runs.items()}
 
@@ -50,7 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     dataset_options(parser, repeat=5)
     args = parser.parse_args()
-    if not document._WALK:
+    if not scan._WALK:
         raise SystemExit("the walk is not available: build the C kernels (python hatch_build.py)")
     for name in args.dataset:
         pages = decoded_pages(name, args.limit)

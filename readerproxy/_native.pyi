@@ -23,7 +23,7 @@ SOURCE_HASH: str
 #: 1 when `walk` can run (built with <dlfcn.h>), else 0 (`lexbor_setup` then answers False).
 HAVE_WALK: int
 
-#: What `scan` and `walk` give: the fields of `document._Scan` (kind int8, owner, length int32, the
+#: What `scan` and `walk` give: the fields of `parse.scan.Scan` (kind int8, owner, length int32, the
 #: texts, chars int32, in_anchor, newline_after bool, parent, start, end int32: bytearrays but the
 #: texts), then per element its "id", "class" and "role" (None: none), the elements whose three
 #: values must be read from the node, and the elements' tag names.

@@ -2,7 +2,7 @@
 
 The way MarkupSafe ships `_speedups.c`: the compiled module is an accelerator, never a requirement.
 Each kernel has a Python reference it must match exactly (see the header of `_native.c`):
-`document._scan_fast` for `scan` (and `scan` of the tree's serialisation for `walk`), the numpy walk of `learn.model.TreeModel.log_odds` for
+`parse.scan._scan_fast` for `scan` (and `scan` of the tree's serialisation for `walk`), the numpy walk of `learn.model.TreeModel.log_odds` for
 `tree_leaves` and `complete_tree_leaves`, `extractors.heuristic.inherit` and `own_text`'s word counts
 for `inherit` and `word_counts`, `learn.blocks._character_counts`, `_containing`, `_element_counts`,
 `repeated_items` and `_columns`' same-tag sibling counts for `class_counts`, `containing`,
@@ -11,7 +11,7 @@ for `inherit` and `word_counts`, `learn.blocks._character_counts`, `_containing`
 `structure_columns`, `context_features` for `context_columns`, and the page kind's
 `pagewords._add_words`, `pagekind.class_word_counts`' `str.count` and `pagekind.count_prices` for
 `word_buckets`, `count_parts` and `count_prices`. The walk calls Lexbor's functions
-inside selectolax's module, so `document._walk_setup` turns it on only after it read a page of its
+inside selectolax's module, so `parse.scan._walk_setup` turns it on only after it read a page of its
 own exactly as the scan does (else `parse` serialises and scans). Every module that uses a kernel imports `native` from here, so a
 test can switch one module back to its reference (`monkeypatch.setattr(module, "native", None)`).
 

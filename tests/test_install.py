@@ -92,7 +92,7 @@ def test_the_wheel_carries_the_compiled_kernels_and_uses_them(installed: Install
     with zipfile.ZipFile(installed.wheel) as archive:
         assert any(re.fullmatch(r"readerproxy/_native\..+\.so", name) for name in archive.namelist())
         assert "readerproxy/_native.pyi" in archive.namelist()
-    code = "import readerproxy._speedups as s, readerproxy.engine.parse.document as d; print(s.native.__file__, d.native is s.native)"
+    code = "import readerproxy._speedups as s, readerproxy.engine.parse.scan as d; print(s.native.__file__, d.native is s.native)"
     check = subprocess.run(
         [installed.python, "-c", code],
         cwd=installed.workdir,

@@ -46,8 +46,9 @@ import numpy as np
 
 from ..engine.article import Article
 from ..engine.extraction import Block, Extraction, Extractor, params_dict
-from ..engine.parse.document import BLOCK_TAGS, CLOSE, OPEN, TEXT, VOID_TAGS, Document
+from ..engine.parse.document import BLOCK_TAGS, CLOSE, OPEN, TEXT, Document
 from ..engine.parse.layout import LayoutSnapshot
+from ..engine.parse.scan import VOID_TAGS
 from ..engine.pipeline import process_page
 from ..engine.urls import LAZY_SOURCES, LAZY_SRCSETS
 from . import charts as charts_module

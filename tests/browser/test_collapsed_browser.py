@@ -3,7 +3,7 @@
 
 The page is wcxb-dev's solar installation guide (energysage.com), whose steps ("Week 1", "Weeks
 3-4") are an accordion of `display:none` panels that buttons open by `aria-controls`
-(`document._collapsed_panels`). Screenshots go to artifacts/screenshots/collapsed-*.png.
+(`clean._collapsed_panels`). Screenshots go to artifacts/screenshots/collapsed-*.png.
 """
 
 from __future__ import annotations

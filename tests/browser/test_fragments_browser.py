@@ -4,7 +4,7 @@ moved into place, without sideways scrolling.
 
 The page is wcxb-dev's eBay category page (Collectibles & Art): the server sends a shell of
 placeholders and the listing in 43 hidden divs at the end of the body
-(`document._place_async_fragments`); before 2026-12-02 the reader showed eBay's menus only.
+(`clean._place_async_fragments`); before 2026-12-02 the reader showed eBay's menus only.
 Screenshots go to artifacts/screenshots/fragments-*.png.
 """
 

@@ -5,7 +5,7 @@ and 1280 px, on two pages written for the test and served by the tests' upstream
   row emptied), an empty row between the plans, and a second copy of itself and its heading for
   narrow screens, under a print-only header: every price is on screen once, in the price column
   of its plan's row (`output.whole_table_tokens`, `output.repeated_tables`), and the print header
-  is not (`document._print_only`);
+  is not (`clean._print_only`);
 - a wiki page (tests/fixtures/wiki_contents.html) with a table of contents and the site's name as
   its og:title: no bullet without text (`output.drop_empty_items`, `output.contents_list_tokens`)
   and the page's `<h1>` as the reader's title (`metadata.heading_over_site_name`).

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from readerproxy.engine.parse import document
+from readerproxy.engine.parse import clean, document, scan
 from readerproxy.engine.parse.document import CLOSE, OPEN, REBREAK_WIDTH, TEXT, parse
 
 PAGE = """<!DOCTYPE html>
@@ -92,11 +92,12 @@ def test_removed_elements_go_whatever_the_case_of_their_tags_and_with_the_kernel
         "<NoScript><p>alt</p></NoScript><template><p>t</p></template></body></html>"
     )
     names = ("style", "script", "iframe", "object", "noscript", "template", "embed", "xmp")
-    found = document._tags_in_source(page, names)
+    found = clean._tags_in_source(page, names)
     assert found == ["style", "script", "iframe", "object", "noscript", "template"]
     with_kernels = parse(page)
-    monkeypatch.setattr(document, "native", None)
-    assert document._tags_in_source(page, names) == found
+    monkeypatch.setattr(clean, "native", None)
+    monkeypatch.setattr(scan, "native", None)
+    assert clean._tags_in_source(page, names) == found
     without = parse(page)
     for doc in (with_kernels, without):
         assert doc.tag == ["html", "head", "title", "body", "p", "svg"]
@@ -384,10 +385,10 @@ def _scan_input(page: str) -> tuple[str, list[str]]:
     """The cleaned page as serialised and its element tags: what `_scan` and `_scan_fast` read."""
     from selectolax.lexbor import LexborHTMLParser
 
-    from readerproxy.engine.parse import document
+    from readerproxy.engine.parse import clean
 
     tree = LexborHTMLParser(page)
-    document._clean(tree, document._read_before_cleaning(tree, tree.html or ""))
+    clean.clean(tree, clean.read_before_cleaning(tree, tree.html or ""))
     return tree.html or "", [node.tag.lower() if node.tag else "" for node in tree.css("*")]
 
 
@@ -405,35 +406,35 @@ def _assert_same_scan(fast: object, general: object, *where: str) -> None:
 
 @pytest.mark.parametrize("page", TRICKY)
 def test_fast_scan_agrees_with_the_general_scan(page: str) -> None:
-    from readerproxy.engine.parse import document
+    from readerproxy.engine.parse import scan
 
     serialised, tag = _scan_input(page)
-    fast = document._scan_fast(serialised, tag)
+    fast = scan._scan_fast(serialised, tag)
     if fast is None:  # declined: the general scan answers, which is also fine
         return
-    _assert_same_scan(fast, document._scan(serialised, tag))
+    _assert_same_scan(fast, scan._scan(serialised, tag))
 
 
 def test_fast_scan_answers_for_ordinary_pages() -> None:
-    from readerproxy.engine.parse import document
+    from readerproxy.engine.parse import scan
 
     for page in TRICKY[:4]:
-        assert document._scan_fast(*_scan_input(page)) is not None, page
+        assert scan._scan_fast(*_scan_input(page)) is not None, page
 
 
 def test_a_quote_in_a_tag_name_goes_to_the_general_scan() -> None:
     # The general expression reads a quote in a tag name as part of the name, which can carry its
     # match past the first ">"; the fast scan must not guess.
-    from readerproxy.engine.parse import document
+    from readerproxy.engine.parse import document, scan
 
-    assert document._scan_fast(*_scan_input('<p"x a"b="1">odd</p"x><p>next</p>')) is None
+    assert scan._scan_fast(*_scan_input('<p"x a"b="1">odd</p"x><p>next</p>')) is None
     assert "next" in "".join(document.parse('<p"x a"b="1">odd</p"x><p>next</p>').tokens.text)
 
 
 def test_fast_scan_agrees_with_the_general_scan_on_random_markup() -> None:
     import random
 
-    from readerproxy.engine.parse import document
+    from readerproxy.engine.parse import scan
 
     pieces = [
         "<p>", "</p>", '<div class="a>b">', "<a href='x'>", "</a>", "<br>", "<img alt='<x>'>",
@@ -448,11 +449,11 @@ def test_fast_scan_agrees_with_the_general_scan_on_random_markup() -> None:
     for _ in range(300):
         page = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 40)))
         serialised, tag = _scan_input(page)
-        fast = document._scan_fast(serialised, tag)
+        fast = scan._scan_fast(serialised, tag)
         if fast is None:
             continue
         answered += 1
-        _assert_same_scan(fast, document._scan(serialised, tag), page)
+        _assert_same_scan(fast, scan._scan(serialised, tag), page)
     assert answered > 100
 
 
@@ -468,12 +469,12 @@ def test_fast_scan_agrees_with_the_general_scan_on_random_markup() -> None:
     ],
 )
 def test_code_points_use_the_narrowest_width_and_round_trip(text: str, width: int) -> None:
-    from readerproxy.engine.parse import document
+    from readerproxy.engine.parse import scan
 
-    codes = document.code_points(text)
+    codes = scan.code_points(text)
     assert codes.dtype.itemsize == width
     assert len(codes) == len(text)
-    assert document._text(codes) == text
+    assert scan._text(codes) == text
 
 
 @pytest.mark.parametrize(
@@ -487,26 +488,26 @@ def test_code_points_use_the_narrowest_width_and_round_trip(text: str, width: in
 )
 def test_every_width_gives_the_general_scans_answer(body: str) -> None:
     """The fast scan reads 1-, 2- or 4-byte code points by page; each agrees with the general scan."""
-    from readerproxy.engine.parse import document
+    from readerproxy.engine.parse import scan
 
     page = f"<html><body><p>{body}</p>\n<div><a href='/x'>{body}</a> tail</div></body></html>"
     serialised, tag = _scan_input(page)
-    fast = document._scan_fast(serialised, tag)
+    fast = scan._scan_fast(serialised, tag)
     assert fast is not None
-    _assert_same_scan(fast, document._scan(serialised, tag))
+    _assert_same_scan(fast, scan._scan(serialised, tag))
 
 
 def test_tag_names_read_once_per_tag_id_match_every_elements_own_name() -> None:
     from selectolax.lexbor import LexborHTMLParser
 
-    from readerproxy.engine.parse import document
+    from readerproxy.engine.parse import scan
 
     page = (
         "<svg><clipPath><foreignObject><div>x</div></foreignObject></clipPath><a>svg link</a></svg>"
         "<clippath></clippath><a>link</a><my-el><MY-EL><my-El2></my-El2></MY-EL></my-el><math><mi>x</mi></math>"
     )
     elements = LexborHTMLParser(page).css("*")
-    names = document._tag_names(elements)
+    names = scan._tag_names(elements)
     assert names == [(node.tag or "").lower() for node in elements]
     assert (
         names.count("clippath") == 2
@@ -543,10 +544,11 @@ def _assert_attributes_as_lexbor_reads_them(doc, where: str = "") -> None:
 def test_id_class_role_are_what_each_node_gives(
     page: str, kernels: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from readerproxy.engine.parse import document
+    from readerproxy.engine.parse import clean, scan
 
     if not kernels:  # what READERPROXY_PURE=1 gives: the numpy or general scan and one pass over the nodes
-        monkeypatch.setattr(document, "native", None)
+        monkeypatch.setattr(clean, "native", None)
+        monkeypatch.setattr(scan, "native", None)
     _assert_attributes_as_lexbor_reads_them(parse(page), page)
 
 
@@ -566,11 +568,12 @@ def test_id_class_role_values() -> None:
 def test_id_class_role_on_every_dataset_page(
     shared_datasets, name: str, kernels: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from readerproxy.engine.parse import document
+    from readerproxy.engine.parse import clean, scan
     from readerproxy.research.datasets import load_dataset
 
     if not kernels:
-        monkeypatch.setattr(document, "native", None)
+        monkeypatch.setattr(clean, "native", None)
+        monkeypatch.setattr(scan, "native", None)
     pages = load_dataset(name).pages
     assert pages
     for page in pages:
@@ -653,11 +656,11 @@ def test_print_only_names_reads_simple_rules_of_inline_css() -> None:
         "@media print { @page { margin: 0 } .head { display: block } #ph { display: block } nav { display: none } }"
         "@media not print { .screen { display: none } } div .deep { display: none }"
     )
-    assert document.print_only_names([css]) == frozenset({(".", "head"), ("#", "ph")})
+    assert clean.print_only_names([css]) == frozenset({(".", "head"), ("#", "ph")})
 
 
 def _matching_brace_by_characters(css: str, opening: int) -> int:
-    """`document._matching_brace` as it was first written, a character at a time (the reference)."""
+    """`clean._matching_brace` as it was first written, a character at a time (the reference)."""
     depth = 0
     for index in range(opening, len(css)):
         if css[index] == "{":
@@ -676,7 +679,7 @@ def test_matching_brace_steps_from_brace_to_brace_as_the_character_walk(seed: in
     for _ in range(2000):
         css = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 16)))
         for opening in [i for i, char in enumerate(css) if char == "{"]:
-            assert document._matching_brace(css, opening) == _matching_brace_by_characters(css, opening), css
+            assert clean._matching_brace(css, opening) == _matching_brace_by_characters(css, opening), css
 
 
 def test_a_print_header_is_removed_by_its_name_and_its_words_together() -> None:

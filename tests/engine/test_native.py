@@ -37,17 +37,12 @@ from readerproxy.engine.kind import pagekind, pagewords
 from readerproxy.engine.kind.pagewords import BITS
 from readerproxy.engine.learn.blocks import CONTEXT_FEATURES, FEATURES, context_features, page_blocks
 from readerproxy.engine.learn.model import TreeModel, load_model
-from readerproxy.engine.parse import document
-from readerproxy.engine.parse.document import (
-    VOID_TAGS,
-    _clean,
-    _read_before_cleaning,
-    _scan_fast,
-    _scan_native,
-    _tag_names,
-    parse,
-)
+from readerproxy.engine.parse import clean as clean_module
+from readerproxy.engine.parse import document, scan
+from readerproxy.engine.parse.clean import clean, read_before_cleaning
+from readerproxy.engine.parse.document import parse
 from readerproxy.engine.parse.nesting import cap_depth
+from readerproxy.engine.parse.scan import VOID_TAGS, _scan_fast, _scan_native, _tag_names
 from readerproxy.research.datasets import datasets_root, load_dataset
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,7 +139,7 @@ def _assert_reads_the_names(serialised: str, tag: list[str], given: object) -> N
 def _cleaned(html: str) -> tuple[str, list[str]]:
     """The serialisation and tag names `parse` hands to the scanners."""
     tree = LexborHTMLParser(cap_depth(html).html)
-    _clean(tree, _read_before_cleaning(tree, tree.html or ""))
+    clean(tree, read_before_cleaning(tree, tree.html or ""))
     return tree.html or "", _tag_names(tree.css("*"))
 
 
@@ -221,7 +216,7 @@ def test_scan_agrees_with_scan_fast_on_random_markup(pieces: list[str]) -> None:
     native = _compiled()
     serialised = "".join(pieces)
     # The elements `_TOKEN` reads, so that the scanners often answer rather than decline.
-    tag = [m.group(3).lower() for m in document._TOKEN.finditer(serialised) if m.group(3) and not m.group(2)]
+    tag = [m.group(3).lower() for m in scan._TOKEN.finditer(serialised) if m.group(3) and not m.group(2)]
     if _other_escape(serialised) and native.scan(serialised, tag, VOID_TAGS) is None:
         return
     _assert_same_scan(serialised, tag)
@@ -491,7 +486,7 @@ def _random_source(rng: random.Random) -> str:
 @given(st.randoms(use_true_random=False))
 def test_id_class_role_match_the_nodes_on_random_sources(rng: random.Random) -> None:
     _compiled()
-    assert document.native is not None
+    assert scan.native is not None
     doc = parse(_random_source(rng))
     for name, values in (("id", doc.ident), ("class", doc.classes), ("role", doc.role)):
         assert values == [node.attributes.get(name) for node in doc.elements], name
@@ -532,11 +527,11 @@ def _assert_walk_is_the_scan(html: str) -> bool:
     """For a page cleaned as `parse` cleans it, the walk gives exactly the scan's fields, with the id,
     class and role the scan was unsure of read from the nodes (`_id_class_role`, as `parse` reads
     them), or declines; True when it answered."""
-    assert document._WALK, "Lexbor's functions were not found in selectolax's module"
+    assert scan._WALK, "Lexbor's functions were not found in selectolax's module"
     tree = LexborHTMLParser(cap_depth(html).html)
-    _clean(tree, _read_before_cleaning(tree, tree.html or ""))
+    clean(tree, read_before_cleaning(tree, tree.html or ""))
     elements = tree.css("*")
-    walked = document._walk_native(tree, len(elements))
+    walked = scan._walk_native(tree, len(elements))
     if walked is None:
         return False
     scanned = _scan_native(tree.html or "", len(elements))
@@ -587,7 +582,7 @@ def test_walk_declines_or_agrees_where_the_scan_reads_otherwise(
     """Pages the walk may decline (then `parse` serialises and scans): where it answers, it agrees."""
     _assert_walk_is_the_scan(html)
     walked = parse(html)
-    monkeypatch.setattr(document, "_WALK", False)
+    monkeypatch.setattr(scan, "_WALK", False)
     scanned = parse(html)
     assert walked.tag == scanned.tag and walked.tokens.text == scanned.tokens.text
     assert (walked.ident, walked.classes, walked.role) == (scanned.ident, scanned.classes, scanned.role)
@@ -619,10 +614,10 @@ def test_walk_takes_only_a_lexbor_node(native: ModuleType) -> None:
 def walk_setup(native: ModuleType, caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
     """For tests that break `_walk_setup`: afterwards Lexbor's functions and node type are set up
     again with the real ones (lexbor_setup keeps them in the C module)."""
-    caplog.set_level(logging.WARNING, logger="readerproxy.engine.parse.document")
+    caplog.set_level(logging.WARNING, logger="readerproxy.engine.parse.scan")
     yield caplog
     assert native.lexbor_setup(selectolax.lexbor.__file__ or "", LexborNode)
-    assert document._walk_setup()
+    assert scan._walk_setup()
 
 
 def _walk_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -630,9 +625,9 @@ def _walk_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def test_the_walk_is_on_after_its_self_check(walk_setup: pytest.LogCaptureFixture) -> None:
-    assert document._WALK and document._walk_setup()
-    assert document._walk_check(document._WALK_CHECK_PAGE) is None
-    assert _assert_walk_is_the_scan(document._WALK_CHECK_PAGE)  # the check page is one the walk answers
+    assert scan._WALK and scan._walk_setup()
+    assert scan._walk_check(scan._WALK_CHECK_PAGE) is None
+    assert _assert_walk_is_the_scan(scan._WALK_CHECK_PAGE)  # the check page is one the walk answers
     assert _walk_warnings(walk_setup) == []
 
 
@@ -659,8 +654,8 @@ def test_a_walk_that_differs_from_the_scan_on_the_check_page_stays_off(
 ) -> None:
     """As a selectolax whose Lexbor changed what a function returns would make it: one warning, and
     `parse` gives the document the scan gives."""
-    monkeypatch.setattr(document, "native", _with_walk(native, lambda *args: change(native.walk(*args))))
-    assert document._walk_setup() is False
+    monkeypatch.setattr(scan, "native", _with_walk(native, lambda *args: change(native.walk(*args))))
+    assert scan._walk_setup() is False
     assert len(_walk_warnings(walk_setup)) == 1
 
 
@@ -694,11 +689,11 @@ def test_every_failure_of_the_walks_set_up_falls_back(
     elif failure == "Lexbor's functions not found":
         kernels.lexbor_setup = lambda *args: False
     else:
-        monkeypatch.setattr(document, "LexborNode", type("LexborNode", (), {}))
-    monkeypatch.setattr(document, "native", kernels)
-    assert document._walk_setup() is False
+        monkeypatch.setattr(scan, "LexborNode", type("LexborNode", (), {}))
+    monkeypatch.setattr(scan, "native", kernels)
+    assert scan._walk_setup() is False
     assert len(_walk_warnings(walk_setup)) == 1
-    monkeypatch.setattr(document, "_WALK", False)
+    monkeypatch.setattr(scan, "_WALK", False)
     page = "<p id=a class='b c'>x &amp; y</p>"
     doc = parse(page)
     assert doc.tokens.text == parse(page).tokens.text and doc.classes[-1] == "b c"
@@ -709,8 +704,8 @@ def test_a_build_without_dlfcn_turns_the_walk_off_without_a_warning(
 ) -> None:
     kernels = _with_walk(native, native.walk)
     kernels.lexbor_setup, kernels.HAVE_WALK = (lambda *args: False), 0
-    monkeypatch.setattr(document, "native", kernels)
-    assert document._walk_setup() is False
+    monkeypatch.setattr(scan, "native", kernels)
+    assert scan._walk_setup() is False
     assert _walk_warnings(walk_setup) == []
 
 
@@ -1758,7 +1753,12 @@ def test_structure_columns_declines_unsorted_starts_and_rejects_bad_arguments(
 def test_the_native_kernels_are_used_when_built(native: ModuleType) -> None:
     if os.environ.get("READERPROXY_PURE", "") not in ("", "0"):
         pytest.skip("READERPROXY_PURE is set")
-    assert _speedups.native is native and document.native is native and model_module.native is native
+    assert (
+        _speedups.native is native
+        and scan.native is native
+        and clean_module.native is native
+        and model_module.native is native
+    )
     assert heuristic.native is native and learn_blocks.native is native
     assert _speedups.describe() == "yes"
     assert _speedups.source_hash() == native.SOURCE_HASH
@@ -1775,7 +1775,7 @@ def test_pure_python_is_forced_by_the_environment(
 
 def test_a_process_with_readerproxy_pure_parses_and_scores_with_numpy(tmp_path: Path) -> None:
     code = (
-        "import readerproxy.engine.parse.document as d, readerproxy.engine.learn.model as m, readerproxy._speedups as s\n"
+        "import readerproxy.engine.parse.scan as d, readerproxy.engine.learn.model as m, readerproxy._speedups as s\n"
         "import readerproxy.engine.learn.blocks as b, readerproxy.engine.extractors.heuristic as h\n"
         "from readerproxy.api import extract\n"
         "print(s.describe(), d.native is None, m.native is None, b.native is None, h.native is None)\n"
@@ -1795,7 +1795,8 @@ def test_parse_gives_the_same_document_with_and_without_the_kernel(
 ) -> None:
     html = "<html><head><title>T</title></head><body><p>One <a href='/x'>link</a>&amp; more\ntext</p></body></html>"
     with_native = parse(html)
-    monkeypatch.setattr(document, "native", None)
+    monkeypatch.setattr(clean_module, "native", None)
+    monkeypatch.setattr(scan, "native", None)
     without = parse(html)
     for name in ("kind", "element", "line", "length", "chars", "in_anchor"):
         assert np.array_equal(getattr(with_native.tokens, name), getattr(without.tokens, name))

@@ -43,7 +43,9 @@ spec = importlib.util.spec_from_file_location("readerproxy._native", sys.argv[1]
 san = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(san)
 
+import readerproxy.engine.parse.clean as clean
 import readerproxy.engine.parse.document as document
+import readerproxy.engine.parse.scan as scan
 import readerproxy.engine.extractors.heuristic as heuristic
 import readerproxy.engine.learn.blocks as blocks
 import readerproxy.engine.learn.model as model
@@ -51,10 +53,10 @@ from readerproxy.research.datasets import load_dataset
 from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors.auto import first_extractor
 
-for module in (document, heuristic, blocks, model):
+for module in (clean, scan, heuristic, blocks, model):
     module.native = san
-document._WALK = document._walk_setup()
-assert document._WALK, "the sanitised walk did not pass its self-check"
+scan._WALK = scan._walk_setup()
+assert scan._WALK, "the sanitised walk did not pass its self-check"
 
 auto = get_extractor("auto")
 params = auto.defaults()
@@ -67,9 +69,9 @@ for name in sys.argv[3:]:
         html = page.read_html()
         doc = document.parse(html, page.url)
         serialised = doc.tree.html or ""
-        document._scan_native(serialised, len(doc.elements))
-        document._scan_native(serialised, document._tag_names(doc.elements))
-        walked += document._walk_native(doc.tree, len(doc.elements)) is not None
+        scan._scan_native(serialised, len(doc.elements))
+        scan._scan_native(serialised, scan._tag_names(doc.elements))
+        walked += scan._walk_native(doc.tree, len(doc.elements)) is not None
         pages += 1
         if pages % EXTRACT_EVERY:
             continue

@@ -44,7 +44,8 @@ from ..._speedups import native
 from ..convert import check_choice, check_range
 from ..extraction import Extraction, HolderBlocks, register
 from ..kind.readability_rules import UNLIKELY_ROLES, literal_trie, unlikely_by_class_id
-from ..parse.document import BLOCK_TAGS, TEXT, VOID_TAGS, Document
+from ..parse.document import BLOCK_TAGS, TEXT, Document
+from ..parse.scan import VOID_TAGS
 from ..views.thread import MARKER_WORDS
 
 

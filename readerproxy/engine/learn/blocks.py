@@ -50,7 +50,8 @@ import numpy as np
 from ..._speedups import native
 from ..extraction import Extraction, block_columns
 from ..extractors.heuristic import ElementFeatures, features_of, tag_ids
-from ..parse.document import TEXT, Document, code_points
+from ..parse.document import TEXT, Document
+from ..parse.scan import code_points
 from ..schema import BLOCK_KIND_TYPES, script_values, text_types, walk
 
 #: Own tags that get a feature of their own (one-hot); any other tag leaves them all 0.

@@ -1,0 +1,623 @@
+"""The cleaning of a parsed page: what no reader sees is removed before the Document is built.
+
+`read_before_cleaning` reads what `parse` needs from the page before it changes (the title, JSON-LD,
+`<noscript>` images, streamed fragments, print stylesheets); `clean` then applies its steps in one
+listed order: streamed content moved into place, scripts, styles and raw-text containers removed
+(`<noscript>` unwrapped where it is the page), and hidden, screen-reader-only and print-only
+elements removed, with the exceptions a reader needs (anti-flicker wrappers and gates shown later
+by a script, collapsed accordion and tab panels).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from ..._speedups import native
+
+#: Elements removed before anything else sees the page (scripts, styles, raw-text containers).
+REMOVED_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "iframe",
+    "noembed",
+    "noframes",
+    "xmp",
+    "plaintext",
+    "object",
+    "embed",
+    "applet",
+    "frameset",
+)
+#: `REMOVED_TAGS` but `<noscript>`, which `clean` removes only when it is not the page (`_noscript_page`).
+_STRIPPED_TAGS = tuple(name for name in REMOVED_TAGS if name != "noscript")
+#: The inline styles that hide an element (`HIDDEN_SELECTOR`, `_hidden_by_attributes`).
+_HIDING_STYLES = ("display:none", "display: none", "visibility:hidden", "visibility: hidden")
+#: Elements hidden from a reader: `hidden`, `aria-hidden="true"` and inline `display:none`.
+HIDDEN_SELECTOR = '[hidden], [aria-hidden="true" i], ' + ", ".join(
+    f'[style*="{style}" i]' for style in _HIDING_STYLES
+)
+#: Text for screen readers only, shown to no sighted reader: the visually-hidden utility classes of
+#: Bootstrap and Tailwind (`sr-only`), Bootstrap 5 and Shopify's themes (`visually-hidden`),
+#: WordPress (`screen-reader-text`) and HTML5 Boilerplate (`visuallyhidden`). Their text is a
+#: control's label ("Open menu", "Share on X", "opens in a new window"), a skip link or a label of
+#: what the eye reads from the layout ("Regular price", "Vendor:"). Removed unless a sibling is the
+#: visible twin hidden from screen readers (`aria-hidden`, removed as hidden): then the label is the
+#: text of both ("Rated 4.8 stars" beside an aria-hidden "4.8 / 5"); `_hidden_and_screen_reader_only`.
+SCREEN_READER_SELECTOR = ".sr-only, .visually-hidden, .screen-reader-text, .visuallyhidden"
+_SCREEN_READER_CLASSES = frozenset(("sr-only", "visually-hidden", "screen-reader-text", "visuallyhidden"))
+#: Elements whose class or id speaks of print: the candidates of `_print_only` (one query with the
+#: hidden and screen-reader ones, told apart in Python).
+_PRINT_NAMED = '[class*="print" i], [id*="print" i]'
+_HIDDEN_OR_SCREEN_READER = f"{HIDDEN_SELECTOR}, {SCREEN_READER_SELECTOR}, {_PRINT_NAMED}"
+#: Utility classes that show an element on paper only (display: none on screen): Bootstrap 3's
+#: `visible-print*` and `hidden-screen`, Foundation's `show-for-print`, and the names sites give
+#: their own (`print-only`, `printonly`, `only-print`, ...). Compared in lower case.
+PRINT_ONLY_CLASSES = frozenset(
+    (
+        "print-only",
+        "printonly",
+        "print_only",
+        "only-print",
+        "onlyprint",
+        "only_print",
+        "print-show",
+        "show-print",
+        "show-for-print",
+        "show-on-print",
+        "visible-print",
+        "visible-print-block",
+        "visible-print-inline",
+        "visible-print-inline-block",
+        "visible-print-flex",
+        "hidden-screen",
+        "screen-hidden",
+        "hide-on-screen",
+        "hide-for-screen",
+        "noscreen",
+        "no-screen",
+    )
+)
+#: Classes that hide an element on screen, which a class of `_PRINT_DISPLAY` shows on paper:
+#: Bootstrap 4/5's `d-none d-print-block`, Tailwind's `hidden print:block`.
+_SCREEN_NONE = frozenset(("d-none", "hidden"))
+_PRINT_DISPLAY = re.compile(r"d-print-(?!none)[a-z-]+|print:(?!hidden)[a-z-]+")
+#: What a header or footer for paper says of itself ("Thank you for printing this page", "Printed
+#: from https://...", "Date printed: ..."): not "Print" alone, which a print button says on screen.
+_PRINT_WORDS = re.compile(
+    r"thank(?:s| you) for printing|\bprinted (?:from|on|at)\b|\b(?:date|time) printed\b|\bprint(?:ed)? date\b",
+    re.IGNORECASE,
+)
+#: A print-only block by its words alone (`_PRINT_WORDS` in an element whose class or id is a
+#: print word) holds at most this many words: a header or footer for paper, not an article.
+PRINT_BLOCK_WORDS = 40
+#: Share of the body's words a print-only element must stay under to be removed: one holding the
+#: page itself is not a print header (a page may mark its whole article for print).
+PRINT_ONLY_SHARE = 0.5
+
+
+#: What `parse` reads from the tree before cleaning it. One selector list, so one walk of the tree;
+#: chosen for speed: four separate walks (`css`, `css_first`) cost about 0.06 ms more per page at the
+#: ScrapingHub median. Each selector matches its own tag name, so the tag tells which one matched.
+_BEFORE_CLEANING = (
+    'title, script[type="application/ld+json" i], noscript, div[hidden][id^="S:"], div[id^="af"][style], '
+    "style"
+)
+
+
+@dataclass(slots=True)
+class Early:
+    """The elements `parse` reads before cleaning, each list in document order."""
+
+    titles: list[LexborNode]
+    json_ld: list[LexborNode]
+    noscripts: list[LexborNode]
+    boundaries: list[LexborNode]  # React's streamed Suspense boundaries (`_place_streamed_boundaries`)
+    fragments: list[LexborNode]  # Marko's streamed `<await>` fragments, maybe (`_place_async_fragments`)
+    stripped_tags: list[str]  # those of `_STRIPPED_TAGS` that the page may hold (`_tags_in_source`)
+    styles: list[str] = field(default_factory=list)  # inline stylesheets that mention `print`
+
+
+def read_before_cleaning(tree: LexborHTMLParser, html: str) -> Early:
+    """What `parse` reads before `clean` changes the tree (one walk, `_BEFORE_CLEANING`)."""
+    early = Early([], [], [], [], [], _tags_in_source(html, _STRIPPED_TAGS))
+    lists = {
+        "title": early.titles,
+        "script": early.json_ld,
+        "noscript": early.noscripts,
+    }
+    for node in tree.css(_BEFORE_CLEANING):
+        if node.tag == "style":
+            # for speed, only a stylesheet that can say anything about print is kept to be read
+            if "print" in (css := node.text() or ""):
+                early.styles.append(css)
+        elif node.tag != "div":
+            lists[node.tag or ""].append(node)
+        elif (node.attributes.get("id") or "").startswith("S:"):
+            early.boundaries.append(node)
+        elif _DISPLAY_NONE.search(node.attributes.get("style") or ""):
+            early.fragments.append(node)
+    return early
+
+
+def _word_count(node: LexborNode) -> int:
+    return len(node.text(deep=True).split())
+
+
+#: Words a page's `<noscript>` must hold before it can be the page a reader sees (`_noscript_page`).
+NOSCRIPT_PAGE_WORDS = 100
+#: ... and at most this many words may stand outside it (a script-rendered shell).
+NOSCRIPT_SHELL_WORDS = 1000
+
+
+def _noscript_page(tree: LexborHTMLParser, any_noscript: bool) -> bool:
+    """True when the page without scripts is its `<noscript>` content: a shell rendered by scripts
+    (a few hundred words of chrome) around a `<noscript>` holding more text than everything else
+    (a forum's crawler view of the thread, a server-rendered copy). A browser without scripts shows
+    that content, and so does a reader. Called after scripts and styles are gone (which may have
+    taken `<noscript>` elements with them: so they are looked up again, when the page had any)."""
+    blocks = tree.css("noscript") if any_noscript else []
+    if not blocks:
+        return False
+    inside = sum(_word_count(node) for node in blocks if node.parent is None or node.parent.tag != "noscript")
+    if inside < NOSCRIPT_PAGE_WORDS or tree.body is None:
+        return False
+    outside = _word_count(tree.body) - inside
+    return outside < min(inside, NOSCRIPT_SHELL_WORDS)
+
+
+#: Share of the body's words above which a `visibility: hidden` element is the page itself.
+ANTI_FLICKER_SHARE = 0.9
+_VISIBILITY_HIDDEN = re.compile(r"visibility\s*:\s*hidden", re.IGNORECASE)
+_DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
+
+
+def _shown_later(
+    node: LexborNode, body_words: Callable[[], float], landmark_words: Callable[[LexborNode], int]
+) -> bool:
+    """True for a hidden element that a script reveals as the page's content, which a reader shows:
+    an anti-flicker wrapper, `visibility: hidden` on an element that holds nearly all of the page's
+    text (at least `ANTI_FLICKER_SHARE` of `body_words()`), lifted by a script once styles or
+    experiments load; or a gate's wrapper, inline `display: none` on an element inside the page's
+    main landmark that holds nearly all of its text (the same share of the `<main>`'s words), shown
+    by a script once it has checked the visitor (a shop's lockdown app wraps every page so: Death
+    Wish Coffee's category grid and product page). The landmark, not the body, for the
+    display case: a hidden menu or dialog outside it may hold as many words as the content.
+    `landmark_words` counts a landmark's words, once per landmark (for speed: a shop hides hundreds
+    of swatches inside its `<main>`)."""
+    style = node.attributes.get("style") or ""
+    if _DISPLAY_NONE.search(style):
+        main = _main_landmark(node)
+        return main is not None and _word_count(node) >= max(1.0, ANTI_FLICKER_SHARE * landmark_words(main))
+    if not _VISIBILITY_HIDDEN.search(style):
+        return False
+    words = _word_count(node)
+    return words > 0 and words >= ANTI_FLICKER_SHARE * body_words()
+
+
+def _main_landmark(node: LexborNode) -> LexborNode | None:
+    """The nearest `<main>` or `role="main"` element around `node`, or None."""
+    up = node.parent
+    while up is not None and up.tag != "main" and (up.attributes.get("role") or "").lower() != "main":
+        up = up.parent
+    return up
+
+
+def _place_streamed_boundaries(tree: LexborHTMLParser, boundaries: list[LexborNode]) -> None:
+    """React's streamed server rendering: each Suspense boundary's HTML arrives at the end of the body
+    as `<div hidden id="S:n">` and a script moves it to its placeholder, `<template id="B:n">` (a
+    boundary) or `<template id="P:n">` (a postponed segment inside one). Do the
+    same (shown, in place), so a reader sees the content where the page puts it; a boundary without
+    its placeholder stays hidden. `boundaries`: the page's `div[hidden][id^="S:"]`, in document order."""
+    if not boundaries:
+        return
+    placeholders = {
+        (template.attributes.get("id") or "")[2:]: template
+        for template in tree.css('template[id^="B:"], template[id^="P:"]')
+    }
+    # Last first: a boundary's placeholder may lie in an earlier boundary's content, which must
+    # still be there (it is moved, as a copy with what it holds by then, later in this loop).
+    for node in reversed(boundaries):
+        placeholder = placeholders.get((node.attributes.get("id") or "")[2:])
+        if placeholder is None:
+            continue
+        del node.attrs["hidden"]
+        placeholder.insert_before(node)  # a copy, in place
+        node.decompose()
+
+
+#: A placeholder of Marko's streamed `<await>` fragments: `af` + the runtime's id + `ph` + the
+#: fragment's number (`<noscript id="afph3">`, eBay's `<span id="afbrwwebph16">`).
+_ASYNC_PLACEHOLDER_ID = re.compile(r"af(.*)ph(\d+)")
+
+
+def _place_async_fragments(tree: LexborHTMLParser, fragments: list[LexborNode]) -> None:
+    """Marko's streamed `<await>` fragments (client reorder; eBay's pages): the server sends the
+    page with placeholders, `<noscript id="af{runtime}ph{n}">`, and each fragment's HTML as it is
+    ready, at the end of the body in `<div id="af{runtime}{n}" style="display:none">`, which an
+    inline script (`$af{runtime}(n)`) moves into its placeholder. Do the same, so a reader sees the
+    content in place (an eBay category page sends its whole listing in 43 hidden fragments). A
+    fragment whose placeholder lies in another fragment is placed first, so the outer one carries
+    it; one without a placeholder, or inside another fragment, stays hidden. `fragments`: the
+    page's `div[id^="af"]` with an inline `display: none`, in document order."""
+    if not fragments:
+        return
+    by_id = {node.attributes.get("id") or "": node for node in fragments}
+    placeholders: dict[str, LexborNode] = {}
+    for node in tree.css('[id^="af"]'):
+        match = _ASYNC_PLACEHOLDER_ID.fullmatch(node.attributes.get("id") or "")
+        if match is not None and f"af{match[1]}{match[2]}" in by_id:
+            placeholders[f"af{match[1]}{match[2]}"] = node
+
+    def host(node: LexborNode) -> str | None:
+        """The id of the fragment `node` lies in, or None."""
+        up = node.parent
+        while up is not None:
+            if up.tag == "div" and (ident := up.attributes.get("id") or "") in by_id:
+                return ident
+            up = up.parent
+        return None
+
+    depth: dict[str, int] = {}
+    for ident, placeholder in placeholders.items():
+        if host(by_id[ident]) is not None:
+            continue  # a fragment inside another is copied with it: its node would not outlive it
+        chain, at = [ident], host(placeholder)
+        while at is not None and at not in chain:  # each id once: a cycle ends the walk
+            chain.append(at)
+            at = host(placeholders[at]) if at in placeholders else None
+        if at is None:  # no cycle
+            depth[ident] = len(chain)
+    # Deepest first: an outer fragment is copied with the fragments already placed inside it.
+    for ident in sorted(depth, key=depth.__getitem__, reverse=True):
+        placeholder, node = placeholders[ident], by_id[ident]
+        for child in node.iter(include_text=True):
+            placeholder.insert_before(child)  # a copy, in place
+        placeholder.decompose()
+        node.decompose()
+
+
+def clean(tree: LexborHTMLParser, early: Early) -> None:
+    """Remove scripts, styles, raw-text containers and hidden elements (comments are skipped later).
+    `<noscript>` is removed too, unless it is the page a browser without scripts would show
+    (`_noscript_page`): then its content stays in place. `early`: what `read_before_cleaning` read.
+
+    The steps, in this order (each reads the tree the one before left):
+    1. `_place_streamed_boundaries`: React's streamed Suspense boundaries moved into place;
+    2. `_place_async_fragments`: Marko's streamed `<await>` fragments moved into place;
+    3. `_strip_raw_text`: scripts, styles and raw-text containers removed, `<noscript>` removed or
+       unwrapped;
+    4. `_remove_unseen`: hidden, screen-reader-only and print-only elements removed."""
+    _place_streamed_boundaries(tree, early.boundaries)
+    _place_async_fragments(tree, early.fragments)
+    _strip_raw_text(tree, early)
+    _remove_unseen(tree, early)
+
+
+def _strip_raw_text(tree: LexborHTMLParser, early: Early) -> None:
+    """Remove scripts, styles and raw-text containers (`REMOVED_TAGS`); `<noscript>` too, unless it
+    is the page (`_noscript_page`): then it is unwrapped, its content kept in place."""
+    # For speed, only the names the page may hold: `strip_tags` walks the whole tree once per name.
+    tree.strip_tags(early.stripped_tags)
+    if _noscript_page(tree, bool(early.noscripts)):
+        for node in tree.css("noscript"):
+            node.unwrap()
+    elif early.noscripts:
+        tree.strip_tags(["noscript"])
+
+
+def _remove_unseen(tree: LexborHTMLParser, early: Early) -> None:
+    """Remove the elements no reader sees on screen: hidden ones (unless a script shows them later,
+    `_shown_later`, or they are collapsed panels, `_collapsed_panels`), text for screen readers only
+    and blocks shown on paper only (`_print_only`). All three are told apart before any is removed."""
+    body = tree.body
+    # The body's word count, counted once if needed (no body: no element is the page).
+    body_words = functools.cache(lambda: _word_count(body) if body is not None else math.inf)
+    landmark_words = functools.cache(_word_count)
+    # For speed, one query for both kinds (a walk of the tree each otherwise), told apart here.
+    hidden, screen_reader, print_named = _hidden_and_screen_reader_only(tree.css(_HIDDEN_OR_SCREEN_READER))
+    collapsed = _collapsed_panels(tree, hidden)
+    for node in hidden:
+        if node.tag in ("html", "body") or _shown_later(node, body_words, landmark_words):
+            continue
+        classes = node.attributes.get("class") or ""
+        if "fallback-image" in classes:  # Readability.js keeps these despite aria-hidden
+            continue
+        if collapsed and node.attributes.get("id") in collapsed:
+            continue
+        node.decompose()
+    for node in screen_reader:
+        node.decompose()
+    for node in _print_only(tree, print_named, early.styles, body_words):
+        node.decompose()
+
+
+def _hidden_and_screen_reader_only(
+    found: list[LexborNode],
+) -> tuple[list[LexborNode], list[LexborNode], list[LexborNode]]:
+    """`found` (the matches of `_HIDDEN_OR_SCREEN_READER`) split into the hidden elements
+    (`HIDDEN_SELECTOR`'s, by their attributes), the screen-reader-only ones to remove (each of
+    the others, unless its parent holds an `aria-hidden` element with text: the visible twin that
+    is removed as hidden) and those whose class or id speaks of print (`_print_only` decides on
+    them). Told apart before anything is removed, while the twins are there."""
+    hidden: list[LexborNode] = []
+    screen_reader: list[LexborNode] = []
+    print_named: list[LexborNode] = []
+    seen: set[int] = set()
+    # Per parent, whether it holds a visible twin: asked once per parent, not once per label (a
+    # page of many labels under one parent would cost their number squared).
+    twins: dict[int, bool] = {}
+    for node in found:
+        if node.mem_id in seen:  # an element matching two of the selectors comes twice
+            continue
+        seen.add(node.mem_id)
+        if _hidden_by_attributes(node.attributes):
+            hidden.append(node)
+            continue
+        attributes = node.attributes
+        if (
+            "print" in (attributes.get("class") or "").lower()
+            or "print" in (attributes.get("id") or "").lower()
+        ):
+            print_named.append(node)
+            # matched for its name alone, or also as a screen reader's text (the test below;
+            # `css_matches` would look inside it too)
+            if _SCREEN_READER_CLASSES.isdisjoint((attributes.get("class") or "").split()):
+                continue
+        parent = node.parent
+        if parent is None or node.tag in ("html", "body"):
+            continue
+        twin = twins.get(parent.mem_id)
+        if twin is None:
+            twin = twins[parent.mem_id] = any(
+                (child.attributes.get("aria-hidden") or "").lower() == "true" and child.text(strip=True)
+                for child in parent.iter()
+            )
+        if not twin:
+            screen_reader.append(node)
+    return hidden, screen_reader, print_named
+
+
+def _print_only(
+    tree: LexborHTMLParser, named: list[LexborNode], styles: list[str], body_words: Callable[[], float]
+) -> list[LexborNode]:
+    """The elements shown on paper only, which no reader sees on screen: a print header ("Thank
+    you for printing this page"), the page's address and date as printed, a logo for paper.
+
+    Told by structure, as the page's external stylesheets are not read:
+    - a utility class of print-only display (`PRINT_ONLY_CLASSES`, Bootstrap's `d-none` with a
+      `d-print-*` class, Tailwind's `hidden` with `print:*`);
+    - a class or id that the page's own inline stylesheet hides on screen and shows in its
+      `@media print` rules (`print_only_names`), on a short block (`PRINT_BLOCK_WORDS`) or one
+      named for print;
+    - a class or id that is a print word (`print-header`, `printFooter`) on a short block
+      (`PRINT_BLOCK_WORDS`) that says it is printed ("Thank you for printing", `_PRINT_WORDS`).
+    None holding `PRINT_ONLY_SHARE` of the body's words or more: that is the page itself."""
+    found: list[LexborNode] = []
+    for node in named:
+        attributes = node.attributes
+        classes = (attributes.get("class") or "").lower().split()
+        if not PRINT_ONLY_CLASSES.isdisjoint(classes) or (
+            not _SCREEN_NONE.isdisjoint(classes) and any(map(_PRINT_DISPLAY.fullmatch, classes))
+        ):
+            found.append(node)
+            continue
+        if any(_print_word(name) for name in _names(attributes)):
+            text = node.text(deep=True)
+            if len(text.split()) <= PRINT_BLOCK_WORDS and _PRINT_WORDS.search(text):
+                found.append(node)
+    hidden_names = print_only_names(styles) if styles else frozenset()
+    if hidden_names:
+        selector = ", ".join(f'[class~="{n}"]' if kind == "." else f'[id="{n}"]' for kind, n in hidden_names)
+        # a short block, or one named for print: a long one shown on paper is rather a collapsed
+        # panel that the page prints open (an FAQ's answers), which a reader shows too
+        found.extend(
+            node
+            for node in tree.css(selector)
+            if _word_count(node) <= PRINT_BLOCK_WORDS
+            or any(_print_word(name) for name in _names(node.attributes))
+        )
+    if not found:
+        return found
+    return [node for node in found if _word_count(node) < PRINT_ONLY_SHARE * body_words()]
+
+
+def _names(attributes: dict[str, str | None]) -> list[str]:
+    """An element's classes and id, in lower case."""
+    return ((attributes.get("class") or "") + " " + (attributes.get("id") or "")).lower().split()
+
+
+#: Class names that hide an element on paper (a screen's chrome): "print" in them is no sign of
+#: a print-only block.
+_NOT_ON_PAPER = re.compile(
+    r"(?:no|not|hide|hidden|none)[-_]?(?:on[-_]?|for[-_]?)?print|print[-_:]?(?:hide|hidden|none)"
+)
+
+
+def _print_word(name: str) -> bool:
+    """Whether a (lower-case) class or id name has "print" as one of its words, not in another
+    word, and does not hide its element on paper: `print-header`, `printheader` and `print_logo`
+    do; `blueprint`, `imprint`, `no-print`, `display-none-print` do not."""
+    return (name.startswith("print") or "-print" in name or "_print" in name) and _NOT_ON_PAPER.search(
+        name
+    ) is None
+
+
+#: A CSS comment, and the simple selectors `print_only_names` reads: one class or one id.
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_SIMPLE_SELECTOR = re.compile(r"\s*([.#])(-?[_a-zA-Z][\w-]*)\s*")
+_DISPLAY = re.compile(r"display\s*:\s*([a-z-]+)", re.IGNORECASE)
+
+
+def print_only_names(styles: list[str]) -> frozenset[tuple[str, str]]:
+    """The classes and ids (as (".", name) or ("#", name)) that a page's inline stylesheets hide
+    on screen and show on paper: `display: none` in a rule outside any `@media` (or in an
+    `@media screen` one), and a `display` other than none in an `@media print` rule; or hidden in
+    `@media screen` alone (no width: a rule for narrow or wide screens is responsive, not print). Only rules whose selector is one class or one id are read (a cheap
+    reading, not a cascade: what a print header needs)."""
+    screen_none: set[tuple[str, str]] = set()
+    print_shown: set[tuple[str, str]] = set()
+    screen_media: set[tuple[str, str]] = set()
+    for css in styles:
+        for media, selectors, display in _css_rules(_CSS_COMMENT.sub("", css)):
+            names = _simple_names(selectors)
+            if not names:
+                continue
+            if media is None:
+                if display == "none":
+                    screen_none.update(names)
+            elif "print" in media and "not" not in media and "screen" not in media:
+                if display != "none":
+                    print_shown.update(names)
+            elif media.replace("only", "").strip() == "screen" and display == "none":
+                screen_media.update(names)  # every screen, whatever its width
+    return frozenset((screen_none & print_shown) | screen_media)
+
+
+def _simple_names(selectors: str) -> list[tuple[str, str]]:
+    """The (kind, name) of a rule's selector list when each selector is one class or one id."""
+    names = []
+    for selector in selectors.split(","):
+        match = _SIMPLE_SELECTOR.fullmatch(selector)
+        if match is None:
+            return []
+        names.append((match[1], match[2]))
+    return names
+
+
+def _css_rules(css: str) -> Iterable[tuple[str | None, str, str]]:
+    """(media query or None, selector list, display value) of each style rule with a `display`,
+    in order; rules inside one level of `@media` carry its query, other at-rules are skipped."""
+    position, media = 0, None
+    while True:
+        brace = css.find("{", position)
+        close = css.find("}", position)
+        if close >= 0 and (brace < 0 or close < brace):  # the end of an @media block (or a stray brace)
+            media, position = None, close + 1
+            continue
+        if brace < 0:
+            return
+        prelude = css[position:brace].strip()
+        if prelude.startswith("@"):
+            if media is None and prelude[1:6].lower() == "media":
+                media, position = prelude[6:].strip().lower(), brace + 1
+            else:
+                position = _matching_brace(css, brace) + 1
+            continue
+        close = css.find("}", brace)
+        if close < 0:
+            return
+        found = _DISPLAY.search(css, brace, close)
+        if found is not None:
+            yield media, prelude, found[1].lower()
+        position = close + 1
+
+
+#: A brace of a stylesheet (`_matching_brace` steps from one to the next).
+_BRACE = re.compile(r"[{}]")
+
+
+def _matching_brace(css: str, opening: int) -> int:
+    """The index of the brace closing the one at `opening` (the end of the text if none).
+
+    For speed, from brace to brace (`_BRACE`), not character by character: an at-rule may carry a
+    font as a data URL (100 KB), which a Python step per character took up to 136 ms to cross on a
+    ScrapingHub page."""
+    depth = 0
+    for match in _BRACE.finditer(css, opening):
+        if match[0] == "{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return match.start()
+    return len(css)
+
+
+def _hidden_by_attributes(attributes: dict[str, str | None]) -> bool:
+    """Whether an element's attributes match `HIDDEN_SELECTOR` (the same tests, in Python)."""
+    if "hidden" in attributes or (attributes.get("aria-hidden") or "").lower() == "true":
+        return True
+    style = (attributes.get("style") or "").lower()
+    return any(rule in style for rule in _HIDING_STYLES)
+
+
+#: Roles and tags of a hidden element that a control opens but that is no part of the page's text:
+#: menus, dialogs, pop-ups (WAI-ARIA 1.2, §5.3).
+_NOT_PANELS = frozenset(
+    (
+        "menu",
+        "menubar",
+        "navigation",
+        "dialog",
+        "alertdialog",
+        "listbox",
+        "tooltip",
+        "combobox",
+        "tree",
+        "search",
+    )
+)
+
+
+def _collapsed_panels(tree: LexborHTMLParser, hidden: Iterable[LexborNode]) -> frozenset[str]:
+    """The ids of the hidden elements that are collapsed parts of the page: an accordion's panels
+    and a tab set's other tabs, closed until a reader taps their control (WAI-ARIA 1.2, the
+    accordion and tabs patterns of the Authoring Practices).
+
+    - A control names its panel by `aria-controls` and says it opens one by `aria-expanded`, or by
+      being a `tab`, a `<button>` or an element of role `button` (many accordions leave
+      `aria-expanded` out).
+    - An element of role `tabpanel` is a panel whatever names it (Twilio's quick-start hides each
+      language's tab so).
+    - A panel that is a menu, dialog or pop-up (`_NOT_PANELS`, or a `<nav>`/`<dialog>`) stays
+      hidden, as does a panel without an id.
+
+    A reader shows these panels open, as WCXB's references keep them (an installation guide's steps
+    behind "Week 1", a quick-start's code for each language). For speed, the controls are looked
+    for only on pages with a hidden element that has an id."""
+    # each hidden element with an id: its id, tag and role, read once
+    named = [
+        (ident, node.tag, _role(attributes))
+        for node in hidden
+        if (ident := (attributes := node.attributes).get("id"))
+    ]
+    if not named:
+        return frozenset()
+    opened: set[str] = set()
+    for control in tree.css("[aria-controls]"):
+        attributes = control.attributes
+        if "aria-expanded" in attributes or control.tag == "button" or _role(attributes) in ("tab", "button"):
+            opened.update((attributes.get("aria-controls") or "").split())
+    return frozenset(
+        ident
+        for ident, tag, role in named
+        # a tab set's panel is one whether or not its tab names it (WAI-ARIA 1.2, `tabpanel`)
+        if (ident in opened or role == "tabpanel")
+        and tag not in ("nav", "dialog")
+        and role not in _NOT_PANELS
+    )
+
+
+def _role(attributes: dict[str, str | None]) -> str:
+    """An element's ARIA role, trimmed and in lower case ("" for none)."""
+    return (attributes.get("role") or "").strip().lower()
+
+
+def _tags_in_source(html: str, names: tuple[str, ...]) -> list[str]:
+    """Those of `names` (lower-case ASCII) that some "<" of the page's markup is followed by, ASCII
+    case aside, in the order given. Every element of one of these names comes from such a start
+    tag (the tokeniser lower-cases ASCII letters only and decodes no character reference in a tag
+    name; implied elements are html, head, body, tbody, colgroup and the like), so a name missing here
+    names no element and needs no walk of the tree. The C kernel `tags_in_source` when built."""
+    if native is not None:
+        found: list[str] = native.tags_in_source(html, names)
+        return found
+    return [name for name in names if re.search("<" + re.escape(name), html, re.ASCII | re.IGNORECASE)]
