@@ -52,7 +52,7 @@ def menu_algorithms() -> dict[str, tuple[str, str]]:
 
 def unavailable_algorithms(browser_reason: str | None) -> dict[str, str]:
     """Algorithms that cannot run now and why: those that need the browser, when it cannot run
-    (`browser.unavailable_reason`); every other algorithm is always available."""
+    (`devtools.unavailable_reason`); every other algorithm is always available."""
     if browser_reason is None:
         return {}
     return {name: browser_reason for name, spec in sorted(registry().items()) if spec.needs_browser}

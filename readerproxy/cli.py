@@ -127,7 +127,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
 
 def cmd_algorithms(args: argparse.Namespace) -> int:
-    from .web.browser import unavailable_reason
+    from .web.devtools import unavailable_reason
 
     listing = algorithms()
     unavailable = unavailable_algorithms(unavailable_reason(args.browser))

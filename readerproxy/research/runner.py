@@ -68,7 +68,7 @@ def parse_spec(text: str) -> AlgorithmSpec:
     extractor = get_extractor(name)  # ValueError naming the valid algorithms
     extractor.make_params(dict(params))  # ValueError naming the valid parameters
     if extractor.needs_browser:
-        from ..web.browser import DEFAULT_EXECUTABLE, unavailable_reason
+        from ..web.devtools import DEFAULT_EXECUTABLE, unavailable_reason
 
         reason = unavailable_reason(DEFAULT_EXECUTABLE)
         if reason is not None:

@@ -36,16 +36,10 @@ from typing import Any, TypeVar
 from ..engine.extraction import Extractor, get_extractor, params_dict, registry
 from ..engine.parse.layout import LayoutSnapshot
 from ..errors import ReaderproxyError, RequestError
-from .browser import (
-    CLIENT_POLL,
-    CONNECTED,
-    BrowserService,
-    BrowserUnavailable,
-    ClientGone,
-    unavailable_reason,
-)
+from .browser import CLIENT_POLL, CONNECTED, BrowserService, ClientGone
 from .cache import LayeredCache, open_cache, parse_cache_spec
 from .compare import Comparison, compare_page_source
+from .devtools import BrowserUnavailable, unavailable_reason
 from .fetch import FetchedPage, Fetcher, FetchError, canonical_url
 from .metrics import Metrics
 from .overlay import Inspection

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from readerproxy.web.browser import DevToolsBrowser, DevToolsError
+from readerproxy.web.devtools import DevToolsBrowser, DevToolsError
 
 __all__ = ["CHROMIUM", "SCREENSHOTS", "Chromium", "DevToolsError", "Page", "show_at"]
 
