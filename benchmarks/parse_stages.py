@@ -9,7 +9,7 @@ milliseconds and as a share of `trafilatura.extract`'s median in the same run. T
 - Lexbor's parse alone and the whole `Document` build (`document.parse`);
 - auto's extraction on a fresh `Document` (each run parses again, outside the timing: the
   element features are kept per `Document`), and inside it the heuristic it starts from
-  (`heuristic.element_features`, then the rest of that extractor), the block features
+  (`elements.element_features`, then the rest of that extractor), the block features
   (`learn.blocks.page_blocks`) and the two stages of trees with the context between them;
 - the output (`render_text`, `render_html`, metadata, the readerable check) of that extraction;
 - `readerproxy.extract` whole, and `trafilatura.extract` with its defaults.
@@ -29,8 +29,8 @@ from selectolax.lexbor import LexborHTMLParser
 from timing import dataset_options, decoded_pages, timed
 
 import readerproxy
+from readerproxy.engine import elements
 from readerproxy.engine.extraction import get_extractor
-from readerproxy.engine.extractors import heuristic
 from readerproxy.engine.extractors.auto import first_extractor
 from readerproxy.engine.kind.readerable import is_probably_readerable
 from readerproxy.engine.learn import blocks as learn_blocks
@@ -67,8 +67,8 @@ def page_stages(text: str, url: str | None) -> dict[str, float]:
     out[STAGES[1]], doc = timed(lambda: parse(text, url))
     out[STAGES[2]], extraction = timed(lambda: auto.run(doc, auto_params))
     doc = parse(text, url)
-    out[STAGES[3]], features = timed(lambda: heuristic.element_features(doc))
-    heuristic._FEATURES[doc] = features  # what features_of(doc) would keep
+    out[STAGES[3]], features = timed(lambda: elements.element_features(doc))
+    elements._FEATURES[doc] = features  # what features_of(doc) would keep
     out[STAGES[4]], first_extraction = timed(lambda: first.run(doc, first_params))
     out[STAGES[5]], blocks = timed(lambda: learn_blocks.page_blocks(doc, first_extraction))
     out[STAGES[6]], _ = timed(lambda: model.probability(blocks.features, blocks.parent, blocks.grandparent))

@@ -95,7 +95,7 @@ def inherit(
     decay: float,
     /,
 ) -> tuple[bytearray, bytearray]:
-    """`heuristic.inherit`: (holder int32, context float64) per element."""
+    """`elements.inherit`: (holder int32, context float64) per element."""
 
 def word_counts(texts: list[str], index: Array, /) -> bytearray:
     """`len(texts[i].split())` for each i of `index` (int64), float64."""

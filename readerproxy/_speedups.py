@@ -3,7 +3,7 @@
 The way MarkupSafe ships `_speedups.c`: the compiled module is an accelerator, never a requirement.
 Each kernel has a Python reference it must match exactly (see the header of `_native.c`):
 `parse.scan._scan_fast` for `scan` (and `scan` of the tree's serialisation for `walk`), the numpy walk of `learn.model.TreeModel.log_odds` for
-`tree_leaves` and `complete_tree_leaves`, `extractors.heuristic.inherit` and `own_text`'s word counts
+`tree_leaves` and `complete_tree_leaves`, `elements.inherit` and `own_text`'s word counts
 for `inherit` and `word_counts`, `learn.blocks._character_counts`, `_containing`, `_element_counts`,
 `repeated_items` and `_columns`' same-tag sibling counts for `class_counts`, `containing`,
 `element_counts`, `repeated_items` and `key_counts`; `learn.blocks._columns` for `block_columns` and

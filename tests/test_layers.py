@@ -155,10 +155,12 @@ ENGINE_LEVELS: dict[str, int] = {
     "metadata": 2,
     "kind": 2,
     "views": 2,
-    "learn": 3,
-    "extractors": 3,
-    "article": 4,
-    "pipeline": 5,
+    # the element features, below both of their readers: the heuristic and the block features
+    "elements": 3,
+    "learn": 4,
+    "extractors": 4,
+    "article": 5,
+    "pipeline": 6,
 }
 #: Imports that go up a level, each with its reason.
 ENGINE_UPWARD = {

@@ -10,24 +10,23 @@ import numpy as np
 import pytest
 
 from readerproxy import extract
-from readerproxy.engine.extraction import get_extractor
-from readerproxy.engine.extractors.heuristic import (
+from readerproxy.engine.elements import (
     CAPTION_BIT,
     CLASS_WORDS,
     TEXT_HOLDERS,
     WEIGHTS,
     ElementLabels,
     ScoreMemo,
-    add_neighbours,
     attribute_weights,
     body_text_tokens,
     class_id_words,
     class_word_bits,
     element_features,
-    evaluate,
     is_unlikely_candidate,
     tag_ids,
 )
+from readerproxy.engine.extraction import get_extractor
+from readerproxy.engine.extractors.heuristic import add_neighbours, evaluate
 from readerproxy.engine.parse.document import TEXT, Document, parse
 from readerproxy.research.datasets import datasets_root, load_dataset
 
@@ -233,7 +232,7 @@ def test_factored_hint_patterns_match_exactly_where_the_flat_word_lists_do() -> 
     import random
     import re
 
-    from readerproxy.engine.extractors.heuristic import (
+    from readerproxy.engine.elements import (
         NEGATIVE_HINTS,
         NEGATIVE_WORDS,
         POSITIVE_HINTS,

@@ -11,16 +11,16 @@ import pytest
 
 from readerproxy import extract
 from readerproxy.cli import main
-from readerproxy.engine.extraction import get_extractor
-from readerproxy.engine.extractors import learned as learned_module
-from readerproxy.engine.extractors.auto import first_extractor
-from readerproxy.engine.extractors.heuristic import (
+from readerproxy.engine.elements import (
     CAPTION_BIT,
     CLASS_WORDS,
     WIDE_ONLY_BIT,
     class_value_bits,
     wide_only,
 )
+from readerproxy.engine.extraction import get_extractor
+from readerproxy.engine.extractors import learned as learned_module
+from readerproxy.engine.extractors.auto import first_extractor
 from readerproxy.engine.extractors.learned import table as learned_table
 from readerproxy.engine.extractors.learned.params import LearnedParams
 from readerproxy.engine.extractors.learned.rules import (

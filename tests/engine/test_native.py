@@ -30,8 +30,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 import readerproxy.engine.learn.blocks as learn_blocks
 import readerproxy.engine.learn.model as model_module
 from readerproxy import _speedups
+from readerproxy.engine import elements as element_module
 from readerproxy.engine.extraction import get_extractor
-from readerproxy.engine.extractors import heuristic
 from readerproxy.engine.extractors.auto import first_extractor
 from readerproxy.engine.kind import pagekind, pagewords
 from readerproxy.engine.kind.pagewords import BITS
@@ -1039,7 +1039,7 @@ def _element_features_both_ways(doc: document.Document, monkeypatch: pytest.Monk
         "tag_id",
     )
     native_features, pure_features = _both_ways(
-        heuristic, monkeypatch, lambda: heuristic.element_features(doc)
+        element_module, monkeypatch, lambda: element_module.element_features(doc)
     )
     _assert_same_arrays(
         tuple(getattr(native_features, name) for name in fields),
@@ -1075,7 +1075,7 @@ def test_inherit_adds_floats_in_the_same_order_as_python(values: list[float], rn
     decay = rng.choice([0.5, 0.3, 1 / 3, 0.0, 1.0])
     with pytest.MonkeyPatch.context() as monkeypatch, np.errstate(over="ignore", invalid="ignore"):
         native_result, pure_result = _both_ways(
-            heuristic, monkeypatch, lambda: heuristic.inherit(doc, semantic, hints, decay)
+            element_module, monkeypatch, lambda: element_module.inherit(doc, semantic, hints, decay)
         )
     _assert_same_arrays(native_result, pure_result)
 
@@ -1545,7 +1545,7 @@ def _place_both_ways(
     whether the structure kernel answered, and the columns they stand for (`_columns`,
     `structure_columns` and `page_type_columns`' item counts) run on the numpy reference (every
     kernel off), for the same page."""
-    features = heuristic.features_of(doc)
+    features = element_module.features_of(doc)
     elements = np.flatnonzero(features.chars > 0)
     codes = learn_blocks.tag_codes(doc, features)
     by_feature = np.full((len(FEATURES), len(elements)), np.nan)
@@ -1580,7 +1580,7 @@ def test_block_kernels_write_what_the_numpy_columns_compute_on_every_dataset_pag
     for html in _dataset_pages(name):
         doc = parse(html)
         first = extractor.run(doc, params)
-        if not (heuristic.features_of(doc).chars > 0).any():
+        if not (element_module.features_of(doc).chars > 0).any():
             continue
         by_feature, placed, structured, columns, elements = _place_both_ways(doc, first, monkeypatch)
         assert placed is not None and structured
@@ -1759,7 +1759,7 @@ def test_the_native_kernels_are_used_when_built(native: ModuleType) -> None:
         and clean_module.native is native
         and model_module.native is native
     )
-    assert heuristic.native is native and learn_blocks.native is native
+    assert element_module.native is native and learn_blocks.native is native
     assert _speedups.describe() == "yes"
     assert _speedups.source_hash() == native.SOURCE_HASH
 
@@ -1776,7 +1776,7 @@ def test_pure_python_is_forced_by_the_environment(
 def test_a_process_with_readerproxy_pure_parses_and_scores_with_numpy(tmp_path: Path) -> None:
     code = (
         "import readerproxy.engine.parse.scan as d, readerproxy.engine.learn.model as m, readerproxy._speedups as s\n"
-        "import readerproxy.engine.learn.blocks as b, readerproxy.engine.extractors.heuristic as h\n"
+        "import readerproxy.engine.learn.blocks as b, readerproxy.engine.elements as h\n"
         "from readerproxy.api import extract\n"
         "print(s.describe(), d.native is None, m.native is None, b.native is None, h.native is None)\n"
         "print(extract('<html><body><article><p>' + 'Some words of an article. ' * 40 + '</p></article></body></html>',"

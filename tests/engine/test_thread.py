@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from readerproxy.api import to_text
-from readerproxy.engine.extractors.heuristic import THREAD_MARKER_BIT, features_of
+from readerproxy.engine.elements import THREAD_MARKER_BIT, features_of
 from readerproxy.engine.parse.document import parse
 from readerproxy.engine.pipeline import process
 from readerproxy.engine.views.thread import (

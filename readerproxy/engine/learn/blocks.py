@@ -1,6 +1,6 @@
 """Candidate blocks of a page and their features, all in numpy.
 
-A block is a *text holder* of the DOM heuristic (`heuristic.TEXT_HOLDERS`: a block-level element,
+A block is a *text holder* of the DOM heuristic (`elements.TEXT_HOLDERS`: a block-level element,
 credited with the text of the inline markup inside it) that owns visible text; its tokens are the
 text tokens it owns. Every block gets one row of `FEATURES`, drawn from every seed algorithm and
 from the page's structure:
@@ -48,8 +48,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._speedups import native
+from ..elements import ElementFeatures, features_of, tag_ids
 from ..extraction import Extraction, block_columns
-from ..extractors.heuristic import ElementFeatures, features_of, tag_ids
 from ..parse.document import TEXT, Document
 from ..parse.scan import code_points
 from ..schema import BLOCK_KIND_TYPES, script_values, text_types, walk

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..._speedups import native
+from .blocks import CONTEXT_FEATURES, FEATURES, context_features
 
 #: The weights shipped with the package (written by `readerproxy train`).
 SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "models" / "blocks.npz"
@@ -185,8 +186,6 @@ def feature_list_hash(first: Sequence[str], second: Sequence[str]) -> str:
 
 def code_feature_hash() -> str:
     """`feature_list_hash` of the features this code computes (`blocks.FEATURES`, `CONTEXT_FEATURES`)."""
-    from .blocks import CONTEXT_FEATURES, FEATURES  # here: learn.blocks imports this module's users
-
     return feature_list_hash(FEATURES, FEATURES + CONTEXT_FEATURES)
 
 
@@ -243,8 +242,6 @@ class BlockScorer:
     provenance: Provenance | None = None  # None for a file written before provenance was recorded
 
     def probability(self, x: np.ndarray, parent: np.ndarray, grandparent: np.ndarray) -> np.ndarray:
-        from .blocks import FEATURES, context_features
-
         first = self.first.probability(x)
         chars = np.expm1(x[:, FEATURES.index("log_chars")])
         return self.second.probability(np.hstack([x, context_features(first, chars, parent, grandparent)]))
@@ -320,11 +317,6 @@ def load_model(path: str = "") -> BlockScorer:
             )
     except (OSError, KeyError, ValueError, IndexError) as exc:
         raise ValueError(f"model {str(source)!r}: cannot load block model ({exc})") from None
-    from .blocks import (  # here: learn.blocks imports the extractors, which import this module
-        CONTEXT_FEATURES,
-        FEATURES,
-    )
-
     if provenance is not None and provenance.features != code_feature_hash():
         raise ValueError(
             f"model {str(source)!r}: made for feature list {provenance.features}, this code computes "

@@ -28,8 +28,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...extraction import Extraction, params_dict, register
-
-# Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
 from ...learn import blocks as learn_blocks
 from ...learn import model as learn_model
 from ...parse.document import Document

@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...convert import check_range
-
-# Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
 from ...learn import model as learn_model
 from ..auto import MIN_CHARS, MIN_SHARE
 

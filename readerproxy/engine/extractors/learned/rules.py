@@ -11,13 +11,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-# Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
+from ...elements import CAPTION_BIT, CLASS_WORDS, THREAD_MARKER_BIT, WIDE_ONLY_BIT, features_of
 from ...learn import blocks as learn_blocks
 from ...parse.document import TEXT, Document, indices_of
 from ...views.listing import item_cards
 from ...views.thread import PostParts, post_parts
 from ..auto import selected_chars
-from ..heuristic import CAPTION_BIT, CLASS_WORDS, THREAD_MARKER_BIT, WIDE_ONLY_BIT, features_of
 from .params import (
     _PROSE_LIST_PARTS,
     DATA_TABLE_ROWS,

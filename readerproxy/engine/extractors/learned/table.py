@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-# Modules, not names: learn.blocks reads the heuristic, whose package imports this module.
 from ...learn import blocks as learn_blocks
 from ...parse.document import Document
 from ...views.thread import PostParts
