@@ -10,7 +10,7 @@ article with it, as a browser that ran the page's scripts would show it.
 the page's body. A description the page does show, but outside what the extractor kept, is left out
 (the extractor judged that part of the page). The description must also have at least `MIN_WORDS`
 words (a one-line summary adds nothing). Measured out of fold on the WCXB dev product pages
-(docs/benchmarks.md, "Product descriptions from JSON-LD").
+(docs/experiments.md, "Product descriptions from JSON-LD").
 """
 
 from __future__ import annotations
