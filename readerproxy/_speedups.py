@@ -32,6 +32,7 @@ import os
 import warnings
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "_native.c"
@@ -50,7 +51,7 @@ def load_native(source: Path = SOURCE) -> ModuleType | None:
     if os.environ.get("READERPROXY_PURE", "") not in ("", "0"):
         return None
     try:
-        from . import _native  # type: ignore[attr-defined]
+        from . import _native
     except ImportError:
         return None
     if Path(_native.__file__ or "").resolve().parent != HERE:
@@ -69,7 +70,10 @@ def load_native(source: Path = SOURCE) -> ModuleType | None:
     return _native
 
 
-native = load_native()
+if TYPE_CHECKING:  # the kernels' types, from `_native.pyi`: mypy checks every call against them
+    from . import _native as native
+else:
+    native = load_native()
 
 
 def describe() -> str:
