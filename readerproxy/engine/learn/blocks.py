@@ -932,7 +932,7 @@ def json_ld_text(doc: Document) -> str:
     lower-case words joined by single spaces; "" when it has fewer than `LD_BODY_MIN_WORDS` words.
     The strings are read as the scripts hold them, character references undecoded ("&quot;" gives
     the word "quot"), as the shipped model was trained: decoded (`schema.ld_text`) without
-    retraining, 6 pages of the shared sets moved (warriorforum.com's thread lost its
+    retraining, 6 pages of the shared sets moved (a forum thread's page lost its
     replies, shingle F1 0.78 -> 0.47, wcxb-dev -0.0003 out of fold, ScrapingHub +0.0001)."""
     found = [
         value

@@ -873,7 +873,7 @@ _OPENING_MICRODATA = "[itemtype$='/DiscussionForumPosting'], [itemtype$='/Questi
 def _opening_post(doc: Document, replies: tuple[Post, ...]) -> Post | None:
     """The thread's opening post when the page marks only its replies up (microdata `Comment`s)
     and states the opening post in JSON-LD instead (an `Article` or `DiscussionForumPosting` with
-    an author and its text): warriorforum.com's threads, whose first post is the page's article.
+    an author and its text): threads whose first post is the page's article.
     None when the microdata has an opening post of its own, when the JSON-LD names no author or
     text, or when its text is a reply's (already shown)."""
     if not replies or doc.tree.css_first(_OPENING_MICRODATA) is not None:
