@@ -1,7 +1,8 @@
 """JSON-LD, read once for every reader: the scripts parsed (`script_values`, `parsed_json_ld`), one
 walker over the parsed values (`walk`), the `@type` reader for parsed objects (`ld_types`) and for a
 script's raw text (`text_types`, and `bytes_types` for the proxy's head sniffer), the schema.org
-type vocabularies the readers test against, and `ld_text` (a string as the page shows it).
+type vocabularies the readers test against, `ld_text` (a string as the page shows it) and
+`ld_people` (the one reader of a person value: an article's, a post's or a question's `author`).
 
 The walker's options are each reader's measured choices, kept as they were when the six walkers
 became one: which keys it follows (`follow`), how deep (`max_depth`: 8 for a listing's ItemList,
@@ -20,6 +21,7 @@ from itertools import repeat
 from typing import Any
 
 from .parse.document import Document
+from .parse.text import squash
 
 # -- the scripts, parsed once per Document ---------------------------------------------------------
 
@@ -295,3 +297,42 @@ def ld_text(value: str) -> str:
         return value
     once = html_lib.unescape(value)
     return html_lib.unescape(once) if "&" in once and _REFERENCE.search(once) else once
+
+
+# -- people ----------------------------------------------------------------------------------------
+
+
+def is_organisation(value: Any) -> bool:
+    """Whether a JSON-LD object's `@type` names an organisation (`ORGANISATION_TYPES`)."""
+    kinds = type_values(value) if isinstance(value, dict) else []
+    return any(isinstance(k, str) and ORGANISATION_TYPES.search(k) for k in kinds)
+
+
+def _name(value: Any, alternate: bool) -> str | None:
+    name = value.get("name")
+    if alternate and not (isinstance(name, str) and squash(name)):
+        name = value.get("alternateName")
+    return (squash(name) or None) if isinstance(name, str) else None
+
+
+def ld_people(value: Any, *, alternate: bool = False) -> tuple[str | None, bool]:
+    """A JSON-LD `author` (object, list, or Text, which Readability.js skips) as names, and whether
+    they are an organisation's: a list keeps its people when it has any. With `alternate`, an
+    object without a `name` is read by its `alternateName` (a forum post's author is often only a
+    handle). The article's author (`metadata.authors`) and a thread's posts (`views.thread`) read
+    their `author` values here; Readability.js's own byline rule is ported as it is written
+    (`metadata.tags.ld_author`)."""
+    if isinstance(value, str):
+        return ((squash(value) or None) if "://" not in value else None), False
+    if isinstance(value, dict):
+        return _name(value, alternate), is_organisation(value)
+    if isinstance(value, list):
+        items = [v for v in value if isinstance(v, dict) and _name(v, alternate)]
+        people = [v for v in items if not is_organisation(v)] or items
+        names = [n for n in (_name(v, alternate) for v in people) if n]
+        texts = [
+            n for n in ((squash(v) or None) for v in value if isinstance(v, str) and "://" not in v) if n
+        ]
+        joined = ", ".join(names or texts) or None
+        return joined, bool(names) and all(is_organisation(v) for v in people)
+    return None, False

@@ -17,7 +17,7 @@ from typing import Any
 from ..kind.readability_rules import UNLIKELY_ROLES, unlikely_by_class_id
 from ..parse.document import Document, indices_of
 from ..parse.text import join_runs, runs_hit, squash
-from ..schema import ORGANISATION_TYPES, page_objects, type_values
+from ..schema import ld_people, page_objects
 from ..views.thread import MIN_POSTS, Post, detect_engine, read_thread
 from .dates import headline_texts, meta_contents, parse_day
 from .tags import clean_value
@@ -309,29 +309,6 @@ def _element_author(doc: Document) -> str | None:
         if 0 < len(name) < 100 and not _in_testimonial(node):
             return name
     return None
-
-
-def _is_organisation(value: Any) -> bool:
-    """Whether a JSON-LD object's `@type` names an organisation (`schema.ORGANISATION_TYPES`)."""
-    kinds = type_values(value) if isinstance(value, dict) else []
-    return any(isinstance(k, str) and ORGANISATION_TYPES.search(k) for k in kinds)
-
-
-def ld_people(value: Any) -> tuple[str | None, bool]:
-    """A JSON-LD `author` (object, list, or Text, which Readability.js skips) as names, and whether
-    they are an organisation's: a list keeps its people when it has any."""
-    if isinstance(value, str):
-        return (clean_value(value) if "://" not in value else None), False
-    if isinstance(value, dict):
-        return clean_value(value.get("name")), _is_organisation(value)
-    if isinstance(value, list):
-        items = [v for v in value if isinstance(v, dict) and clean_value(v.get("name"))]
-        people = [v for v in items if not _is_organisation(v)] or items
-        names = [n for n in (clean_value(v.get("name")) for v in people) if n]
-        texts = [n for n in (clean_value(v) for v in value if isinstance(v, str) and "://" not in v) if n]
-        joined = ", ".join(names or texts) or None
-        return joined, bool(names) and all(_is_organisation(v) for v in people)
-    return None, False
 
 
 def ld_referenced(doc: Document, value: Any) -> Any:

@@ -52,7 +52,15 @@ from ..output import (
 )
 from ..parse.document import TEXT, Document
 from ..parse.text import squash
-from ..schema import FORUM_POST_TYPES, OPENING_POST_TYPES, has_type, ld_text, objects, script_values
+from ..schema import (
+    FORUM_POST_TYPES,
+    OPENING_POST_TYPES,
+    has_type,
+    ld_people,
+    ld_text,
+    objects,
+    script_values,
+)
 from .posts import StructuralThread, find_thread
 
 #: Fewer posts than this and the page is shown as an article: one post is no thread.
@@ -839,14 +847,6 @@ def comments_for(
 MAX_REPLY_DEPTH = 20
 
 
-def _ld_author(value: Any) -> str:
-    if isinstance(value, list):
-        value = value[0] if value else None
-    if isinstance(value, dict):
-        value = value.get("name") or value.get("alternateName") or ""
-    return _clean_author(ld_text(str(value or "")))
-
-
 def _ld_post(item: dict[str, Any]) -> Post | None:
     text = item.get("text") or item.get("articleBody") or ""
     if not isinstance(text, str) or not text.strip():
@@ -856,7 +856,7 @@ def _ld_post(item: dict[str, Any]) -> Post | None:
     date = item.get("datePublished") or item.get("dateCreated")
     date = date if isinstance(date, str) else None
     return Post(
-        author=_ld_author(item.get("author")),
+        author=_clean_author(ld_text(ld_people(item.get("author"), alternate=True)[0] or "")),
         date=date,
         date_text="",
         html=sanitize(fragment),
