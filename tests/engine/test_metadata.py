@@ -127,6 +127,13 @@ def test_title_separators_include_dashes() -> None:
     assert clean_title("Lorem ipsum dolor sit amet – My website", doc) == "Lorem ipsum dolor sit amet"
 
 
+def test_a_hyphen_inside_a_word_is_no_separator() -> None:
+    # Readability.js cuts the first part at the first separator character, "Pour-" included
+    doc = parse("<h1>x</h1><h1>y</h1>")
+    assert clean_title("Pour-over drippers | Bean & Burr", doc) == "Pour-over drippers | Bean & Burr"
+    assert clean_title("Pour-over | Ten drippers we like for home", doc) == "Ten drippers we like for home"
+
+
 def test_dir_comes_from_the_article_ancestors() -> None:
     doc = parse('<html dir="ltr"><body dir="rtl"><main><article><p>نص</p></article></main></body></html>')
     article = doc.tag.index("article")

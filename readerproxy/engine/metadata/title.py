@@ -18,7 +18,10 @@ from .tags import clean_value
 _SEPARATORS = r"|\-–—\\/>»"
 _SEPARATOR = re.compile(rf"\s[{_SEPARATORS}]\s")
 _HIERARCHICAL = re.compile(r"\s[\\/>»]\s")
-_FIRST_PART = re.compile(rf"^[^{_SEPARATORS}]*[{_SEPARATORS}]")
+#: The title's first part, up to its first separator. Readability.js cuts at the first separator
+#: character even inside a word ("Pour-over drippers | Bean & Burr" became "over drippers | …");
+#: here the separator must stand between spaces, as `_SEPARATOR` already requires for the last cut.
+_FIRST_PART = re.compile(rf"^.*?\s[{_SEPARATORS}]\s")
 
 
 def _word_count(text: str) -> int:
