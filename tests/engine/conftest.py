@@ -5,11 +5,16 @@ Every readerproxy module that uses a kernel imports `native` from `readerproxy._
 (`monkeypatch.setattr(module, "native", None)` switches one back to its reference); the autouse
 `implementation` fixture switches them all for the `numpy` run. Without a built, current
 `_native` module (or with `READERPROXY_PURE=1`) only the `numpy` run exists.
+
+`READERPROXY_TEST_IMPLEMENTATIONS=kernels` (set by `./dev test --quick`, the edit loop) keeps only
+the installed kernels' run: the kernels are still checked against their numpy twins by their own
+tests (`test_native.py`), and the full `./dev test` runs both.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Iterator
 
@@ -22,6 +27,9 @@ for _name in ("readerproxy.engine.pipeline", "readerproxy.engine.extractors"):
     importlib.import_module(_name)
 
 IMPLEMENTATIONS = ("kernels", "numpy") if _speedups.native is not None else ("numpy",)
+_ONLY = os.environ.get("READERPROXY_TEST_IMPLEMENTATIONS")
+if _ONLY:
+    IMPLEMENTATIONS = tuple(name for name in IMPLEMENTATIONS if name in _ONLY.split(",")) or IMPLEMENTATIONS
 
 
 def _kernel_users() -> list[object]:
