@@ -100,11 +100,15 @@ def load_tree(tree: Path, name: str = "readerproxy_before") -> ModuleType:
 def tree_module(package: ModuleType, *names: str) -> ModuleType:
     """The module of `package` (this tree's or one `load_tree` imported) named by the first of
     `names` the tree has, each a dotted tail found at any depth (`"readerable"`,
-    `"extractors.heuristic"`): a tree of any date, whatever its sub-packages, answers."""
+    `"extractors.heuristic"`): a tree of any date, whatever its sub-packages, answers. A tail that
+    names no module file may name a package (`"learn.blocks"`, a module in older trees)."""
     root = Path(next(iter(package.__path__)))
     for name in names:
-        tail = name.replace(".", "/") + ".py"
-        found = sorted(root.rglob(tail), key=lambda path: len(path.parts))
+        tail = name.replace(".", "/")
+        found = sorted(root.rglob(tail + ".py"), key=lambda path: len(path.parts))
+        found = found or sorted(
+            (path.parent for path in root.rglob(tail + "/__init__.py")), key=lambda path: len(path.parts)
+        )
         if found:
             dotted = ".".join(found[0].relative_to(root).with_suffix("").parts)
             return importlib.import_module(f"{package.__name__}.{dotted}")

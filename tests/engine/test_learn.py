@@ -47,10 +47,10 @@ from readerproxy.engine.extractors.learned.table import PAGE_CONDITIONS, POST_RU
 from readerproxy.engine.learn.blocks import (
     CONTEXT_FEATURES,
     FEATURES,
-    _containing,
     context_features,
     page_blocks,
 )
+from readerproxy.engine.learn.blocks.columns import _containing
 from readerproxy.engine.learn.model import (
     SHIPPED_MODEL,
     TreeModel,
@@ -106,13 +106,14 @@ def test_features_are_finite_and_one_row_per_text_holder(path: Path) -> None:
 def test_page_blocks_refuses_to_leave_a_feature_row_unwritten(monkeypatch: pytest.MonkeyPatch) -> None:
     """The matrix starts as np.empty: a column function that forgets a feature must fail loudly,
     not hand the trees whatever the memory held (and not only under asserts)."""
-    import readerproxy.engine.learn.blocks as blocks
+    import readerproxy.engine.learn.blocks.page as blocks
+    from readerproxy.engine.learn.blocks import SECTION_FEATURES
 
     written = blocks.section_columns
 
     def one_short(*args, **kwargs):  # type: ignore[no-untyped-def]
         columns = dict(written(*args, **kwargs))
-        columns.pop(blocks.SECTION_FEATURES[-1])
+        columns.pop(SECTION_FEATURES[-1])
         return columns
 
     monkeypatch.setattr(blocks, "section_columns", one_short)

@@ -27,7 +27,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-import readerproxy.engine.learn.blocks as learn_blocks
+import readerproxy.engine.learn.blocks.columns as blocks_columns
+import readerproxy.engine.learn.blocks.context as blocks_context
+import readerproxy.engine.learn.blocks.page as blocks_page
+import readerproxy.engine.learn.blocks.page_type as blocks_page_type
+import readerproxy.engine.learn.blocks.structure as blocks_structure
+import readerproxy.engine.learn.blocks.tags as blocks_tags
 import readerproxy.engine.learn.model as model_module
 from readerproxy import _speedups
 from readerproxy.engine import elements as element_module
@@ -46,6 +51,8 @@ from readerproxy.engine.parse.scan import VOID_TAGS, _scan_fast, _scan_native, _
 from readerproxy.research.datasets import datasets_root, load_dataset
 
 REPO = Path(__file__).resolve().parents[2]
+#: The modules of `learn.blocks` that call the C kernels, each reading `native` for its own functions.
+LEARN_BLOCKS = (blocks_columns, blocks_structure, blocks_context, blocks_page)
 
 
 @pytest.fixture(autouse=True)
@@ -805,7 +812,7 @@ def test_context_columns_equal_context_features_on_every_dataset_page(
         probability = scorer.first.probability(x)
         chars = np.expm1(x[:, FEATURES.index("log_chars")])
         got, expected = _both_ways(
-            learn_blocks,
+            LEARN_BLOCKS,
             monkeypatch,
             functools.partial(context_features, probability, chars, blocks.parent, blocks.grandparent),
         )
@@ -832,7 +839,7 @@ def test_context_columns_equal_context_features_on_any_probabilities(
     chars = np.array([float(rng.randrange(0, 50)) for _ in values])
     with pytest.MonkeyPatch.context() as monkeypatch:
         got, expected = _both_ways(
-            learn_blocks,
+            LEARN_BLOCKS,
             monkeypatch,
             lambda: context_features(probability, chars, parent, grandparent),
         )
@@ -1009,12 +1016,17 @@ def test_complete_tree_leaves_rejects_bad_tables(native: ModuleType) -> None:
 # --- element features: inherit, word_counts ---------------------------------------------------------
 
 
-def _both_ways(module: ModuleType, monkeypatch: pytest.MonkeyPatch, run: Any) -> tuple[Any, Any]:
-    """run() with the kernels, then with `module.native` set to None (the numpy/Python reference)."""
-    assert module.native is not None
+def _both_ways(
+    module: ModuleType | tuple[ModuleType, ...], monkeypatch: pytest.MonkeyPatch, run: Any
+) -> tuple[Any, Any]:
+    """run() with the kernels, then with `module.native` (of each module, for a tuple) set to None
+    (the numpy/Python reference)."""
+    modules = module if isinstance(module, tuple) else (module,)
+    assert all(each.native is not None for each in modules)
     with_native = run()
     with monkeypatch.context() as patch:
-        patch.setattr(module, "native", None)
+        for each in modules:
+            patch.setattr(each, "native", None)
         return with_native, run()
 
 
@@ -1123,7 +1135,7 @@ def test_block_features_are_identical_with_the_kernels_on_every_dataset_page(
         doc = parse(html)
         first = extractor.run(doc, params)
         native_blocks, pure_blocks = _both_ways(
-            learn_blocks, monkeypatch, functools.partial(page_blocks, doc, first)
+            LEARN_BLOCKS, monkeypatch, functools.partial(page_blocks, doc, first)
         )
         fields = ("elements", "features", "holder", "own_words", "parent", "grandparent")
         _assert_same_arrays(
@@ -1146,7 +1158,7 @@ def test_containing_counts_like_searchsorted(rng: random.Random) -> None:
     position = np.array(sorted(rng.randrange(size) for _ in range(rng.randrange(0, 30))), dtype=np.int64)
     with pytest.MonkeyPatch.context() as monkeypatch:
         got, expected = _both_ways(
-            learn_blocks, monkeypatch, lambda: learn_blocks._containing(kind, first, last, kinds, position)
+            LEARN_BLOCKS, monkeypatch, lambda: blocks_columns._containing(kind, first, last, kinds, position)
         )
     _assert_same_arrays((got,), (expected,))
 
@@ -1184,9 +1196,9 @@ def test_element_counts_count_like_searchsorted(rng: random.Random) -> None:
     index = np.array([rng.randrange(-1, n) for _ in range(rng.randrange(0, 20))], dtype=np.int64)
     with pytest.MonkeyPatch.context() as monkeypatch:
         got, expected = _both_ways(
-            learn_blocks,
+            LEARN_BLOCKS,
             monkeypatch,
-            lambda: learn_blocks._element_counts(starts, doc, index),  # type: ignore[arg-type]
+            lambda: blocks_structure._element_counts(starts, doc, index),  # type: ignore[arg-type]
         )
     _assert_same_arrays((got,), (expected,))
 
@@ -1221,13 +1233,13 @@ def test_repeated_items_match_the_numpy_grouping(rng: random.Random) -> None:
     tag = [rng.choice(names) for _ in range(n)]
 
     doc = SimpleNamespace(parent=parent, tag=tag)
-    codes = learn_blocks.tag_codes(doc)  # type: ignore[arg-type]
+    codes = blocks_tags.tag_codes(doc)  # type: ignore[arg-type]
     elements = np.array(sorted(rng.sample(range(n), rng.randrange(0, n + 1))), dtype=np.int64)
     with pytest.MonkeyPatch.context() as monkeypatch:
         got, expected = _both_ways(
-            learn_blocks,
+            LEARN_BLOCKS,
             monkeypatch,
-            lambda: learn_blocks.repeated_items(doc, elements, codes),  # type: ignore[arg-type]
+            lambda: blocks_structure.repeated_items(doc, elements, codes),  # type: ignore[arg-type]
         )
     fields = ("count", "item", "level", "index")
     _assert_same_arrays(tuple(getattr(got, f) for f in fields), tuple(getattr(expected, f) for f in fields))
@@ -1299,16 +1311,16 @@ def test_class_counts_match_the_code_point_lookup(texts: list[str], rng: random.
 
     with pytest.MonkeyPatch.context() as monkeypatch:
         got, expected = _both_ways(
-            learn_blocks,
+            LEARN_BLOCKS,
             monkeypatch,
-            lambda: learn_blocks._character_counts(Doc, tokens, block, n_blocks),  # type: ignore[arg-type]
+            lambda: blocks_columns._character_counts(Doc, tokens, block, n_blocks),  # type: ignore[arg-type]
         )
     _assert_same_arrays(got, expected)
 
 
 def test_class_counts_rejects_bad_arguments(native: ModuleType) -> None:
     index = np.array([0], dtype=np.int64)
-    table = learn_blocks._CHARACTER_CLASS
+    table = blocks_columns._CHARACTER_CLASS
     counts = np.frombuffer(native.class_counts(["A1.😀"], index, index, 1, table)).tolist()
     assert counts == [1.0, 1.0, 1.0, 1.0]  # other, punctuation, digit, upper case
     # The entries are checked as the texts read them: a bad one that no text reads does no harm.
@@ -1547,20 +1559,23 @@ def _place_both_ways(
     kernel off), for the same page."""
     features = element_module.features_of(doc)
     elements = np.flatnonzero(features.chars > 0)
-    codes = learn_blocks.tag_codes(doc, features)
+    codes = blocks_tags.tag_codes(doc, features)
     by_feature = np.full((len(FEATURES), len(elements)), np.nan)
-    code_table = learn_blocks._code_table(codes)
-    placed = learn_blocks._place_columns(doc, first, features, elements, codes, by_feature, code_table)
-    items = learn_blocks.repeated_items(doc, elements, codes)
-    structured = learn_blocks._place_structure(doc, first, elements, items, codes, by_feature, code_table)
+    code_table = blocks_tags._code_table(codes)
+    placed = blocks_columns._place_columns(doc, first, features, elements, codes, by_feature, code_table)
+    items = blocks_structure.repeated_items(doc, elements, codes)
+    structured = blocks_structure._place_structure(doc, first, elements, items, codes, by_feature, code_table)
     kept_starts = dict(codes._starts)
     with monkeypatch.context() as patch:
-        patch.setattr(learn_blocks, "native", None)
-        codes = learn_blocks.tag_codes(doc, features)
-        columns = learn_blocks._columns(doc, first, features, elements, codes)
-        items = learn_blocks.repeated_items(doc, elements, codes)
-        columns.update(learn_blocks.structure_columns(doc, first, elements, columns["depth"], items, codes))
-        page_type = learn_blocks.page_type_columns(doc, elements, columns, items, features.holder, codes)
+        for module in LEARN_BLOCKS:
+            patch.setattr(module, "native", None)
+        codes = blocks_tags.tag_codes(doc, features)
+        columns = blocks_columns._columns(doc, first, features, elements, codes)
+        items = blocks_structure.repeated_items(doc, elements, codes)
+        columns.update(
+            blocks_structure.structure_columns(doc, first, elements, columns["depth"], items, codes)
+        )
+        page_type = blocks_page_type.page_type_columns(doc, elements, columns, items, features.holder, codes)
         columns.update({name: column for name, column in page_type.items() if name.startswith("item_log_")})
         for group, starts in kept_starts.items():  # the kernel's starts, as TagCodes.starts finds them
             _assert_same_arrays((starts,), tuple(codes.starts(doc, group)))
@@ -1584,7 +1599,11 @@ def test_block_kernels_write_what_the_numpy_columns_compute_on_every_dataset_pag
             continue
         by_feature, placed, structured, columns, elements = _place_both_ways(doc, first, monkeypatch)
         assert placed is not None and structured
-        kernel_columns = {*learn_blocks._COLUMNS, *learn_blocks._STRUCTURE_KERNEL_COLUMNS, "title_overlap"}
+        kernel_columns = {
+            *blocks_columns._COLUMNS,
+            *blocks_structure._STRUCTURE_KERNEL_COLUMNS,
+            "title_overlap",
+        }
         assert set(columns) == kernel_columns
         for column_name, column in columns.items():
             expected = np.broadcast_to(np.asarray(column, dtype=np.float64), (len(elements),))
@@ -1611,7 +1630,9 @@ def _kernel_calls(
         return getattr(native, kernel)(*args)
 
     with monkeypatch.context() as patch:
-        patch.setattr(learn_blocks, "native", SimpleNamespace(**{**vars(native), kernel: spy}))
+        spied = SimpleNamespace(**{**vars(native), kernel: spy})
+        for module in LEARN_BLOCKS:
+            patch.setattr(module, "native", spied)
         blocks = page_blocks(doc, first)
     return calls, blocks
 
@@ -1759,7 +1780,7 @@ def test_the_native_kernels_are_used_when_built(native: ModuleType) -> None:
         and clean_module.native is native
         and model_module.native is native
     )
-    assert element_module.native is native and learn_blocks.native is native
+    assert element_module.native is native and all(module.native is native for module in LEARN_BLOCKS)
     assert _speedups.describe() == "yes"
     assert _speedups.source_hash() == native.SOURCE_HASH
 
@@ -1776,7 +1797,7 @@ def test_pure_python_is_forced_by_the_environment(
 def test_a_process_with_readerproxy_pure_parses_and_scores_with_numpy(tmp_path: Path) -> None:
     code = (
         "import readerproxy.engine.parse.scan as d, readerproxy.engine.learn.model as m, readerproxy._speedups as s\n"
-        "import readerproxy.engine.learn.blocks as b, readerproxy.engine.elements as h\n"
+        "import readerproxy.engine.learn.blocks.columns as b, readerproxy.engine.elements as h\n"
         "from readerproxy.api import extract\n"
         "print(s.describe(), d.native is None, m.native is None, b.native is None, h.native is None)\n"
         "print(extract('<html><body><article><p>' + 'Some words of an article. ' * 40 + '</p></article></body></html>',"

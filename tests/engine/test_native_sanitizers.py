@@ -48,12 +48,16 @@ import readerproxy.engine.parse.document as document
 import readerproxy.engine.parse.scan as scan
 import readerproxy.engine.extractors.heuristic as heuristic
 import readerproxy.engine.learn.blocks as blocks
+import readerproxy.engine.learn.blocks.columns as blocks_columns
+import readerproxy.engine.learn.blocks.context as blocks_context
+import readerproxy.engine.learn.blocks.page as blocks_page
+import readerproxy.engine.learn.blocks.structure as blocks_structure
 import readerproxy.engine.learn.model as model
 from readerproxy.research.datasets import load_dataset
 from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors.auto import first_extractor
 
-for module in (clean, scan, heuristic, blocks, model):
+for module in (clean, scan, heuristic, blocks_columns, blocks_structure, blocks_context, blocks_page, model):
     module.native = san
 scan._WALK = scan._walk_setup()
 assert scan._WALK, "the sanitised walk did not pass its self-check"
@@ -61,7 +65,7 @@ assert scan._WALK, "the sanitised walk did not pass its self-check"
 auto = get_extractor("auto")
 params = auto.defaults()
 first, first_params = first_extractor()
-place_columns, place_structure = blocks._place_columns, blocks._place_structure
+place_columns, place_structure = blocks_page._place_columns, blocks_page._place_structure
 pages = walked = 0
 EXTRACT_EVERY = int(sys.argv[2])
 for name in sys.argv[3:]:
@@ -77,12 +81,12 @@ for name in sys.argv[3:]:
             continue
         auto.run(doc, params)
         heuristic_run = first.run(doc, first_params)
-        blocks._place_columns = lambda *args: None
-        blocks._place_structure = lambda *args: False
+        blocks_page._place_columns = lambda *args: None
+        blocks_page._place_structure = lambda *args: False
         try:
             declined = blocks.page_blocks(doc, heuristic_run)
         finally:
-            blocks._place_columns, blocks._place_structure = place_columns, place_structure
+            blocks_page._place_columns, blocks_page._place_structure = place_columns, place_structure
         if len(declined.features):  # the node tables' walk, as for a model too deep for the complete one
             trees = model.load_model().first
             complete = trees._complete
