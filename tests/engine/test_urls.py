@@ -17,8 +17,8 @@ from readerproxy.engine.urls import (
     srcset_width,
     url_scheme,
 )
-from readerproxy.web import overlay
 from readerproxy.web.images import best_source
+from readerproxy.web.overlay import body as overlay
 from readerproxy.web.sanitize import overlay_csp
 from readerproxy.web.sanitize import safe_url as overlay_url
 
