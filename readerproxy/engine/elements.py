@@ -1,6 +1,6 @@
 """Element features: what the DOM heuristic (Berg 2020, §5.1) reads of every element, shared by
 the heuristic extractor (`extractors/heuristic.py`) and the learned block scorer's features
-(`learn/blocks.py`).
+(`learn/blocks/`).
 
 The weights table, class and id hints (Readability.js's word lists and the class words the block
 features read), each element's text holder and inherited context (`inherit`), and the words,

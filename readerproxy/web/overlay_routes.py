@@ -1,7 +1,7 @@
 """The server's overlay routes: `/read?…&view=overlay` and `/compare?url=…`.
 
 Thin handlers like the rest of server.py: they make a `ReadRequest`, ask the `Reader` for an
-inspection or a comparison, and build the page with the pure functions of `overlay.py` and
+inspection or a comparison, and build the page with the pure functions of `web/overlay/` and
 `compare.py`. That building runs in an extraction worker (bounded by the deadline and killable like
 /read), so what it is given is picklable: the module-level `OverlayBuild` and `CompareContext`
 below (`blocks=1` of the API needs no inspection: the extraction job adds the blocks itself). The
