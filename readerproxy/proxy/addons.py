@@ -267,8 +267,10 @@ class RulesAddon(Addon):
 
     async def request(self, flow: Flow) -> None:
         request = flow.request
-        request.path, marked = strip_marker(request.path)
-        request.path, wanted = strip_marker(request.path, READER_MARKER)
+        marked = wanted = False
+        if "readerproxy-" in request.path:  # both markers' start: most paths have neither
+            request.path, marked = strip_marker(request.path)
+            request.path, wanted = strip_marker(request.path, READER_MARKER)
         if self.is_own(flow) or request.host in SETUP_HOSTS or marked:
             flow.reader_rule = "never"
         elif wanted:

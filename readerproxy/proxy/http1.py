@@ -87,6 +87,13 @@ _DIGITS = re.compile(rb"[0-9]+")
 _PLAIN_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")
 _PLAIN_VALUE = re.compile(r"(?:[\x21-\x7e](?:[ \t]*[\x21-\x7e])*)?")
 _ASCII_SPACE = " \t\n\r\x0b\x0c"  # what bytes.strip() strips
+#: `_PLAIN_NAME` over all the names of an answer at once, joined by LF (which no name may hold:
+#: `_all_plain` counts the LFs too); their values are checked by `_VALUE_CHARACTERS` and their ends.
+_PLAIN_NAMES = re.compile(r"[-!#$%&'*+.^_`|~0-9a-zA-Z]+(?:\n[-!#$%&'*+.^_`|~0-9a-zA-Z]+)*")
+_VALUE_CHARACTERS = re.compile(r"[\t\n\x20-\x7e]*")
+_SPACE = (" ", "\t")
+#: The answer's fields `_FastAnswer._framed` looks at (Host only to send it first, as h11 does).
+_FRAMING = frozenset({"content-length", "transfer-encoding", "host", "connection"})
 
 
 def parse_fast(head: bytes) -> RequestHead | None:
@@ -139,6 +146,31 @@ def parse_request_head(
         raise BadRequest(400, "incomplete request head")
     return request_from_head(
         head_of(event), default_scheme=default_scheme, default_host=default_host, default_port=default_port
+    )
+
+
+def _all_plain(headers: Sequence[tuple[str, str]]) -> bool:
+    """Whether every field of an answer is plain (`_PLAIN_NAME`, `_PLAIN_VALUE`: visible ASCII,
+    spaces and tabs only inside a value): sent by h11 as it is, nothing to drop or check field by
+    field. Checked on the names and the values joined by LF, each a single pass of C: a pattern
+    such as `_PLAIN_VALUE` costs a step of the regular expression engine per character."""
+    if not headers:
+        return False
+    names = "\n".join([name for name, _ in headers])
+    values = "\n".join([value for _, value in headers])
+    lines = len(headers) - 1
+    return (
+        names.count("\n") == lines
+        and values.count("\n") == lines
+        and _PLAIN_NAMES.fullmatch(names) is not None
+        and _VALUE_CHARACTERS.fullmatch(values) is not None
+        # no value starts or ends with a space or a tab
+        and not values.startswith(_SPACE)
+        and not values.endswith(_SPACE)
+        and " \n" not in values
+        and "\t\n" not in values
+        and "\n " not in values
+        and "\n\t" not in values
     )
 
 
@@ -200,37 +232,59 @@ class _FastAnswer:
         status = int(status)
         if not 200 <= status < 1000:
             raise h11.LocalProtocolError(f"Response status_code should be in range [200, 1000), not {status}")
-        items: list[tuple[str, str, str]] = []  # (name, lower-case name, value), all ASCII
-        for name, value in headers:
-            if _PLAIN_NAME.fullmatch(name) is None or _PLAIN_VALUE.fullmatch(value) is None:
-                # what `sendable` drops is dropped; what it keeps, h11 checks again, unstripped
-                if not _FIELD_NAME.match(name) or not _FIELD_VALUE.match(value.strip(" \t")):
-                    continue
-                raw, data = name.encode("ascii"), value.encode("ascii")  # as h11's bytesify
-                if not _H11_NAME.fullmatch(raw) or not _H11_VALUE.fullmatch(data):
-                    raise h11.LocalProtocolError(f"Illegal header {raw!r}")
-            items.append((name, name.lower(), value))
-        items = self._framed(status, items)
-        text = "".join([f"{name}: {value}\r\n" for name, lowered, value in items if lowered == "host"])
-        text += "".join([f"{name}: {value}\r\n" for name, lowered, value in items if lowered != "host"])
+        items: list[tuple[str, str, str]]  # (name, lower-case name, value), all ASCII
+        if _all_plain(headers):  # the common answer: every field plain, checked at once
+            items = [(name, name.lower(), value) for name, value in headers]
+        else:
+            items = []
+            for name, value in headers:
+                if _PLAIN_NAME.fullmatch(name) is None or _PLAIN_VALUE.fullmatch(value) is None:
+                    # what `sendable` drops is dropped; what it keeps, h11 checks again, unstripped
+                    if not _FIELD_NAME.match(name) or not _FIELD_VALUE.match(value.strip(" \t")):
+                        continue
+                    raw, data = name.encode("ascii"), value.encode("ascii")  # as h11's bytesify
+                    if not _H11_NAME.fullmatch(raw) or not _H11_VALUE.fullmatch(data):
+                        raise h11.LocalProtocolError(f"Illegal header {raw!r}")
+                items.append((name, name.lower(), value))
+        items, host = self._framed(status, items)
+        if host:  # h11 sends Host first
+            text = "".join([f"{name}: {value}\r\n" for name, lowered, value in items if lowered == "host"])
+            text += "".join([f"{name}: {value}\r\n" for name, lowered, value in items if lowered != "host"])
+        else:
+            text = "".join([f"{name}: {value}\r\n" for name, _, value in items])
         self.state = self.BODY
         return b"HTTP/1.1 %d %s\r\n%s\r\n" % (status, reason, text.encode("ascii"))
 
-    def _framed(self, status: int, items: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    def _framed(
+        self, status: int, items: list[tuple[str, str, str]]
+    ) -> tuple[list[tuple[str, str, str]], bool]:
         """h11's rules on the fields of an answer: Content-Length and Transfer-Encoding checked,
-        the framing chosen (`framing`, `remaining`), Connection set (`keep_alive`)."""
+        the framing chosen (`framing`, `remaining`), Connection set (`keep_alive`); and whether
+        there is a Host field among them."""
         length: bytes | None = None
         chunked = False
+        host = False
+        connection: list[tuple[str, str, str]] = []  # the Connection fields
         kept: list[tuple[str, str, str]] = []
         for item in items:
             name, lowered, value = item
-            if lowered == "content-length":
-                lengths = {part.strip() for part in value.encode("ascii").split(b",")}
-                if len(lengths) != 1:
-                    raise h11.LocalProtocolError("conflicting Content-Length headers")
-                data = lengths.pop()
-                if not _DIGITS.fullmatch(data) or len(data) > 20:
-                    raise h11.LocalProtocolError("bad Content-Length")
+            if lowered not in _FRAMING:
+                kept.append(item)
+                continue
+            if lowered == "host":
+                host = True
+            elif lowered == "connection":
+                connection.append(item)
+            elif lowered == "content-length":
+                if value.isascii() and value.isdigit() and len(value) <= 20:  # the common one
+                    data = value.encode("ascii")
+                else:
+                    lengths = {part.strip() for part in value.encode("ascii").split(b",")}
+                    if len(lengths) != 1:
+                        raise h11.LocalProtocolError("conflicting Content-Length headers")
+                    data = lengths.pop()
+                    if not _DIGITS.fullmatch(data) or len(data) > 20:
+                        raise h11.LocalProtocolError("bad Content-Length")
                 if length is not None:
                     if length != data:
                         raise h11.LocalProtocolError("conflicting Content-Length headers")
@@ -269,7 +323,8 @@ class _FastAnswer:
             tokens.add("close")
             items = [item for item in items if item[1] != "connection"]
             items += [("Connection", "connection", token) for token in sorted(tokens)]
-        if "close" in _tokens(items, "connection"):
+            self.keep_alive = False  # "close" is among them
+        elif connection and "close" in _tokens(connection, "connection"):
             self.keep_alive = False
         # the body's framing, for the real method (a HEAD's answer has none)
         if no_body or self.method == b"HEAD":
@@ -280,7 +335,7 @@ class _FastAnswer:
             self.framing, self.remaining = self.LENGTH, int(length)
         else:
             self.framing = self.UNTIL_CLOSE
-        return items
+        return items, host
 
     def data(self, data: bytes, held: list[bytes]) -> None:
         """A piece of the body, framed onto `held`."""

@@ -30,7 +30,7 @@ import socket
 import ssl
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,14 +77,18 @@ from .addons import (
 from .backbar import BackBarAddon
 from .blocklist import BLOCKED_TUNNEL, BlocklistAddon
 from .flow import (
+    HOP_BY_HOP,
     MAX_HEAD,
+    VIA,
     BadRequest,
     Flow,
+    Headers,
     Outcome,
     Request,
     Response,
     end_to_end,
     header,
+    header_values,
     offered_encodings,
     request_from_head,
     with_via,
@@ -425,8 +429,8 @@ class ProxyServer:
         never a connection closed with no answer."""
         request = flow.request
         try:
-            for addon in self.addons:
-                await addon.request(flow)
+            for hook in _hooks(self.addons, "request"):
+                await hook(flow)
                 if flow.response is not None:
                     break
             if flow.response is not None:  # answered by an addon (407, an asset)
@@ -444,13 +448,11 @@ class ProxyServer:
             return False
         finally:
             if flow.outcome is not None or request.method != "CONNECT":
-                for addon in self.addons:
+                for hook in _hooks(self.addons, "done"):
                     try:
-                        await addon.done(flow)
+                        await hook(flow)
                     except Exception:
-                        log.exception(
-                            "proxy addon %s failed when %s ended", type(addon).__name__, request.url
-                        )
+                        log.exception("proxy addon %s failed when %s ended", _addon_name(hook), request.url)
 
     async def _failed(self, flow: Flow, conn: ClientConnection, exc: Exception) -> None:
         """An unexpected exception in a flow: logged once, then a 502 page if no answer began."""
@@ -568,38 +570,25 @@ class ProxyServer:
             )
         if is_websocket(request):
             return await self._upgrade(flow, conn)
-        if _has_body(request) and conn.expects_continue():
+        has_body = _has_body(request)
+        if has_body and conn.expects_continue():
             await conn.send_continue()
-        headers = [
-            (k, v)
-            for k, v in with_via(end_to_end(request.headers))
-            # and never a client's own copy of the gateway's client header (`limits.client_key`)
-            if k.lower() not in ("host", "expect", "accept-encoding", _CLIENT_HEADER)
-        ]
+        headers = _site_headers(request.headers)
         # only codings readerproxy decodes, so that a page it would read never comes in another one
         if (encodings := offered_encodings(request.headers, DECODABLE_ENCODINGS)) is not None:
             headers.append(("Accept-Encoding", encodings))
         body_error: list[BaseException] = []
-        body = _request_body(conn, limit, body_error) if _has_body(request) else None
+        body = _request_body(conn, limit, body_error) if has_body else None
+        # no headers of the client library's own: the session skips User-Agent, Accept,
+        # Accept-Encoding and Content-Type (`start`)
         try:
             async with self.session.request(
-                request.method,
-                url,
-                headers=headers,
-                data=body,
-                allow_redirects=False,
-                compress=None,
-                skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding"),
+                request.method, url, headers=headers, data=body, allow_redirects=False, compress=None
             ) as up:
                 if (secure := self._https_upgrade(request, up)) is not None:
                     up.release()
                     async with self.session.request(
-                        request.method,
-                        secure,
-                        headers=headers,
-                        allow_redirects=False,
-                        compress=None,
-                        skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding"),
+                        request.method, secure, headers=headers, allow_redirects=False, compress=None
                     ) as up_secure:
                         return await self._respond(flow, up_secure, conn, upgraded=True)
                 return await self._respond(flow, up, conn)
@@ -620,23 +609,22 @@ class ProxyServer:
         flow.response = response = Response(up.status, up.reason or "", headers)
         if upgraded:
             flow.notes["upgraded_https"] = True
-        for addon in self.addons:
+        for hook in _hooks(self.addons, "response_headers"):
             try:
-                await addon.response_headers(flow)
+                await hook(flow)
             except _GOING_AWAY:
                 raise
             except Exception as exc:  # a bug: the answer streams through as it comes
-                self._addon_failed(flow, addon, "response_headers", exc)
+                self._addon_failed(flow, _addon_name(hook), "response_headers", exc)
                 flow.response, flow.wants_body, flow.sniff = response, False, None
                 break
         return await self._answer(flow, up, conn)
 
     @staticmethod
-    def _addon_failed(flow: Flow, addon: Addon, hook: str, exc: Exception) -> None:
-        log.error(
-            "proxy addon %s failed in %s on %s", type(addon).__name__, hook, flow.request.url, exc_info=exc
-        )
-        fall_back(flow, "internal", f"{type(addon).__name__}.{hook}: {type(exc).__name__}")
+    def _addon_failed(flow: Flow, addon: Addon | str, hook: str, exc: Exception) -> None:
+        name = addon if isinstance(addon, str) else type(addon).__name__
+        log.error("proxy addon %s failed in %s on %s", name, hook, flow.request.url, exc_info=exc)
+        fall_back(flow, "internal", f"{name}.{hook}: {type(exc).__name__}")
 
     def _https_upgrade(self, request: Request, up: aiohttp.ClientResponse) -> str | None:
         """With `--upgrade-https`: the https:// URL to fetch instead, when the site redirects this
@@ -809,10 +797,9 @@ class ProxyServer:
                 await self._write_simple(conn, response, keep_alive=request.keep_alive, passthrough=True)
                 return request.keep_alive
         flow.outcome = Outcome.PASSED
-        headers = with_via(end_to_end(response.headers))
-        if _chunked(response):  # h11 frames the unknown length (chunked, or close for HTTP/1.0)
-            headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
-        headers.append(("Connection", "keep-alive" if request.keep_alive else "close"))
+        keep_alive = request.keep_alive
+        headers = _passed_headers(response.headers)
+        headers.append(("Connection", "keep-alive" if keep_alive else "close"))
         no_body = request.method == "HEAD" or response.status in NO_BODY_STATUSES
         # a body the addons asked for that was late: kept as it streams (up to the size cap) and
         # handed to them once whole (`body_arrived`: the reader addon reads it for the next visit)
@@ -845,7 +832,7 @@ class ProxyServer:
             raise _Sent from exc
         if late is not None and late.chunks is not None:
             await self._body_arrived(flow, response, b"".join(late.chunks))
-        return request.keep_alive
+        return keep_alive
 
     async def _early_answer(
         self, flow: Flow, up: aiohttp.ClientResponse, conn: ClientConnection, answer: Response
@@ -1077,12 +1064,74 @@ def _plain_http(location: str) -> str:
     return "http://" + location[8:] if location[:8].lower() == "https://" else location
 
 
+def _hooks(addons: Sequence[Addon], name: str) -> list[Callable[..., Awaitable[None]]]:
+    """The addons' hook `name` ("request", "response_headers", "done"), bound, in the addons'
+    order, leaving out those that are `Addon`'s own no-op: most addons take part in one or two of
+    the hooks, and a coroutine made and awaited for nothing costs the pass-through path each time.
+    Asked per flow, so that addons added or changed later (tests) are seen."""
+    noop = getattr(Addon, name)
+    return [
+        method for addon in addons if getattr(method := getattr(addon, name), "__func__", None) is not noop
+    ]
+
+
+def _addon_name(hook: Callable[..., object]) -> str:
+    """The class name of the addon a bound hook belongs to."""
+    owner = getattr(hook, "__self__", None)
+    return type(owner).__name__ if owner is not None else getattr(hook, "__qualname__", "?")
+
+
 def _has_body(request: Request) -> bool:
     return request.chunked or bool(request.content_length)
 
 
-def _chunked(response: Response) -> bool:
-    return any(k.lower() == "transfer-encoding" for k, _ in response.headers)
+#: Request fields never sent to the site: the hop-by-hop ones, Host (the client library's, from the
+#: URL), Expect (the proxy answers it), Accept-Encoding (offered anew, `offered_encodings`), a
+#: client's own copy of the gateway's client header (`limits.client_key`); and Via, sent anew.
+_NOT_TO_SITE = HOP_BY_HOP | {"host", "expect", "accept-encoding", _CLIENT_HEADER, "via"}
+_NOT_PASSED = HOP_BY_HOP | {"via"}  # of an answer streamed through: Via sent anew
+
+
+def _site_headers(headers: Headers) -> Headers:
+    """The browser's request fields as sent to the site, in one pass: `with_via(end_to_end(...))`
+    without those of `_NOT_TO_SITE`."""
+    named = header_values(headers, "connection")
+    dropped = _NOT_TO_SITE.union(named) if named else _NOT_TO_SITE
+    vias: list[str] = []
+    kept: Headers = []
+    for key, value in headers:
+        lowered = key.lower()
+        if lowered in dropped:
+            if lowered == "via" and "via" not in named:
+                vias.append(value)
+            continue
+        kept.append((key, value))
+    kept.append(("Via", f"{', '.join(vias)}, {VIA}" if vias else VIA))
+    return kept
+
+
+def _passed_headers(headers: Headers) -> Headers:
+    """The site's answer fields as streamed to the browser, in one pass: `with_via(end_to_end(...))`,
+    and without Content-Length when the site sent Transfer-Encoding (the framing is then the
+    proxy's: chunked, or the connection's end for HTTP/1.0)."""
+    named = header_values(headers, "connection")
+    dropped = _NOT_PASSED.union(named) if named else _NOT_PASSED
+    vias: list[str] = []
+    kept: Headers = []
+    chunked = False
+    for key, value in headers:
+        lowered = key.lower()
+        if lowered in dropped:
+            if lowered == "transfer-encoding":
+                chunked = True
+            elif lowered == "via" and "via" not in named:
+                vias.append(value)
+            continue
+        kept.append((key, value))
+    if chunked:
+        kept = [(key, value) for key, value in kept if key.lower() != "content-length"]
+    kept.append(("Via", f"{', '.join(vias)}, {VIA}" if vias else VIA))
+    return kept
 
 
 async def _request_body(

@@ -293,6 +293,16 @@ RESPONSES: list[tuple[int, str, list[tuple[str, str]]]] = [
     (200, "OK", [("Connection", "close\x1c"), ("Content-Length", "10")]),
     (200, "OK\x01", [("Content-Length", "10")]),
     (200, "Caf\u00e9", [("Content-Length", "10")]),
+    # fields that are each plain, or hold a line end that would make two plain ones of them
+    (200, "OK", [("Date", "Mon"), ("Server", "x"), ("Content-Type", "text/css"), ("Content-Length", "10")]),
+    (200, "OK", [("X-Split", "a\nb"), ("Content-Length", "10")]),
+    (200, "OK", [("X\nSplit", "a"), ("Content-Length", "10")]),
+    (200, "OK", [("X-Split", "a\nB: b"), ("Content-Length", "10")]),
+    (200, "OK", [("X-Split", "a\r\nB: b"), ("Content-Length", "10")]),
+    (200, "OK", [("Connection", "Foo, CLOSE"), ("Content-Length", "10")]),
+    (200, "OK", [("connection", "keep-alive"), ("Connection", "close"), ("Content-Length", "10")]),
+    (200, "OK", [("X-A", "1"), ("Host", "h"), ("HOST", "i"), ("Content-Length", "10")]),
+    (200, "OK", []),
     (101, "Switching Protocols", []),
     (999, "Odd", [("Content-Length", "0")]),
 ]

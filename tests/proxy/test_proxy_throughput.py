@@ -117,3 +117,63 @@ async def test_always_rule_is_decided_apart(upstream: Upstream, monkeypatch: pyt
         await _navigate(proxy, site(upstream, "/plain"))
         await _navigate(proxy, site(upstream, "/plain?readerproxy-reader=1"))  # the reader view asked
         assert len(calls) == 2
+
+
+# ---- the pass-through's header work in one pass (2026-12-07) --------------------------------------
+
+HEADER_CASES: list[list[tuple[str, str]]] = [
+    [],
+    [("Host", "news.test"), ("Accept", "*/*")],
+    [("Host", "h"), ("Connection", "keep-alive, X-Drop"), ("x-drop", "1"), ("X-Keep", "2")],
+    [("Via", "1.0 a"), ("VIA", "1.1 b"), ("Accept-Encoding", "gzip, zstd"), ("Expect", "100-continue")],
+    [("Connection", "via"), ("Via", "1.0 a"), ("Proxy-Connection", "keep-alive"), ("TE", "trailers")],
+    [("Transfer-Encoding", "chunked"), ("Content-Length", "10"), ("content-length", "10"), ("X", "y")],
+    [("Connection", "Content-Length"), ("Content-Length", "3"), ("Upgrade", "h2c"), ("Keep-Alive", "5")],
+    [("Proxy-Authorization", "Basic x"), ("Trailer", "X"), ("X-Readerproxy-Client", "1.2.3.4")],
+    [("Connection", " , Host ,"), ("Host", "h"), ("Cookie", "a=1")],
+]
+
+
+@pytest.mark.parametrize("headers", HEADER_CASES)
+def test_one_pass_headers_are_the_composed_ones(headers: list[tuple[str, str]]) -> None:
+    """`_site_headers` and `_passed_headers` give what `with_via(end_to_end(...))` and the filters
+    after it gave, field for field and in order."""
+    from readerproxy.proxy.flow import end_to_end, with_via
+    from readerproxy.proxy.server import _CLIENT_HEADER, _passed_headers, _site_headers
+
+    to_site = [
+        (k, v)
+        for k, v in with_via(end_to_end(headers))
+        if k.lower() not in ("host", "expect", "accept-encoding", _CLIENT_HEADER)
+    ]
+    assert _site_headers(headers) == to_site
+    passed = with_via(end_to_end(headers))
+    if any(k.lower() == "transfer-encoding" for k, _ in headers):
+        passed = [(k, v) for k, v in passed if k.lower() != "content-length"]
+    assert _passed_headers(headers) == passed
+
+
+def test_only_the_hooks_an_addon_has_are_called() -> None:
+    """`_hooks`: an addon's own hook (defined in its class or set on it) is called, `Addon`'s no-op
+    is left out, in the addons' order."""
+    from readerproxy.proxy.addons import Addon
+    from readerproxy.proxy.server import _addon_name, _hooks
+
+    class Requests(Addon):
+        async def request(self, flow: Any) -> None:
+            return None
+
+    class Inherits(Requests):
+        pass
+
+    first, plain, second, patched = Requests(), Addon(), Inherits(), Addon()
+
+    async def done(flow: Any) -> None:
+        return None
+
+    patched.done = done  # type: ignore[method-assign]
+    addons = [first, plain, second, patched]
+    assert [getattr(hook, "__self__", None) for hook in _hooks(addons, "request")] == [first, second]
+    assert _hooks(addons, "response_headers") == []
+    assert _hooks(addons, "done") == [done]
+    assert [_addon_name(hook) for hook in _hooks(addons, "request")] == ["Requests", "Inherits"]
