@@ -93,7 +93,16 @@ from .flow import (
     request_from_head,
     with_via,
 )
-from .http1 import HEAD_TIMEOUT, BodyTooLarge, ClientConnection, LocalProtocolError, client_starts_tls
+from .http1 import (
+    HEAD_TIMEOUT,
+    BodyTooLarge,
+    ClientConnection,
+    LocalProtocolError,
+    SitePool,
+    SiteResponse,
+    Unsupported,
+    client_starts_tls,
+)
 from .intercept import InterceptPolicy
 from .lan import listen_hosts
 from .proxyprotocol import HEADER_TIMEOUT, ProxyProtocolError, read_header
@@ -128,6 +137,8 @@ PRESSURE_LOG_SECONDS = 60.0
 #: The address the client reached, as a PROXY protocol header named it (the pass-through's public
 #: address), for the setup page and the PAC file; None: the connection's own local end.
 REACHED: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar("reached", default=None)
+#: A site's answer: the client library's, or one read on the proxy's own connection (`http1.SitePool`).
+Upstream = aiohttp.ClientResponse | SiteResponse
 
 
 def parse_resolve(value: str) -> dict[str, str]:
@@ -221,6 +232,8 @@ class ProxyServer:
         ]
         self.server: asyncio.Server | None = None
         self.session: aiohttp.ClientSession | None = None
+        #: plain-HTTP GET and HEAD without a body, on connections of the proxy's own (`http1.SitePool`)
+        self.sites: SitePool | None = None
         self._connections: set[asyncio.Task[None]] = set()
         #: every open connection (a tunnel's inner one too) and its client's address
         self._clients: dict[ClientConnection, str] = {}
@@ -257,6 +270,9 @@ class ProxyServer:
             ),
             skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
         )
+        self.sites = SitePool(
+            self._site_address, self.fetch.connect_timeout, max(self.fetch.read_timeout, 60.0)
+        )
         self.descriptor_pressure.install(asyncio.get_running_loop())
         self.server = await asyncio.start_server(
             self._accept, host, port, limit=MAX_HEAD, reuse_port=reuse_port or None
@@ -278,6 +294,8 @@ class ProxyServer:
             await addon.close()
         if self.session is not None:
             await self.session.close()
+        if self.sites is not None:
+            self.sites.close()
         await self.resolver.close()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -545,6 +563,14 @@ class ProxyServer:
         results = await self.resolver.resolve(host, port, socket.AF_UNSPEC)
         return str(results[0]["host"])
 
+    async def _site_address(self, host: str, port: int) -> str:
+        """The address `SitePool` connects to: `_guarded_address`, and the address itself checked
+        as `guarded_socket` checks the client library's."""
+        address = await self._guarded_address(host, port)
+        if not self.fetch.allow_private and not is_public_address(address):
+            raise AddressRefused(host, [address])
+        return address
+
     async def _forward(self, flow: Flow, conn: ClientConnection) -> bool:
         """Send the request upstream and the answer back; True to keep the browser connection."""
         assert self.session is not None
@@ -577,6 +603,29 @@ class ProxyServer:
         # only codings readerproxy decodes, so that a page it would read never comes in another one
         if (encodings := offered_encodings(request.headers, DECODABLE_ENCODINGS)) is not None:
             headers.append(("Accept-Encoding", encodings))
+        if (
+            self.sites is not None
+            and not has_body
+            and not self.settings.upgrade_https
+            and SitePool.takes(request.method, request.scheme, request.host, request.path)
+        ):
+            try:
+                site = await self.sites.fetch(
+                    request.method, request.host, request.port, request.path, headers
+                )
+            except Unsupported:
+                pass  # through the client library, below
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                return await self._upstream_failed(flow, conn, exc, None)
+            else:
+                try:
+                    return await self._respond(flow, site, conn)
+                except _Sent:
+                    return False
+                except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+                    return await self._upstream_failed(flow, conn, exc, None)
+                finally:
+                    site.release()
         body_error: list[BaseException] = []
         body = _request_body(conn, limit, body_error) if has_body else None
         # no headers of the client library's own: the session skips User-Agent, Accept,
@@ -598,7 +647,7 @@ class ProxyServer:
             return await self._upstream_failed(flow, conn, exc, body_error[0] if body_error else None)
 
     async def _respond(
-        self, flow: Flow, up: aiohttp.ClientResponse, conn: ClientConnection, *, upgraded: bool = False
+        self, flow: Flow, up: Upstream, conn: ClientConnection, *, upgraded: bool = False
     ) -> bool:
         """The site's answer head to the addons, then the answer to the browser (`_answer`).
         `upgraded`: fetched over https for an http:// request (`--upgrade-https`), so an `https://`
@@ -763,7 +812,7 @@ class ProxyServer:
             url,
         )
 
-    async def _answer(self, flow: Flow, up: aiohttp.ClientResponse, conn: ClientConnection) -> bool:
+    async def _answer(self, flow: Flow, up: Upstream, conn: ClientConnection) -> bool:
         """The upstream answer to the browser: streamed, or buffered for the reader addon."""
         request, response = flow.request, flow.response
         assert response is not None
@@ -834,9 +883,7 @@ class ProxyServer:
             await self._body_arrived(flow, response, b"".join(late.chunks))
         return keep_alive
 
-    async def _early_answer(
-        self, flow: Flow, up: aiohttp.ClientResponse, conn: ClientConnection, answer: Response
-    ) -> bool:
+    async def _early_answer(self, flow: Flow, up: Upstream, conn: ClientConnection, answer: Response) -> bool:
         """An answer an addon chose at the head (`EARLY_VIEW`), sent at once with the connection to
         close; then the site's body read to its end (within the size cap and the fetch's total
         timeout) and handed to the addons (`body_arrived`), marked slow unless it came within
@@ -873,9 +920,7 @@ class ProxyServer:
                     exc_info=exc,
                 )
 
-    async def _collect(
-        self, flow: Flow, up: aiohttp.ClientResponse, buffered: list[bytes], wait: float
-    ) -> bool:
+    async def _collect(self, flow: Flow, up: Upstream, buffered: list[bytes], wait: float) -> bool:
         """Read the body the reader addon asked for into `buffered` (which may hold its start
         already); True when it came in whole.
 
