@@ -9,6 +9,7 @@ it (absolute targets, valid host names), and the hop-by-hop header rules of RFC 
 from __future__ import annotations
 
 import enum
+import functools
 import ipaddress
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -233,6 +234,7 @@ def valid_host(host: str, *, allow_underscore: bool = False) -> bool:
     return host_problem(host, allow_underscore=allow_underscore) is None
 
 
+@functools.lru_cache(maxsize=1024)  # asked per request, of the few hosts a browser visits
 def host_problem(host: str, *, allow_underscore: bool = False) -> str | None:
     """Why `host` is not a valid host (`valid_host`), or None when it is.
 
@@ -269,6 +271,7 @@ def host_problem(host: str, *, allow_underscore: bool = False) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)  # a pure function of its arguments; errors are raised anew
 def split_authority(authority: str, default_port: int | None) -> tuple[str, int]:
     """ "host[:port]" (IPv6 in brackets) as (host, port), the host lower-case without brackets;
     BadRequest unless it is exactly that (no user info, nothing after an IPv6 literal's bracket,

@@ -934,7 +934,9 @@ class _Site(asyncio.Protocol):
         self.pool = pool
         self.key = key
         self.transport: asyncio.Transport | None = None
-        self.data = bytearray()  # bytes not yet parsed (the head, a chunk's line)
+        self.head: list[bytes] = []  # what arrived of the answer while its head is awaited
+        self.head_size = 0
+        self.data = bytearray()  # a chunked body's bytes not yet parsed
         self.body: list[bytes] = []  # de-framed body bytes not yet taken
         self.buffered = 0  # their size
         self.closed = False
@@ -963,11 +965,15 @@ class _Site(asyncio.Protocol):
                 self.transport.close()
             return
         self.received = True
-        if self.framing < 0 or self.framing == _BY_CHUNKS:
-            self.data += data
-        if self.framing >= 0:
+        if self.framing < 0:  # kept as it came: the body after the head is cut from it once
+            self.head.append(data)
+            self.head_size += len(data)
+        else:
+            if self.framing == _BY_CHUNKS:
+                self.data += data
             self._frame(data)
-        if self.buffered + len(self.data) > HIGH_WATER and not self.paused and self.transport is not None:
+        waiting = self.buffered + self.head_size + len(self.data)
+        if waiting > HIGH_WATER and not self.paused and self.transport is not None:
             self.paused = True
             self.transport.pause_reading()
         self._wake()
@@ -1271,6 +1277,8 @@ class SitePool:
 
     async def _exchange(self, site: _Site, head: bytes, method: str) -> SiteResponse:
         site.data.clear()
+        site.head.clear()
+        site.head_size = 0
         site.body.clear()
         site.buffered = 0
         site.framing = -1
@@ -1285,7 +1293,10 @@ class SitePool:
         transport.write(head)
         try:
             while True:
-                data = site.data
+                parts = site.head
+                data = parts[0] if len(parts) == 1 else b"".join(parts)
+                if len(parts) > 1:
+                    parts[:] = [data]
                 end = data.find(b"\r\n\r\n")
                 if end >= 0:
                     break
@@ -1309,8 +1320,9 @@ class SitePool:
             framing, length, keep_alive = _site_framing(raw_headers, version == b"1")
             if method == "HEAD" or status in (204, 304):
                 framing, length = _BY_LENGTH, 0
-            rest = bytes(data[end + 4 :])
-            del data[:]
+            rest = data[end + 4 :]
+            site.head.clear()
+            site.head_size = 0
         except BaseException:
             site.reusable = False
             self._close(site)
