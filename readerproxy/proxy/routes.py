@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from ..web.appkeys import METRICS, READER, RENDERER
 from ..web.auth import leave_open
+from ..web.download import attachment
 from ..web.public import public_of, rooted
 from .lan import qr_svg, share_url
 from .pac import PAC_TYPE, pac_file
@@ -110,14 +111,7 @@ async def setup_download(request: web.Request) -> web.Response:
     if request.path not in addon.downloads:
         raise web.HTTPNotFound(reason="HTTPS interception is off (--intercept-https): no CA")
     body, content_type, name = addon.downloads[request.path]
-    return web.Response(
-        body=body,
-        headers={
-            "Content-Type": content_type,
-            "Content-Disposition": f'attachment; filename="{name}"',
-            "Cache-Control": "no-store",
-        },
-    )
+    return attachment(body, content_type, name)
 
 
 async def proxy_pac(request: web.Request) -> web.Response:

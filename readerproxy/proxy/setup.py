@@ -46,6 +46,7 @@ import aiohttp
 from markupsafe import Markup
 
 from ..web.auth import ARTICLE_HEADER, SAME_SITE_COOKIE, article_signature, configured_credentials
+from ..web.download import attachment_headers
 from ..web.limits import CLIENT_HEADER, signed_client
 from ..web.public import public_of
 from ..web.templating import (
@@ -439,17 +440,7 @@ class SetupAddon(Addon):
             )
         if path in self.downloads:
             body, content_type, name = self.downloads[path]
-            return Response(
-                200,
-                "OK",
-                [
-                    ("Content-Type", content_type),
-                    ("Content-Disposition", f'attachment; filename="{name}"'),
-                    ("Cache-Control", "no-store"),
-                    ("X-Content-Type-Options", "nosniff"),
-                ],
-                body,
-            )
+            return Response(200, "OK", attachment_headers(content_type, name), body)
         if path in ("/ca.pem", "/ca.crt", "/ca.cer", "/readerproxy.mobileconfig"):
             return simple_response(
                 404,

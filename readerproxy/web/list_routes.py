@@ -47,6 +47,7 @@ from .appkeys import READER, RENDERER, SETTINGS
 from .auth import ARTICLE_HEADER, SAME_SITE_COOKIE, article_signature, reader_key
 from .browser import CONNECTED
 from .datadir import data_dir
+from .download import attachment
 from .epub import PICTURE_TYPES, Picture, article_xhtml_page, epub_book, image_sources
 from .images import IMAGES, snap_width
 from .list_import import MAX_FILE_BYTES, MAX_ITEMS, ImportFormatError, ImportItem, ImportJob, new_job
@@ -710,14 +711,7 @@ async def export_entry(request: web.Request) -> web.Response:
     else:
         body = epub_book([entry], title=entry.title, pictures=await _pictures(request, [entry]))
         content_type = "application/epub+zip"
-    return web.Response(
-        body=body,
-        headers={
-            "Content-Type": content_type,
-            "Content-Disposition": f'attachment; filename="{_filename(entry, fmt)}"',
-            "Cache-Control": "no-store",
-        },
-    )
+    return attachment(body, content_type, _filename(entry, fmt))
 
 
 async def export_all(request: web.Request) -> web.Response:
@@ -732,11 +726,4 @@ async def export_all(request: web.Request) -> web.Response:
         if full is not None:  # deleted meanwhile
             entries.append(full)
     body = epub_book(entries, title="Reading list", pictures=await _pictures(request, entries))
-    return web.Response(
-        body=body,
-        headers={
-            "Content-Type": "application/epub+zip",
-            "Content-Disposition": 'attachment; filename="reading-list.epub"',
-            "Cache-Control": "no-store",
-        },
-    )
+    return attachment(body, "application/epub+zip", "reading-list.epub")
