@@ -24,7 +24,7 @@ from urllib.parse import urljoin
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from .clean import clean, read_before_cleaning
+from .clean import clean, read_before_cleaning, source_tags
 from .nesting import cap_depth
 from .scan import CLOSE as CLOSE
 from .scan import OPEN as OPEN
@@ -251,14 +251,14 @@ def ranges_mask(size: int, first: np.ndarray, last: np.ndarray) -> np.ndarray:
 
 def parse(html: str, url: str | None = None) -> Document:
     """Parse a page once: clean it, tokenise it, link tokens to elements (nesting capped first)."""
-    capped = cap_depth(html).html
-    tree = LexborHTMLParser(capped)
-    early = read_before_cleaning(tree, capped)
+    stripped_tags, tags = source_tags(html)  # for speed: one pass for both (`source_tags`)
+    capped = cap_depth(html, tags=tags)
+    tree = LexborHTMLParser(capped.html)
+    early = read_before_cleaning(tree, capped.html, None if capped.dropped else stripped_tags)
     title = _title(early.titles)
     json_ld = [node.text() for node in early.json_ld]
     lazy_images = noscript_images(early.noscripts)  # before <noscript> goes
-    clean(tree, early)
-    elements = tree.css("*")
+    elements = clean(tree, early)  # the cleaned tree's `tree.css("*")`
     tag, scan = scan_tree(tree, elements)
     doc = _document(tree, elements, tag, scan, url, title, len(html))
     doc.json_ld = json_ld

@@ -162,9 +162,12 @@ def _tokens(html: str) -> Iterator[tuple[int, int, str, bool]]:
         yield match.start(), position, name, closing
 
 
-def cap_depth(html: str, limit: int = MAX_DEPTH) -> Capped:
-    """The markup with start tags beyond `limit` levels (and their end tags) dropped."""
-    if html.count("<") <= max(limit, QUICK_TAGS) or rough_depth(html) <= limit:
+def cap_depth(html: str, limit: int = MAX_DEPTH, tags: int | None = None) -> Capped:
+    """The markup with start tags beyond `limit` levels (and their end tags) dropped. `tags`:
+    `html.count("<")` when counted already (`clean.source_tags`)."""
+    if tags is None:
+        tags = html.count("<")
+    if tags <= max(limit, QUICK_TAGS) or rough_depth(html) <= limit:
         return Capped(html, 0)
     out: list[str] = []
     kept: list[str] = []  # names of the open counted elements that were written
