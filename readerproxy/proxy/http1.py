@@ -883,7 +883,7 @@ def _site_answer(event: h11.Response | h11.InformationalResponse) -> SiteAnswer:
 #
 # It takes only what it can answer exactly as aiohttp did, and says so before a byte is sent
 # (`Unsupported`, then the core sends the request through aiohttp as before): a host that is not
-# ASCII, a path aiohttp would requote, a host with `PER_HOST` connections of this pool busy, a
+# ASCII, a path aiohttp would requote, `PER_HOST` (or `TOTAL`) connections of this pool open, a
 # connection that cannot be made (aiohttp tries again and reports the error as it always did). An
 # answer whose head is not of the plainly well-formed kind (`_SITE_HEAD`), an interim (1xx) answer, or
 # framing other than one Content-Length, chunked, or the connection's end also raises `Unsupported`:
@@ -897,6 +897,8 @@ def _site_answer(event: h11.Response | h11.InformationalResponse) -> SiteAnswer:
 
 #: Connections of this pool to one (host, port), in use and idle; past it, aiohttp's (limit 16).
 PER_HOST = 16
+#: Connections of this pool in all (aiohttp's own limit, 256, applies to its own).
+TOTAL = 256
 #: An idle connection is closed after this many seconds (aiohttp's keep-alive timeout).
 IDLE_SECONDS = 15.0
 #: Bytes of an answer not yet taken past which reading from the site pauses.
@@ -1191,6 +1193,7 @@ class SitePool:
         self.read_timeout = read_timeout
         self._idle: dict[tuple[str, int], list[_Site]] = {}
         self._count: dict[tuple[str, int], int] = {}  # open connections, in use or idle
+        self._total = 0  # all of them
         self._sweeping: asyncio.TimerHandle | None = None  # `_sweep`, while connections are kept
 
     @staticmethod
@@ -1256,8 +1259,8 @@ class SitePool:
             self._sweeping = asyncio.get_running_loop().call_later(IDLE_SECONDS, self._sweep)
 
     async def _open(self, key: tuple[str, int]) -> _Site:
-        if self._count.get(key, 0) >= PER_HOST:
-            raise Unsupported("this pool's connections to the host are all busy")
+        if self._count.get(key, 0) >= PER_HOST or self._total >= TOTAL:
+            raise Unsupported("this pool has all the connections it may open")
         host, port = key
         loop = asyncio.get_running_loop()
         site = _Site(self, key)
@@ -1270,6 +1273,7 @@ class SitePool:
         except Exception as exc:  # refused, unreachable, not allowed: aiohttp connects and says why
             raise Unsupported(f"cannot connect: {exc!r}") from None
         self._count[key] = self._count.get(key, 0) + 1
+        self._total += 1
         site.counted = True
         if site.closed:  # closed as soon as made
             self._forget(site)
@@ -1369,6 +1373,7 @@ class SitePool:
         if not site.counted:
             return
         site.counted = False
+        self._total -= 1
         if key in self._count:
             self._count[key] -= 1
             if self._count[key] <= 0:

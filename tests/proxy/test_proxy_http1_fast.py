@@ -70,6 +70,21 @@ FAST = [
     head(b"Host: x", b"Connection: Upgrade"),  # no Upgrade field: no switch for h11 either
     head(b"Host: x", b"Transfer-Encodings: chunked", b"Content-Lengths: 4"),
     head(b"Host: x", *(b"X-%d: v" % i for i in range(MAX_HEADERS - 1))),
+    head(  # a browser's navigation
+        b"Host: news.test",
+        b"User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",
+        b"Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        b"Accept-Language: en-US,en;q=0.5",
+        b"Accept-Encoding: gzip, deflate, br, zstd",
+        b"Connection: keep-alive",
+        b"Referer: http://news.test/",
+        b"Cookie: session=abcdef0123; prefs=dark;  _ga=GA1.2.12\t34 ",
+        b"Upgrade-Insecure-Requests: 1",
+        b"Sec-Fetch-Dest: document",
+        b"Priority: u=0, i",
+        b"X-Colon: a:b: c",
+        b"X-Empty-Spaces: \t ",
+    ),
 ]
 
 #: Heads the fast path leaves to h11, which accepts or refuses them as before.

@@ -235,12 +235,19 @@ async def test_reading_pauses_until_the_body_is_taken(pool: SitePool) -> None:
     assert pool._count == {("site.test", served.port): 1}  # read to its end: kept
 
 
-async def test_the_connections_to_a_host_are_bounded(pool: SitePool) -> None:
+async def test_the_connections_are_bounded(pool: SitePool) -> None:
     served = await _site(lambda head: _length(b"ok"))
     pool._count[("site.test", served.port)] = http1.PER_HOST
     with pytest.raises(Unsupported):
         await pool.fetch("GET", "site.test", served.port, "/", [])
     assert served.requests == []  # nothing sent: aiohttp's, whose own limit then applies
+    pool._count.clear()
+    pool._total = http1.TOTAL
+    with pytest.raises(Unsupported):
+        await pool.fetch("GET", "site.test", served.port, "/", [])
+    pool._total = 0
+    _, body = await _get(pool, served)
+    assert body == b"ok" and pool._total == 1
 
 
 @pytest.mark.parametrize(
