@@ -3,6 +3,8 @@
 - `flow.py`: the HTTP flow as data (request, response, outcome), host-name rules, hop-by-hop headers.
 - `http1.py`: HTTP/1.1 on a browser connection, parsed and framed by h11, with limits on heads
   and request bodies.
+- `sites.py`: the proxy's own keep-alive connections to sites for a plain GET or HEAD passed
+  through (aiohttp's client for everything else).
 - `server.py`: the proxy core on its own listener (`--proxy-port`; why a separate listener is said
   there): absolute-form requests, CONNECT tunnels, the SSRF-guarded upstream client.
 - `addons.py`: access control, per-host rules and the way back, the reader view, metrics.

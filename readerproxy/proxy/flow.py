@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 MAX_REQUEST_LINE = 16 * 1024
 MAX_HEAD = 64 * 1024
 MAX_HEADERS = 200
+#: A header name or method (RFC 9110 §5.6.2 `token`), as bytes for the heads' regular expressions.
+TOKEN = rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"
 #: Always hop-by-hop (RFC 9110 §7.6.1, plus the de-facto Proxy-Connection and the browser's
 #: credentials for this proxy, which are never for the site).
 HOP_BY_HOP = frozenset(

@@ -98,9 +98,6 @@ from .http1 import (
     BodyTooLarge,
     ClientConnection,
     LocalProtocolError,
-    SitePool,
-    SiteResponse,
-    Unsupported,
     client_starts_tls,
 )
 from .intercept import InterceptPolicy
@@ -108,6 +105,7 @@ from .lan import listen_hosts
 from .proxyprotocol import HEADER_TIMEOUT, ProxyProtocolError, read_header
 from .requestlog import RequestLogAddon
 from .setup import SETUP_TUNNEL, SetupAddon, SiteCookiesAddon, config_rules, user_of
+from .sites import SitePool, SiteResponse, Unsupported
 from .store import ProxyStore
 from .upgrade import UpgradeFailed, is_websocket, relay
 
@@ -137,7 +135,7 @@ PRESSURE_LOG_SECONDS = 60.0
 #: The address the client reached, as a PROXY protocol header named it (the pass-through's public
 #: address), for the setup page and the PAC file; None: the connection's own local end.
 REACHED: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar("reached", default=None)
-#: A site's answer: the client library's, or one read on the proxy's own connection (`http1.SitePool`).
+#: A site's answer: the client library's, or one read on the proxy's own connection (`sites.SitePool`).
 Upstream = aiohttp.ClientResponse | SiteResponse
 
 
@@ -232,7 +230,7 @@ class ProxyServer:
         ]
         self.server: asyncio.Server | None = None
         self.session: aiohttp.ClientSession | None = None
-        #: plain-HTTP GET and HEAD without a body, on connections of the proxy's own (`http1.SitePool`)
+        #: plain-HTTP GET and HEAD without a body, on connections of the proxy's own (`sites.SitePool`)
         self.sites: SitePool | None = None
         self._connections: set[asyncio.Task[None]] = set()
         #: every open connection (a tunnel's inner one too) and its client's address

@@ -1,4 +1,4 @@
-"""The fast path of `proxy/http1.py` (issue 45, item 6: the proxy's cost) against h11's path.
+"""The fast path of `proxy/http1.py` against h11's path.
 
 Every request head below is read twice, by a `ClientConnection` with the fast path and by one
 without it (every head through h11, as before), and must give the same answer: the same head or the

@@ -1,4 +1,4 @@
-"""The proxy's own keep-alive connections to sites (`http1.SitePool`, issue 45, item 6).
+"""The proxy's own keep-alive connections to sites (`proxy/sites.py`).
 
 A plain GET or HEAD to an http:// site goes out on a connection the proxy keeps per (host, port)
 instead of through aiohttp. Against a scripted site: bodies framed by Content-Length, chunked (in
@@ -19,8 +19,8 @@ import pytest
 from support.upstream import Upstream
 from test_proxy import RunningProxy, running_proxy, site
 
-from readerproxy.proxy import http1
-from readerproxy.proxy.http1 import SitePool, SiteResponse, Unsupported
+from readerproxy.proxy import sites
+from readerproxy.proxy.sites import SitePool, SiteResponse, Unsupported
 
 Answer = Callable[[bytes], list[bytes | None]]  # a request head -> bytes to write; None: close
 
@@ -204,7 +204,7 @@ async def test_no_answer_is_a_read_timeout() -> None:
 
 
 async def test_idle_connections_are_closed(monkeypatch: pytest.MonkeyPatch, pool: SitePool) -> None:
-    monkeypatch.setattr(http1, "IDLE_SECONDS", 0.1)
+    monkeypatch.setattr(sites, "IDLE_SECONDS", 0.1)
     served = await _site(lambda head: _length(b"ok"))
     await _get(pool, served)
     assert pool._count == {("site.test", served.port): 1}
@@ -227,7 +227,7 @@ async def test_reading_pauses_until_the_body_is_taken(pool: SitePool) -> None:
     response = await pool.fetch("GET", "site.test", served.port, "/", [])
     await asyncio.sleep(0.2)
     site = response._site
-    assert site.paused and site.buffered <= http1.HIGH_WATER + 256 * 1024
+    assert site.paused and site.buffered <= sites.HIGH_WATER + 256 * 1024
     got = [response.content.read_nowait(-1)]
     got += [chunk async for chunk in response.content.iter_any()]
     response.release()
@@ -237,12 +237,12 @@ async def test_reading_pauses_until_the_body_is_taken(pool: SitePool) -> None:
 
 async def test_the_connections_are_bounded(pool: SitePool) -> None:
     served = await _site(lambda head: _length(b"ok"))
-    pool._count[("site.test", served.port)] = http1.PER_HOST
+    pool._count[("site.test", served.port)] = sites.PER_HOST
     with pytest.raises(Unsupported):
         await pool.fetch("GET", "site.test", served.port, "/", [])
     assert served.requests == []  # nothing sent: aiohttp's, whose own limit then applies
     pool._count.clear()
-    pool._total = http1.TOTAL
+    pool._total = sites.TOTAL
     with pytest.raises(Unsupported):
         await pool.fetch("GET", "site.test", served.port, "/", [])
     pool._total = 0
