@@ -44,9 +44,10 @@
  *     (document._tags_in_source; its comment below); source_tags(html, names) -> (list, int): the same
  *     list and html.count("<") in one pass (clean.source_tags).
  *
- * hidden_candidates(root, n_elements) -> (list, list) | None: the elements that the selector list
+ * hidden_candidates(root, n_elements) -> (list, list, list) | None: the elements that the selector list
  *     clean._HIDDEN_OR_SCREEN_READER matches, read from Lexbor's tree as the walk reads it, with their
- *     subtrees (clean._unseen_candidates; its comment below). Reference: the query itself.
+ *     subtrees, and those with an aria-controls attribute (clean._unseen_candidates; its comment below).
+ *     Reference: the queries themselves.
  *
  * tree_leaves(x, feature, threshold, child, value, roots, max_depth) -> bytearray
  *     For every row of x (float64, rows x features, C order) and every tree, the value of the leaf
@@ -2593,17 +2594,19 @@ static int screen_reader_class(const unsigned char *data, size_t size) {
     return found;
 }
 
-/* hidden_candidates(root, n_elements) -> (list, list) | None
+/* hidden_candidates(root, n_elements) -> (list, list, list) | None
  *     The elements that `tree.css(clean._HIDDEN_OR_SCREEN_READER)` finds, read from the tree whose <html>
  *     element is `root` (a LexborNode): their indices among the elements under `root` (itself included) in
  *     document order, which are those of `tree.css("*")`, each once (the selector list gives an element
- *     matching two of its selectors twice), and per one the index after its last descendant. The tests are
+ *     matching two of its selectors twice), and per one the index after its last descendant; then the
+ *     indices of the elements `tree.css("[aria-controls]")` finds (clean._collapsed_panels reads them). The tests are
  *     Lexbor's: `[hidden]` (the attribute at all), `[aria-hidden="true" i]` (the whole value, ASCII case
  *     aside), `[style*="..." i]` for each of clean._HIDING_STYLES and `[class*="print" i]`,
  *     `[id*="print" i]` (a substring, ASCII case aside), and the four screen-reader classes as tokens of the
  *     class (exactly). Reference: that query (clean._remove_unseen runs it where this declines).
  *     None where it declines: Lexbor not set up, a node under `root` of a document other than `root`'s,
- *     another element count, an element with one of the attributes read twice, or a class token that is a
+ *     another element count, an element with one of the attributes read twice (aria-controls included), or a
+ *     class token that is a
  *     screen-reader class but for case (Lexbor matches it so only in quirks mode, which the walk does not
  *     read). Chosen for speed: the query costs 0.12 ms at the ScrapingHub median (its nine selectors parsed
  *     and tried on every element), this walk a few microseconds. */
@@ -2619,10 +2622,10 @@ static PyObject *native_hidden_candidates(PyObject *module, PyObject *args) {
     LxbNode *root = lexbor_node(root_node);
     if (root == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     if (lxb.type(root) != LXB_ELEMENT || n_elements <= 0 || n_elements > INT32_MAX) Py_RETURN_NONE;
-    PyObject *indices = PyList_New(0), *ends = PyList_New(0), *result = NULL;
+    PyObject *indices = PyList_New(0), *ends = PyList_New(0), *controls = PyList_New(0), *result = NULL;
     /* per open element: its index, and where in `ends` its entry is (-1: not a candidate) */
     Py_ssize_t *open = PyMem_Malloc((size_t)(2 * n_elements + 2) * sizeof(Py_ssize_t));
-    if (indices == NULL || ends == NULL || open == NULL) {
+    if (indices == NULL || ends == NULL || controls == NULL || open == NULL) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
@@ -2645,12 +2648,21 @@ static PyObject *native_hidden_candidates(PyObject *module, PyObject *args) {
                 else if (name_size == 5 && memcmp(name, "style", 5) == 0) which = 2;
                 else if (name_size == 5 && memcmp(name, "class", 5) == 0) which = 3;
                 else if (name_size == 2 && memcmp(name, "id", 2) == 0) which = 4;
+                else if (name_size == 13 && memcmp(name, "aria-controls", 13) == 0) which = 5;
                 else continue;
                 if (seen & (1 << which)) { status = 1; break; } /* twice: which one Lexbor reads is not ours to guess */
                 seen |= 1 << which;
                 const unsigned char *value = lxb.attribute_value(attr, &size);
                 if (value == NULL) size = 0; /* a valueless attribute: Lexbor's blank string */
-                if (which == 0) match = 1;
+                if (which == 5) { /* `[aria-controls]`, for clean._collapsed_panels */
+                    PyObject *index = PyLong_FromSsize_t(k);
+                    if (index == NULL || PyList_Append(controls, index) < 0) {
+                        Py_XDECREF(index);
+                        status = -1;
+                        break;
+                    }
+                    Py_DECREF(index);
+                } else if (which == 0) match = 1;
                 else if (which == 1) {
                     match |= size == 4 && ascii_lower(value[0]) == 't' && ascii_lower(value[1]) == 'r' &&
                              ascii_lower(value[2]) == 'u' && ascii_lower(value[3]) == 'e';
@@ -2708,10 +2720,11 @@ static PyObject *native_hidden_candidates(PyObject *module, PyObject *args) {
     }
     if (status == 0 && (next_element != n_elements || depth != 0)) status = 1;
     if (status < 0) goto done;
-    result = status > 0 ? Py_NewRef(Py_None) : PyTuple_Pack(2, indices, ends);
+    result = status > 0 ? Py_NewRef(Py_None) : PyTuple_Pack(3, indices, ends, controls);
 done:
     Py_XDECREF(indices);
     Py_XDECREF(ends);
+    Py_XDECREF(controls);
     PyMem_Free(open);
     return result;
 }
@@ -3005,7 +3018,8 @@ static PyMethodDef methods[] = {
     {"walk", native_walk, METH_VARARGS,
      "walk(root, n_elements, void_tags): scan's fields read from the Lexbor tree under root (a LexborNode), or None."},
     {"hidden_candidates", native_hidden_candidates, METH_VARARGS,
-     "hidden_candidates(root, n_elements): indices and subtree ends of clean._HIDDEN_OR_SCREEN_READER's matches, or None."},
+     "hidden_candidates(root, n_elements): clean._HIDDEN_OR_SCREEN_READER's matches, their subtree ends and the"
+     " [aria-controls] elements, or None."},
     {"scan", native_scan, METH_VARARGS,
      "scan(serialised, tags or number of elements, void_tags): document._scan_fast's fields and the tag names, or None."},
     {"tree_leaves", native_tree_leaves, METH_VARARGS,

@@ -64,9 +64,10 @@ def tags_in_source(html: str, names: tuple[str, ...], /) -> list[str]:
 def source_tags(html: str, names: tuple[str, ...], /) -> tuple[list[str], int]:
     """`tags_in_source(html, names)` and `html.count("<")`, in one pass."""
 
-def hidden_candidates(root: Any, n_elements: int, /) -> tuple[list[int], list[int]] | None:
+def hidden_candidates(root: Any, n_elements: int, /) -> tuple[list[int], list[int], list[int]] | None:
     """The indices among `root`'s elements (`tree.css("*")`) of `clean._HIDDEN_OR_SCREEN_READER`'s
-    matches, each once, and the index after each one's last descendant; None: declined."""
+    matches, each once, the index after each one's last descendant, and the indices of the elements
+    with an `aria-controls` attribute; None: declined."""
 
 # ---- the learned model's trees (readerproxy.engine.learn.model) --------------------------------------
 

@@ -10,7 +10,6 @@ by a script, collapsed accordion and tab panels).
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -324,12 +323,26 @@ def _remove_unseen(tree: LexborHTMLParser, early: Early) -> list[LexborNode]:
     and blocks shown on paper only (`_print_only`). All three are told apart before any is removed.
     Returns the elements left, in document order (what `tree.css("*")` gives after)."""
     body = tree.body
-    # The body's word count, counted once if needed (no body: no element is the page).
-    body_words = functools.cache(lambda: _word_count(body) if body is not None else math.inf)
-    landmark_words = functools.cache(_word_count)
-    elements, found, subtrees = _unseen_candidates(tree)
+    # The body's word count, counted once if needed (no body: no element is the page), and each
+    # landmark's, once per landmark (by its node, as a `LexborNode` hashes). For speed, closures
+    # over a list and a dict: two `functools.cache` wrappers cost 4 us a page to make.
+    body_count: list[float] = []
+    landmark_counts: dict[int, int] = {}
+
+    def body_words() -> float:
+        if not body_count:
+            body_count.append(_word_count(body) if body is not None else math.inf)
+        return body_count[0]
+
+    def landmark_words(landmark: LexborNode) -> int:
+        count = landmark_counts.get(landmark.mem_id)
+        if count is None:
+            count = landmark_counts[landmark.mem_id] = _word_count(landmark)
+        return count
+
+    elements, found, subtrees, controls = _unseen_candidates(tree)
     hidden, screen_reader, print_named = _hidden_and_screen_reader_only(found)
-    collapsed = _collapsed_panels(tree, hidden)
+    collapsed = _collapsed_panels(tree, hidden, controls)
     removed: list[LexborNode] = []
     for node in hidden:
         if node.tag in ("html", "body") or _shown_later(node, body_words, landmark_words):
@@ -361,10 +374,11 @@ def elements_of(tree: LexborHTMLParser) -> list[LexborNode]:
 
 def _unseen_candidates(
     tree: LexborHTMLParser,
-) -> tuple[list[LexborNode] | None, list[LexborNode], dict[int, tuple[int, int]]]:
+) -> tuple[list[LexborNode] | None, list[LexborNode], dict[int, tuple[int, int]], list[LexborNode] | None]:
     """The matches of `_HIDDEN_OR_SCREEN_READER`, in document order; with the C kernel, each once,
-    with the tree's elements (`elements_of`) and, per match (by `mem_id`), the span of its subtree
-    among them (`_elements_left`); else (None, the query's matches, {}).
+    with the tree's elements (`elements_of`), per match (by `mem_id`) the span of its subtree among
+    them (`_elements_left`) and the elements with an `aria-controls` attribute (`_collapsed_panels`);
+    else (None, the query's matches, {}, None).
 
     Chosen for speed: at the ScrapingHub median the query cost 0.127 ms (its nine selectors parsed
     and tried on every element), the kernel's walk (`_native.hidden_candidates`, the same tests on
@@ -375,20 +389,24 @@ def _unseen_candidates(
         elements = elements_of(tree)
         read = native.hidden_candidates(root, len(elements))
         if read is not None:
-            found = [elements[index] for index in read[0]]
-            spans = zip(read[0], read[1], strict=True)
-            return elements, found, {node.mem_id: span for node, span in zip(found, spans, strict=True)}
-    return None, tree.css(_HIDDEN_OR_SCREEN_READER), {}
+            indices, ends, controls = read
+            found = [elements[index] for index in indices]
+            spans = {
+                node.mem_id: span for node, span in zip(found, zip(indices, ends, strict=True), strict=True)
+            }
+            return elements, found, spans, [elements[index] for index in controls]
+    return None, tree.css(_HIDDEN_OR_SCREEN_READER), {}, None
 
 
 #: The page `_kernel_agrees` reads both ways: each selector of `_HIDDEN_OR_SCREEN_READER` met and
-#: missed (case, whitespace in a class, a valueless attribute, nesting, SVG).
+#: missed (case, whitespace in a class, a valueless attribute, nesting, SVG), and `[aria-controls]`.
 _CANDIDATES_CHECK_PAGE = (
     "<!DOCTYPE html><html><body><div hidden><p aria-hidden='TRUE'>a</p></div><p aria-hidden=' true'>b</p>"
     "<span style='COLOR:red;Display: None'>c</span><i style='visibility:hidden'>d</i><i style>e</i>"
     "<b class='x\tsr-only\n'>f</b><b class='sr-onlyx visually-hidden'>g</b><u class=screen-reader-text>"
     "<u class=visuallyhidden>h</u></u><em class=blueprint>i</em><em id=PrintHeader>j</em><s class>k</s>"
-    "<svg><g class=sr-only></g><g aria-hidden=true></g></svg><p aria-hidden>l</p></body></html>"
+    "<svg><g class=sr-only></g><g aria-hidden=true></g></svg><p aria-hidden>l</p>"
+    "<button aria-controls='x y'>m</button><div aria-controls>n</div></body></html>"
 )
 
 #: Whether `_native.hidden_candidates` may stand for the query (`_kernel_agrees`; None: not asked yet).
@@ -423,7 +441,8 @@ def _candidates_check(page: str) -> bool:
     position = {node.mem_id: index for index, node in enumerate(elements)}
     expected = list(dict.fromkeys(position[node.mem_id] for node in tree.css(_HIDDEN_OR_SCREEN_READER)))
     ends = [index + len(elements[index].css("*")) for index in expected]
-    return len(expected) > 5 and read == (expected, ends)
+    controls = [position[node.mem_id] for node in tree.css("[aria-controls]")]
+    return len(expected) > 5 and len(controls) > 1 and read == (expected, ends, controls)
 
 
 def _elements_left(
@@ -682,7 +701,9 @@ _NOT_PANELS = frozenset(
 )
 
 
-def _collapsed_panels(tree: LexborHTMLParser, hidden: Iterable[LexborNode]) -> frozenset[str]:
+def _collapsed_panels(
+    tree: LexborHTMLParser, hidden: Iterable[LexborNode], controls: list[LexborNode] | None = None
+) -> frozenset[str]:
     """The ids of the hidden elements that are collapsed parts of the page: an accordion's panels
     and a tab set's other tabs, closed until a reader taps their control (WAI-ARIA 1.2, the
     accordion and tabs patterns of the Authoring Practices).
@@ -707,7 +728,9 @@ def _collapsed_panels(tree: LexborHTMLParser, hidden: Iterable[LexborNode]) -> f
     if not named:
         return frozenset()
     opened: set[str] = set()
-    for control in tree.css("[aria-controls]"):
+    # `controls`: the elements of `tree.css("[aria-controls]")` when the C kernel listed them (for
+    # speed: no query, no selector engine set up for the page)
+    for control in tree.css("[aria-controls]") if controls is None else controls:
         attributes = control.attributes
         if "aria-expanded" in attributes or control.tag == "button" or _role(attributes) in ("tab", "button"):
             opened.update((attributes.get("aria-controls") or "").split())
