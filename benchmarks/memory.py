@@ -18,7 +18,7 @@
    memos. Memory is within bounds when RSS after the phases is at most start + the sum of the
    bounds, and when a second phase adds little over the first (a plateau, not a leak).
 5. A burst of `--posts` concurrent `POST /api/extract` of `--post-mb` MB each from one address (the
-   issue 46 case: 60 × 9 MB took the server from 163 to 1,345 MB, and it stayed there), or from
+   case that bounded bodies answer: 60 × 9 MB took the server from 163 to 1,345 MB, and it stayed there), or from
    `--post-clients` loopback addresses in turn; answers counted by status, RSS after it and its peak.
 6. After `--idle` seconds with no request, RSS again: memory a burst took should come back (issue
    46: 138 → 830 → 797 MB after two idle minutes of a 10k-request load). `--smoke` runs a short

@@ -1,4 +1,4 @@
-"""Proxy mode's cost against direct, all in one run (issue 45, item 6): the table of
+"""Proxy mode's cost against direct, all in one run: the table of
 docs/benchmarks.md's "Proxy mode cost" section.
 
 Starts the upstream test site (tests/support/upstream.py, in this process, its own thread) and

@@ -359,6 +359,6 @@ def format_wcxb_types(scores: Sequence[TypeScore], label: str = "auto") -> str:
     lines.append(f"behind or level with rs-trafilatura: {', '.join(behind) if behind else 'none'}")
     lines.append(
         "WCXB's metric: word-level (bag-of-words) F1 per page, averaged; rs-trafilatura: its published "
-        "figures on WCXB's development set (issue #33)."
+        "figures on WCXB's development set."
     )
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""A phone on board in one scan (issue 45, item 5), with real headless Chromium at 375 px: the QR
+"""A phone on board in one scan, with real headless Chromium at 375 px: the QR
 code of the setup page on the landing page, on the setup page a device not yet on the proxy opens
 (the QR code's page) and on `http://readerproxy/`, the same code on all three; and the check step,
 before the device uses the proxy, through it before it trusts readerproxy's CA, and after (Chromium

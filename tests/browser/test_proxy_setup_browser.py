@@ -408,7 +408,7 @@ async def test_a_size_chosen_on_a_proxied_reader_view_never_reaches_the_site() -
     ]
 
 
-# ---- site rules by tapping, at phone width (issue 46, item 10) --------------------------------------
+# ---- site rules by tapping, at phone width --------------------------------------
 
 
 async def tap(page: Page, selector: str, *, navigates: bool = True) -> dict[str, float]:

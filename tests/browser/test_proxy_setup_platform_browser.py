@@ -1,4 +1,4 @@
-"""The setup page opens the visitor's own system first (issue 45, item 5): from the User-Agent, the
+"""The setup page opens the visitor's own system first: from the User-Agent, the
 section for Android, iPhone and iPad, or a desktop system comes first and open, the others closed
 below it with a visible disclosure marker each. Headless Chromium at 375 px (1280 for a desktop)
 through the proxy, the User-Agent set by DevTools; screenshots in artifacts/screenshots/.

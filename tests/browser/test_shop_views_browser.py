@@ -1,4 +1,4 @@
-"""Shop pages in a real headless Chromium at 375 and 1280 px (issue 44): the view is chosen on
+"""Shop pages in a real headless Chromium at 375 and 1280 px: the view is chosen on
 evidence, page chrome never becomes a listing, action links are never links, and a listing shows
 the prose the extraction found around its items.
 

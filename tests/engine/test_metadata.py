@@ -154,7 +154,7 @@ def test_readability_set_fields(shared_datasets: Path) -> None:
     results = {
         r.name: r.accuracy for r in evaluate_metadata(load_dataset(str(shared_datasets / "readability")))
     }
-    # 0.938 since 2026-11-26: titles lose the site's name whatever the separator (issue 30), which
+    # 0.938 since 2026-11-26: titles lose the site's name whatever the separator, which
     # Readability.js keeps on 8 of these pages ("How to Build a Terrarium | eHow", "… - Breitbart").
     assert results["title"] >= 0.93
     for name in ("byline", "excerpt", "dir", "readerable"):

@@ -256,7 +256,7 @@ async def test_a_body_under_the_cap_still_streams_through(
     assert answer.startswith(b"HTTP/1.1 200 ") and f'"length": {len(body)}'.encode() in answer
 
 
-# ---- issue 46, item 3: bodies of tiny chunks -----------------------------------------------------
+# ---- bodies of tiny chunks -----------------------------------------------------
 
 
 async def test_a_chunked_body_is_handed_on_in_large_pieces() -> None:
@@ -315,7 +315,7 @@ async def test_a_body_of_one_byte_chunks_is_413_at_the_chunk_cap(
     no_traceback(proxy_process)
 
 
-# ---- issue 46, item 8: idle connections and the descriptor limit ------------------------------
+# ---- idle connections and the descriptor limit ------------------------------
 
 #: The open-file limit of the server process in the test below (the issue's was 1,024).
 TEST_NOFILE = 256

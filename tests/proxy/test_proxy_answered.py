@@ -1,4 +1,4 @@
-"""Every navigation through the proxy is answered (issue 45, item 1): when reading a page fails, for
+"""Every navigation through the proxy is answered: when reading a page fails, for
 whatever reason (the extraction pool overloaded or past its deadline, a worker that died, a bug in an
 addon), the original arrives whole, as the site sent it, and `/metrics` counts the reason; a bug
 before there is anything to pass on is a readable 502 page, never a connection closed with no answer.

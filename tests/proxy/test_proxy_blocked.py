@@ -1,4 +1,4 @@
-"""Blocked hosts explained over HTTPS (issue 45, item 4): with `--intercept-https`, a CONNECT to a
+"""Blocked hosts explained over HTTPS: with `--intercept-https`, a CONNECT to a
 host on the block list is accepted (no connection to the site) and the requests inside the TLS
 connection get the same readable 403 as over plain HTTP; a CONNECT the proxy would not intercept
 gets the 403 itself. The client is aiohttp trusting the proxy's test CA; the page at 375 and 1280 px

@@ -1,5 +1,5 @@
 """A render started through proxy mode stops when the browser that asked for it leaves
-(issue #28, "a render cancelled when its client goes"; docs/security.md).
+(docs/security.md, "a render cancelled when its client goes").
 
 The proxy reads articles with `visual`, which renders each page in the browser service first. The
 page links a stylesheet its site never finishes sending, so its render waits on the page's load

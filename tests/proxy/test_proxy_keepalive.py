@@ -1,4 +1,4 @@
-"""Upstream connections are kept alive and reused per host, as browsers do (issue 45, item 6):
+"""Upstream connections are kept alive and reused per host, as browsers do:
 requests one after another through the proxy, streamed or buffered for the reader addon, reach
 the site over one connection per host name, not one each. Counted on the site by the client
 port of each request (no timing)."""

@@ -1,4 +1,4 @@
-"""`readerproxy serve --lan` (issue 45, item 5): a login generated once, kept 0600 and reused; the
+"""`readerproxy serve --lan`: a login generated once, kept 0600 and reused; the
 start-up lines with the real addresses, the PAC URL, the login and the QR code, never a
 placeholder; and never an open proxy, on loopback or on a LAN address. The setup page it shows
 in a browser is tested in test_proxy_lan_browser.py.

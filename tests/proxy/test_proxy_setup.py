@@ -413,7 +413,7 @@ async def test_rules_and_preferences_are_kept_in_the_cache_backend(
         assert headers["X-Readerproxy"] == "reader-view" and 'data-theme="dark"' in body.decode()
 
 
-# ---- one client's flood is its own (issue 46, item 5) ------------------------------------------
+# ---- one client's flood is its own ------------------------------------------
 
 
 async def gateway_statuses(proxy: RunningProxy, source: str, count: int, **headers: str) -> list[int]:
@@ -471,7 +471,7 @@ def test_the_secret_is_made_once_and_kept_private(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == [SECRET_FILE]  # no temporary file left
 
 
-# ---- site rules change from readerproxy's own forms only (issue 46, item 10) -------------------
+# ---- site rules change from readerproxy's own forms only -------------------
 
 
 async def test_a_rule_cannot_be_changed_cross_site(

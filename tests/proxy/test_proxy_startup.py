@@ -1,4 +1,4 @@
-"""The start-up line of proxy mode (issue 45, item 5): the machine's real addresses when listening
+"""The start-up line of proxy mode: the machine's real addresses when listening
 on every address, never a placeholder such as "ADDRESS:8091", and no loopback address offered for a
 phone. The last test runs `readerproxy serve` as a process and reads what it prints.
 """

@@ -1,4 +1,4 @@
-"""Reader views remembered (issue 45, items 2 and 3): a proxied article's extraction is kept in the
+"""Reader views remembered: a proxied article's extraction is kept in the
 cache backend (memory, SQLite, Redis) by the page's digest and the algorithm, so a repeat visit to
 the same bytes renders it again with no extraction, with the preferences of the moment; and a page
 that streamed through because its body was late is read once it has arrived, so the next visit and

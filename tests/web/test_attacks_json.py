@@ -1,4 +1,4 @@
-"""http(s) only in every URL the JSON carries (issue 46, item 9).
+"""http(s) only in every URL the JSON carries.
 
 `docs/security.md` promises that nothing in the output links to anything but http(s); the HTML views
 held, but the JSON carried a page's `javascript:` and `data:` addresses as they were: the lead

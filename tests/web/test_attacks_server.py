@@ -358,7 +358,7 @@ BAD_URLS = [
     "http://" + "a" * 64 + ".example/",
     "http://a..b.example/",
     "http://" + ("abcdefghij." * 24) + "example/",  # a name over 253 characters
-    # issue 46, item 13: urlsplit reads these as [::1] and as the name v1.x (fetched, or a 502)
+    # urlsplit reads these as [::1] and as the name v1.x (fetched, or a 502)
     "http://[::1]x/",
     "http://[::1]x:80/",
     "http://[::1]]/",

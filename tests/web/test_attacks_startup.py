@@ -1,4 +1,4 @@
-"""What readerproxy reads at start-up, from hostile or broken input (issue 46, items 11 and 12):
+"""What readerproxy reads at start-up, from hostile or broken input:
 block list files, and the proxy's `--auth` and `--auth-file`.
 
 Each failed before its change: a 50 MB non-ASCII block-list line took 112 s and 2.58 GB (IDNA before

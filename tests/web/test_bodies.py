@@ -1,4 +1,4 @@
-"""Posted bodies bounded per client and in all, and memory given back after them (issue 46, item 7).
+"""Posted bodies bounded per client and in all, and memory given back after them.
 
 Sixty 9 MB `POST /api/extract` from one address took the server from 163 to 1,345 MB, and it stayed
 there. Here, on loopback with a 1 MiB cap (`[fetch] max_bytes`):

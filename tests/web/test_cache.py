@@ -238,7 +238,7 @@ async def test_redis_down_degrades_and_recovers_on_restart(
         await other.close()
 
 
-# ---- a slow write never fails a cached read (issue 46, item 6) ---------------------------------------
+# ---- a slow write never fails a cached read ---------------------------------------
 
 
 def _hold_writes(backend: SQLiteBackend) -> tuple[threading.Event, threading.Event]:
