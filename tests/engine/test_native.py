@@ -361,6 +361,78 @@ def test_tags_in_source_finds_what_the_regular_expression_finds(html: str) -> No
     assert _compiled().tags_in_source(html, names) == expected
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="<aAsSiIcCrRpPtTéK\u212a😀 >", max_size=60))
+def test_source_tags_is_tags_in_source_and_the_count_of_lt(html: str) -> None:
+    names = ("script", "style", "iframe", "i", "sc", "p")
+    expected = [name for name in names if re.search("<" + name, html, re.ASCII | re.IGNORECASE)]
+    assert _compiled().source_tags(html, names) == (expected, html.count("<"))
+
+
+def test_source_tags_on_every_kind_of_string(native: ModuleType) -> None:
+    for filler in ("", "é", "☃", "😀", "\u013c\u3c3c"):  # the last ones hold the byte of "<"
+        html = filler * 7 + "<p>" + filler + "<SCRIPT>x</script><Sty"
+        assert native.source_tags(html, ("style", "script", "p", "sty")) == (["script", "p", "sty"], 4)
+    assert native.source_tags("<", ("p",)) == ([], 1) and native.source_tags("", ("p",)) == ([], 0)
+    with pytest.raises(TypeError):
+        native.source_tags("<p>", ["p"])
+
+
+def _hidden_by_query(tree: LexborHTMLParser) -> tuple[list[int], list[int], list[int]]:
+    """What `_native.hidden_candidates` must give: the query's matches (each once, in document
+    order) among `tree.css("*")`, the index after each one's subtree, the `[aria-controls]` elements."""
+    elements = tree.css("*")
+    position = {node.mem_id: index for index, node in enumerate(elements)}
+    matches = list(
+        dict.fromkeys(position[node.mem_id] for node in tree.css(clean_module._HIDDEN_OR_SCREEN_READER))
+    )
+    ends = [index + len(elements[index].css("*")) for index in matches]
+    return matches, ends, [position[node.mem_id] for node in tree.css("[aria-controls]")]
+
+
+def _assert_hidden_candidates(native: ModuleType, html: str) -> bool:
+    """The kernel on `html` gives the query's answer, or declines (None); whether it answered."""
+    scan._walk_setup()
+    tree = LexborHTMLParser(html)
+    assert tree.root is not None
+    assert [n.mem_id for n in clean_module.elements_of(tree)] == [n.mem_id for n in tree.css("*")]
+    read = native.hidden_candidates(tree.root, len(clean_module.elements_of(tree)))
+    if read is None:
+        return False
+    assert read == _hidden_by_query(tree)
+    return True
+
+
+def test_hidden_candidates_read_the_check_page_as_the_query(native: ModuleType) -> None:
+    assert _assert_hidden_candidates(native, clean_module._CANDIDATES_CHECK_PAGE)
+    assert clean_module._candidates_check(clean_module._CANDIDATES_CHECK_PAGE)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_hidden_candidates_match_the_query_on_random_sources(rng: random.Random) -> None:
+    extra = rng.choice(
+        (
+            "<div hidden><p aria-hidden=true>x</p></div>",
+            "<span style='display:none'>y</span><b class='sr-only'>z</b>",
+            "<em id=printHeader class=visually-hidden aria-controls=q>w</em>",
+        )
+    )
+    _assert_hidden_candidates(_compiled(), _random_source(rng) + extra)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scrapinghub", "readability", "wcxb-dev"])
+def test_hidden_candidates_and_source_tags_on_every_dataset_page(native: ModuleType, name: str) -> None:
+    pages = _dataset_pages(name)
+    answered = [_assert_hidden_candidates(native, html) for html in pages]
+    assert sum(answered) > 0.99 * len(answered)  # the kernel is the path almost every page takes
+    for html in pages:
+        names = clean_module._STRIPPED_TAGS
+        expected = [n for n in names if re.search("<" + re.escape(n), html, re.ASCII | re.IGNORECASE)]
+        assert native.source_tags(html, names) == (expected, html.count("<"))
+
+
 def test_tags_in_source_on_every_kind_of_string_and_bad_arguments(native: ModuleType) -> None:
     for filler in ("", "é", "☃", "😀", "\u013c\u3c3c"):  # the last ones hold the byte of "<"
         html = filler * 7 + "<p>" + filler + "<SCRIPT>x</script><Sty"
