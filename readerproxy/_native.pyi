@@ -69,6 +69,12 @@ def hidden_candidates(root: Any, n_elements: int, /) -> tuple[list[int], list[in
     matches, each once, the index after each one's last descendant, and the indices of the elements
     with an `aria-controls` attribute; None: declined."""
 
+def early_read(root: Any, /) -> tuple[str | None, list[str], int, list[str]] | None:
+    """What `clean._BEFORE_CLEANING` gives `clean.read_before_cleaning` on the tree of `root`: the
+    first title's text (None: none), the JSON-LD scripts' texts, whether a `<noscript>` is there
+    (0 none, 1 some, none inside an element of `clean.REMOVED_TAGS`, 2 some, one inside such) and
+    the texts of the stylesheets that hold "print"; None: declined."""
+
 # ---- the learned model's trees (readerproxy.engine.learn.model) --------------------------------------
 
 def tree_leaves(

@@ -433,6 +433,76 @@ def test_hidden_candidates_and_source_tags_on_every_dataset_page(native: ModuleT
         assert native.source_tags(html, names) == (expected, html.count("<"))
 
 
+def _assert_early_read(native: ModuleType, html: str) -> bool:
+    """`_native.early_read` on `html` gives what the query `clean._BEFORE_CLEANING` reads (or
+    declines: None), and `clean` leaves the same tree either way; whether it answered."""
+    scan._walk_setup()
+    tree = LexborHTMLParser(html)
+    assert tree.root is not None
+    read = native.early_read(tree.root)
+    if read is None:
+        return False
+    title, json_ld, noscript, styles = read
+    expected = clean_module._read_by_query(tree, [])
+    assert (clean_module._collapsed_title(title), json_ld, styles) == (
+        expected.title,
+        expected.json_ld,
+        expected.styles,
+    )
+    assert not expected.boundaries and not expected.fragments
+    assert [n.mem_id for n in tree.tags("noscript")] == [n.mem_id for n in expected.noscripts]
+    assert noscript in (0, 1, 2) and (noscript == 0) == (not expected.noscripts)
+    if noscript == 1:  # every <noscript> outlives the stripping of the other raw-text containers
+        stripped = LexborHTMLParser(html)
+        stripped.strip_tags(list(clean_module._STRIPPED_TAGS))
+        assert len(stripped.tags("noscript")) == len(expected.noscripts)
+    cleaned = [LexborHTMLParser(html), LexborHTMLParser(html)]
+    stripped_tags = clean_module._tags_in_source(html, clean_module._STRIPPED_TAGS)
+    clean(cleaned[0], read_before_cleaning(cleaned[0], html, stripped_tags))
+    clean(cleaned[1], clean_module._read_by_query(cleaned[1], stripped_tags))
+    assert cleaned[0].html == cleaned[1].html
+    return True
+
+
+def test_early_read_reads_the_check_page_as_the_query(native: ModuleType) -> None:
+    assert _assert_early_read(native, clean_module._EARLY_CHECK_PAGE)
+    assert clean_module._early_check(clean_module._EARLY_CHECK_PAGE)
+    for page in (
+        "<object><noscript>x</noscript></object><noscript>y</noscript>",
+        "<svg><style><noscript>x</noscript></style></svg>",
+        "<noscript><noscript>a</noscript></noscript><p>b</p>",
+        "<title>a<b>b</b></title><svg><title>c<b>d</b></title></svg>",
+    ):
+        _assert_early_read(native, page)
+    assert native.early_read(LexborHTMLParser("<object><noscript></noscript></object>").root)[2] == 2
+    assert native.early_read(LexborHTMLParser("<p>x</p>").root) == (None, [], 0, [])
+    for streamed in ("<div hidden id='S:1'>x</div>", "<div id=afph1 style='display:none'>x</div>"):
+        assert native.early_read(LexborHTMLParser(streamed).root) is None
+    with pytest.raises(TypeError):
+        native.early_read("<p>")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_early_read_matches_the_query_on_random_sources(rng: random.Random) -> None:
+    extra = rng.choice(
+        (
+            "<title> a  b </title><script type='application/LD+json'>{}</script>",
+            "<style>@media print{.x{display:none}}</style><noscript><img src=a.png></noscript>",
+            "<object><noscript><p>z</p></noscript></object><noscript>w</noscript>",
+            "<svg><title>t</title><style>print</style><script type=application/ld+json>[]</script></svg>",
+        )
+    )
+    _assert_early_read(_compiled(), _random_source(rng) + extra)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scrapinghub", "readability", "wcxb-dev"])
+def test_early_read_on_every_dataset_page(native: ModuleType, name: str) -> None:
+    answered = [_assert_early_read(native, html) for html in _dataset_pages(name)]
+    assert sum(answered) > 0.9 * len(answered)  # the kernel is the path most pages take
+
+
 def test_tags_in_source_on_every_kind_of_string_and_bad_arguments(native: ModuleType) -> None:
     for filler in ("", "é", "☃", "😀", "\u013c\u3c3c"):  # the last ones hold the byte of "<"
         html = filler * 7 + "<p>" + filler + "<SCRIPT>x</script><Sty"

@@ -255,8 +255,7 @@ def parse(html: str, url: str | None = None) -> Document:
     capped = cap_depth(html, tags=tags)
     tree = LexborHTMLParser(capped.html)
     early = read_before_cleaning(tree, capped.html, None if capped.dropped else stripped_tags)
-    title = _title(early.titles)
-    json_ld = [node.text() for node in early.json_ld]
+    title, json_ld = early.title, early.json_ld
     lazy_images = noscript_images(early.noscripts)  # before <noscript> goes
     elements = clean(tree, early)  # the cleaned tree's `tree.css("*")`
     tag, scan = scan_tree(tree, elements)
@@ -312,11 +311,6 @@ def noscript_images(noscripts: list[LexborNode]) -> dict[str, dict[str, str | No
         if source:
             found[source] = dict(images[0].attributes)
     return found
-
-
-def _title(titles: list[LexborNode]) -> str:
-    """The first `<title>`'s text, spaces collapsed."""
-    return _WS.sub(" ", titles[0].text()).strip() if titles else ""
 
 
 def _document(
