@@ -2256,11 +2256,16 @@ static Py_ssize_t serialised_value_chars(const unsigned char *data, size_t size)
     return n;
 }
 
+enum { BLANK_SLOTS = 64, BLANK_LONGEST = 32 };
+
 typedef struct {
     Scanner sc;               /* tokens, text list, attribute lists, unsure (always empty here) */
     unsigned char *gap;       /* the UTF-8 text since the last tag or comment */
     size_t gap_size, gap_capacity;
     int gap_anchor, gap_owner;
+    /* The short ASCII whitespace texts made so far (a page's indentation, "\n    " between its tags), by a
+     * hash of their bytes: one str for each, not one per token (gap_piece). */
+    PyObject *blank[BLANK_SLOTS];
 } Walker;
 
 /* A str of Lexbor's UTF-8, or NULL: with an error set, or with none where it is not UTF-8 (the walk then declines,
@@ -2274,8 +2279,27 @@ static PyObject *lexbor_text(const unsigned char *data, size_t size) {
 /* One line of the pending text, gap[a:b] (UTF-8, `chars` non-space and `n` characters), as a text token.
  * 0 ok, -1 error, 1 declined. */
 static int gap_piece(Walker *w, size_t a, size_t b, Py_ssize_t n, Py_ssize_t chars) {
-    PyObject *text = lexbor_text(w->gap + a, b - a);
-    if (text == NULL) return PyErr_Occurred() ? -1 : 1;
+    PyObject *text;
+    if (chars == 0 && (size_t)n == b - a && b - a <= BLANK_LONGEST) {
+        /* ASCII whitespace (no non-space character, one byte per character), short: the str made for the
+         * same bytes before, else a new one kept for the next. Chosen for speed: a Readability page has
+         * about a thousand such tokens at the median, of 14 distinct texts, each a str to make. */
+        const unsigned char *data = w->gap + a;
+        size_t size = b - a, hash = size;
+        for (size_t j = 0; j < size; j++) hash = hash * 33 + data[j];
+        PyObject **slot = &w->blank[hash % BLANK_SLOTS];
+        if (*slot != NULL && (size_t)PyUnicode_GET_LENGTH(*slot) == size &&
+            memcmp(PyUnicode_1BYTE_DATA(*slot), data, size) == 0) {
+            text = Py_NewRef(*slot);
+        } else {
+            text = lexbor_text(data, size);
+            if (text == NULL) return PyErr_Occurred() ? -1 : 1;
+            Py_XSETREF(*slot, Py_NewRef(text));
+        }
+    } else {
+        text = lexbor_text(w->gap + a, b - a);
+        if (text == NULL) return PyErr_Occurred() ? -1 : 1;
+    }
     if (PyList_Append(w->sc.text, text) < 0) {
         Py_XDECREF(text);
         return -1;
@@ -2501,6 +2525,7 @@ done:
     PyMem_Free(stack);
     PyMem_Free(flags);
     PyMem_Free(w.gap);
+    for (int i = 0; i < BLANK_SLOTS; i++) Py_XDECREF(w.blank[i]);
     scanner_free(&w.sc);
     Py_XDECREF(names);
     PyMem_Free(table.slots);
@@ -2733,6 +2758,16 @@ done:
     return result;
 }
 
+/* Whether data[0:size] holds the bytes of "print". */
+static int holds_print(const char *data, size_t size) {
+    for (const char *at = data, *end = data + size; size >= 5 && at + 5 <= end; at++) {
+        at = memchr(at, 'p', (size_t)(end - at) - 4);
+        if (at == NULL) return 0;
+        if (memcmp(at, "print", 5) == 0) return 1;
+    }
+    return 0;
+}
+
 /* early_read(root) -> (str | None, list, int, list) | None
  *     What clean.read_before_cleaning reads with the query clean._BEFORE_CLEANING, from the tree whose <html>
  *     element is `root` (a LexborNode), without the query and without a node object per match: the text of
@@ -2745,8 +2780,11 @@ done:
  *     child that is not text, a script with a `type` attribute read twice or one named `...:type`, or a
  *     `div` whose id starts with "S:" or "af" (ASCII case aside): the streamed fragments that the query
  *     gives as nodes. Chosen for speed: the query cost 0.14 of Lexbor's parse at the Readability median. */
-static int early_text(LxbNode *element, LxbNode *document, PyObject **out) {
-    /* the text children of `element`, concatenated and decoded; 1: declined, -1: error */
+static int early_text(LxbNode *element, LxbNode *document, int print_only, PyObject **out) {
+    /* the text children of `element`, concatenated and decoded; 1: declined, -1: error. `print_only`: only
+     * a text that holds "print" (else *out is NULL), told from the UTF-8 bytes before any decoding (for
+     * speed: a page's stylesheets may be a megabyte), which hold "print" where the decoded text does
+     * ("replace" gives each ASCII byte as itself and adds no character of its own but U+FFFD). */
     char *buffer = NULL;
     size_t used = 0;
     for (LxbNode *child = lxb.first_child(element); child != NULL; child = lxb.next(child)) {
@@ -2771,6 +2809,11 @@ static int early_text(LxbNode *element, LxbNode *document, PyObject **out) {
         if (size) memcpy(buffer + used, data, size);
         used += size;
         lxb.destroy_text(document, data);
+    }
+    if (print_only && !holds_print(buffer, used)) {
+        *out = NULL;
+        PyMem_Free(buffer);
+        return 0;
     }
     *out = PyUnicode_DecodeUTF8(used ? buffer : "", (Py_ssize_t)used, "replace");
     PyMem_Free(buffer);
@@ -2816,24 +2859,18 @@ static PyObject *native_early_read(PyObject *module, PyObject *args) {
             PyObject *text = NULL;
             if (name_is(name, size, "title")) {
                 if (title == NULL) {
-                    if ((status = early_text(node, document, &text)) != 0) break;
+                    if ((status = early_text(node, document, 0, &text)) != 0) break;
                     title = text;
                 }
             } else if (name_is(name, size, "noscript")) {
                 noscript = noscript == 2 || removed != NULL ? 2 : 1;
             } else if (name_is(name, size, "style")) {
-                if ((status = early_text(node, document, &text)) != 0) break;
-                if (PyUnicode_GET_LENGTH(text) >= 5) {
-                    PyObject *word = PyUnicode_FromString("print");
-                    int found = word == NULL ? -1 : PyUnicode_Contains(text, word);
-                    Py_XDECREF(word);
-                    if (found < 0 || (found && PyList_Append(styles, text) < 0)) {
-                        Py_DECREF(text);
-                        status = -1;
-                        break;
-                    }
+                if ((status = early_text(node, document, 1, &text)) != 0) break;
+                if (text != NULL) {
+                    int failed = PyList_Append(styles, text) < 0;
+                    Py_DECREF(text);
+                    if (failed) { status = -1; break; }
                 }
-                Py_DECREF(text);
             }
             if (removed == NULL && removed_name(name, size)) removed = node;
             if (name_is(name, size, "script") || name_is(name, size, "div")) {
@@ -2862,7 +2899,7 @@ static PyObject *native_early_read(PyObject *module, PyObject *args) {
                 if (status) break;
                 if (script) {
                         if (json) {
-                        if ((status = early_text(node, document, &text)) != 0) break;
+                        if ((status = early_text(node, document, 0, &text)) != 0) break;
                         int failed = PyList_Append(json_ld, text) < 0;
                         Py_DECREF(text);
                         if (failed) { status = -1; break; }

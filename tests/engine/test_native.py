@@ -696,6 +696,16 @@ def _assert_walk_is_the_scan(html: str) -> bool:
     return True
 
 
+def test_walk_reads_every_blank_text_as_the_scan_does() -> None:
+    """Short ASCII whitespace texts come from the walk's store of blanks (one str for the same
+    bytes): more distinct blanks than it has slots, of every length about its longest, and texts
+    that are blank but not ASCII or not short, all read as the scan reads them."""
+    blanks = [" " * (n % 40) + "\t" * (n // 40) + "\n" for n in range(120)]
+    pieces = [f"<b>{blank}</b>{blank}<i>x{blank}</i>" for blank in blanks + blanks[::-1]]
+    html = "<div>" + "".join(pieces) + "\u3000\u00a0 <p>\n\n\n</p>" + " " * 100 + "</div>"
+    assert _assert_walk_is_the_scan(html)
+
+
 @pytest.mark.parametrize(
     "html",
     [

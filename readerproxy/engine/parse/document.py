@@ -251,7 +251,7 @@ def ranges_mask(size: int, first: np.ndarray, last: np.ndarray) -> np.ndarray:
 
 def parse(html: str, url: str | None = None) -> Document:
     """Parse a page once: clean it, tokenise it, link tokens to elements (nesting capped first)."""
-    stripped_tags, tags = source_tags(html)  # for speed: one pass for both (`source_tags`)
+    stripped_tags, tags, may_have_base = source_tags(html)  # for speed: one pass for all (`source_tags`)
     capped = cap_depth(html, tags=tags)
     tree = LexborHTMLParser(capped.html)
     early = read_before_cleaning(tree, capped.html, None if capped.dropped else stripped_tags)
@@ -259,7 +259,7 @@ def parse(html: str, url: str | None = None) -> Document:
     lazy_images = noscript_images(early.noscripts)  # before <noscript> goes
     elements = clean(tree, early)  # the cleaned tree's `tree.css("*")`
     tag, scan = scan_tree(tree, elements)
-    doc = _document(tree, elements, tag, scan, url, title, len(html))
+    doc = _document(tree, elements, tag, scan, url, title, len(html), may_have_base)
     doc.json_ld = json_ld
     doc.noscript_images = lazy_images
     return doc
@@ -321,6 +321,7 @@ def _document(
     url: str | None,
     title: str,
     source_length: int,
+    may_have_base: bool = True,
 ) -> Document:
     lines, rebroken = _line_numbers(scan.kind, scan.length, scan.newline_after)
     tokens = LinearView(
@@ -339,7 +340,7 @@ def _document(
     lang = (root.attributes.get("lang") or root.attributes.get("xml:lang")) if root else None
     direction = root.attributes.get("dir") if root else None
     base = None
-    if "base" in tag:
+    if may_have_base and "base" in tag:  # for speed, asked only where the source may hold one
         bases = (elements[i] for i, name in enumerate(tag) if name == "base")
         base = next((node for node in bases if "href" in node.attributes), None)
     base_url = url
@@ -394,13 +395,14 @@ def _line_numbers(kind: np.ndarray, length: np.ndarray, newline_after: np.ndarra
     n = len(kind)
     if n == 0:
         return np.zeros(0, dtype=np.int32), False
-    breaks = newline_after.copy()
     total = int(length.sum())
-    rebroken = total / (int(breaks.sum()) + 1) > REBREAK_MEAN_LINE
-    if rebroken:
-        breaks |= _rebreak(kind, length, newline_after)
-    line = np.zeros(n, dtype=np.int32)
-    line[1:] = np.cumsum(breaks[:-1])
+    rebroken = total / (int(np.count_nonzero(newline_after)) + 1) > REBREAK_MEAN_LINE
+    breaks = newline_after | _rebreak(kind, length, newline_after) if rebroken else newline_after
+    # For speed, no copy of the breaks where none is added, and the running count summed straight
+    # into the int32 lines (the same numbers: fewer than 2**31 tokens).
+    line = np.empty(n, dtype=np.int32)
+    line[0] = 0
+    np.cumsum(breaks[:-1], dtype=np.int32, out=line[1:])
     return line, rebroken
 
 
