@@ -263,7 +263,10 @@ _DISPLAY_NONE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 
 
 def _shown_later(
-    node: LexborNode, body_words: Callable[[], float], landmark_words: Callable[[LexborNode], int]
+    node: LexborNode,
+    attributes: dict[str, str | None],
+    body_words: Callable[[], float],
+    landmark_words: Callable[[LexborNode], int],
 ) -> bool:
     """True for a hidden element that a script reveals as the page's content, which a reader shows:
     an anti-flicker wrapper, `visibility: hidden` on an element that holds nearly all of the page's
@@ -274,8 +277,8 @@ def _shown_later(
     Wish Coffee's category grid and product page). The landmark, not the body, for the
     display case: a hidden menu or dialog outside it may hold as many words as the content.
     `landmark_words` counts a landmark's words, once per landmark (for speed: a shop hides hundreds
-    of swatches inside its `<main>`)."""
-    style = node.attributes.get("style") or ""
+    of swatches inside its `<main>`). `attributes`: the node's, read once (`_hidden_and_screen_reader_only`)."""
+    style = attributes.get("style") or ""
     if _DISPLAY_NONE.search(style):
         main = _main_landmark(node)
         return main is not None and _word_count(node) >= max(1.0, ANTI_FLICKER_SHARE * landmark_words(main))
@@ -433,13 +436,13 @@ def _remove_unseen(tree: LexborHTMLParser, early: Early) -> list[LexborNode]:
     hidden, screen_reader, print_named = _hidden_and_screen_reader_only(found)
     collapsed = _collapsed_panels(tree, hidden, controls)
     removed: list[LexborNode] = []
-    for node in hidden:
-        if node.tag in ("html", "body") or _shown_later(node, body_words, landmark_words):
+    for node, attributes in hidden:
+        if node.tag in ("html", "body") or _shown_later(node, attributes, body_words, landmark_words):
             continue
-        classes = node.attributes.get("class") or ""
+        classes = attributes.get("class") or ""
         if "fallback-image" in classes:  # Readability.js keeps these despite aria-hidden
             continue
-        if collapsed and node.attributes.get("id") in collapsed:
+        if collapsed and attributes.get("id") in collapsed:
             continue
         node.decompose()
         removed.append(node)
@@ -564,13 +567,15 @@ def _elements_left(
 
 def _hidden_and_screen_reader_only(
     found: list[LexborNode],
-) -> tuple[list[LexborNode], list[LexborNode], list[LexborNode]]:
+) -> tuple[list[tuple[LexborNode, dict[str, str | None]]], list[LexborNode], list[LexborNode]]:
     """`found` (the matches of `_HIDDEN_OR_SCREEN_READER`) split into the hidden elements
     (`HIDDEN_SELECTOR`'s, by their attributes), the screen-reader-only ones to remove (each of
     the others, unless its parent holds an `aria-hidden` element with text: the visible twin that
     is removed as hidden) and those whose class or id speaks of print (`_print_only` decides on
-    them). Told apart before anything is removed, while the twins are there."""
-    hidden: list[LexborNode] = []
+    them). Told apart before anything is removed, while the twins are there. Each hidden element
+    comes with its attributes: for speed, `node.attributes` (a dict built per call) is read once
+    per candidate, not by each step that asks (`_collapsed_panels`, `_shown_later`, the removal)."""
+    hidden: list[tuple[LexborNode, dict[str, str | None]]] = []
     screen_reader: list[LexborNode] = []
     print_named: list[LexborNode] = []
     seen: set[int] = set()
@@ -581,10 +586,10 @@ def _hidden_and_screen_reader_only(
         if node.mem_id in seen:  # an element matching two of the selectors comes twice
             continue
         seen.add(node.mem_id)
-        if _hidden_by_attributes(node.attributes):
-            hidden.append(node)
-            continue
         attributes = node.attributes
+        if _hidden_by_attributes(attributes):
+            hidden.append((node, attributes))
+            continue
         if (
             "print" in (attributes.get("class") or "").lower()
             or "print" in (attributes.get("id") or "").lower()
@@ -791,7 +796,9 @@ _NOT_PANELS = frozenset(
 
 
 def _collapsed_panels(
-    tree: LexborHTMLParser, hidden: Iterable[LexborNode], controls: list[LexborNode] | None = None
+    tree: LexborHTMLParser,
+    hidden: Iterable[tuple[LexborNode, dict[str, str | None]]],
+    controls: list[LexborNode] | None = None,
 ) -> frozenset[str]:
     """The ids of the hidden elements that are collapsed parts of the page: an accordion's panels
     and a tab set's other tabs, closed until a reader taps their control (WAI-ARIA 1.2, the
@@ -810,9 +817,7 @@ def _collapsed_panels(
     for only on pages with a hidden element that has an id."""
     # each hidden element with an id: its id, tag and role, read once
     named = [
-        (ident, node.tag, _role(attributes))
-        for node in hidden
-        if (ident := (attributes := node.attributes).get("id"))
+        (ident, node.tag, _role(attributes)) for node, attributes in hidden if (ident := attributes.get("id"))
     ]
     if not named:
         return frozenset()
