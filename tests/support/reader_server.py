@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from aiohttp import web
 
 from readerproxy.app import Settings, create_app
 from readerproxy.web.fetch import FetchSettings
+from support.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 #: Short upstream timeouts so the slow routes answer 504 quickly.
@@ -76,13 +76,6 @@ async def serve(settings: Settings) -> AsyncIterator[RunningServer]:
     app = create_app(replace(settings, host="127.0.0.1", port=0))
     async with serve_app(app) as base:
         yield RunningServer(base, app)
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_healthy(base: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:

@@ -15,12 +15,7 @@ from pathlib import Path
 
 import pytest
 
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from support.ports import free_port
 
 
 def _ping(port: int) -> bool:
