@@ -447,6 +447,21 @@ class TcpRecorder:
     received: list[bytes] = field(default_factory=list)
 
 
+#: The signature a PROXY protocol version 2 header starts with; it holds an empty line itself.
+PROXY_V2 = b"\r\n\r\n\x00\r\nQUIT\n"
+
+
+def _request_ended(data: bytes) -> bool:
+    """Whether `data` holds a whole request head after any PROXY header: HAProxy may send its
+    version 2 header in a segment of its own, and that header begins with CRLF CRLF."""
+    if data.startswith(PROXY_V2[: len(data)]) and len(data) < 16:
+        return False
+    if data.startswith(PROXY_V2):
+        end = 16 + int.from_bytes(data[14:16], "big")
+        return len(data) > end and b"\r\n\r\n" in data[end:]
+    return b"\r\n\r\n" in data
+
+
 @contextmanager
 def tcp_recorder() -> Iterator[TcpRecorder]:
     recorder = TcpRecorder()
@@ -459,7 +474,7 @@ def tcp_recorder() -> Iterator[TcpRecorder]:
             connection.settimeout(5)
             data = b""
             try:
-                while b"\r\n\r\n" not in data:
+                while not _request_ended(data):
                     chunk = connection.recv(4096)
                     if not chunk:
                         return  # a health check: connected, sent nothing
