@@ -10,6 +10,7 @@ by a script, collapsed accordion and tab panels).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -192,19 +193,14 @@ _EARLY_CHECK_PAGE = (
     "<script type='application/ld+json '>[]</script><div id=x hidden>y</div></body></html>"
 )
 
-#: Whether `_native.early_read` may stand for the query (`_early_agrees`; None: not asked yet).
-_EARLY_AGREES: bool | None = None
 
-
+@functools.cache
 def _early_agrees() -> bool:
-    """Whether `_native.early_read` reads `_EARLY_CHECK_PAGE` as the query does, asked once: it calls
-    Lexbor's functions as the walk does (set up by `scan._walk_setup`)."""
-    global _EARLY_AGREES
-    if _EARLY_AGREES is None:
-        from . import scan  # noqa: F401  (its import sets Lexbor's functions up)
+    """Whether `_native.early_read` reads `_EARLY_CHECK_PAGE` as the query does, asked once per
+    process: it calls Lexbor's functions as the walk does (set up by `scan._walk_setup`)."""
+    from . import scan  # noqa: F401  (its import sets Lexbor's functions up)
 
-        _EARLY_AGREES = _early_check(_EARLY_CHECK_PAGE)
-    return _EARLY_AGREES
+    return _early_check(_EARLY_CHECK_PAGE)
 
 
 def _early_check(page: str) -> bool:
@@ -501,20 +497,15 @@ _CANDIDATES_CHECK_PAGE = (
     "<button aria-controls='x y'>m</button><div aria-controls>n</div></body></html>"
 )
 
-#: Whether `_native.hidden_candidates` may stand for the query (`_kernel_agrees`; None: not asked yet).
-_AGREES: bool | None = None
 
-
+@functools.cache
 def _kernel_agrees() -> bool:
     """Whether `_native.hidden_candidates` reads `_CANDIDATES_CHECK_PAGE` as the query does (the same
-    matches and subtrees), asked once: it calls Lexbor's functions as the walk does (set up by
-    `scan._walk_setup`), and a selectolax whose selectors read otherwise keeps the query."""
-    global _AGREES
-    if _AGREES is None:
-        from . import scan  # noqa: F401  (its import sets Lexbor's functions up)
+    matches and subtrees), asked once per process: it calls Lexbor's functions as the walk does (set
+    up by `scan._walk_setup`), and a selectolax whose selectors read otherwise keeps the query."""
+    from . import scan  # noqa: F401  (its import sets Lexbor's functions up)
 
-        _AGREES = _candidates_check(_CANDIDATES_CHECK_PAGE)
-    return _AGREES
+    return _candidates_check(_CANDIDATES_CHECK_PAGE)
 
 
 def _candidates_check(page: str) -> bool:
