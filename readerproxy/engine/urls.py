@@ -2,7 +2,7 @@
 overlay): the schemes a URL may have (`SAFE_SCHEMES`, `safe_url`), the attributes lazy-loading
 scripts read a picture's real source from (`LAZY_SOURCES`, `LAZY_SRCSETS`), the one srcset parser
 (`parse_srcset`) and chooser (`choose_candidate`), and the site of a page by the Public Suffix List
-(`page_site`, `same_site`: `www.news.example.co.uk` is `example.co.uk`, never `co.uk`).
+(`page_site`, `same_site`: `www.news.NAME.co.uk` is `NAME.co.uk`, never `co.uk`).
 
 The Public Suffix List is the snapshot `publicsuffixlist` ships (read once, nothing fetched): a host's
 last two labels are not its site (`co.uk`, or a host provider's shared domain, hold other people's
@@ -209,7 +209,7 @@ def _is_address(host: str) -> bool:
 
 def page_site(url: str | None) -> str | None:
     """The site of a page's own address: the registrable domain of its host, by the Public Suffix
-    List (`www.news.example.co.uk` is `example.co.uk`; a user's host under a provider's shared suffix
+    List (`www.news.NAME.co.uk` is `NAME.co.uk`; a user's host under a provider's shared suffix
     stays itself), or the host itself when it
     is an address, a one-label name or a public suffix."""
     try:
@@ -225,7 +225,7 @@ def page_site(url: str | None) -> str | None:
 
 
 def subdomains_share_the_site(site: str) -> bool:
-    """Whether a site's subdomains are on it: yes for a registrable domain (`example.org`), no for
+    """Whether a site's subdomains are on it: yes for a registrable domain (`NAME.org`), no for
     an address, a one-label name, or a host that is itself a public suffix (`co.uk`),
     whose subdomains belong to others."""
     return "." in site and not _is_address(site) and _suffixes().privatesuffix(site) == site
