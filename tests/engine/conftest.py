@@ -9,6 +9,11 @@ Every readerproxy module that uses a kernel imports `native` from `readerproxy._
 `READERPROXY_TEST_IMPLEMENTATIONS=kernels` (set by `./dev test --quick`, the edit loop) keeps only
 the installed kernels' run: the kernels are still checked against their numpy twins by their own
 tests (`test_native.py`), and the full `./dev test` runs both.
+
+A test marked `one_implementation` runs once, on the first of them (the kernels where built): a
+minutes-long check over many dataset pages whose numpy run would add nothing, because it sets the
+implementation itself, or checks only the kernels (under a sanitiser), or reads features that
+`test_native.py` proves bit-identical on both implementations page by page.
 """
 
 from __future__ import annotations
@@ -30,6 +35,20 @@ IMPLEMENTATIONS = ("kernels", "numpy") if _speedups.native is not None else ("nu
 _ONLY = os.environ.get("READERPROXY_TEST_IMPLEMENTATIONS")
 if _ONLY:
     IMPLEMENTATIONS = tuple(name for name in IMPLEMENTATIONS if name in _ONLY.split(",")) or IMPLEMENTATIONS
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the second implementation's run of each `one_implementation` test."""
+    dropped = [
+        item
+        for item in items
+        if item.get_closest_marker("one_implementation") is not None
+        and getattr(item, "callspec", None) is not None
+        and item.callspec.params.get("implementation", IMPLEMENTATIONS[0]) != IMPLEMENTATIONS[0]
+    ]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
 
 
 def _kernel_users() -> list[object]:

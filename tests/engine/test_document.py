@@ -563,6 +563,7 @@ def test_id_class_role_values() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.one_implementation  # `kernels` sets the implementation itself
 @pytest.mark.parametrize("kernels", [True, False])
 @pytest.mark.parametrize("name", ["scrapinghub", "readability", "wcxb-dev"])
 def test_id_class_role_on_every_dataset_page(
