@@ -115,6 +115,7 @@ CHOICES["learned"] = CHOICES["auto"] = {
     "keep_embeds": ("maybe", ["1", "false", True]),
     "cut_thread_extras": ("maybe", ["1", "false", True]),
     "cut_thread_outside": ("maybe", ["1", "false", True]),
+    "cut_orphan_headings": ("maybe", ["1", "false", True]),
     "keep_thread_posts": ("maybe", ["1", "false", True]),
 }
 PATH_PARAMETERS = {"learned": {"model"}, "auto": {"model"}}
@@ -231,6 +232,7 @@ def test_choices_are_checked(algorithm: str, name: str) -> None:
             "keep_embeds",
             "cut_thread_extras",
             "cut_thread_outside",
+            "cut_orphan_headings",
             "keep_thread_posts",
         )
     ):

@@ -32,6 +32,7 @@ from readerproxy.engine.extractors.learned.rules import (
     filter_panels,
     gallery_section,
     link_runs,
+    orphan_headings,
     other_articles,
     prose_lists,
     repeated_blocks,
@@ -1157,7 +1158,7 @@ def test_the_rule_table_is_what_runs(
 
 def test_every_rule_has_a_parameter_an_off_value_and_known_conditions() -> None:
     fields = {f.name: f for f in dataclasses.fields(LearnedParams)}
-    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 23
+    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 24
     assert len({rule.parameter for rule in POST_RULES}) == len(POST_RULES)
     for rule in POST_RULES:
         assert rule.parameter in fields and rule.active(LearnedParams()), rule.name
@@ -1263,3 +1264,49 @@ def test_train_stamp_adds_provenance_and_leaves_the_trees(tmp_path: Path) -> Non
                 getattr(getattr(stamped, stage), name), getattr(getattr(shipped, stage), name)
             )
     assert main(["train", "--stamp", "--out", str(tmp_path / "none.npz")]) == 2
+
+
+def _tail_page(cards: int = 0) -> str:
+    """An article whose end holds a share box and a related-posts box, each only a heading once its
+    buttons and links are dropped; with `cards`, a list of teaser cards with the same class before."""
+    teasers = "".join(
+        f'<div class="card"><h3 class="card-title">Story {i} of the week</h3><p>Teaser {i}</p></div>'
+        for i in range(cards)
+    )
+    return f"""<html><body><article><h1>The river and its bridges</h1>
+<h2>Where it begins</h2><p>{ARTICLE[:700]}</p><div class="head"><h2>Where it ends</h2></div>
+<p>{ARTICLE[700:]}</p>
+<div class="share"><h3 class="title">Teilen Sie dies mit:</h3><a href="/x">X</a><a href="/f">F</a></div>
+<div class="related"><h3 class="title">Ähnliche Beiträge</h3></div></article>{teasers}</body></html>"""
+
+
+def _texts_found(html: str) -> list[str]:
+    doc, blocks = _blocks(html)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    keep = np.array([bool(t) and "Teaser" not in t and len(t) > 1 for t in texts])
+    found = orphan_headings(doc, blocks, keep)
+    return [t for t, cut in zip(texts, found, strict=True) if cut]
+
+
+def test_orphan_headings_are_headings_at_the_end_that_head_nothing_kept() -> None:
+    # The share box's and the related box's headings head nothing kept; "Where it begins" and
+    # "Where it ends" (its wrapper climbed over) head the paragraphs after them.
+    assert _texts_found(_tail_page()) == ["Teilen Sie dies mit:", "Ähnliche Beiträge"]
+    # Card titles (three kept headings of one tag and class) stay, though their teasers are dropped;
+    # the two boxes' headings share a class too, two of a kind are no cards.
+    assert _texts_found(_tail_page(cards=3)) == ["Teilen Sie dies mit:", "Ähnliche Beiträge"]
+    found = _texts_found(_tail_page(cards=3).replace('class="title"', 'class="card-title"'))
+    assert found == []
+    # A heading followed anywhere by a kept block of ten words or more is not at the article's end.
+    page = _tail_page().replace("</article>", f"<p>{ARTICLE[:200]}</p></article>")
+    assert _texts_found(page) == []
+    # Nothing kept, nothing found.
+    doc, blocks = _blocks(_tail_page())
+    assert not orphan_headings(doc, blocks, np.zeros(len(blocks.elements), dtype=bool)).any()
+
+
+def test_orphan_headings_through_auto_and_off() -> None:
+    page = _tail_page()
+    assert "Ähnliche Beiträge" not in extract(page, algorithm="learned", **EVERY_BLOCK).text
+    off = extract(page, algorithm="learned", cut_orphan_headings="false", **EVERY_BLOCK).text
+    assert "Ähnliche Beiträge" in off and "Where it ends" in off

@@ -62,6 +62,7 @@ class LearnedParams:
     keep_thread_posts: bool = True  # on a forum engine's thread, keep every post's body, author and date
     cut_thread_extras: bool = True  # on such a thread, drop the rest of each post (badges, signatures)
     cut_thread_outside: bool = True  # on such a thread, drop what follows the first post outside every post
+    cut_orphan_headings: bool = True  # drop a heading whose section keeps nothing after it
     short_page_chars: int = MIN_CHARS  # a page with less text than this is kept whole
     link_run_blocks: int = (
         LINK_RUN_BLOCKS  # on an article, runs of this many short links are dropped (0: off)

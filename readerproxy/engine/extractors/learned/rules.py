@@ -119,6 +119,51 @@ def other_articles(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndar
     return other
 
 
+#: The headings `orphan_headings` reads (an h1 is the page's title, kept whatever follows it).
+SECTION_HEADINGS = frozenset(("h2", "h3", "h4", "h5", "h6"))
+#: A kept block of this many words after a heading is the article still going on.
+ORPHAN_TAIL_WORDS = 10
+#: More kept headings of one tag and class than this are the titles of a list's cards.
+ORPHAN_CARD_TITLES = 2
+
+
+def orphan_headings(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
+    """Per block, a kept heading (h2-h6) after the article's last words that heads nothing kept: no
+    kept block starts after it in its section (the smallest element around it holding more text
+    than the heading; wrappers of the heading alone are climbed over), and no kept block of
+    `ORPHAN_TAIL_WORDS` words or more follows it anywhere. What such a heading introduced was
+    dropped: "Share this:" over share buttons, "Related posts" over a list of links, "Leave a
+    reply" over a form, "Most read" over teasers. A heading that shares its tag and class with
+    `ORPHAN_CARD_TITLES` other kept headings is a card's title (a list page keeps the titles and
+    drops the excerpts) and stays. Structure only, in any language."""
+    found = np.zeros(len(blocks.elements), dtype=bool)
+    kept = np.flatnonzero(keep)
+    if not len(kept):
+        return found
+    chars = doc.subtree_chars
+    elements = blocks.elements[kept]
+    starts = doc.start[elements]
+    long_starts = starts[blocks.own_words[kept] >= ORPHAN_TAIL_WORDS]
+    last_long = int(long_starts.max()) if len(long_starts) else -1
+    headings = [
+        (b, int(e))
+        for b, e in zip(kept.tolist(), elements.tolist(), strict=True)
+        if doc.tag[e] in SECTION_HEADINGS and doc.start[e] > last_long
+    ]
+    kinds = Counter((doc.tag[e], doc.classes[e]) for e in elements.tolist() if doc.tag[e] in SECTION_HEADINGS)
+    for block, heading in headings:
+        if kinds[(doc.tag[heading], doc.classes[heading])] > ORPHAN_CARD_TITLES:
+            continue
+        section = int(doc.parent[heading])
+        while section >= 0 and chars[section] <= chars[heading]:
+            section = int(doc.parent[section])
+        if section < 0:
+            continue
+        after = (starts > doc.end[heading]) & (starts <= doc.end[section])
+        found[block] = not after.any()
+    return found
+
+
 def after_related_heading(features: np.ndarray) -> np.ndarray:
     """Per block, whether a heading that opens a list of other pages ("Related articles", "More
     from ...": `learn.blocks.RELATED_HEADING`) comes before it, after the page's first h1."""

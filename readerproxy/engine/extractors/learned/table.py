@@ -24,6 +24,7 @@ from .rules import (
     gallery_section,
     link_runs,
     listing_cards,
+    orphan_headings,
     other_articles,
     repeated_blocks,
     repeated_captions,
@@ -356,6 +357,15 @@ POST_RULES: tuple[PostRule, ...] = (
         effect="add",
         blocks=lambda page, keep, share: whole_tables(page.doc, page.blocks, keep, share),
         does="a data table kept in part (whole_table_share of its words) is kept whole",
+    ),
+    PostRule(
+        name="orphan_headings",
+        when=(),
+        parameter="cut_orphan_headings",
+        off=False,
+        effect="drop",
+        blocks=lambda page, keep, _: orphan_headings(page.doc, page.blocks, keep),
+        does="a heading whose section keeps nothing after it (what it introduced was dropped) is dropped",
     ),
     PostRule(
         name="short_page",
