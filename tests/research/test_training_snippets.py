@@ -198,3 +198,32 @@ def test_a_snippets_sets_hash_covers_its_ground_truth(tmp_path: Path) -> None:
     before = dataset_hash(load_dataset(str(tmp_path)))
     truth.write_text(json.dumps({"p": {"url": "https://a.de/x", "with": WITH[:1], "without": WITHOUT}}))
     assert dataset_hash(load_dataset(str(tmp_path))) != before
+
+
+def test_a_set_weight_scales_its_pages_and_bad_ones_are_refused() -> None:
+    from readerproxy.research.training.train import TrainingSet, parse_set_weights
+
+    rows = 4
+    training = TrainingSet(
+        x=np.zeros((rows, 1)),
+        overlap=np.array([1.0, 0.0, 1.0, 0.0]),
+        tokens=np.array([9.0, 9.0, 4.0, 4.0]),
+        page=np.array([0, 0, 1, 1]),
+        pages=[("scrapinghub", "a", "a.example"), ("older-dev", "b", "b.example")],
+        reference_tokens=np.array([9.0, 4.0]),
+        parent=np.zeros(rows, dtype=np.int64),
+        grandparent=np.zeros(rows, dtype=np.int64),
+        known=np.ones(rows, dtype=bool),
+    )
+    plain = training.weight()
+    assert plain[:2].sum() == pytest.approx(100) and plain[2:].sum() == pytest.approx(100)
+    weighted = training.with_set_weights({"older-dev": 2.0})
+    assert weighted.weight()[:2].tolist() == pytest.approx(plain[:2].tolist())
+    assert weighted.weight()[2:].sum() == pytest.approx(200)
+    assert weighted.subset(np.array([1])).weight().sum() == pytest.approx(200)  # kept by subset
+    assert training.with_set_weights({}) is training
+    sets = ("scrapinghub", "older-dev")
+    assert parse_set_weights(["older-dev=0.5"], sets) == {"older-dev": 0.5}
+    for bad in ("wcxb-dev=2", "older-dev=x", "older-dev=0", "older-dev=101"):
+        with pytest.raises(ValueError, match="--set-weight"):
+            parse_set_weights([bad], sets)

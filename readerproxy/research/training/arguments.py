@@ -31,6 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bags", type=int, default=BAGS, help="models per stage with other seeds, averaged (1..4)"
     )
     parser.add_argument("--limit", type=int, default=None, help="first N pages of each dataset")
+    parser.add_argument(
+        "--set-weight",
+        action="append",
+        default=[],
+        metavar="NAME=W",
+        help="each page of set NAME weighs W times a page of another set in the fit (repeatable)",
+    )
     parser.add_argument("--no-cache", action="store_true", help="recompute features and labels")
     parser.add_argument(
         "--leave-one-set-out",

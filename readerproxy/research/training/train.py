@@ -32,7 +32,7 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,7 @@ class TrainingSet:
     parent: np.ndarray  # int64 per row: the block's parent element within its page
     grandparent: np.ndarray  # int64 per row: the block's grandparent element within its page
     known: np.ndarray  # bool per row: labelled (False: a block no snippet falls on, `snippet_labels`)
+    page_weight: np.ndarray | None = None  # float64 per page: its weight in the fit (None: 1 each)
 
     @property
     def label(self) -> np.ndarray:
@@ -99,10 +100,20 @@ class TrainingSet:
 
     def weight(self) -> np.ndarray:
         """Each page weighs the same in total (the metric is a mean over pages), its labelled blocks
-        by words; an unlabelled block weighs nothing (and `fit` leaves it out)."""
+        by words; an unlabelled block weighs nothing (and `fit` leaves it out). With `page_weight`
+        (`with_set_weights`), a page weighs that many times as much."""
         mass = (self.tokens + 1.0) * self.known
         per_page = np.bincount(self.page, weights=mass, minlength=len(self.pages))
-        return np.divide(mass, per_page[self.page], out=np.zeros(len(mass)), where=mass > 0) * 100.0
+        share = np.divide(mass, per_page[self.page], out=np.zeros(len(mass)), where=mass > 0) * 100.0
+        return share if self.page_weight is None else share * self.page_weight[self.page]
+
+    def with_set_weights(self, weights: Mapping[str, float]) -> TrainingSet:
+        """The same rows with each page of a set named in `weights` weighing that many times as much
+        as a page of another set (`--set-weight`; docs/benchmarks.md, older-dev)."""
+        if not weights:
+            return self
+        page_weight = np.array([weights.get(name, 1.0) for name, _, _ in self.pages], dtype=np.float64)
+        return dataclasses.replace(self, page_weight=page_weight)
 
     def subset(self, pages: np.ndarray) -> TrainingSet:
         keep = np.isin(self.page, pages)
@@ -116,6 +127,7 @@ class TrainingSet:
             self.parent[keep],
             self.grandparent[keep],
             self.known[keep],
+            self.page_weight,
         )
 
     def without_labels(self, sets: Collection[str]) -> TrainingSet:
@@ -499,6 +511,23 @@ def run_leave_one_set_out(args: argparse.Namespace, training: TrainingSet, datas
     return 0
 
 
+def parse_set_weights(given: list[str], datasets: tuple[str, ...]) -> dict[str, float]:
+    """`--set-weight NAME=W` values as {set: weight}; ValueError naming what is wrong."""
+    weights: dict[str, float] = {}
+    for item in given:
+        name, _, value = item.partition("=")
+        try:
+            weight = float(value)
+        except ValueError:
+            raise ValueError(f"--set-weight {item!r}: expected NAME=W with a number W") from None
+        if name not in datasets:
+            raise ValueError(f"--set-weight {item!r}: {name!r} is not one of --datasets")
+        if not 0 < weight <= 100:
+            raise ValueError(f"--set-weight {item!r}: W must be in (0, 100]")
+        weights[name] = weight
+    return weights
+
+
 def run_train(args: argparse.Namespace) -> int:
     if not 2 <= args.folds <= 20 or not 1 <= args.rounds <= 5000 or not 1 <= args.bags <= 4:
         print(
@@ -524,6 +553,12 @@ def run_train(args: argparse.Namespace) -> int:
         print("readerproxy train: --score-only names a set not in --datasets", file=sys.stderr)
         return 2
     training = training.without_labels(score_only)
+    try:
+        set_weights = parse_set_weights(args.set_weight, datasets)
+    except ValueError as exc:
+        print(f"readerproxy train: {exc}", file=sys.stderr)
+        return 2
+    training = training.with_set_weights(set_weights)
     labelled = training.known.sum()
     print(
         f"{len(training.pages)} pages, {len(training.page)} blocks, {labelled} labelled, "
@@ -537,6 +572,8 @@ def run_train(args: argparse.Namespace) -> int:
     def with_provenance(model: BlockScorer, fold: int | None) -> BlockScorer:
         folds = None if fold is None else args.folds
         parameters = training_parameters(args.seed, args.rounds, args.bags, args.limit, folds, fold)
+        if set_weights:
+            parameters["set_weights"] = set_weights
         return dataclasses.replace(model, provenance=make_provenance(records, parameters, commit=commit))
 
     args.oof_dir.mkdir(parents=True, exist_ok=True)
