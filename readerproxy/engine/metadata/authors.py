@@ -556,17 +556,16 @@ _PROFILE_HANDLE = re.compile(r"^https?://[^/]+/(?:~|@)(?P<handle>[\w.-]{2,40})/?
 
 def profile_handle(address: str | None) -> str | None:
     """The user name in the address of an author's profile given as `article:author`
-    ("https://lobste.rs/~scvalex", "https://medium.com/@ana"): the site names its author by it."""
+    ("https://NAME.example/~user", "https://NAME.example/@user"): the site names its author by it."""
     found = _PROFILE_HANDLE.match(address.strip()) if address else None
     return found.group("handle") if found else None
 
 
 def site_owner(doc: Document, site: str | None) -> str | None:
     """The person a personal site belongs to, as its <title> or site name says: "Colin Watson's
-    blog". (A name merely matching the host is no sign: companies name their sites too, "Green
-    Roads" at greenroads.com as often as "Polly Barks" at pollybarks.com: measured on wcxb-dev,
-    taking a two-word site name its address spells named 4 more authors and gave a
-    company's name on 70 pages without one.)"""
+    blog". (A name merely matching the host is no sign: a company's two-word name spelled as its
+    host is as common as a person's: measured on wcxb-dev, taking a two-word site name its address
+    spells named 4 more authors and gave a company's name on 70 pages without one.)"""
     phrases = [part.strip() for part in re.split(r"\s[|\-–—·•:»/]\s|[()]", doc.title or "")]
     for phrase in [site or "", *phrases]:
         own = _OWN_BLOG.match(phrase)
