@@ -35,16 +35,6 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     ]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Queue the tests marked `long` (tens of seconds each) first, the rest in collection order.
-
-    pytest-xdist's `loadgroup` hands tests out in collection order once its first batch is dealt,
-    and the folders are collected alphabetically: a minute-long test of `tests/web/` would start
-    among the last and run alone while the other worker idles (the route fuzz of `/compare`, 72 s,
-    ended a run that way). Queued first, the long tests overlap the short ones instead."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
-
-
 class LoopbackOnlyResolver:
     """The reader server's resolver in tests: names of the loopback (IP literals, `localhost`) are
     resolved as usual, every other name fails at once as an unknown one (`socket.gaierror`), as

@@ -83,7 +83,6 @@ async def shot(page: Page, name: str) -> None:
     assert path.stat().st_size > 1000
 
 
-@pytest.mark.long
 async def test_no_sideways_scrolling_and_one_h1_on_every_readability_page(
     chromium: Chromium, upstream: Upstream
 ) -> None:

@@ -122,7 +122,6 @@ def _hatch_build() -> ModuleType:
 
 
 @pytest.mark.slow
-@pytest.mark.long
 @pytest.mark.one_implementation  # the child interpreter runs the kernels whatever the fixture sets
 def test_the_kernels_run_clean_under_asan_and_ubsan_on_every_dataset_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

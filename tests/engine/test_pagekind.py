@@ -392,7 +392,6 @@ def test_the_recorded_out_of_fold_accuracy_holds() -> None:
 
 @pytest.mark.skipif(datasets_root() is None, reason="../shared/datasets is not present")
 @pytest.mark.one_implementation  # page features are bit-identical on both (test_native.py)
-@pytest.mark.long
 def test_out_of_fold_on_a_fixed_subset(tmp_path: Path) -> None:
     """The evaluation end to end on every fourth wcxb-dev page (the whole set takes minutes)."""
     pytest.importorskip("lightgbm", reason="the train extra (lightgbm) is not installed")

@@ -44,7 +44,6 @@ FIGURES: dict[tuple[str, str], float] = {
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.long,
     pytest.mark.skipif(datasets_root() is None, reason="../shared/datasets is not present"),
 ]
 

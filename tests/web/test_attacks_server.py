@@ -460,7 +460,6 @@ ODD_KEYS = [
 ]
 
 
-@pytest.mark.long
 @pytest.mark.parametrize("route", ["/read", "/api/extract", "/compare", "/read?view=overlay"])
 async def test_a_fuzz_of_every_route_finds_no_5xx(
     upstream: Upstream, http: aiohttp.ClientSession, route: str

@@ -185,7 +185,6 @@ VIEWS = {
 }
 
 
-@pytest.mark.long
 @pytest.mark.parametrize("view", list(VIEWS))
 async def test_xss_corpus_in_html_views(chromium: Chromium, view: str) -> None:
     """No script runs in any view; no view but the overlay requests the attacker host (see below)."""
