@@ -41,6 +41,7 @@ from .cache import LayeredCache, open_cache, parse_cache_spec
 from .compare import Comparison, compare_page_source
 from .devtools import BrowserUnavailable, unavailable_reason
 from .fetch import FetchedPage, Fetcher, FetchError, canonical_url
+from .lru import LRU
 from .metrics import Metrics
 from .overlay import Inspection
 from .overlay import inspect as inspect_page
@@ -200,6 +201,12 @@ def result_key(url: str, request: ReadRequest, extractor: Extractor[Any], params
     return f"result:{canonical_url(url)}|{extractor.name}|{settings}|{options}"
 
 
+#: Bytes of finished comparisons `Reader.compare` keeps in memory, each charged `COMPARISON_CHARGE`
+#: times its page's body (a comparison holds a dozen algorithms' text and HTML of that page).
+COMPARISON_MEMO_BYTES = 16 * 1024 * 1024
+COMPARISON_CHARGE = 4
+
+
 class Reader:
     """Reads pages: fetch through the page store, extract, cache the result. Owns the resources."""
 
@@ -213,6 +220,10 @@ class Reader:
         self.browser: BrowserService | None = None  # started on the first render, not here
         self.flights = SingleFlight(CONNECTED)  # a shared extraction stops when all its clients left
         self._decoded_results: DecodedMemo[dict[str, Any]] = DecodedMemo(json.loads)
+        # Finished comparisons by their `finish` and the fetched copy they read (`compare`).
+        self._comparisons: LRU[str, tuple[int, Any]] = LRU(
+            COMPARISON_MEMO_BYTES, lambda key, entry: len(key) + entry[0]
+        )
 
     @contextlib.asynccontextmanager
     async def opened(self) -> AsyncIterator[Reader]:
@@ -502,16 +513,27 @@ class Reader:
         """`finish` of every registered algorithm run on the page (parsed once). When the browser
         can run, the page is rendered once (JavaScript off, with its layout): every algorithm reads
         that DOM and `visual` its layout; otherwise, or when the render fails, `visual` is marked
-        unavailable with the reason."""
+        unavailable with the reason.
+
+        The finished result is kept (`_comparisons`, by `finish` and `page_version`) unless the
+        render failed for a reason that may pass (a timeout, a crash): the costliest route, a dozen
+        extractions, is then repeated only for a new copy of the page (`refresh`, or the copy's
+        expiry), not for every reload or every request a client sends."""
         if self.pages is None:
             raise RuntimeError("Reader used outside of opened()")
         url = target_url(request.url)
         page, _ = await self._page(url, request.refresh)
+        key = f"{finish!r}|{page_version(page)}"
+        known = self._comparisons.get(key)
+        if known is not None:
+            result: T = known[1]
+            return result
         needs_browser = [e for e in registry().values() if e.needs_browser]
         body: bytes | str = page.body
         content_type: str | None = page.content_type
         layout: LayoutSnapshot | None = None
         reason: str | None = "no algorithm needs it"
+        lasting = True  # the result holds for this copy of the page
         if needs_browser:
             try:
                 self.check_browser(needs_browser[0], False)
@@ -520,11 +542,15 @@ class Reader:
                 )
                 reason = None
             except ReaderproxyError as exc:  # the others still run on the page as fetched
+                lasting = isinstance(exc, BrowserUnavailable)
                 reason = exc.reason if isinstance(exc, BrowserUnavailable) else str(exc)
         async with self._forgetting_hostile(url):
-            return await self._in_worker(
+            result = await self._in_worker(
                 Call(compare_and_finish, (body, page.final_url, content_type, finish, layout, reason))
             )
+        if lasting:
+            self._comparisons.set(key, (COMPARISON_CHARGE * len(page.body), result))
+        return result
 
     async def _in_worker(self, call: Call) -> T:
         """Overlay, compare and blocks work in the worker pool: the same deadline, kill and

@@ -6,12 +6,15 @@ from pathlib import Path
 
 import aiohttp
 import numpy as np
+import pytest
 from selectolax.lexbor import LexborHTMLParser
-from support.reader_server import RunningServer
+from support.reader_server import RunningServer, serve, test_settings
 from support.upstream import Upstream
 
 from readerproxy.engine.extraction import registry
 from readerproxy.web.compare import algorithm_names, compare_page_source, comparison_context
+from readerproxy.web.reader import Reader, compare_and_finish
+from readerproxy.web.workers import Call
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -77,3 +80,28 @@ async def test_compare_page_explains_score_and_names_visual(
             assert means is not None and means.text().startswith("Score: ")
     section = tree.css_first("section.rpc")
     assert section is not None and "not across algorithms" in section.text()
+
+
+async def test_a_comparison_is_made_once_per_copy_of_the_page(
+    upstream: Upstream, http: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/compare runs a dozen extractions: a reload (or a query key it does not read) is answered
+    from the finished comparison, and only a new copy of the page (`refresh=1`) is compared again."""
+    runs: list[object] = []
+    in_worker = Reader._in_worker
+
+    async def counted(self: Reader, call: Call) -> object:
+        runs.append(call.function)
+        return await in_worker(self, call)
+
+    monkeypatch.setattr(Reader, "_in_worker", counted)
+    pages = []
+    async with serve(test_settings(rate_limit=0)) as server:
+        for query in ({}, {"theme": "dark"}, {"refresh": "1"}, {}):
+            async with http.get(server.url("/compare", url=upstream.url("/article"), **query)) as response:
+                assert response.status == 200
+                pages.append(await response.text())
+    assert runs == [compare_and_finish, compare_and_finish]
+    assert 'data-algorithm="auto"' in pages[0] and pages[0].count("rpc-card") == pages[1].count("rpc-card")
+    assert 'data-theme="dark"' in pages[1]  # the page is made for each request from the kept result
+    assert pages[3] == pages[2]  # the refreshed copy's comparison, kept in turn
