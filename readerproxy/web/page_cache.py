@@ -173,15 +173,16 @@ class PageStore:
         deadline = time.monotonic() + self.lock_wait
         waited = False
         while True:
-            # after waiting, look for the holder's copy first, and again once we hold the lock (it
-            # may have been stored and the lock released between our look and our lock)
+            # after waiting, look for the holder's copy first; and always once we hold the lock: it
+            # may have been stored and the lock released between our look (`get`'s, or the last
+            # poll) and our lock, by a process that fetched while this one was descheduled
             shared = await self._shared_copy(key, cached) if waited else None
             if shared is not None:
                 return shared, "hit"
             go_ahead, token = await self.cache.try_lock(lock, ttl=self.lock_wait)
             if go_ahead:
                 try:
-                    shared = await self._shared_copy(key, cached) if waited else None
+                    shared = await self._shared_copy(key, cached)
                     return (shared, "hit") if shared is not None else await self._fetch(url, key, cached)
                 finally:
                     await self.cache.unlock(lock, token)

@@ -133,6 +133,30 @@ async def test_pages_persist_in_sqlite(fetcher: Fetcher, upstream: Upstream, tmp
     assert upstream.count("/cached/sqlite") == 1
 
 
+async def test_a_copy_stored_between_the_look_and_the_lock_is_taken(
+    fetcher: Fetcher, upstream: Upstream, tmp_path: Path
+) -> None:
+    """Two processes sharing a cache: the second looks (no copy), the first fetches, stores and
+    unlocks, then the second takes the lock. It takes the first's copy instead of fetching again
+    (a clean-clone run under load once saw two fetches across two `--workers`)."""
+    spec = f"sqlite:{tmp_path / 'pages.sqlite3'}"
+    one, two = PageStore(open_cache(spec), fetcher), PageStore(open_cache(spec), fetcher)
+    url = upstream.url("/counter/look-then-lock?delay=0")
+    try_lock = two.cache.try_lock
+
+    async def first_fetches_meanwhile(key: str, ttl: float) -> tuple[bool, str]:
+        await one.get(url)
+        return await try_lock(key, ttl)
+
+    two.cache.try_lock = first_fetches_meanwhile  # type: ignore[method-assign]
+    try:
+        page, status = await two.get(url)
+    finally:
+        await one.cache.close()
+        await two.cache.close()
+    assert status == "hit" and page.body and upstream.count("/counter/look-then-lock") == 1
+
+
 @pytest.mark.redis
 async def test_two_stores_share_pages_through_redis(
     fetcher: Fetcher, upstream: Upstream, redis_url: str
