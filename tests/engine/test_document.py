@@ -660,6 +660,23 @@ def test_print_only_names_reads_simple_rules_of_inline_css() -> None:
     assert clean.print_only_names([css]) == frozenset({(".", "head"), ("#", "ph")})
 
 
+@pytest.mark.parametrize(
+    ("sheets", "names"),
+    [
+        # hidden in one sheet, shown in another's print rules: the two sheets read together
+        ([".head { display: none }", "@media PRINT { .head { display: block } }"], {(".", "head")}),
+        # a bare screen query hides for every screen; "only" aside; a comment inside the prelude
+        (["@media only screen { .ph { display: none } }"], {(".", "ph")}),
+        (["@media /* all */ screen{ .ph { display: none } }"], {(".", "ph")}),
+        # no print or bare-screen query anywhere: nothing read (the shortcut), nothing found
+        ([".head { display: none } @media screen and (max-width: 40em) { .x { display: none } }"], set()),
+        (["/* @media print { .head { display: block } } */ .head { display: none }"], set()),
+    ],
+)
+def test_print_only_names_across_sheets_and_queries(sheets: list[str], names: set[tuple[str, str]]) -> None:
+    assert clean.print_only_names(sheets) == frozenset(names)
+
+
 def _matching_brace_by_characters(css: str, opening: int) -> int:
     """`clean._matching_brace` as it was first written, a character at a time (the reference)."""
     depth = 0

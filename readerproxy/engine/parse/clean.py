@@ -673,6 +673,9 @@ def _print_word(name: str) -> bool:
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 _SIMPLE_SELECTOR = re.compile(r"\s*([.#])(-?[_a-zA-Z][\w-]*)\s*")
 _DISPLAY = re.compile(r"display\s*:\s*([a-z-]+)", re.IGNORECASE)
+#: The `@media` preludes `print_only_names` reads anything from: one naming print, or a bare
+#: "screen" ("only" aside). A page whose sheets have neither has no print-only name.
+_PRINT_OR_SCREEN_MEDIA = re.compile(r"@media[^{]*print|@media(?:\s|only)*screen(?:\s|only)*\{", re.IGNORECASE)
 
 
 def print_only_names(styles: list[str]) -> frozenset[tuple[str, str]]:
@@ -684,8 +687,16 @@ def print_only_names(styles: list[str]) -> frozenset[tuple[str, str]]:
     screen_none: set[tuple[str, str]] = set()
     print_shown: set[tuple[str, str]] = set()
     screen_media: set[tuple[str, str]] = set()
-    for css in styles:
-        for media, selectors, display in _css_rules(_CSS_COMMENT.sub("", css)):
+    sheets = [_CSS_COMMENT.sub("", css) for css in styles]
+    # For speed: without a print or bare-screen `@media` in any sheet the answer is empty (a hidden
+    # name needs one, and may come from another sheet than its rule's), and the rule-by-rule
+    # reading below, a Python step per rule of a theme's stylesheet, is skipped: this function took
+    # 4 % of `extract(auto)`'s samples on ScrapingHub; over the 20 of its pages whose sheets mention
+    # print, 20.7 ms -> 11.9 ms in all (9 of them skip), their parses 48.9 -> 40.7 ms.
+    if not any(map(_PRINT_OR_SCREEN_MEDIA.search, sheets)):
+        return frozenset()
+    for css in sheets:
+        for media, selectors, display in _css_rules(css):
             names = _simple_names(selectors)
             if not names:
                 continue
