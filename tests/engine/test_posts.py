@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from readerproxy.engine.parse.document import parse
+from readerproxy.engine.views import posts
 from readerproxy.engine.views.posts import DATE_TEXT, PROFILE_URL, find_thread
 from readerproxy.engine.views.thread import ENGINES, read_thread
 
@@ -461,3 +464,25 @@ def test_a_reply_written_as_bare_text_after_a_quote_is_part_of_the_post() -> Non
     assert [p.author for p in found] == list(names)
     for name, p in zip(names, found, strict=True):
         assert f"Reply by {name}: a thin coat of oil" in p.text
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "comment-author vcard",
+        "PostUser-name",
+        "postAuthorName",
+        "fn n",
+        "hnuser",
+        "author-box",
+        "entry-content clearfix",
+        "ARTICLE__BYLINE-NAME",
+        "poſter",  # re.I folds "ſ" into "s": searched, not skipped
+        "\u212aick",  # the Kelvin sign folds into "k"
+        "display_name",
+        "user",
+        "",
+    ],
+)
+def test_author_hinted_is_the_search_with_a_shortcut(value: str) -> None:
+    assert posts.author_hinted(value) == (posts.AUTHOR_HINT.search(value) is not None)
