@@ -111,6 +111,9 @@ AUTHOR_HINT = re.compile(
     r"|[a-z](?:user-?name|author-?name)(?:$|[\s_-])",  # a prefixed name: "PostUser-name", "postAuthorName"
     re.I,
 )
+#: Parts one of which every match of `AUTHOR_HINT` holds, in lower case (`author_hinted`): change
+#: them with the pattern's words.
+_AUTHOR_HINT_PARTS = ("author", "user", "poster", "nick", "member", "name", "commenter", "fn")
 _MONTHS = (
     r"jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|"
     r"august|september|october|november|december|janv|févr|mars|avr|mai|juin|juil|août|sept|déc|"
@@ -162,9 +165,6 @@ _OUTSIDE = frozenset({"nav", "header", "footer", "aside"})
 #: A header or footer is the page's unless it lies in one of `_SECTIONS`.
 _SCOPED = frozenset({"header", "footer"})
 _SECTIONS = frozenset({"article", "section"})
-
-#: Parts one of which every match of `AUTHOR_HINT` holds, in lower case (`author_hinted`).
-_AUTHOR_HINT_PARTS = ("author", "user", "poster", "nick", "member", "name", "commenter", "fn")
 
 
 def author_hinted(value: str) -> bool:
