@@ -23,7 +23,7 @@ import numpy as np
 
 from .._speedups import native
 from .kind.readability_rules import UNLIKELY_ROLES, literal_trie, unlikely_by_class_id
-from .parse.document import BLOCK_TAGS, TEXT, Document
+from .parse.document import BLOCK_TAGS, TEXT, Document, token_word_counts
 from .parse.scan import VOID_TAGS
 from .views.thread import MARKER_WORDS
 
@@ -563,13 +563,7 @@ def own_text(
     """Words, characters and link characters of the text each holder owns (np.bincount), from the
     text tokens `index` (`body_text_tokens`) and the holder `owner` of each."""
     t = doc.tokens
-    text = t.text
-    if native is not None:  # the same counts in C (`_native.word_counts`)
-        word_counts = np.frombuffer(native.word_counts(text, index.astype(np.int64)), dtype=np.float64)
-    else:
-        word_counts = np.fromiter(
-            (len(text[i].split()) for i in index.tolist()), dtype=np.float64, count=len(index)
-        )
+    word_counts = token_word_counts(t.text, index)
     chars = t.chars[index].astype(np.float64)
 
     def per_holder(weights: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ import pytest
 
 from readerproxy.engine.parse.document import parse
 from readerproxy.engine.views import posts
-from readerproxy.engine.views.posts import DATE_TEXT, PROFILE_URL, find_thread
+from readerproxy.engine.views.posts import DATE_TEXT, PROFILE_URL, find_thread, reads_as_date
 from readerproxy.engine.views.thread import ENGINES, read_thread
 
 THREADS = Path(__file__).parent.parent / "fixtures" / "threads"
@@ -123,6 +123,18 @@ def test_profile_urls_and_date_texts() -> None:
         assert DATE_TEXT.search(text), text
     for text in ("Reply", "Quote", "harlan", "Participant"):
         assert not DATE_TEXT.search(text), text
+
+
+def test_reads_as_date_answers_as_the_pattern_does() -> None:
+    """The shortcut (no digit and no date word in an ASCII text: no date) never changes an answer,
+    whatever the case, script or digit system."""
+    texts = [
+        "3 hours ago", "TODAY", "Just now", "just  now", "Heute, 10:04", "hier", "Hier soir", "aujourd'hui",
+        "AYER", "Reply", "Quote", "harlan", "Participant", "yeſterday", "Jan '24", "٣ hours ago", "१२:३० pm",
+        "Ieri", "İeri", "oggi alle 9", "hoy", "shoyu", "history", "Sunday", "", " ", "15", "mayo 3",
+    ]  # fmt: skip
+    for text in texts:
+        assert reads_as_date(text) == (DATE_TEXT.search(text) is not None), text
 
 
 BYLINE_POST = (

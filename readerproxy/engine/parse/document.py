@@ -24,6 +24,7 @@ from urllib.parse import urljoin
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from ..._speedups import native
 from .clean import clean, read_before_cleaning, source_tags
 from .nesting import cap_depth
 from .scan import CLOSE as CLOSE
@@ -247,6 +248,13 @@ def ranges_mask(size: int, first: np.ndarray, last: np.ndarray) -> np.ndarray:
     starts = np.bincount(np.asarray(first, dtype=np.int64), minlength=size + 1)[: size + 1]
     ends = np.bincount(np.asarray(last, dtype=np.int64) + 1, minlength=size + 1)[: size + 1]
     return np.cumsum(starts[:-1] - ends[:-1]) > 0
+
+
+def token_word_counts(texts: list[str], index: np.ndarray) -> np.ndarray:
+    """`len(texts[i].split())` for every token `i` of `index`, as float64."""
+    if native is not None:  # the same counts in C (`_native.word_counts`)
+        return np.frombuffer(native.word_counts(texts, index.astype(np.int64)), dtype=np.float64)
+    return np.fromiter((len(texts[i].split()) for i in index.tolist()), dtype=np.float64, count=len(index))
 
 
 def parse(html: str, url: str | None = None) -> Document:

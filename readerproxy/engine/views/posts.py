@@ -53,10 +53,11 @@ import re
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
+from statistics import median
 
 import numpy as np
 
-from ..parse.document import TEXT, Document, indices_of
+from ..parse.document import TEXT, Document, indices_of, token_word_counts
 
 #: Fewer posts than this with an author and a time, and the page holds no thread found by structure.
 MIN_POSTS = 2
@@ -126,12 +127,26 @@ _UNITS = (
     r"jahren?|segundos?|minutos?|horas?|días?|semanas?|meses|mes|años?|secondes?|heures?|jours?|"
     r"semaines?|mois|ans?|minuti|ore|giorni|settimane|mesi|anni"
 )
+#: The words that read as a day with no digit; every other way `DATE_TEXT` reads a date holds one.
+_DATE_WORDS = (
+    "yesterday",
+    "today",
+    "just now",
+    "gestern",
+    "heute",
+    "hier",
+    "aujourd'hui",
+    "ayer",
+    "hoy",
+    "ieri",
+    "oggi",
+)
 #: A short text that reads as a date or a time ago.
 DATE_TEXT = re.compile(
     r"\b(?:\d{1,2}(?:st|nd|rd|th)?\.?\s+(?:" + _MONTHS + r")\b|(?:" + _MONTHS + r")\.?\s+\d{1,2}\b"
     r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}:\d{2}\s*(?:[ap]\.?m\.?)?"
     r"|\d+\s*(?:" + _UNITS + r")\.?\s+(?:ago|back)|(?:vor|hace|il y a|há)\s+\d+"
-    r"|yesterday|today|just now|gestern|heute|hier|aujourd'hui|ayer|hoy|ieri|oggi)\b"
+    r"|" + "|".join(_DATE_WORDS) + r")\b"
     r"|^\s*\d+\s*(?:[smhdwy]|mo|yr)\s*$"
     r"|^\s*(?:" + _MONTHS + r")\.?\s+'?\d{2}\s*$",
     re.I,
@@ -154,6 +169,7 @@ _STATE_CLASSES = frozenset(
      "hidden", "visible", "collapsed", "expanded", "hentry", "clearfix", "row", "col"}
 )  # fmt: skip
 _DIGITS = re.compile(r"\d+")
+_ANY_DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"\W+")
 #: A count: a number, signed or abbreviated ("12", "+3", "1.2k").
 _COUNT = re.compile(r"^[+\-−]?\d[\d.,]*\s*[km]?$", re.I)
@@ -165,6 +181,17 @@ _OUTSIDE = frozenset({"nav", "header", "footer", "aside"})
 #: A header or footer is the page's unless it lies in one of `_SECTIONS`.
 _SCOPED = frozenset({"header", "footer"})
 _SECTIONS = frozenset({"article", "section"})
+
+
+def reads_as_date(text: str) -> bool:
+    """`DATE_TEXT.search(text)`, found false at once for an ASCII text with no digit and none of
+    `_DATE_WORDS` (for speed: the search took 6 us a text, 2.2 ms on the 351 short texts of
+    `server_load.py`'s page). A non-ASCII text is always searched (`re.I` folds "ſ" to "s")."""
+    if text.isascii() and _ANY_DIGIT.search(text) is None:
+        lowered = text.lower()
+        if not any(word in lowered for word in _DATE_WORDS):
+            return False
+    return DATE_TEXT.search(text) is not None
 
 
 def author_hinted(value: str) -> bool:
@@ -210,21 +237,23 @@ class _Page:
 
     def __init__(self, doc: Document, after: int = -1) -> None:
         self.doc = doc
+        self._texts: dict[int, str] = {}
         t = doc.tokens
         #: only what starts after this token is read (the comments under an article: for speed,
         #: the article's own elements are not read again)
         self.after = after
         self.first = int(np.searchsorted(doc.start, after, side="right"))
         count = np.zeros(len(t), dtype=np.int64)
-        texts = t.text
         text = np.flatnonzero((t.kind == TEXT) & (t.chars > 0))
-        for i in text[text > after].tolist():
-            count[i] = len(texts[i].split())
-        self.words = doc.sum_within(count)
-        self.link_words = doc.sum_within(np.where(t.in_anchor, count, 0))
-        self.end = doc.subtree_end
-        self.parent = doc.parent
-        self.quoted = self._quoted()
+        text = text[text > after]
+        count[text] = token_word_counts(t.text, text)
+        # Per element, as lists: the search reads them one element at a time (for speed: a list
+        # item is a Python int, a numpy array's is a scalar object to convert).
+        self.words: list[int] = doc.sum_within(count).tolist()
+        self.link_words: list[int] = doc.sum_within(np.where(t.in_anchor, count, 0)).tolist()
+        self.end: list[int] = doc.subtree_end.tolist()
+        self.parent: list[int] = doc.parent.tolist()
+        self.quoted: list[bool] = self._quoted().tolist()
         machine, profiles, hinted = self._attribute_anchors()
         self.dates = self._date_anchors(machine)
         #: the dates a machine can read (`<time>`, `datetime`): a post's own time before a join date
@@ -233,9 +262,17 @@ class _Page:
         #: authors named by more than an initial (an avatar's letter links to the profile too)
         self.names = sorted(a for a, name in self.authors.items() if len(name) >= 2)
         #: the names read from an image's `alt` (an avatar linked to the profile: "ana avatar")
-        self.pictured = {a for a in self.names if not doc.element_text(a)}
+        self.pictured = {a for a in self.names if not self.text(a)}
         #: the names that link to a profile (stronger evidence than a class saying "author")
         self.linked = set(profiles) & set(self.names)
+
+    def text(self, element: int) -> str:
+        """`doc.element_text`, read once per element (the readings of several groups and shapes
+        ask for the same authors, dates and bodies)."""
+        text = self._texts.get(element)
+        if text is None:
+            text = self._texts[element] = self.doc.element_text(element)
+        return text
 
     def inside(self, outer: int, inner: int) -> bool:
         return outer <= inner < int(self.end[outer])
@@ -243,8 +280,13 @@ class _Page:
     def _quoted(self) -> np.ndarray:
         """Per element, whether it lies inside a quote (or is one)."""
         doc = self.doc
-        # For speed, each distinct class value searched once (a page repeats its classes).
-        quote_class = {c: _QUOTE_CLASS.search(c) is not None for c in set(doc.classes) if c}
+        # For speed, each distinct class value searched once (a page repeats its classes), and an
+        # ASCII value without "quote" not at all (every word of the pattern holds it).
+        quote_class = {
+            c: (not c.isascii() or "quote" in c.lower()) and _QUOTE_CLASS.search(c) is not None
+            for c in set(doc.classes)
+            if c
+        }
         quotes = [
             i
             for i, (tag, c) in enumerate(zip(doc.tag, doc.classes, strict=True))
@@ -323,14 +365,18 @@ class _Page:
         found = set(machine)
         for tag in _TIME_TAGS:
             found.update(e for e in indices_of(doc.tag, tag) if e >= self.first)
-        chars = doc.subtree_chars
         short = np.flatnonzero((t.kind == TEXT) & (t.chars > 0) & (t.chars <= MAX_ANCHOR_CHARS))
-        for i in short[short > self.after].tolist():
-            element = int(t.element[i])
-            if element < 0 or chars[element] > MAX_ANCHOR_CHARS * 2:
-                continue
-            if DATE_TEXT.search(t.text[i]):
-                found.add(element)
+        short = short[short > self.after]
+        elements = t.element[short]
+        # a short text in a short element (vectorised: most texts of a page fail it)
+        near = elements >= 0
+        near[near] = doc.subtree_chars[elements[near]] <= MAX_ANCHOR_CHARS * 2
+        texts = t.text
+        found.update(
+            element
+            for i, element in zip(short[near].tolist(), elements[near].tolist(), strict=True)
+            if reads_as_date(texts[i])
+        )
         return sorted(e for e in found if not self.quoted[e])
 
     def _author_anchors(self, profiles: list[int], hinted: list[int]) -> dict[int, str]:
@@ -363,7 +409,7 @@ def name_of(doc: Document, element: int) -> str:
     words = text.split()
     if not 0 < len(words) <= MAX_NAME_WORDS or len(text) > MAX_ANCHOR_CHARS:
         return ""
-    if DATE_TEXT.search(text) or not any(ch.isalnum() for ch in text):
+    if reads_as_date(text) or not any(ch.isalnum() for ch in text):
         return ""
     return text.lstrip("@").strip()
 
@@ -414,12 +460,14 @@ def find_thread(doc: Document, after: int = -1) -> StructuralThread | None:
     body_start = max(doc.tag.index("body") if "body" in doc.tag else 0, page.first - 1)
     # Posts are sought among the ancestors of times and of authors: a post whose time sits in a
     # header row before it (bbPress) is an ancestor of its author only.
+    climbed: set[int] = set()  # an ancestor met again has had its own ancestors grouped already
     for date in sorted({*page.dates, *page.names}):
-        e = int(page.parent[date])
-        while e > body_start:
+        e = page.parent[date]
+        while e > body_start and e not in climbed:
+            climbed.add(e)
             for shape in _shapes(doc, e):
                 groups[shape].add(e)
-            e = int(page.parent[e])
+            e = page.parent[e]
     readings = [
         reading
         for shape, members in groups.items()
@@ -474,9 +522,8 @@ def _drop_excerpts(page: _Page, posts: list[StructuralPost]) -> list[StructuralP
     "View full answer")."""
     if len(posts) < MIN_POSTS:
         return posts
-    doc = page.doc
     members = {post.post for post in posts}
-    texts = [_ALNUM.sub(" ", doc.element_text(post.body)).strip() for post in posts]
+    texts: list[str] = []  # the posts' bodies, read at the first block that ends in an ellipsis
     out: list[StructuralPost] = []
     for index, post in enumerate(posts):
         boxes: list[int] = []
@@ -490,9 +537,13 @@ def _drop_excerpts(page: _Page, posts: list[StructuralPost]) -> list[StructuralP
             if words < 2 * MIN_MEDIAN_WORDS:
                 element = int(page.end[element])
                 continue
-            raw = doc.element_text(element)
+            raw = page.text(element)
+            if not raw.endswith(("…", "...")):
+                element += 1
+                continue
+            texts = texts or [_ALNUM.sub(" ", page.text(post.body)).strip() for post in posts]
             text = _ALNUM.sub(" ", raw).strip()
-            if raw.endswith(("…", "...")) and any(
+            if any(
                 text in other
                 for at, other in enumerate(texts)
                 if at != index and not page.inside(posts[at].body, post.post)
@@ -537,10 +588,10 @@ def _with_comments(page: _Page, best: _Reading, readings: list[_Reading]) -> tup
                 / max(1, next(int(page.words[m]) for m in members if m < x < int(page.end[m])))
                 for x in reading.members
             ]
-            if float(np.median(shares)) >= 0.5:
+            if float(median(shares)) >= 0.5:
                 continue
             sentences = [_sentence_words(page, x) for x in reading.members]
-            if float(np.median(sentences)) >= MIN_MEDIAN_WORDS:
+            if float(median(sentences)) >= MIN_MEDIAN_WORDS:
                 found.append(reading)
     if not found:
         return best, set()
@@ -563,7 +614,7 @@ def _wraps(page: _Page, reading: _Reading, posts: _Reading) -> bool:
         holding += len(held) >= MIN_POSTS  # a post's own wrapper holds one
         tops = [m for m in held if not any(o < m < int(page.end[o]) for o in held)]
         outside.append(int(page.words[member]) - sum(int(page.words[m]) for m in tops))
-    return holding * 2 >= len(reading.members) and float(np.median(outside)) < MIN_MEDIAN_WORDS
+    return holding * 2 >= len(reading.members) and float(median(outside)) < MIN_MEDIAN_WORDS
 
 
 def _headlined(page: _Page, reading: _Reading) -> bool:
@@ -574,10 +625,11 @@ def _headlined(page: _Page, reading: _Reading) -> bool:
     doc = page.doc
     tags = doc.tag
     links = indices_of(tags, "a")
+    headings = sorted(e for tag in _HEADINGS for e in indices_of(tags, tag))
 
     def headed(member: int) -> bool:
-        end = int(page.end[member])
-        if any(tags[e] in _HEADINGS for e in range(member, end)):
+        end = page.end[member]
+        if _holds(headings, member, end):
             return True
         least = max(HEADLINE_WORDS, HEADLINE_SHARE * int(page.words[member]))
         return any(
@@ -610,9 +662,8 @@ def _own(page: _Page, member: int, members: list[int]) -> tuple[list[int], int, 
 
 def _first_own(page: _Page, anchors: list[int], member: int, nested: list[int]) -> int:
     """The first anchor inside `member` and outside its nested members (-1: none)."""
-    start = np.searchsorted(anchors, member)
-    end = int(page.end[member])
-    for anchor in anchors[int(start) :]:
+    end = page.end[member]
+    for anchor in anchors[bisect_left(anchors, member) :]:
         if anchor >= end:
             break
         if anchor != member and not any(page.inside(n, anchor) for n in nested):
@@ -749,7 +800,7 @@ def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
     # Members without an author or a time count against their group: a post's cells (its author
     # box and its message, siblings of one shape) are no posts of their own.
     complete -= len(posts) - complete
-    if float(np.median(own_words)) < MIN_MEDIAN_WORDS or float(np.median(link_shares)) > MAX_LINK_SHARE:
+    if float(median(own_words)) < MIN_MEDIAN_WORDS or float(median(link_shares)) > MAX_LINK_SHARE:
         return None
     return _Reading(shape, [p.post for p in posts], complete, total, posts, dated)
 
@@ -794,9 +845,7 @@ def _authors_dates(page: _Page, anchored: list[_Anchored]) -> list[_Anchored]:
         if author < 0 or date < 0:
             continue
         attrs = doc.elements[date].attributes
-        shown = " ".join(
-            [doc.element_text(date), *(attrs.get(k) or "" for k in (*_TIME_ATTRIBUTES, "title"))]
-        )
+        shown = " ".join([page.text(date), *(attrs.get(k) or "" for k in (*_TIME_ATTRIBUTES, "title"))])
         key = (_date_shape(page, date), page.authors.get(author) or name_of(doc, author), shown)
         if key in seen:
             fields.add(key[0])
@@ -849,11 +898,11 @@ def _head(page: _Page, anchor: int, other: int, top: int, words: int) -> int:
     head = anchor
     e = int(page.parent[anchor])
     limit = max(HEAD_SHARE * words, page.words[anchor])
-    own = _ALNUM.sub("", page.doc.element_text(anchor))
+    own = _ALNUM.sub("", page.text(anchor))
     while (
         e > top
         and e >= 0
-        and (page.words[e] <= limit or _ALNUM.sub("", page.doc.element_text(e)) == own)
+        and (page.words[e] <= limit or _ALNUM.sub("", page.text(e)) == own)
         and not (other >= 0 and page.inside(e, other))
     ):
         head = e
@@ -970,7 +1019,7 @@ def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, 
             break
         if author >= 0 and page.inside(child, author) and row < 0:
             break  # past a byline row (dropped as the post's header), the body may hold the author
-        if any(c < child and page.quoted[c : int(page.end[c])].any() for c in children):
+        if any(c < child and any(page.quoted[c : page.end[c]]) for c in children):
             break  # a quote before it (what it replies to) is the post's too
         if any(
             c != child
@@ -1049,7 +1098,7 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
             head.author >= 0
             and head.date >= 0
             and page.authors.get(author) == page.authors.get(head.author)
-            and doc.element_text(date) == doc.element_text(head.date)
+            and page.text(date) == page.text(head.date)
         ):
             continue
         post = _parts(page, top, [], author, date, words)
@@ -1184,7 +1233,7 @@ def _drop_controls(page: _Page, posts: list[StructuralPost], everyone: set[int])
             if 0 < page.words[element] <= CONTROL_WORDS and doc.subtree_chars[element] <= 30:
                 parent = int(page.parent[element])
                 if not (page.words[parent] == page.words[element] and parent not in (post.body, post.post)):
-                    text = doc.element_text(element).lower()
+                    text = page.text(element).lower()
                     if _COUNT.match(text) and doc.classes[element]:
                         classes = sorted(_DIGITS.sub("#", c) for c in (doc.classes[element] or "").split())
                         texts[f"{doc.tag[element]}.{'.'.join(classes)} #"].append(element)
