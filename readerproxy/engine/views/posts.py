@@ -873,12 +873,11 @@ def _authors_dates(page: _Page, anchored: list[_Anchored]) -> list[_Anchored]:
 def _header_date(page: _Page, member: int) -> int:
     """The time in a header row just before the post (its previous sibling, holding a time, no
     author and at most `HEADER_WORDS` words), or -1."""
-    doc = page.doc
     parent = int(page.parent[member])
     if parent < 0:
         return -1
     previous = -1
-    for child in _children(doc, parent):
+    for child in _children(page, parent):
         if child == member:
             break
         previous = child
@@ -959,7 +958,7 @@ def _lead(page: _Page, member: int, nested: list[int], head: int, heads: list[in
         parent = int(page.parent[e])
         lead.extend(
             c
-            for c in _children(doc, parent)
+            for c in _children(page, parent)
             if c < e
             and not any(page.inside(n, c) for n in nested)
             and not any(page.inside(c, h) or page.inside(h, c) for h in heads)
@@ -995,7 +994,7 @@ def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, 
     body = member
     doc = page.doc
     while True:
-        children = [c for c in _children(doc, body) if not any(page.inside(n, c) for n in nested)]
+        children = [c for c in _children(page, body) if not any(page.inside(n, c) for n in nested)]
         if not children:
             break
         own = {
@@ -1006,7 +1005,7 @@ def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, 
         # the body holds most of what is not a header (and no other paragraph), and not the author;
         # what is left beside it counts the body's own text between its children (a reply written
         # after a quote, as bare text)
-        loose = int(page.words[body]) - sum(int(page.words[c]) for c in _children(doc, body))
+        loose = int(page.words[body]) - sum(int(page.words[c]) for c in _children(page, body))
         rest = (
             sum(own.values())
             + loose
@@ -1035,14 +1034,15 @@ def _parts(page: _Page, member: int, nested: list[int], author: int, date: int, 
     return StructuralPost(member, body, author, date, dropped, name)
 
 
-def _children(doc: Document, element: int) -> list[int]:
+def _children(page: _Page, element: int) -> list[int]:
     """The element children of an element, by index (elements are in document order)."""
-    end = int(doc.subtree_end[element])
+    ends = page.end
+    end = ends[element]
     children: list[int] = []
     child = element + 1
     while child < end:
         children.append(child)
-        child = int(doc.subtree_end[child])
+        child = ends[child]
     return children
 
 
@@ -1054,7 +1054,7 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
     # its own classes (bbPress's "topic" beside its "reply"s).
     parent = int(page.parent[first])
     siblings = (
-        [c for c in _children(doc, parent) if page.first <= c < first and doc.tag[c] == doc.tag[first]]
+        [c for c in _children(page, parent) if page.first <= c < first and doc.tag[c] == doc.tag[first]]
         if parent >= 0
         else []
     )
@@ -1193,7 +1193,7 @@ def _text_after(page: _Page, top: int, first: int) -> int:
     parent = int(page.parent[top])
     if parent < 0:
         return -1
-    for child in _children(page.doc, parent):
+    for child in _children(page, parent):
         if child <= top or not page.words[child]:
             continue
         end = int(page.end[child])
