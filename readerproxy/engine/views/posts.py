@@ -52,6 +52,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from statistics import median
 
@@ -115,18 +116,48 @@ AUTHOR_HINT = re.compile(
 #: Parts one of which every match of `AUTHOR_HINT` holds, in lower case (`author_hinted`): change
 #: them with the pattern's words.
 _AUTHOR_HINT_PARTS = ("author", "user", "poster", "nick", "member", "name", "commenter", "fn")
-_MONTHS = (
-    r"jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|"
-    r"august|september|october|november|december|janv|févr|mars|avr|mai|juin|juil|août|sept|déc|"
-    r"januar|februar|märz|juni|juli|oktober|dezember|ene|abr|ago|dic|enero|febrero|marzo|mayo|junio|"
-    r"julio|agosto|septiembre|octubre|noviembre|diciembre"
-)
-_UNITS = (
-    r"s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days|w|wk|week|"
-    r"weeks|mo|month|months|y|yr|yrs|year|years|sekunden?|minuten?|stunden?|tagen?|wochen?|monaten?|"
-    r"jahren?|segundos?|minutos?|horas?|días?|semanas?|meses|mes|años?|secondes?|heures?|jours?|"
-    r"semaines?|mois|ans?|minuti|ore|giorni|settimane|mesi|anni"
-)
+#: Month names and their short forms, in English, French, German and Spanish.
+_MONTH_WORDS = (
+    "jan feb mar apr may jun jul aug sep sept oct nov dec january february march april june july "
+    "august september october november december janv févr mars avr mai juin juil août déc "
+    "januar februar märz juni juli oktober dezember ene abr ago dic enero febrero marzo mayo junio "
+    "julio agosto septiembre octubre noviembre diciembre"
+).split()
+#: Units of a time ago ("3 hours ago", "vor 2 Tagen"), in the same languages and Italian.
+_UNIT_WORDS = (
+    "s sec secs second seconds m min mins minute minutes h hr hrs hour hours d day days w wk week "
+    "weeks mo month months y yr yrs year years sekunde sekunden minute minuten stunde stunden "
+    "tage tagen woche wochen monate monaten jahre jahren segundo segundos minuto minutos "
+    "hora horas día días semana semanas meses mes año años seconde secondes heure heures jour jours "
+    "semaine semaines mois an ans minuti ore giorni settimane mesi anni"
+).split()
+
+
+def _alternatives(words: Iterable[str]) -> str:
+    """A regular expression matching exactly the given words, as a tree of their shared prefixes
+    (`jan|january|janv` as `jan(?:uary|v)?`). For speed: Python's engine tries the branches of a
+    flat alternation one by one at every place it searches; `DATE_TEXT` took 5.4 us a text holding
+    a digit with flat lists of months and units, 2.2 us with trees (121,893 short texts of older-dev,
+    the same answer for every one)."""
+    tree: dict[str, dict] = {}
+    for word in set(words):
+        node = tree
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a word ends here
+
+    def written(node: dict[str, dict]) -> str:
+        branches = [re.escape(char) + written(rest) for char, rest in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        joined = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{joined})?" if "" in node else joined
+
+    return written(tree)
+
+
+_MONTHS = _alternatives(_MONTH_WORDS)
+_UNITS = _alternatives(_UNIT_WORDS)
 #: The words that read as a day with no digit; every other way `DATE_TEXT` reads a date holds one.
 _DATE_WORDS = (
     "yesterday",
