@@ -96,14 +96,44 @@ CONTROL_SHARE = 0.5
 #: Longest text of a control (words).
 CONTROL_WORDS = 4
 
+
+def _alternatives(words: Iterable[str]) -> str:
+    """A regular expression matching exactly the given words, as a tree of their shared prefixes
+    (`jan|january|janv` as `jan(?:uary|v)?`). For speed: Python's engine tries the branches of a
+    flat alternation one by one at every place it searches; `DATE_TEXT` took 5.4 us a text holding
+    a digit with flat lists of months and units, 2.2 us with trees (121,893 short texts of older-dev,
+    the same answer for every one)."""
+    tree: dict[str, dict] = {}
+    for word in set(words):
+        node = tree
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a word ends here
+
+    def written(node: dict[str, dict]) -> str:
+        branches = [re.escape(char) + written(rest) for char, rest in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        joined = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{joined})?" if "" in node else joined
+
+    return written(tree)
+
+
 #: A profile page's URL: a path segment naming users or members followed by a name or number, a
-#: `/@name` path, or a query naming a user.
+#: `/@name` path, or a query naming a user (the word lists as prefix trees, `_alternatives`).
 PROFILE_URL = re.compile(
-    r"(?:/(?:u|user|users|member|members|profile|profiles|people|author|authors|account|accounts|"
-    r"usercp|benutzer|utilisateur|usuario|~)/[^/?#]+"
-    r"|/@[\w.-]+/?(?:$|[?#])|[?&](?:u|uid|user|userid|user_id|member|memberid|showuser)=[^&#]+"
+    r"(?:/(?:"
+    + _alternatives(
+        "u user users member members profile profiles people author authors account accounts usercp "
+        "benutzer utilisateur usuario ~".split()
+    )
+    + r")/[^/?#]+"
+    r"|/@[\w.-]+/?(?:$|[?#])|[?&](?:"
+    + _alternatives("u uid user userid user_id member memberid showuser".split())
+    + r")=[^&#]+"
     r"|/user\?id=[^&#]+|/~[\w.-]+/?(?:$|[?#])"
-    r"|(?:member|profile|memberlist|user)\.php)",
+    r"|(?:" + _alternatives("member profile memberlist user".split()) + r")\.php)",
     re.I,
 )
 #: Class names, `itemprop` or `rel` values of an element holding an author's name.
@@ -131,29 +161,6 @@ _UNIT_WORDS = (
     "hora horas día días semana semanas meses mes año años seconde secondes heure heures jour jours "
     "semaine semaines mois an ans minuti ore giorni settimane mesi anni"
 ).split()
-
-
-def _alternatives(words: Iterable[str]) -> str:
-    """A regular expression matching exactly the given words, as a tree of their shared prefixes
-    (`jan|january|janv` as `jan(?:uary|v)?`). For speed: Python's engine tries the branches of a
-    flat alternation one by one at every place it searches; `DATE_TEXT` took 5.4 us a text holding
-    a digit with flat lists of months and units, 2.2 us with trees (121,893 short texts of older-dev,
-    the same answer for every one)."""
-    tree: dict[str, dict] = {}
-    for word in set(words):
-        node = tree
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a word ends here
-
-    def written(node: dict[str, dict]) -> str:
-        branches = [re.escape(char) + written(rest) for char, rest in sorted(node.items()) if char]
-        if not branches:
-            return ""
-        joined = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{joined})?" if "" in node else joined
-
-    return written(tree)
 
 
 _MONTHS = _alternatives(_MONTH_WORDS)
