@@ -4,7 +4,6 @@ no thread (a list of topics, an article)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -12,10 +11,8 @@ import pytest
 from readerproxy.engine.parse.document import parse
 from readerproxy.engine.views import posts
 from readerproxy.engine.views.posts import (
-    _MONTH_WORDS,
     DATE_TEXT,
     PROFILE_URL,
-    _alternatives,
     find_thread,
     reads_as_date,
 )
@@ -131,19 +128,6 @@ def test_profile_urls_and_date_texts() -> None:
         assert DATE_TEXT.search(text), text
     for text in ("Reply", "Quote", "harlan", "Participant"):
         assert not DATE_TEXT.search(text), text
-
-
-def test_alternatives_match_exactly_their_words() -> None:
-    """The prefix tree of a word list matches each word whole and nothing else: no bare prefix,
-    no longer word, whatever the shared prefixes."""
-    words = ["jan", "january", "janv", "juni", "juli", "jun", "a", "an", "ans", "año", "años", "mes", "meses"]
-    pattern = re.compile(_alternatives(words))
-    for word in words:
-        assert pattern.fullmatch(word), word
-    for other in ("ja", "janu", "janvier", "ju", "jul", "anss", "añ", "me", "mese", "", "x"):
-        assert not pattern.fullmatch(other), other
-    months = re.compile(_alternatives(_MONTH_WORDS), re.I)
-    assert all(months.fullmatch(word.upper()) for word in _MONTH_WORDS)
 
 
 def test_reads_as_date_answers_as_the_pattern_does() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 
 UNLIKELY_CANDIDATES = re.compile(
     r"-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer|gdpr|"
@@ -27,7 +28,7 @@ UNLIKELY_ROLES = frozenset(
 _Trie = dict[str, "_Trie"]
 
 
-def literal_trie(words: tuple[str, ...]) -> str:
+def literal_trie(words: Iterable[str]) -> str:
     """A regular expression matching any of `words`, with shared prefixes factored out
     ("p(?:age|ost)" for "page|post"). For speed: Python's `re` tries every alternative of a flat
     list at every position, a factored one follows one branch per character (a third faster on
