@@ -52,6 +52,7 @@ BROWSER_SMOKE = {"image_bytes", "visual_render"}
 #: A line each smoke run's report must hold (a regular expression over its stdout and stderr).
 SMOKE_OUTPUT = {
     "block_features_speed": r"2 pages with blocks",
+    "comments_speed": r"comments sought on \d+ of 2 pages",
     "extraction_speed": r"2 pages, fastest of 1",
     "first_visit": r"first visit",
     "hostile_load": r"`--cache memory`: 40 requests",
