@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter, defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from statistics import median
 
 import numpy as np
@@ -451,17 +451,36 @@ def _shapes(doc: Document, element: int) -> list[str]:
     return shapes
 
 
+#: What `_parts` reads of one post: the member, the members nested in it, its author, its date
+#: (-1: none) and its own words.
+_PostAnchors = tuple[int, list[int], int, int, int]
+
+
 @dataclass(slots=True)
 class _Reading:
     """One group read as posts: its shape, members, how many are whole posts (author and time, less
-    the members without either), the words of their own, and whether any shows a time."""
+    the members without either), the words of their own, whether any shows a time, and each
+    post's author and date (`anchors`, -1: none). The posts' parts (`posts`) are read on first use:
+    for speed, as most groups that qualify are not the thread (on `server_load.py`'s page, 31 of
+    the 41 posts read belonged to the five groups that lost)."""
 
     shape: str
     members: list[int]
     complete: int
     words: int
-    posts: list[StructuralPost]
+    found: list[_PostAnchors]
     dated: bool = True
+    _posts: list[StructuralPost] | None = field(default=None, init=False, repr=False)
+
+    def anchors(self) -> list[tuple[int, int]]:
+        """Each post's author and date, in page order (-1: none)."""
+        return [(author, date) for _, _, author, date, _ in self.found]
+
+    def posts(self, page: _Page) -> list[StructuralPost]:
+        """Each post's parts (`_parts`), read once per reading (a new list each call)."""
+        if self._posts is None:
+            self._posts = [_parts(page, *post) for post in self.found]
+        return list(self._posts)
 
 
 def find_thread(doc: Document, after: int = -1) -> StructuralThread | None:
@@ -512,7 +531,7 @@ def find_thread(doc: Document, after: int = -1) -> StructuralThread | None:
         key=lambda reading: (reading.words, reading.complete),
     )
     best, comments = _with_comments(page, best, readings)
-    posts = _story_text(page, best.posts) if after < 0 else best.posts
+    posts = _story_text(page, best.posts(page)) if after < 0 else best.posts(page)
     # Under an article, the article is the opening post.
     opening = _opening_post(page, best) if after < 0 else None
     if opening is not None:
@@ -588,7 +607,7 @@ def _with_comments(page: _Page, best: _Reading, readings: list[_Reading]) -> tup
     the posts, each comment after the post it lies in, and leaves its text. Returns the posts
     and the comments' members."""
     members = best.members
-    anchors = sorted(x for post in best.posts for x in (post.author, post.date) if x >= 0)
+    anchors = sorted(x for pair in best.anchors() for x in pair if x >= 0)
     found: list[_Reading] = []
     for reading in readings:
         if reading is best or reading.complete < MIN_POSTS:
@@ -598,7 +617,7 @@ def _with_comments(page: _Page, best: _Reading, readings: list[_Reading]) -> tup
             and not _holds(members, x, int(page.end[x]))
             and not _holds(anchors, x, int(page.end[x]))
             for x in reading.members
-        ) and all(post.author in page.authors for post in reading.posts):
+        ) and all(author in page.authors for author, _ in reading.anchors()):
             # a post's own part (its message cell, one in each post) holds most of its words
             shares = [
                 int(page.words[x])
@@ -783,7 +802,7 @@ def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
     members = [m for m in members if not page.outside(m) and not page.quoted[m]]
     if len(members) < MIN_POSTS:
         return None
-    posts: list[StructuralPost] = []
+    found: list[_PostAnchors] = []
     own_words: list[int] = []
     link_shares: list[float] = []
     complete = 0
@@ -805,7 +824,7 @@ def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
         authored += author >= 0
         dated = dated or date >= 0
         total += prose
-        posts.append(_parts(page, member, nested, author, date, words))
+        found.append((member, nested, author, date, words))
     if not dated:
         # A thread whose posts show no time (a script-less copy of an app's thread): the posts
         # with an author are whole, and such a group competes only where no group has times.
@@ -816,10 +835,10 @@ def _read_group(page: _Page, shape: str, members: list[int]) -> _Reading | None:
         return None
     # Members without an author or a time count against their group: a post's cells (its author
     # box and its message, siblings of one shape) are no posts of their own.
-    complete -= len(posts) - complete
+    complete -= len(found) - complete
     if float(median(own_words)) < MIN_MEDIAN_WORDS or float(median(link_shares)) > MAX_LINK_SHARE:
         return None
-    return _Reading(shape, [p.post for p in posts], complete, total, posts, dated)
+    return _Reading(shape, [post[0] for post in found], complete, total, found, dated)
 
 
 def _read_once(
@@ -834,7 +853,7 @@ def _read_once(
     reading = read[key]
     if reading is None:
         return None
-    return replace(reading, shape=shape, members=list(reading.members), posts=list(reading.posts))
+    return replace(reading, shape=shape, members=list(reading.members))
 
 
 _Anchored = tuple[int, list[int], int, int, int, int]
@@ -1110,12 +1129,12 @@ def _opening_post(page: _Page, reading: _Reading) -> StructuralPost | None:
         if prose < MIN_MEDIAN_WORDS or int(page.link_words[top]) > OPENING_LINK_SHARE * words:
             continue
         # A thread's header restates its first post's author and time: it is no post.
-        head = reading.posts[0]
+        head_author, head_date = reading.anchors()[0]
         if (
-            head.author >= 0
-            and head.date >= 0
-            and page.authors.get(author) == page.authors.get(head.author)
-            and page.text(date) == page.text(head.date)
+            head_author >= 0
+            and head_date >= 0
+            and page.authors.get(author) == page.authors.get(head_author)
+            and page.text(date) == page.text(head_date)
         ):
             continue
         post = _parts(page, top, [], author, date, words)
