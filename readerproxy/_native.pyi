@@ -69,6 +69,13 @@ def hidden_candidates(root: Any, n_elements: int, /) -> tuple[list[int], list[in
     matches, each once, the index after each one's last descendant, and the indices of the elements
     with an `aria-controls` attribute; None: declined."""
 
+def attributed_elements(
+    root: Any, n_elements: int, first: int, names: tuple[str, ...], /
+) -> dict[int, dict[str, str | None]] | None:
+    """Of `root`'s elements (`tree.css("*")`) from index `first` on, those carrying an attribute
+    named (exactly) one of `names`: {index: {name: value}} with those attributes only, values as
+    `node.attributes` gives them; None: declined."""
+
 def early_read(root: Any, /) -> tuple[str | None, list[str], int, list[str]] | None:
     """What `clean._BEFORE_CLEANING` gives `clean.read_before_cleaning` on the tree of `root`: the
     first title's text (None: none), the JSON-LD scripts' texts, whether a `<noscript>` is there

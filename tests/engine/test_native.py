@@ -48,6 +48,7 @@ from readerproxy.engine.parse.clean import clean, read_before_cleaning
 from readerproxy.engine.parse.document import parse
 from readerproxy.engine.parse.nesting import cap_depth
 from readerproxy.engine.parse.scan import VOID_TAGS, _scan_fast, _scan_native, _tag_names
+from readerproxy.engine.views import posts as posts_module
 from readerproxy.research.datasets import datasets_root, load_dataset
 
 REPO = Path(__file__).resolve().parents[2]
@@ -431,6 +432,78 @@ def test_hidden_candidates_and_source_tags_on_every_dataset_page(native: ModuleT
         names = clean_module._STRIPPED_TAGS
         expected = [n for n in names if re.search("<" + re.escape(n), html, re.ASCII | re.IGNORECASE)]
         assert native.source_tags(html, names) == (expected, html.count("<"))
+
+
+def _assert_attributed(native: ModuleType, html: str, first: int) -> bool:
+    """`_native.attributed_elements` on `html` from element `first` on gives what `node.attributes`
+    holds of the thread finder's names (`posts.attributed_reference`), or declines (None); whether
+    it answered. Another element count always declines."""
+    scan._walk_setup()
+    tree = LexborHTMLParser(html)
+    assert tree.root is not None
+    elements = tree.css("*")
+    names = posts_module._ANCHOR_NAMES
+    assert native.attributed_elements(tree.root, len(elements) + 1, first, names) is None
+    read = native.attributed_elements(tree.root, len(elements), first, names)
+    if read is None:
+        return False
+    assert read == posts_module.attributed_reference(elements, first, names)
+    return True
+
+
+def test_attributed_elements_read_the_check_page_as_node_attributes(native: ModuleType) -> None:
+    page = posts_module._ATTRIBUTED_CHECK_PAGE
+    for first in range(12):
+        assert _assert_attributed(native, page, first)
+    assert posts_module._attributed_agrees()
+    tree = LexborHTMLParser(page)
+    read = native.attributed_elements(tree.root, len(tree.css("*")), 0, ("href", "data-timestamp"))
+    assert (
+        read is not None and {"href": "/u/1"} in read.values() and {"data-timestamp": None} in read.values()
+    )
+    _assert_rejects(
+        native.attributed_elements,
+        [
+            ((tree.root, 5, 0, ["href"]), TypeError),
+            ((tree.root, 5, 0, (1,)), TypeError),
+            ((tree.root, 5, 0, ("a",) * 33), ValueError),
+            (("<p>", 5, 0, ("a",)), TypeError),
+        ],
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_attributed_elements_match_node_attributes_on_random_sources(rng: random.Random) -> None:
+    extra = rng.choice(
+        (
+            "<a href=/u/x title=2020-01-01>x</a>",
+            "<time datetime>y</time><b rel=author itemprop=''>z</b>",
+            "<svg><a xlink:href=#q title=t>w</a></svg>",
+        )
+    )
+    _assert_attributed(_compiled(), _random_source(rng) + extra, rng.randrange(0, 40))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["scrapinghub", "readability"])
+def test_attributed_elements_on_every_dataset_page(
+    native: ModuleType, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel answers on every page and agrees with `node.attributes`; and the thread finder's
+    anchors are the same by the kernel and by the query it replaces (which finds also elements
+    matched by a namespaced attribute alone, and no `href` off a link)."""
+    for html in _dataset_pages(name):
+        assert _assert_attributed(native, html, 0)
+        doc = parse(html)
+        after = int(doc.tokens.kind.shape[0]) // 2
+        with_kernel = posts_module._Page(doc, after)
+        with_query = posts_module._Page.__new__(posts_module._Page)
+        with_query.doc, with_query.first = doc, with_kernel.first
+        expected = with_kernel._attribute_anchors()
+        with monkeypatch.context() as patched:
+            patched.setattr(posts_module, "native", None)
+            assert with_query._attribute_anchors() == expected
 
 
 def _assert_early_read(native: ModuleType, html: str) -> bool:
