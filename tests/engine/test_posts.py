@@ -14,6 +14,7 @@ from readerproxy.engine.views.posts import (
     DATE_TEXT,
     PROFILE_URL,
     find_thread,
+    profile_url,
     reads_as_date,
 )
 from readerproxy.engine.views.thread import ENGINES, read_thread
@@ -114,6 +115,18 @@ def test_profile_urls_and_date_texts() -> None:
         assert PROFILE_URL.search(url), url
     for url in ("/t/123/topic", "/viewforum.php?id=4", "/discussion/88/best-way"):
         assert not PROFILE_URL.search(url), url
+
+
+def test_profile_url_answers_as_the_pattern_in_any_case() -> None:
+    """`profile_url` (the pattern without `re.I` on an ASCII address in lower case) answers as
+    `PROFILE_URL` does, ASCII case aside, and searches a non-ASCII address with `re.I`'s own
+    folding (the long s matches "s", the Kelvin sign "k")."""
+    urls = ["/u/ana", "/Members/Ana.12/", "/PROFILE/x", "/@Ana?x=1", "/~ana/", "/USER?ID=7", "/t/123/topic"]
+    urls += ["Memberlist.PHP?u=2", "/news/user", "/a/b?uid=", "/UſERS/ana", "/\u212aarl", "/users/Zoë"]
+    for url in urls:
+        for variant in (url, url.upper(), url.lower(), url.title()):
+            assert profile_url(variant) == (PROFILE_URL.search(variant) is not None), variant
+    assert profile_url("/uſer/ana") and profile_url("/USERS/ANA") and not profile_url("/uses/ana")
     for text in (
         "3 hours ago",
         "March 5, 2024",

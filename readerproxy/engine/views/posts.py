@@ -115,6 +115,8 @@ PROFILE_URL = re.compile(
     r"|(?:" + literal_trie("member profile memberlist user".split()) + r")\.php)",
     re.I,
 )
+#: `PROFILE_URL` without `re.I`, for an ASCII address in lower case (`profile_url`).
+_PROFILE_URL_LOWER = re.compile(PROFILE_URL.pattern)
 #: Class names, `itemprop` or `rel` values of an element holding an author's name.
 AUTHOR_HINT = re.compile(
     r"(?:^|[\s_-])(?:author|username|user-?name|poster|postauthor|nick(?:name)?|member-?name|"
@@ -170,6 +172,7 @@ DATE_TEXT = re.compile(
     re.I,
 )
 _TIME_ATTRIBUTES = ("datetime", "data-time", "data-timestamp", "data-datetime", "data-date")
+_TIME_NAMES = frozenset(_TIME_ATTRIBUTES)
 #: The elements whose attributes `_Page._attribute_anchors` reads: those carrying one of them.
 _ANCHOR_ATTRIBUTES = ", ".join(
     [*(f"[{name}]" for name in _TIME_ATTRIBUTES), "[title]", "a[href]", "[itemprop]", "[rel]"]
@@ -213,6 +216,16 @@ def reads_as_date(text: str) -> bool:
         if not any(word in lowered for word in _DATE_WORDS):
             return False
     return DATE_TEXT.search(text) is not None
+
+
+def profile_url(href: str) -> bool:
+    """`PROFILE_URL.search(href)`: for an ASCII address, the pattern without `re.I` on its lower
+    case (for speed: 2.5 -> 1.4 us a link on `server_load.py`'s page; the same answer, as the
+    pattern's letters are all lower case and none of its classes tells case apart). A non-ASCII
+    address is searched as it is: `re.I` folds "ſ" to "s" and the Kelvin sign to "k"."""
+    if href.isascii():
+        return _PROFILE_URL_LOWER.search(href.lower()) is not None
+    return PROFILE_URL.search(href) is not None
 
 
 def author_hinted(value: str) -> bool:
@@ -360,10 +373,10 @@ class _Page:
                 if (c := classes[element]) and hint[c]:
                     hinted.append(element)
                 continue
-            if any(key in attrs for key in _TIME_ATTRIBUTES) or _ISO_DAY.match(attrs.get("title") or ""):
+            if not _TIME_NAMES.isdisjoint(attrs) or _ISO_DAY.match(attrs.get("title") or ""):
                 machine.add(element)
             tag = tags[element]
-            if tag == "a" and PROFILE_URL.search(attrs.get("href") or ""):
+            if tag == "a" and profile_url(attrs.get("href") or ""):
                 profiles.append(element)
             elif ((c := classes[element]) and hint[c]) or (
                 tag in _NAME_TAGS
