@@ -11,7 +11,8 @@ for `inherit` and `word_counts`, `learn.blocks._character_counts`, `_containing`
 `structure_columns`, `context_features` for `context_columns`, and the page kind's
 `pagewords._add_words`, `pagekind.class_word_counts`' `str.count` and `pagekind.count_prices` for
 `word_buckets`, `count_parts` and `count_prices`; `parse.clean`'s query `_HIDDEN_OR_SCREEN_READER` for
-`hidden_candidates` and `_tags_in_source` with `str.count` for `source_tags`. The walk calls Lexbor's functions
+`hidden_candidates`, `node.attributes` (`views.posts.attributed_reference`) for
+`attributed_elements`, and `_tags_in_source` with `str.count` for `source_tags`. The walk calls Lexbor's functions
 inside selectolax's module, so `parse.scan._walk_setup` turns it on only after it read a page of its
 own exactly as the scan does (else `parse` serialises and scans). Every module that uses a kernel imports `native` from here, so a
 test can switch one module back to its reference (`monkeypatch.setattr(module, "native", None)`).

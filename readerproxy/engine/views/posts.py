@@ -55,12 +55,16 @@ from bisect import bisect_left
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from statistics import median
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..._speedups import native
 from ..kind.readability_rules import literal_trie
 from ..parse.document import TEXT, Document, indices_of, token_word_counts
+
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborNode
 
 #: Fewer posts than this with an author and a time, and the page holds no thread found by structure.
 MIN_POSTS = 2
@@ -360,10 +364,10 @@ class _Page:
         machine: set[int] = set()
         profiles: list[int] = []
         hinted: list[int] = []
-        # For speed, only the elements that carry one of the attributes read here (one Lexbor query,
-        # `_ANCHOR_ATTRIBUTES`) build their attribute dicts; the others can only be hinted by their
-        # class, read from the parse, and each distinct class value is searched once: on
-        # `server_load.py`'s page (726 elements after the article) 2.6 -> 1.0 ms.
+        # For speed, only the elements that carry one of the attributes read here (`_attributed`)
+        # have their attributes read; the others can only be hinted by their class, read from the
+        # parse, and each distinct class value is searched once: on `server_load.py`'s page (726
+        # elements after the article) 2.6 -> 1.0 ms.
         first = self.first
         hint = {c: author_hinted(c) for c in set(classes[first:]) if c}
         attributed = _attributed(doc, first)
@@ -429,7 +433,8 @@ class _Page:
 def _attributed(doc: Document, first: int) -> dict[int, dict[str, str | None]]:
     """The elements from index `first` on that `_ANCHOR_ATTRIBUTES` matches, by index, each with its
     attributes (at least those of `_ANCHOR_NAMES` it has). Chosen for speed: the C kernel
-    (`_native.attributed_elements`, 0.5 -> 0.05 ms on `server_load.py`'s page) gives also an
+    (`_native.attributed_elements`: `find_thread` on `server_load.py`'s page 4.07 -> 3.41 ms, the
+    query and its node-to-index dict 0.68 ms of it, the kernel 0.06-0.19) gives also an
     element other than a link with an `href`, and not one matched by a namespaced attribute alone
     (`xlink:href`, whose dict holds the name with its prefix); `_attribute_anchors` reads neither
     but for its class, as it reads an element without those attributes."""
@@ -457,7 +462,7 @@ _ATTRIBUTED_CHECK_PAGE = (
 
 
 def attributed_reference(
-    elements: list, first: int, names: tuple[str, ...]
+    elements: list[LexborNode], first: int, names: tuple[str, ...]
 ) -> dict[int, dict[str, str | None]]:
     """What `_native.attributed_elements` gives, read from `node.attributes` of every element."""
     found: dict[int, dict[str, str | None]] = {}
@@ -920,7 +925,9 @@ def _read_once(
 ) -> _Reading | None:
     """`_read_group`, read once per set of members: shapes that name the same elements (a comment's
     `li#comment-#` and `li.comment`) read alike but for the shape (for speed: four such groups took
-    2 ms of the 7.7 ms on `server_load.py`'s page). Each reading has lists of its own."""
+    2 ms of the 7.7 ms on `server_load.py`'s page). Each reading has its own list of members and
+    reads its posts' parts itself; the anchors it reads them from (`found`) are shared, and never
+    changed."""
     key = tuple(members)
     if key not in read:
         read[key] = _read_group(page, shape, members)
