@@ -290,6 +290,31 @@ def test_section_features_place_blocks_after_related_and_comment_headings() -> N
         assert (blocks.features[:, FEATURES.index(name)] == -1).all()
 
 
+def test_related_headings_in_other_languages() -> None:
+    """`RELATED_HEADING` reads the "more from" and "most read" titles of German, Polish, French,
+    Dutch and Italian news sites, and no title of the story's own sections."""
+    from readerproxy.engine.learn.blocks import RELATED_HEADING
+
+    for title in (
+        "Schon gelesen?",
+        "Auch interessant",
+        "Das könnte Dich auch interessieren …",
+        "Meistgelesen in der Rubrik",
+        "Mehr aus der Sendung",
+        "Weitere Beiträge zum Thema",
+        "Ähnliche Beiträge",
+        "Empfohlene Artikel",
+        "Czytaj też",
+        "Zobacz także",
+        "Voir aussi",
+        "Lees ook",
+        "Leggi anche",
+    ):
+        assert RELATED_HEADING.search(title), title
+    for title in ("Weitere Informationen", "Die Brücke über den Rhein", "Mehrere Verletzte", "Kontakt"):
+        assert not RELATED_HEADING.search(title), title
+
+
 def test_comment_section_is_cut_on_article_pages_only() -> None:
     doc, blocks = _blocks(SECTIONS_PAGE)
     texts = block_texts(doc, blocks)
