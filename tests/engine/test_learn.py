@@ -304,6 +304,8 @@ def test_related_headings_in_other_languages() -> None:
         "Weitere Beiträge zum Thema",
         "Ähnliche Beiträge",
         "Empfohlene Artikel",
+        "Die Redaktion empfiehlt",
+        "Beitrags-Navigation",
         "Czytaj też",
         "Zobacz także",
         "Voir aussi",
