@@ -27,6 +27,7 @@ from readerproxy.engine.extractors.learned.rules import (
     GALLERY_LEVELS,
     choice_blocks,
     comment_section,
+    credit_lines,
     data_tables,
     embedded_posts,
     filter_panels,
@@ -1185,7 +1186,7 @@ def test_the_rule_table_is_what_runs(
 
 def test_every_rule_has_a_parameter_an_off_value_and_known_conditions() -> None:
     fields = {f.name: f for f in dataclasses.fields(LearnedParams)}
-    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 24
+    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 25
     assert len({rule.parameter for rule in POST_RULES}) == len(POST_RULES)
     for rule in POST_RULES:
         assert rule.parameter in fields and rule.active(LearnedParams()), rule.name
@@ -1330,6 +1331,31 @@ def test_orphan_headings_are_headings_at_the_end_that_head_nothing_kept() -> Non
     # Nothing kept, nothing found.
     doc, blocks = _blocks(_tail_page())
     assert not orphan_headings(doc, blocks, np.zeros(len(blocks.elements), dtype=bool)).any()
+
+
+CREDITS_PAGE = f"""<html><body><article><h1>The river and its bridges</h1>
+<figure><img src="/a.jpg" alt=""><figcaption>The old bridge at dawn, seen from the east bank</figcaption>
+<p class="image-copyright">Foto: Getty Images</p></figure>
+<p>{ARTICLE[:900]}</p><div class="credit"><p>Bild: Jahr Media</p></div>
+<p class="photo-Credits">{ARTICLE[900:]}</p><p id="copyright">© 2020 The River Trust</p></article></body></html>"""
+
+
+def test_credit_lines_are_short_blocks_a_credit_class_names() -> None:
+    doc, blocks = _blocks(CREDITS_PAGE)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    keep = np.array([bool(text) for text in texts])
+    found = [text for text, cut in zip(texts, credit_lines(doc, blocks, keep), strict=True) if cut]
+    # The credit by its own class, by its parent's, by an id; the caption stays, and so does a
+    # paragraph of prose whatever its class says (more than eight words).
+    assert found == ["Foto: Getty Images", "Bild: Jahr Media", "© 2020 The River Trust"]
+    assert not credit_lines(doc, blocks, np.zeros(len(keep), dtype=bool)).any()
+
+
+def test_credit_lines_through_auto_and_off() -> None:
+    text = extract(CREDITS_PAGE, algorithm="learned", **EVERY_BLOCK).text
+    assert "Getty Images" not in text and "Jahr Media" not in text and "seen from the east bank" in text
+    off = extract(CREDITS_PAGE, algorithm="learned", cut_credits="false", **EVERY_BLOCK).text
+    assert "Getty Images" in off and "Jahr Media" in off
 
 
 def test_orphan_headings_through_auto_and_off() -> None:

@@ -19,6 +19,7 @@ from .rules import (
     after_related_heading,
     choice_blocks,
     comment_section,
+    credit_lines,
     embedded_posts,
     filter_panels,
     gallery_section,
@@ -366,6 +367,15 @@ POST_RULES: tuple[PostRule, ...] = (
         effect="drop",
         blocks=lambda page, keep, _: orphan_headings(page.doc, page.blocks, keep),
         does="a heading whose section keeps nothing after it (what it introduced was dropped) is dropped",
+    ),
+    PostRule(
+        name="credits",
+        when=(),
+        parameter="cut_credits",
+        off=False,
+        effect="drop",
+        blocks=lambda page, keep, _: credit_lines(page.doc, page.blocks, keep),
+        does="a short block whose class or id (or its parent's) names a photo credit or copyright is dropped",
     ),
     PostRule(
         name="short_page",
