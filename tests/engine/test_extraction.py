@@ -117,6 +117,7 @@ CHOICES["learned"] = CHOICES["auto"] = {
     "cut_thread_outside": ("maybe", ["1", "false", True]),
     "cut_orphan_headings": ("maybe", ["1", "false", True]),
     "cut_credits": ("maybe", ["1", "false", True]),
+    "cut_promos": ("maybe", ["1", "false", True]),
     "keep_thread_posts": ("maybe", ["1", "false", True]),
 }
 PATH_PARAMETERS = {"learned": {"model"}, "auto": {"model"}}
@@ -235,6 +236,7 @@ def test_choices_are_checked(algorithm: str, name: str) -> None:
             "cut_thread_outside",
             "cut_orphan_headings",
             "cut_credits",
+            "cut_promos",
             "keep_thread_posts",
         )
     ):

@@ -35,6 +35,7 @@ from readerproxy.engine.extractors.learned.rules import (
     link_runs,
     orphan_headings,
     other_articles,
+    promo_lines,
     prose_lists,
     repeated_blocks,
     repeated_captions,
@@ -1186,7 +1187,7 @@ def test_the_rule_table_is_what_runs(
 
 def test_every_rule_has_a_parameter_an_off_value_and_known_conditions() -> None:
     fields = {f.name: f for f in dataclasses.fields(LearnedParams)}
-    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 25
+    assert len({rule.name for rule in POST_RULES}) == len(POST_RULES) == 26
     assert len({rule.parameter for rule in POST_RULES}) == len(POST_RULES)
     for rule in POST_RULES:
         assert rule.parameter in fields and rule.active(LearnedParams()), rule.name
@@ -1358,8 +1359,34 @@ def test_credit_lines_through_auto_and_off() -> None:
     assert "Getty Images" in off and "Jahr Media" in off
 
 
+PROMOS_PAGE = f"""<html><body><article><h1>The river and its bridges</h1><p>{ARTICLE[:900]}</p>
+<div class="related-posts"><p><a href="/a">The lake and its islands</a></p>
+<p><a href="/b">Ten walks along the old canal</a></p></div><div id="promo"><p>Subscribe for two euros</p></div>
+<div class="teaser-wrap"><p>{ARTICLE[900:]}</p></div></article></body></html>"""
+
+
+def test_promo_lines_are_short_blocks_a_box_of_other_pages_names() -> None:
+    doc, blocks = _blocks(PROMOS_PAGE)
+    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
+    keep = np.array([bool(text) for text in texts])
+    found = [text for text, cut in zip(texts, promo_lines(doc, blocks, keep), strict=True) if cut]
+    # The headlines in a related box (its class on their parent), the promotion by its id; the
+    # story's paragraph in a "teaser" wrapper stays (more than eight words).
+    assert found == ["The lake and its islands", "Ten walks along the old canal", "Subscribe for two euros"]
+
+
+def test_promo_lines_through_auto_and_off() -> None:
+    text = extract(PROMOS_PAGE, algorithm="learned", **EVERY_BLOCK).text
+    assert "islands" not in text and "Subscribe" not in text and "Sentence 10" in text
+    off = extract(PROMOS_PAGE, algorithm="learned", cut_promos="false", **EVERY_BLOCK).text
+    assert "islands" in off and "Subscribe" in off
+
+
 def test_orphan_headings_through_auto_and_off() -> None:
     page = _tail_page()
     assert "Ähnliche Beiträge" not in extract(page, algorithm="learned", **EVERY_BLOCK).text
-    off = extract(page, algorithm="learned", cut_orphan_headings="false", **EVERY_BLOCK).text
+    # The related box's class names it too (`promos`): that rule off as well, to see this one's.
+    off = extract(
+        page, algorithm="learned", cut_orphan_headings="false", cut_promos="false", **EVERY_BLOCK
+    ).text
     assert "Ähnliche Beiträge" in off and "Where it ends" in off

@@ -64,6 +64,7 @@ class LearnedParams:
     cut_thread_outside: bool = True  # on such a thread, drop what follows the first post outside every post
     cut_orphan_headings: bool = True  # drop a heading whose section keeps nothing after it
     cut_credits: bool = True  # drop a short block whose class or id (or its parent's) names a credit
+    cut_promos: bool = True  # drop a short block whose class or id (or its parent's) names a teaser box
     short_page_chars: int = MIN_CHARS  # a page with less text than this is kept whole
     link_run_blocks: int = (
         LINK_RUN_BLOCKS  # on an article, runs of this many short links are dropped (0: off)

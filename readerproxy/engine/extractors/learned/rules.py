@@ -167,31 +167,50 @@ def orphan_headings(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.nda
 #: A class or id naming a photo credit or a copyright line ("image-copyright", "credits",
 #: "copyright-note", "ArticleAlignedImage_CopyRight"), ASCII case aside.
 CREDIT_CLASS = re.compile(r"credit|copyright", re.IGNORECASE)
-#: Kept blocks of more words are never read as a credit line.
-CREDIT_MAX_WORDS = 8
+#: A class or id naming a box of other pages: related stories, teasers, promotions,
+#: recommendations ("related-posts", "teaser-box", "promo", "recommended"), ASCII case aside.
+PROMO_CLASS = re.compile(r"related|teaser|promo|recommend", re.IGNORECASE)
+#: Kept blocks of more words are never read as a credit line or a box's label.
+NAMED_MAX_WORDS = 8
 
 
 def credit_lines(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
-    """Per block, whether it is a kept block of at most `CREDIT_MAX_WORDS` words whose element or
+    """Per block, whether it is a kept block of at most `NAMED_MAX_WORDS` words whose element or
     its parent has a class or id naming a credit or a copyright line (`CREDIT_CLASS`): "Foto:
     Getty Images" under a picture, "© Bundesregierung/Steffen Kugler", "Bild: Jahr Media".
     The class names are the template's, in English on sites of any language; a reader shows the
     picture's caption, not whom its rights belong to. Measured (docs/rules.md, `credits`):
     older-dev false positives 196 -> 191 out of fold, the other sets equal or higher."""
+    return _short_and_named(doc, blocks, keep, CREDIT_CLASS)
+
+
+def promo_lines(doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray) -> np.ndarray:
+    """Per block, whether it is a kept block of at most `NAMED_MAX_WORDS` words whose element or
+    its parent has a class or id naming a box of other pages (`PROMO_CLASS`): a teaser's title, a
+    related story's headline, a promotion's line, which the trees keep when the box sits inside
+    the article's container. Longer blocks there (an excerpt, a paragraph of the story in a
+    "related-content" wrapper) stay. Measured (docs/rules.md, `promos`): older-dev false
+    positives 191 -> 187 out of fold, the other sets and every wcxb-dev type equal or higher."""
+    return _short_and_named(doc, blocks, keep, PROMO_CLASS)
+
+
+def _short_and_named(
+    doc: Document, blocks: learn_blocks.PageBlocks, keep: np.ndarray, names: re.Pattern[str]
+) -> np.ndarray:
+    """Per block, whether it is kept, of at most `NAMED_MAX_WORDS` words, and its element or its
+    parent has a class or id that `names` finds."""
     found = np.zeros(len(keep), dtype=bool)
-    short = np.flatnonzero(keep & (blocks.own_words <= CREDIT_MAX_WORDS))
+    short = np.flatnonzero(keep & (blocks.own_words <= NAMED_MAX_WORDS))
     if not len(short):
         return found
 
-    def names_credit(element: int) -> bool:
-        return any(
-            value and CREDIT_CLASS.search(value) for value in (doc.classes[element], doc.ident[element])
-        )
+    def named(element: int) -> bool:
+        return any(value and names.search(value) for value in (doc.classes[element], doc.ident[element]))
 
     for block in short.tolist():
         element = int(blocks.elements[block])
         parent = int(doc.parent[element])
-        found[block] = names_credit(element) or (parent >= 0 and names_credit(parent))
+        found[block] = named(element) or (parent >= 0 and named(parent))
     return found
 
 

@@ -27,6 +27,7 @@ from .rules import (
     listing_cards,
     orphan_headings,
     other_articles,
+    promo_lines,
     repeated_blocks,
     repeated_captions,
     review_section,
@@ -376,6 +377,15 @@ POST_RULES: tuple[PostRule, ...] = (
         effect="drop",
         blocks=lambda page, keep, _: credit_lines(page.doc, page.blocks, keep),
         does="a short block whose class or id (or its parent's) names a photo credit or copyright is dropped",
+    ),
+    PostRule(
+        name="promos",
+        when=(),
+        parameter="cut_promos",
+        off=False,
+        effect="drop",
+        blocks=lambda page, keep, _: promo_lines(page.doc, page.blocks, keep),
+        does="a short block whose class or id (or its parent's) names a related, teaser or promotion box is dropped",
     ),
     PostRule(
         name="short_page",
