@@ -2369,6 +2369,20 @@ static LxbNode *lexbor_node(PyObject *node) {
     return pointer;
 }
 
+/* The Lexbor node a kernel reads its tree from, `node` (a selectolax LexborNode): 1 with *root set; 0 where the
+ * kernel declines (Lexbor's functions not set up, a node without an address); -1 with an error set (`node` is no
+ * LexborNode, named by `kernel` in the TypeError). */
+static int kernel_root(PyObject *node, const char *kernel, LxbNode **root) {
+    if (!lxb.ready) return 0;
+    if (!PyObject_TypeCheck(node, (PyTypeObject *)lexbor_node_type)) {
+        PyErr_Format(PyExc_TypeError, "%s: root must be a selectolax LexborNode", kernel);
+        return -1;
+    }
+    *root = lexbor_node(node);
+    if (*root == NULL) return PyErr_Occurred() ? -1 : 0;
+    return 1;
+}
+
 /* walk(root, n_elements, void_tags) -> tuple | None
  *     What scan(tree.html, n_elements, void_tags) gives, read from the tree whose <html> element is `root`
  *     (a LexborNode, which keeps its tree alive: never a bare address). None where the walk
@@ -2383,13 +2397,9 @@ static PyObject *native_walk(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "walk: void_tags must be a set or frozenset");
         return NULL;
     }
-    if (!lxb.ready) Py_RETURN_NONE;
-    if (!PyObject_TypeCheck(root_node, (PyTypeObject *)lexbor_node_type)) {
-        PyErr_SetString(PyExc_TypeError, "walk: root must be a selectolax LexborNode");
-        return NULL;
-    }
-    LxbNode *root = lexbor_node(root_node);
-    if (root == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    LxbNode *root = NULL;
+    int got_root = kernel_root(root_node, "walk", &root);
+    if (got_root <= 0) return got_root < 0 ? NULL : Py_NewRef(Py_None);
     /* The document the text copies are given back to: the top of root's ancestors (a detached node has none). */
     LxbNode *document = root;
     for (LxbNode *above = lxb.parent(root); above != NULL; above = lxb.parent(above)) document = above;
@@ -2643,13 +2653,9 @@ static PyObject *native_hidden_candidates(PyObject *module, PyObject *args) {
     PyObject *root_node;
     Py_ssize_t n_elements;
     if (!PyArg_ParseTuple(args, "On:hidden_candidates", &root_node, &n_elements)) return NULL;
-    if (!lxb.ready) Py_RETURN_NONE;
-    if (!PyObject_TypeCheck(root_node, (PyTypeObject *)lexbor_node_type)) {
-        PyErr_SetString(PyExc_TypeError, "hidden_candidates: root must be a selectolax LexborNode");
-        return NULL;
-    }
-    LxbNode *root = lexbor_node(root_node);
-    if (root == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    LxbNode *root = NULL;
+    int got_root = kernel_root(root_node, "hidden_candidates", &root);
+    if (got_root <= 0) return got_root < 0 ? NULL : Py_NewRef(Py_None);
     if (lxb.type(root) != LXB_ELEMENT || n_elements <= 0 || n_elements > INT32_MAX) Py_RETURN_NONE;
     PyObject *indices = PyList_New(0), *ends = PyList_New(0), *controls = PyList_New(0), *result = NULL;
     /* per open element: its index, and where in `ends` its entry is (-1: not a candidate) */
@@ -2790,13 +2796,9 @@ static PyObject *native_attributed_elements(PyObject *module, PyObject *args) {
         name_data[i] = PyUnicode_AsUTF8AndSize(name, &name_size[i]);
         if (name_data[i] == NULL) return NULL;
     }
-    if (!lxb.ready) Py_RETURN_NONE;
-    if (!PyObject_TypeCheck(root_node, (PyTypeObject *)lexbor_node_type)) {
-        PyErr_SetString(PyExc_TypeError, "attributed_elements: root must be a selectolax LexborNode");
-        return NULL;
-    }
-    LxbNode *root = lexbor_node(root_node);
-    if (root == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    LxbNode *root = NULL;
+    int got_root = kernel_root(root_node, "attributed_elements", &root);
+    if (got_root <= 0) return got_root < 0 ? NULL : Py_NewRef(Py_None);
     if (lxb.type(root) != LXB_ELEMENT || n_elements <= 0) Py_RETURN_NONE;
     PyObject *found = PyDict_New(), *result = NULL;
     if (found == NULL) return NULL;
@@ -2948,13 +2950,9 @@ static int removed_name(const unsigned char *name, size_t size) {
 static PyObject *native_early_read(PyObject *module, PyObject *args) {
     PyObject *root_node;
     if (!PyArg_ParseTuple(args, "O:early_read", &root_node)) return NULL;
-    if (!lxb.ready) Py_RETURN_NONE;
-    if (!PyObject_TypeCheck(root_node, (PyTypeObject *)lexbor_node_type)) {
-        PyErr_SetString(PyExc_TypeError, "early_read: root must be a selectolax LexborNode");
-        return NULL;
-    }
-    LxbNode *root = lexbor_node(root_node);
-    if (root == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    LxbNode *root = NULL;
+    int got_root = kernel_root(root_node, "early_read", &root);
+    if (got_root <= 0) return got_root < 0 ? NULL : Py_NewRef(Py_None);
     LxbNode *document = root;
     for (LxbNode *above = lxb.parent(root); above != NULL; above = lxb.parent(above)) document = above;
     if (lxb.type(document) != LXB_DOCUMENT || lxb.type(root) != LXB_ELEMENT) Py_RETURN_NONE;
