@@ -53,6 +53,10 @@
  *     query clean._BEFORE_CLEANING (the title's text, JSON-LD and print stylesheet texts, any <noscript>),
  *     read from Lexbor's tree without the query (its comment below). Reference: the query.
  *
+ * attributed_elements(root, n_elements, first, names) -> dict | None: the elements from index `first` on that
+ *     carry one of the attributes named, with those attributes (views.posts._attributed; its comment below).
+ *     Reference: `node.attributes` of every element (views.posts.attributed_reference).
+ *
  * tree_leaves(x, feature, threshold, child, value, roots, max_depth) -> bytearray
  *     For every row of x (float64, rows x features, C order) and every tree, the value of the leaf
  *     reached: float64, rows x trees, row-major. The reference is the numpy walk of

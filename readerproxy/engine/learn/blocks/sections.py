@@ -55,7 +55,7 @@ RELATED_HEADING = re.compile(
     r"lesen sie auch|mehr zum thema|à lire aussi|lire aussi|sur le même sujet|leia também|você pode gostar|"
     r"te puede interesar|relacionad[oa]s|potrebbe interessarti|correlati|gerelateerd|czytaj także|"
     r"schon gelesen|auch interessant|könnte (?:dich|sie|ihnen) (?:auch |ebenfalls )?interessieren|"
-    r"weitere (?:artikel|beiträge|themen|nachrichten|meldungen|links|tipps|\w*tipps)|mehr (?:aus|von)|"
+    r"weitere (?:artikel|beiträge|themen|nachrichten|meldungen|links|\w*tipps)|mehr (?:aus|von)|"
     r"ähnliche (?:artikel|beiträge|themen)|empfohlene (?:artikel|beiträge)|empfehlungen|redaktion empfiehlt|"
     r"beitrags-?navigation|post navigation|"
     r"meist(?:gelesen|geklickt|diskutiert)\w*|neueste (?:artikel|beiträge|nachrichten)|zum weiterlesen|"
