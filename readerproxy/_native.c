@@ -2373,6 +2373,23 @@ static LxbNode *lexbor_node(PyObject *node) {
     return pointer;
 }
 
+/* One step out of *node in document order, for the walks below once a node's children are done: 0 with *node its
+ * next sibling; 1 with *node its parent, whose subtree the step leaves (the caller closes it and steps again); 2 with
+ * *node NULL when it was `root` (the walk is over); -1 when it has no parent but is not `root` (the walk declines). */
+static int step_out(LxbNode **node, LxbNode *root) {
+    if (*node == root) {
+        *node = NULL;
+        return 2;
+    }
+    LxbNode *sibling = lxb.next(*node);
+    if (sibling != NULL) {
+        *node = sibling;
+        return 0;
+    }
+    *node = lxb.parent(*node);
+    return *node == NULL ? -1 : 1;
+}
+
 /* The Lexbor node a kernel reads its tree from, `node` (a selectolax LexborNode): 1 with *root set; 0 where the
  * kernel declines (Lexbor's functions not set up, a node without an address); -1 with an error set (`node` is no
  * LexborNode, named by `kernel` in the TypeError). */
@@ -2517,11 +2534,11 @@ static PyObject *native_walk(PyObject *module, PyObject *args) {
                 anchors -= anchor;
                 end[k] = (int32_t)(w.sc.n_tokens - 1);
             }
-            if (node == root) { node = NULL; break; }
-            LxbNode *sibling = lxb.next(node);
-            if (sibling != NULL) { node = sibling; break; }
-            node = lxb.parent(node);
-            if (node == NULL) { status = 1; break; }
+            int step = step_out(&node, root);
+            if (step != 1) {
+                if (step < 0) status = 1;
+                break;
+            }
             type = LXB_ELEMENT; /* a parent left after its last child */
             descend = 1;
         }
@@ -2744,11 +2761,11 @@ static PyObject *native_hidden_candidates(PyObject *module, PyObject *args) {
         }
         /* Leave the elements this node ends, then go on with the next sibling. */
         for (;;) {
-            if (node == root) { node = NULL; break; }
-            LxbNode *sibling = lxb.next(node);
-            if (sibling != NULL) { node = sibling; break; }
-            node = lxb.parent(node);
-            if (node == NULL || depth == 0) { status = 1; break; }
+            int step = step_out(&node, root);
+            if (step != 1 || depth == 0) {
+                if (step != 0 && step != 2) status = 1;
+                break;
+            }
             depth--;
             if (open[2 * depth + 1] >= 0) {
                 PyObject *end = PyLong_FromSsize_t(next_element);
@@ -2860,11 +2877,11 @@ static PyObject *native_attributed_elements(PyObject *module, PyObject *args) {
             break;
         }
         for (;;) { /* leave the elements this node ends, then go on with the next sibling */
-            if (node == root) { node = NULL; break; }
-            LxbNode *sibling = lxb.next(node);
-            if (sibling != NULL) { node = sibling; break; }
-            node = lxb.parent(node);
-            if (node == NULL || depth == 0) { status = 1; break; }
+            int step = step_out(&node, root);
+            if (step != 1 || depth == 0) {
+                if (step != 0 && step != 2) status = 1;
+                break;
+            }
             depth--;
         }
     }
@@ -3027,11 +3044,11 @@ static PyObject *native_early_read(PyObject *module, PyObject *args) {
         }
         for (;;) { /* leave the nodes this one ends, innermost first */
             if (node == removed) removed = NULL;
-            if (node == root) { node = NULL; break; }
-            LxbNode *sibling = lxb.next(node);
-            if (sibling != NULL) { node = sibling; break; }
-            node = lxb.parent(node);
-            if (node == NULL) { status = 1; break; }
+            int step = step_out(&node, root);
+            if (step != 1) {
+                if (step < 0) status = 1;
+                break;
+            }
         }
     }
     if (status < 0) goto done;
