@@ -1350,6 +1350,11 @@ def test_credit_lines_are_short_blocks_a_credit_class_names() -> None:
     # paragraph of prose whatever its class says (more than eight words).
     assert found == ["Foto: Getty Images", "Bild: Jahr Media", "© 2020 The River Trust"]
     assert not credit_lines(doc, blocks, np.zeros(len(keep), dtype=bool)).any()
+    # Named only on the long paragraph: no short block is a credit (the one search over the short
+    # blocks' names finds nothing).
+    unnamed = CREDITS_PAGE.replace(' class="image-copyright"', "").replace(' class="credit"', "")
+    doc, blocks = _blocks(unnamed.replace(' id="copyright"', ""))
+    assert not credit_lines(doc, blocks, np.ones(len(blocks.elements), dtype=bool)).any()
 
 
 def test_credit_lines_through_auto_and_off() -> None:

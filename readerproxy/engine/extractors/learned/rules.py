@@ -203,6 +203,14 @@ def _short_and_named(
     short = np.flatnonzero(keep & (blocks.own_words <= NAMED_MAX_WORDS))
     if not len(short):
         return found
+    # For speed, one search over every name the short blocks and their parents carry: on most
+    # pages none matches, and no block needs a search of its own.
+    elements = blocks.elements[short]
+    parents = doc.parent[elements]
+    candidates = [*elements.tolist(), *parents[parents >= 0].tolist()]
+    values = [*map(doc.classes.__getitem__, candidates), *map(doc.ident.__getitem__, candidates)]
+    if not names.search("\n".join(filter(None, values))):
+        return found
 
     def named(element: int) -> bool:
         return any(value and names.search(value) for value in (doc.classes[element], doc.ident[element]))
