@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -1341,15 +1342,21 @@ CREDITS_PAGE = f"""<html><body><article><h1>The river and its bridges</h1>
 <p class="photo-Credits">{ARTICLE[900:]}</p><p id="copyright">© 2020 The River Trust</p></article></body></html>"""
 
 
-def test_credit_lines_are_short_blocks_a_credit_class_names() -> None:
-    doc, blocks = _blocks(CREDITS_PAGE)
+def _texts_cut(page: str, rule: Callable[..., np.ndarray]) -> list[str]:
+    """The texts of the blocks a post-rule finds on `page` when every block with text is kept."""
+    doc, blocks = _blocks(page)
     texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
     keep = np.array([bool(text) for text in texts])
-    found = [text for text, cut in zip(texts, credit_lines(doc, blocks, keep), strict=True) if cut]
+    return [text for text, cut in zip(texts, rule(doc, blocks, keep), strict=True) if cut]
+
+
+def test_credit_lines_are_short_blocks_a_credit_class_names() -> None:
+    found = _texts_cut(CREDITS_PAGE, credit_lines)
     # The credit by its own class, by its parent's, by an id; the caption stays, and so does a
     # paragraph of prose whatever its class says (more than eight words).
     assert found == ["Foto: Getty Images", "Bild: Jahr Media", "© 2020 The River Trust"]
-    assert not credit_lines(doc, blocks, np.zeros(len(keep), dtype=bool)).any()
+    doc, blocks = _blocks(CREDITS_PAGE)
+    assert not credit_lines(doc, blocks, np.zeros(len(blocks.elements), dtype=bool)).any()
     # Named only on the long paragraph: no short block is a credit (the one search over the short
     # blocks' names finds nothing).
     unnamed = CREDITS_PAGE.replace(' class="image-copyright"', "").replace(' class="credit"', "")
@@ -1371,10 +1378,7 @@ PROMOS_PAGE = f"""<html><body><article><h1>The river and its bridges</h1><p>{ART
 
 
 def test_promo_lines_are_short_blocks_a_box_of_other_pages_names() -> None:
-    doc, blocks = _blocks(PROMOS_PAGE)
-    texts = [" ".join(text.split()) for text in block_texts(doc, blocks)]
-    keep = np.array([bool(text) for text in texts])
-    found = [text for text, cut in zip(texts, promo_lines(doc, blocks, keep), strict=True) if cut]
+    found = _texts_cut(PROMOS_PAGE, promo_lines)
     # The headlines in a related box (its class on their parent), the promotion by its id; the
     # story's paragraph in a "teaser" wrapper stays (more than eight words).
     assert found == ["The lake and its islands", "Ten walks along the old canal", "Subscribe for two euros"]

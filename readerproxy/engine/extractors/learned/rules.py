@@ -215,9 +215,7 @@ def _short_and_named(
     def named(element: int) -> bool:
         return any(value and names.search(value) for value in (doc.classes[element], doc.ident[element]))
 
-    for block in short.tolist():
-        element = int(blocks.elements[block])
-        parent = int(doc.parent[element])
+    for block, element, parent in zip(short.tolist(), elements.tolist(), parents.tolist(), strict=True):
         found[block] = named(element) or (parent >= 0 and named(parent))
     return found
 
