@@ -11,8 +11,9 @@ For every page of the shared datasets (ScrapingHub and Readability by default), 
   link-filter and parameter variants): its full `Extraction` (selection bits, blocks, score, every
   signal array with its dtype, algorithm and parameters);
 - for `auto`: `render_text`, `render_html` with and without images, the metadata (which holds
-  `next_page_url`), the readerable check, and the body the reader page shows (`fit_under_header`
-  of the HTML, as `render.Renderer.reader_page` calls it).
+  `next_page_url`), the readerable check, the body the reader page shows (`fit_under_header`
+  of the HTML, as `render.Renderer.reader_page` calls it), and the pipeline's whole `Article` as
+  the JSON API gives it (the page kind, the view, the facts, posts, items and comments it read).
 
 `--outputs-only` computes only `auto`'s output hashes (the last item), for a quicker check of work
 after the extraction. `--compare` prints how many hashes differ (and which, up to 20) and exits 1
@@ -32,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from readerproxy.api import to_text
+from readerproxy.api import extract, to_text
 from readerproxy.engine.extraction import Extraction, get_extractor
 from readerproxy.engine.kind.readerable import is_probably_readerable
 from readerproxy.engine.metadata.metadata import extract_metadata
@@ -129,7 +130,17 @@ def output_hashes(text: str, url: str | None) -> dict[str, str]:
     hashes["auto:fit_under_header"] = _digest(
         [fit_under_header(fragment, metadata.title, metadata.byline, dated=dated)]
     )
+    hashes["auto:article"] = article_hash(text, url)
     return hashes
+
+
+def article_hash(text: str, url: str | None) -> str:
+    """The pipeline's whole `Article` as the JSON API gives it (`to_dict`: the page kind, the view
+    and what it read: facts, posts, items, the comments under an article), less its timings."""
+    article = extract(text, url=url, algorithm="auto")
+    data = article.to_dict()
+    del data["timings_ms"]
+    return _digest([json.dumps(data, sort_keys=True, default=repr)])
 
 
 def page_hashes(text: str, url: str | None, outputs_only: bool = False) -> dict[str, str]:
