@@ -84,6 +84,24 @@ def is_corruption(exc: sqlite3.DatabaseError) -> bool:
     return "not a database" in message or "malformed" in message or "encrypted" in message
 
 
+def use_wal(conn: sqlite3.Connection, seconds: float) -> None:
+    """`PRAGMA journal_mode = WAL`, tried again every 5 ms for up to `seconds` while another
+    connection holds the file's lock. SQLite answers "database is locked" to this pragma at once,
+    without its busy handler: two processes opening a new file together (`--workers`, or servers
+    sharing one file) failed so 27 times in 200 (two threads, 2026-12-08); the cache's failing one
+    took its backend out and fetched beside the lock's holder, the reading list's failed the save.
+    The mode is the file's: once one connection has switched it, the others find it switched."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.005)
+
+
 #: The default bound of the SQLite cache file (`--cache-max-bytes`).
 DEFAULT_SQLITE_BYTES = 1024 * 1024 * 1024
 
@@ -112,7 +130,7 @@ class SQLiteBackend:
 
     name = "sqlite"
     BUSY_TIMEOUT_MS = 200
-    WAL_SWITCH_SECONDS = 1.0  # `_use_wal`: opening a new file beside another process
+    WAL_SWITCH_SECONDS = 1.0  # `use_wal`: opening a new file beside another process
     PURGE_EVERY = 200  # sets between deletions of expired rows
     EVICT_BATCH = 256  # at most this many oldest rows deleted by one statement
     EVICT_STATEMENTS = 16  # and at most this many statements by one write (the next one goes on)
@@ -172,7 +190,7 @@ class SQLiteBackend:
             )
             try:
                 conn.execute(f"PRAGMA busy_timeout = {self.BUSY_TIMEOUT_MS}")
-                self._use_wal(conn)
+                use_wal(conn, self.WAL_SWITCH_SECONDS)
                 conn.execute("PRAGMA synchronous = NORMAL")
                 # the write-ahead log is cut back to this after a checkpoint (it counts on disk too)
                 conn.execute(f"PRAGMA journal_size_limit = {min(self.max_bytes // ENTRY_SHARE, 64 << 20)}")
@@ -189,23 +207,6 @@ class SQLiteBackend:
                 raise
             self._conns[writes] = conn
         return conn
-
-    def _use_wal(self, conn: sqlite3.Connection) -> None:
-        """`PRAGMA journal_mode = WAL`, tried again for up to `WAL_SWITCH_SECONDS` while another
-        connection holds the file's lock. SQLite answers "database is locked" to this pragma at
-        once, without its busy handler: two processes opening a new file together (`--workers`, or
-        servers sharing one file) failed so 27 times in 200 (two threads, 2026-12-08), and the
-        failing one took its backend out and fetched beside the lock's holder. The mode is the
-        file's: once one connection has switched it, the others find it switched."""
-        deadline = time.monotonic() + self.WAL_SWITCH_SECONDS
-        while True:
-            try:
-                conn.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc).lower() or time.monotonic() >= deadline:
-                    raise
-            time.sleep(0.005)
 
     def _run(self, operation: Callable[[sqlite3.Connection], T], *, writes: bool = True) -> T:
         with self._locks[writes]:

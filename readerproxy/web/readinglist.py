@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from .cache import parse_cache_spec
+from .cache import parse_cache_spec, use_wal
 from .templating import display_host
 
 T = TypeVar("T")
@@ -296,7 +296,7 @@ class SQLiteReadingList:
                 self.path, timeout=self.BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
             )
             try:
-                conn.execute("PRAGMA journal_mode = WAL")
+                use_wal(conn, self.BUSY_TIMEOUT_MS / 1000)
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.executescript(
                     """

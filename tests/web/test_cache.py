@@ -109,7 +109,7 @@ def _open_and_lock_together(path: Path) -> tuple[list[bool], list[BaseException]
 def test_two_processes_opening_a_new_file_together_both_take_part_in_its_lock(tmp_path: Path) -> None:
     """Two servers started together on one new SQLite file (`--workers`): each opens it and asks for
     the same lock at once; exactly one gets it, and neither fails (SQLite answers "database is
-    locked" to the switch to WAL at once, without its busy timeout: before `_use_wal`, 27 of 200
+    locked" to the switch to WAL at once, without its busy timeout: before `use_wal`, 27 of 200
     such races failed, and the failing server fetched beside the lock's holder). Two threads with a
     connection each stand for the two processes: SQLite locks the file the same way."""
     for attempt in range(200):

@@ -9,6 +9,7 @@ search (FTS5 on SQLite, the documented scan on Redis), filters, changes and dele
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import json
@@ -194,6 +195,27 @@ async def test_saving_a_url_again_keeps_one_entry_and_its_reading(open_store: St
     assert await store.entries(ALICE, Query(search="old")) == []  # the index follows the new text
     full = await store.get(ALICE, saved.id)
     assert full is not None and full.text == "New text."
+
+
+async def test_two_workers_saving_to_a_new_list_file_at_once_both_save(tmp_path: Path) -> None:
+    """Two server processes (`--workers`) making the list's file with their first saves at the same
+    moment: both saves land. SQLite answers "database is locked" to the switch to WAL at once,
+    without its busy timeout (`cache.use_wal`); before, 75 of 200 such races failed a save
+    (2026-12-08). Two stores, each with its thread and connection, stand for the two processes."""
+    for attempt in range(100):
+        path = tmp_path / f"list-{attempt}.sqlite3"
+        first, second = SQLiteReadingList(path), SQLiteReadingList(path)
+        try:
+            saves = await asyncio.gather(
+                first.save(ALICE, entry_for("Tide Tables", "The moon pulls the sea.")),
+                second.save(BOB, entry_for("Salt Marsh", "Grass holds the mud.")),
+                return_exceptions=True,
+            )
+            assert [type(save) for save in saves] == [tuple, tuple], (attempt, saves)
+            assert [entry.title for entry in await first.entries(BOB, Query())] == ["Salt Marsh"]
+        finally:
+            await first.close()
+            await second.close()
 
 
 def test_tags_are_normalised() -> None:
