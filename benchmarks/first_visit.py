@@ -17,29 +17,51 @@ import argparse
 import functools
 import statistics
 from types import ModuleType
+from typing import Any
 
 import trafilatura
 from timing import compared_packages, dataset_options, timed, tree_module, warmed_pages
 
-#: (module, function) of the memos that hold what a page's own content decides: class and id
-#: values and URLs. The model, the templates and parameter classes are loaded once per process
-#: and stay.
-CONTENT_MEMOS = (
-    ("extractors.heuristic", "_default_scores"),
-    ("extractors.heuristic", "hint_weight"),
-    ("extractors.heuristic", "_unlikely_match"),
-    ("readability_rules", "unlikely_by_class_id"),
-    ("pagination", "page_marker"),
-    ("output", "_origin"),
+#: (modules, name) of the memos that hold what a page's own content decides: class and id values
+#: and URLs; each is sought in the first of its modules that has it (newest first: older trees kept
+#: the class/id memos in `extractors.heuristic`). The model, the templates and parameter classes
+#: are loaded once per process and stay.
+CONTENT_MEMOS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("elements", "extractors.heuristic"), "_default_scores"),
+    (("elements", "extractors.heuristic"), "hint_weight"),
+    (("elements", "extractors.heuristic"), "_unlikely_match"),
+    (("elements",), "class_word_bits"),
+    (("elements",), "class_value_bits"),
+    (("elements",), "_word_bits"),
+    (("readability_rules",), "unlikely_by_class_id"),
+    (("pagination",), "page_marker"),
+    (("output",), "_origin"),
 )
 
 
+def content_memos(package: ModuleType) -> dict[str, Any]:
+    """The memos of `CONTENT_MEMOS` a tree has, by name (a tree of another date may lack some)."""
+    found: dict[str, Any] = {}
+    for module_names, name in CONTENT_MEMOS:
+        for module_name in module_names:
+            try:
+                module = tree_module(package, module_name)
+            except SystemExit:  # no such module in this tree
+                continue
+            memo = getattr(module, name, None)
+            if memo is not None and hasattr(memo, "cache_clear"):
+                found[name] = memo
+                break
+    return found
+
+
 def clear_memos(package: ModuleType) -> None:
-    for module_name, function in CONTENT_MEMOS:
-        module = tree_module(package, module_name)
-        memo = getattr(module, function, None)
-        if memo is not None and hasattr(memo, "cache_clear"):
-            memo.cache_clear()
+    for memo in MEMOS[package.__name__].values():
+        memo.cache_clear()
+
+
+#: Each compared tree's memos, by package name (`main` fills it).
+MEMOS: dict[str, dict[str, Any]] = {}
 
 
 def first_visit(package: ModuleType, text: str, url: str | None) -> float:
@@ -51,6 +73,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     dataset_options(parser, repeat=3)
     args, packages = compared_packages(parser)
+    for label, package in packages.items():
+        MEMOS[package.__name__] = content_memos(package)
+        missing = [name for _, name in CONTENT_MEMOS if name not in MEMOS[package.__name__]]
+        print(
+            f"{label}: clears {len(MEMOS[package.__name__])} memos"
+            + (f" (has no {', '.join(missing)})" if missing else "")
+        )
+    if missing_now := [name for _, name in CONTENT_MEMOS if name not in MEMOS["readerproxy"]]:
+        raise SystemExit(f"this tree has no memo named {', '.join(missing_now)}: update CONTENT_MEMOS")
     for name in args.dataset:
         pages = warmed_pages(name, args.limit, packages, first_visit)
         best: dict[str, list[float]] = {label: [] for label in [*packages, "trafilatura"]}
