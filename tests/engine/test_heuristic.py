@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from readerproxy import extract
 from readerproxy.engine.elements import (
@@ -17,6 +19,7 @@ from readerproxy.engine.elements import (
     WEIGHTS,
     ElementLabels,
     ScoreMemo,
+    _word_bits,
     attribute_weights,
     body_text_tokens,
     class_id_words,
@@ -421,6 +424,31 @@ def test_class_word_bits_match_whole_words_plurals_and_long_prefixes() -> None:
     assert _categories("slick") == {"gallery"} and _categories("slickness") == set()  # 5 letters: whole only
     assert _categories("slidebar") == _categories("postBody related-posts_2") == set()
     assert _categories("") == set() and len(CLASS_WORDS) <= 16  # the bits fit a uint16
+
+
+def _split_word_bits(value: str) -> int:
+    """`class_word_bits` the long way: every word of the value looked up (its reference)."""
+    bits = 0
+    for word in class_id_words(value):
+        bits |= _word_bits(word)
+    return bits
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["slide", "Show", "SLICK", "gallery", "carousel", "Lightbox", "swiper", "s", "item", "Wrap"]
+        )
+        | st.text(alphabet="abcslideSLIDE-_ 2\u212a\u0130\u017f\u00e9", max_size=8),
+        max_size=5,
+    ).map("".join)
+)
+def test_class_word_bits_skip_only_values_that_name_no_category(value: str) -> None:
+    """A value whose lower case holds no category word is answered without splitting it: the
+    same bits as splitting, for any value (camelCase, acronyms, plurals, the Kelvin sign, a dotted
+    capital I, the long s)."""
+    assert class_word_bits.__wrapped__(value) == _split_word_bits(value)
 
 
 def test_score_memo_gives_each_element_the_categories_of_its_class_and_id() -> None:

@@ -9,10 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from readerproxy import extract
 from readerproxy.cli import main
 from readerproxy.engine.elements import (
+    _BOOTSTRAP_SHOWN_WIDE,
+    _NARROW_VISIBLE_CLASS,
+    _TAILWIND_SHOWN_WIDE,
+    _WIDE_ONLY_CLASS,
     CAPTION_BIT,
     CLASS_WORDS,
     WIDE_ONLY_BIT,
@@ -674,6 +680,58 @@ def test_wide_only_reads_responsive_classes(classes: str, wide: bool) -> None:
     assert wide_only(classes) is wide
     assert bool(class_value_bits(classes, True) & WIDE_ONLY_BIT) is wide
     assert not class_value_bits(classes, False) & WIDE_ONLY_BIT  # an id says nothing of screens
+
+
+def _wide_only_searched(classes: str) -> bool:
+    """`wide_only` without its quick answer: the patterns searched on every class list."""
+    if _WIDE_ONLY_CLASS.search(classes):
+        return not _NARROW_VISIBLE_CLASS.search(classes)
+    words = classes.split()
+    if "d-none" in words:
+        return bool(_BOOTSTRAP_SHOWN_WIDE.search(classes))
+    if "hidden" in words:
+        return bool(_TAILWIND_SHOWN_WIDE.search(classes))
+    return False
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "hidden",
+                "hidden-xs",
+                "visible-md",
+                "visible-lg-block",
+                "visible-sm",
+                "show-for-large",
+                "hide-for-small",
+                "desktop-only",
+                "only-desktop",
+                "hide-mobile",
+                "no-mobile",
+                "hidden-phone",
+                "d-none",
+                "d-md-block",
+                "md:flex",
+                "lg:block",
+                "col-md-3",
+                "x",
+                "hid",
+                "-",
+                "\n",
+                "\t",
+                " ",
+            ]
+        ),
+        max_size=6,
+    ).map(" ".join)
+    | st.text(alphabet="hidenvsbl-:xo \n", max_size=14)
+)
+def test_wide_only_answers_at_once_only_where_no_pattern_can_match(classes: str) -> None:
+    """A class list holding none of `_WIDE_ONLY_PARTS` is answered without a search: the same
+    answer as searching every pattern, for any list."""
+    assert wide_only(classes) is _wide_only_searched(classes)
 
 
 def test_class_value_bits_sit_above_the_class_word_categories() -> None:
