@@ -252,8 +252,11 @@ def wide_only(classes: str) -> bool:
     """Whether a class attribute shows its element on wide screens only (`_WIDE_ONLY_CLASS`). For
     speed, a list holding none of `_WIDE_ONLY_PARTS` is answered at once (the pattern's search
     starts at every space: on a first visit, every value new, it cost more than the tests)."""
-    if not any(part in classes for part in _WIDE_ONLY_PARTS):
-        return False
+    return any(part in classes for part in _WIDE_ONLY_PARTS) and wide_only_searched(classes)
+
+
+def wide_only_searched(classes: str) -> bool:
+    """`wide_only` without its quick answer: every pattern searched (its reference in the tests)."""
     if _WIDE_ONLY_CLASS.search(classes):
         return not _NARROW_VISIBLE_CLASS.search(classes)
     words = classes.split()

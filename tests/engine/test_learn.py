@@ -15,15 +15,12 @@ from hypothesis import strategies as st
 from readerproxy import extract
 from readerproxy.cli import main
 from readerproxy.engine.elements import (
-    _BOOTSTRAP_SHOWN_WIDE,
-    _NARROW_VISIBLE_CLASS,
-    _TAILWIND_SHOWN_WIDE,
-    _WIDE_ONLY_CLASS,
     CAPTION_BIT,
     CLASS_WORDS,
     WIDE_ONLY_BIT,
     class_value_bits,
     wide_only,
+    wide_only_searched,
 )
 from readerproxy.engine.extraction import get_extractor
 from readerproxy.engine.extractors import learned as learned_module
@@ -682,18 +679,6 @@ def test_wide_only_reads_responsive_classes(classes: str, wide: bool) -> None:
     assert not class_value_bits(classes, False) & WIDE_ONLY_BIT  # an id says nothing of screens
 
 
-def _wide_only_searched(classes: str) -> bool:
-    """`wide_only` without its quick answer: the patterns searched on every class list."""
-    if _WIDE_ONLY_CLASS.search(classes):
-        return not _NARROW_VISIBLE_CLASS.search(classes)
-    words = classes.split()
-    if "d-none" in words:
-        return bool(_BOOTSTRAP_SHOWN_WIDE.search(classes))
-    if "hidden" in words:
-        return bool(_TAILWIND_SHOWN_WIDE.search(classes))
-    return False
-
-
 @settings(max_examples=500, deadline=None)
 @given(
     st.lists(
@@ -731,7 +716,7 @@ def _wide_only_searched(classes: str) -> bool:
 def test_wide_only_answers_at_once_only_where_no_pattern_can_match(classes: str) -> None:
     """A class list holding none of `_WIDE_ONLY_PARTS` is answered without a search: the same
     answer as searching every pattern, for any list."""
-    assert wide_only(classes) is _wide_only_searched(classes)
+    assert wide_only(classes) is wide_only_searched(classes)
 
 
 def test_class_value_bits_sit_above_the_class_word_categories() -> None:
