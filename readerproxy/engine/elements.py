@@ -460,26 +460,53 @@ class ScoreMemo:
         row = self._row
         found: list[int | None] = list(map(row.get, zip(tags, roles, classes, idents, strict=True)))
         if None in found:  # computed once per new combination
-            for index, key in enumerate(zip(tags, roles, classes, idents, strict=True)):
-                if found[index] is None:
-                    at = row.get(key)
-                    if at is None:
-                        at = row[key] = len(row)
-                        words = class_word_bits(key[2]) | class_value_bits(key[2], True) if key[2] else 0
-                        if key[3]:
-                            words |= class_word_bits(key[3]) | class_value_bits(key[3], False)
-                        self._store(at, *_attribute_scores(*key, self.weights), words)
-                    found[index] = at
+            self._add_rows(found, tags, roles, classes, idents)
         rows = np.array(found, dtype=np.intp)
         return self._role[rows], self._hint[rows], self._unlikely[rows], self._words[rows]
 
-    def _store(self, at: int, role: float, hint: float, unlikely: bool, words: int) -> None:
-        if at >= len(self._role):  # twice the room, the rows kept
+    def _add_rows(
+        self,
+        found: list[int | None],
+        tags: list[str],
+        roles: list[str | None],
+        classes: list[str | None],
+        idents: list[str | None],
+    ) -> None:
+        """Give each combination of the page not yet known a row (in `found`, where it is None),
+        computed and then stored together. For speed, on a first visit (every combination new):
+        the columns written as slices rather than item by item, and only the new elements' keys
+        built: a new memo's page 0.57 -> 0.47 ms at the median of 80 ScrapingHub pages, the value
+        memos warm (2026-12-08)."""
+        row, weights = self._row, self.weights
+        new: list[AttributeKey] = []
+        for index in [index for index, at in enumerate(found) if at is None]:
+            key = (tags[index], roles[index], classes[index], idents[index])
+            at = row.get(key)
+            if at is None:
+                at = row[key] = len(row)
+                new.append(key)
+            found[index] = at
+        first, end = len(row) - len(new), len(row)
+        if end > len(self._role):  # twice the room until it fits, the rows kept
+            grow = 1 << ((end - 1) // len(self._role)).bit_length()
             self._role, self._hint, self._unlikely, self._words = (
-                np.concatenate((column, np.zeros_like(column)))
+                np.concatenate((column, np.zeros(len(column) * (grow - 1), dtype=column.dtype)))
                 for column in (self._role, self._hint, self._unlikely, self._words)
             )
-        self._role[at], self._hint[at], self._unlikely[at], self._words[at] = role, hint, unlikely, words
+        scores = [_attribute_scores(*key, weights) for key in new]
+        self._role[first:end] = [score[0] for score in scores]
+        self._hint[first:end] = [score[1] for score in scores]
+        self._unlikely[first:end] = [score[2] for score in scores]
+        self._words[first:end] = [_class_id_bits(key[2], key[3]) for key in new]
+
+
+def _class_id_bits(classes: str | None, ident: str | None) -> int:
+    """`ElementFeatures.class_words` of one element: the categories its class and id name
+    (`class_word_bits`) and its class value's and id value's own bits (`class_value_bits`)."""
+    words = class_word_bits(classes) | class_value_bits(classes, True) if classes else 0
+    if ident:
+        words |= class_word_bits(ident) | class_value_bits(ident, False)
+    return words
 
 
 #: The default weights' memo, shared by every page of the process.

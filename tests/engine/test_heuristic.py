@@ -19,10 +19,12 @@ from readerproxy.engine.elements import (
     WEIGHTS,
     ElementLabels,
     ScoreMemo,
+    _attribute_scores,
     _word_bits,
     attribute_weights,
     body_text_tokens,
     class_id_words,
+    class_value_bits,
     class_word_bits,
     element_features,
     is_unlikely_candidate,
@@ -449,6 +451,31 @@ def test_class_word_bits_skip_only_values_that_name_no_category(value: str) -> N
     same bits as splitting, for any value (camelCase, acronyms, plurals, the Kelvin sign, a dotted
     capital I, the long s)."""
     assert class_word_bits.__wrapped__(value) == _split_word_bits(value)
+
+
+def test_score_memo_grows_for_a_page_of_many_new_combinations() -> None:
+    """A page with more new (tag, role, class, id) combinations than the memo has rows, then
+    another page with more still: each element gets its own combination's scores and class bits,
+    as computed one at a time, and known combinations keep their rows."""
+    memo = ScoreMemo(WEIGHTS)
+    for count in (1000, 2500):
+        tags = ["div", "p", "aside", "a"] * (count // 4)
+        roles = [None, "navigation", None, None] * (count // 4)
+        classes = [f"c{n} {'sidebar' if n % 3 else 'gallery-item'}" for n in range(count)]
+        idents = [None if n % 2 else f"post-{n} comments" for n in range(count)]
+        role, hint, unlikely, words = memo.scores_and_words(tags, roles, classes, idents)
+        expected = [
+            _attribute_scores(*key, WEIGHTS) for key in zip(tags, roles, classes, idents, strict=True)
+        ]
+        assert role.tolist() == [score[0] for score in expected]
+        assert hint.tolist() == [score[1] for score in expected]
+        assert unlikely.tolist() == [score[2] for score in expected]
+        assert words.tolist() == [
+            _split_word_bits(c)
+            | class_value_bits(c, True)
+            | (_split_word_bits(i) | class_value_bits(i, False) if i else 0)
+            for c, i in zip(classes, idents, strict=True)
+        ]
 
 
 def test_score_memo_gives_each_element_the_categories_of_its_class_and_id() -> None:
