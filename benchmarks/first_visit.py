@@ -39,8 +39,10 @@ CONTENT_MEMOS: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 
+@functools.cache
 def content_memos(package: ModuleType) -> dict[str, Any]:
-    """The memos of `CONTENT_MEMOS` a tree has, by name (a tree of another date may lack some)."""
+    """The memos of `CONTENT_MEMOS` a tree has, by name (a tree of another date may lack some),
+    found once per tree."""
     found: dict[str, Any] = {}
     for module_names, name in CONTENT_MEMOS:
         for module_name in module_names:
@@ -56,12 +58,8 @@ def content_memos(package: ModuleType) -> dict[str, Any]:
 
 
 def clear_memos(package: ModuleType) -> None:
-    for memo in MEMOS[package.__name__].values():
+    for memo in content_memos(package).values():
         memo.cache_clear()
-
-
-#: Each compared tree's memos, by package name (`main` fills it).
-MEMOS: dict[str, dict[str, Any]] = {}
 
 
 def first_visit(package: ModuleType, text: str, url: str | None) -> float:
@@ -74,14 +72,13 @@ def main() -> int:
     dataset_options(parser, repeat=3)
     args, packages = compared_packages(parser)
     for label, package in packages.items():
-        MEMOS[package.__name__] = content_memos(package)
-        missing = [name for _, name in CONTENT_MEMOS if name not in MEMOS[package.__name__]]
+        missing = [name for _, name in CONTENT_MEMOS if name not in content_memos(package)]
         print(
-            f"{label}: clears {len(MEMOS[package.__name__])} memos"
+            f"{label}: clears {len(content_memos(package))} memos"
             + (f" (has no {', '.join(missing)})" if missing else "")
         )
-    if missing_now := [name for _, name in CONTENT_MEMOS if name not in MEMOS["readerproxy"]]:
-        raise SystemExit(f"this tree has no memo named {', '.join(missing_now)}: update CONTENT_MEMOS")
+        if missing and label == "now":
+            raise SystemExit(f"this tree has no memo named {', '.join(missing)}: update CONTENT_MEMOS")
     for name in args.dataset:
         pages = warmed_pages(name, args.limit, packages, first_visit)
         best: dict[str, list[float]] = {label: [] for label in [*packages, "trafilatura"]}

@@ -205,8 +205,12 @@ def class_word_bits(value: str) -> int:
     same answer, as a word is a run of ASCII letters of the value, lower-cased (on a first visit,
     when every value is new, splitting them was 7 % of `extract`)."""
     lowered = value.lower()
-    if not any(core in lowered for core in _CLASS_WORD_CORES):
-        return 0
+    return class_word_bits_split(value) if any(core in lowered for core in _CLASS_WORD_CORES) else 0
+
+
+def class_word_bits_split(value: str) -> int:
+    """`class_word_bits` without its quick answer: every word of the value looked up (its
+    reference in the tests)."""
     bits = 0
     for word in class_id_words(value):
         bits |= _word_bits(word)
@@ -486,10 +490,12 @@ class ScoreMemo:
                 new.append(key)
             found[index] = at
         first, end = len(row) - len(new), len(row)
-        if end > len(self._role):  # twice the room until it fits, the rows kept
-            grow = 1 << ((end - 1) // len(self._role)).bit_length()
+        if end > len(self._role):  # the room doubled until it fits, the rows kept
+            size = len(self._role)
+            while size < end:
+                size *= 2
             self._role, self._hint, self._unlikely, self._words = (
-                np.concatenate((column, np.zeros(len(column) * (grow - 1), dtype=column.dtype)))
+                np.concatenate((column, np.zeros(size - len(column), dtype=column.dtype)))
                 for column in (self._role, self._hint, self._unlikely, self._words)
             )
         scores = [_attribute_scores(*key, weights) for key in new]

@@ -20,12 +20,12 @@ from readerproxy.engine.elements import (
     ElementLabels,
     ScoreMemo,
     _attribute_scores,
-    _word_bits,
     attribute_weights,
     body_text_tokens,
     class_id_words,
     class_value_bits,
     class_word_bits,
+    class_word_bits_split,
     element_features,
     is_unlikely_candidate,
     tag_ids,
@@ -428,14 +428,6 @@ def test_class_word_bits_match_whole_words_plurals_and_long_prefixes() -> None:
     assert _categories("") == set() and len(CLASS_WORDS) <= 16  # the bits fit a uint16
 
 
-def _split_word_bits(value: str) -> int:
-    """`class_word_bits` the long way: every word of the value looked up (its reference)."""
-    bits = 0
-    for word in class_id_words(value):
-        bits |= _word_bits(word)
-    return bits
-
-
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(
@@ -450,7 +442,7 @@ def test_class_word_bits_skip_only_values_that_name_no_category(value: str) -> N
     """A value whose lower case holds no category word is answered without splitting it: the
     same bits as splitting, for any value (camelCase, acronyms, plurals, the Kelvin sign, a dotted
     capital I, the long s)."""
-    assert class_word_bits.__wrapped__(value) == _split_word_bits(value)
+    assert class_word_bits.__wrapped__(value) == class_word_bits_split(value)
 
 
 def test_score_memo_grows_for_a_page_of_many_new_combinations() -> None:
@@ -471,9 +463,9 @@ def test_score_memo_grows_for_a_page_of_many_new_combinations() -> None:
         assert hint.tolist() == [score[1] for score in expected]
         assert unlikely.tolist() == [score[2] for score in expected]
         assert words.tolist() == [
-            _split_word_bits(c)
+            class_word_bits_split(c)
             | class_value_bits(c, True)
-            | (_split_word_bits(i) | class_value_bits(i, False) if i else 0)
+            | (class_word_bits_split(i) | class_value_bits(i, False) if i else 0)
             for c, i in zip(classes, idents, strict=True)
         ]
 
